@@ -1,0 +1,104 @@
+"""LoopConfig: everything that decides how the loop behaves, fixed for a session."""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from ._records import ToolSpec
+
+DEFAULT_FINAL_ANSWER_PROMPT = (
+    "You have reached the maximum number of tool iterations. Do not call any more "
+    "tools. Answer now, as well as you can, from the information gathered so far."
+)
+
+TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
+
+
+class MaxIterationsPolicy(enum.Enum):
+    """What happens when the model still calls tools after `max_iterations`."""
+
+    #: Finish with `max_iterations_reached`; the last round's calls are answered.
+    STOP = "stop"
+    #: Finish as a failure of kind "max_iterations" (the shell raises it).
+    RAISE = "raise"
+    #: One more model call that may not use tools, asking for a final answer.
+    FINAL_ANSWER = "final_answer"
+
+
+class HookPoint(enum.Enum):
+    """Where the loop asks the caller's hooks."""
+
+    #: Once per user prompt; may allow, block, or replace the prompt.
+    USER_PROMPT_SUBMIT = "UserPromptSubmit"
+    #: Before each tool call; may allow, block (with a reason) or replace the arguments.
+    PRE_TOOL_USE = "PreToolUse"
+    #: After each tool result; told only, its answer is not awaited.
+    POST_TOOL_USE = "PostToolUse"
+
+
+@attrs.frozen(kw_only=True)
+class RetryPolicy:
+    """Capped exponential backoff for retryable model-call failures.
+
+    The n-th retry (n = 0, 1, ...) waits `min(max_delay, base_delay * multiplier**n)`
+    seconds, or the provider's `retry_after` when it sent one (capped at
+    `max_retry_after`).
+    """
+
+    max_retries: int = attrs.field(default=3, validator=attrs.validators.ge(0))
+    base_delay: float = attrs.field(default=1.0, validator=attrs.validators.ge(0))
+    multiplier: float = attrs.field(default=2.0, validator=attrs.validators.ge(1))
+    max_delay: float = attrs.field(default=30.0, validator=attrs.validators.ge(0))
+    max_retry_after: float = attrs.field(default=120.0, validator=attrs.validators.ge(0))
+
+    def delay(self, retry: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number `retry` (0-based)."""
+        if retry_after is not None and retry_after >= 0:
+            return min(retry_after, self.max_retry_after)
+        return float(min(self.max_delay, self.base_delay * self.multiplier**retry))
+
+
+def _unique_tool_names(_: object, __: object, tools: tuple[ToolSpec, ...]) -> None:
+    """Reject two tools with one name: the model could not tell them apart."""
+    seen: set[str] = set()
+    for spec in tools:
+        if spec.name in seen:
+            raise ValueError(f"Duplicate tool name: {spec.name}")
+        seen.add(spec.name)
+
+
+@attrs.frozen(kw_only=True)
+class LoopConfig:
+    """How one session's loop runs: model, tools, limits, policies and hooks.
+
+    `auto_execute=False` is manual mode: the caller runs the tools and hands the
+    results back with `ToolResultAdded`.
+    """
+
+    model: str = ""
+    system_prompt: str | None = None
+    tools: tuple[ToolSpec, ...] = attrs.field(
+        default=(), converter=tuple, validator=_unique_tool_names
+    )
+    tool_choice: str = "auto"
+    max_tokens: int | None = None
+    temperature: float | None = None
+    max_iterations: int = attrs.field(default=5, validator=attrs.validators.ge(1))
+    on_max_iterations: MaxIterationsPolicy = MaxIterationsPolicy.STOP
+    final_answer_prompt: str = DEFAULT_FINAL_ANSWER_PROMPT
+    retry: RetryPolicy = RetryPolicy()
+    hooks: frozenset[HookPoint] = attrs.field(default=frozenset(), converter=frozenset)
+    auto_execute: bool = True
+
+    def __attrs_post_init__(self) -> None:
+        """Check that a forced tool choice names a tool that exists."""
+        choice = self.tool_choice
+        if choice not in TOOL_CHOICE_MODES and choice not in self.tool_names:
+            raise ValueError(f"tool_choice names no configured tool: {choice}")
+
+    @property
+    def tool_names(self) -> frozenset[str]:
+        """The names of the configured tools."""
+        return frozenset(spec.name for spec in self.tools)

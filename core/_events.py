@@ -1,0 +1,180 @@
+"""Events: facts that happened, fed to `step` (a closed union).
+
+From the caller:
+- `PromptSubmitted`: the user sent a prompt; starts a turn.
+- `ToolResultAdded`: manual mode, the caller's result for one announced call.
+- `Cancelled`: stop whatever runs now.
+
+From the model (decoded by an adapter; a non-streamed response arrives as the
+same events in one go):
+- `TextDelta`: a piece of the answer's text.
+- `ReasoningDelta`: a piece of a reasoning block that must be sent back.
+- `ToolCallStarted`: a tool call at `index` began (its id and name).
+- `ToolCallArgumentsDelta`: a fragment of the arguments of the call at `index`.
+- `ModelResponded`: the response ended, with its finish reason and usage.
+- `ModelCallFailed`: the call failed, retryable (429, 5xx, timeouts) or fatal.
+
+From the shell, answering an effect:
+- `HookDecided`: a hook's decision, answering `AskHook`.
+- `ToolFinished`: a tool's output, answering `RunTool`.
+- `TimerFired`: a backoff timer elapsed, answering `StartTimer`.
+"""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+import attrs
+
+from ._records import NO_USAGE, Usage
+
+
+@attrs.frozen(kw_only=True)
+class PromptSubmitted:
+    """The user sent `text`; a new turn starts (the history carries over)."""
+
+    text: str
+
+
+@attrs.frozen(kw_only=True)
+class Allowed:
+    """A hook lets the prompt or the call go ahead unchanged."""
+
+
+@attrs.frozen(kw_only=True)
+class Blocked:
+    """A hook stops the prompt or the call; the model sees `reason` for a call."""
+
+    reason: str
+
+
+@attrs.frozen(kw_only=True)
+class Replaced:
+    """A hook goes ahead with a new prompt text, or new JSON arguments for a call."""
+
+    value: str
+
+
+Decision: TypeAlias = Allowed | Blocked | Replaced
+
+
+@attrs.frozen(kw_only=True)
+class HookDecided:
+    """The hook asked as `hook_id` decided."""
+
+    hook_id: str
+    decision: Decision
+
+
+@attrs.frozen(kw_only=True)
+class TextDelta:
+    """A piece of the model's text, in stream order."""
+
+    text: str
+
+
+@attrs.frozen(kw_only=True)
+class ReasoningDelta:
+    """A piece of a reasoning block.
+
+    Text appends to the open block; a `signature` closes it (Anthropic sends
+    the signature last); `redacted` is a whole redacted block on its own.
+    """
+
+    text: str = ""
+    signature: str | None = None
+    redacted: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallStarted:
+    """The call at `index` began; id and name arrive only here (OpenAI streams)."""
+
+    index: int
+    call_id: str
+    name: str
+    signature: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallArgumentsDelta:
+    """A fragment of the JSON arguments of the call at `index`, split anywhere."""
+
+    index: int
+    fragment: str
+
+
+@attrs.frozen(kw_only=True)
+class ModelResponded:
+    """The response is complete: the provider's finish reason and this call's usage."""
+
+    finish_reason: str = "stop"
+    usage: Usage = NO_USAGE
+
+
+@attrs.frozen(kw_only=True)
+class ModelCallFailed:
+    """The model call failed; `retryable` for 429/5xx/529/timeouts, else fatal.
+
+    `retry_after` is the wait in seconds the provider asked for, if any.
+    """
+
+    retryable: bool
+    message: str
+    status: int | None = None
+    retry_after: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ToolFinished:
+    """The tool run for `call_id` ended: its output, or an error (exception, timeout)."""
+
+    call_id: str
+    output: str
+    is_error: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class ToolResultAdded:
+    """Manual mode: the caller's result for the announced call `call_id`."""
+
+    call_id: str
+    content: str
+    is_error: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class TimerFired:
+    """The timer started as `token` elapsed."""
+
+    token: str
+
+
+@attrs.frozen(kw_only=True)
+class Cancelled:
+    """The caller cancelled the run."""
+
+
+ModelEvent: TypeAlias = (
+    TextDelta
+    | ReasoningDelta
+    | ToolCallStarted
+    | ToolCallArgumentsDelta
+    | ModelResponded
+    | ModelCallFailed
+)
+
+Event: TypeAlias = (
+    PromptSubmitted
+    | HookDecided
+    | TextDelta
+    | ReasoningDelta
+    | ToolCallStarted
+    | ToolCallArgumentsDelta
+    | ModelResponded
+    | ModelCallFailed
+    | ToolFinished
+    | ToolResultAdded
+    | TimerFired
+    | Cancelled
+)

@@ -1,0 +1,93 @@
+"""Notices: what the caller's UI stream is told, carried by `Emit` effects (a closed union).
+
+- `TextStreamed`: a piece of the model's text, as it arrives.
+- `ReasoningStreamed`: a piece of reasoning text, as it arrives.
+- `ToolCallAnnounced`: the model issued a call (before it is checked or run).
+- `ResultsRequested`: manual mode; the calls whose results the caller must add.
+- `ToolResultReady`: a call got its result (tool output, or an error).
+- `RoundFinished`: every call of a round has its result.
+- `RetryScheduled`: a model call failed and will be retried; text streamed
+  since that call began is void.
+- `MessageRecorded`: a message entered the history.
+"""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+import attrs
+
+from ._records import ChatMessage, ToolCall, ToolResult, ToolRound
+
+
+@attrs.frozen(kw_only=True)
+class TextStreamed:
+    """A piece of the model's text."""
+
+    text: str
+
+
+@attrs.frozen(kw_only=True)
+class ReasoningStreamed:
+    """A piece of the model's reasoning."""
+
+    text: str
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallAnnounced:
+    """The model issued `call` in iteration `iteration`."""
+
+    call: ToolCall
+    iteration: int
+
+
+@attrs.frozen(kw_only=True)
+class ResultsRequested:
+    """Manual mode: add one result for each of `calls` (arguments as hooks left them)."""
+
+    calls: tuple[ToolCall, ...]
+
+
+@attrs.frozen(kw_only=True)
+class ToolResultReady:
+    """`result` answers the call; `is_error` results were failures or refusals."""
+
+    result: ToolResult
+
+
+@attrs.frozen(kw_only=True)
+class RoundFinished:
+    """Round `iteration` is complete."""
+
+    round: ToolRound
+    iteration: int
+
+
+@attrs.frozen(kw_only=True)
+class RetryScheduled:
+    """Retry number `retry` of the model call starts in `seconds`."""
+
+    retry: int
+    seconds: float
+    message: str
+    status: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class MessageRecorded:
+    """`message` entered the history."""
+
+    message: ChatMessage
+
+
+Notice: TypeAlias = (
+    TextStreamed
+    | ReasoningStreamed
+    | ToolCallAnnounced
+    | ResultsRequested
+    | ToolResultReady
+    | RoundFinished
+    | RetryScheduled
+    | MessageRecorded
+)

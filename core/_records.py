@@ -1,0 +1,148 @@
+"""Records: the values a conversation is made of, shared by events, effects and state.
+
+- `Usage`: token counters of one model call, or a sum of them.
+- `ToolSpec`: a tool as the model sees it (name, description, JSON Schema).
+- `ToolCall`: one call the model issued; `arguments` is JSON text.
+- `ToolResult`: the one answer every call gets (`is_error` for failures).
+- `Reasoning`: a thinking block a provider needs back on the next call.
+- `ToolRound`: the text streamed before a round's calls, the calls, their results.
+- `ChatMessage`: one message of the history; a finished assistant turn is stored
+  compactly as its final text plus `tool_rounds` (seed 001's `ToolExecutionRound`).
+- `ModelRequest`: the provider-neutral request a `CallModel` effect carries.
+
+JSON values (schemas, arguments) are held as JSON text so that every record is
+deeply immutable, hashable and compares by value.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+Role = Literal["user", "assistant"]
+
+
+def _json_text(value: str | Mapping[str, Any]) -> str:
+    """Hold a JSON object as canonical text, whichever form the caller gave."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+@attrs.frozen(kw_only=True)
+class Usage:
+    """Token counters; `extra` holds any other counter a provider reports, sorted by name."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    extra: tuple[tuple[str, int], ...] = ()
+
+    def __add__(self, other: Usage) -> Usage:
+        """Sum two usages, counter by counter."""
+        if not other.extra and not self.extra:
+            extra: tuple[tuple[str, int], ...] = ()
+        else:
+            merged = dict(self.extra)
+            for name, count in other.extra:
+                merged[name] = merged.get(name, 0) + count
+            extra = tuple(sorted(merged.items()))
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            extra=extra,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+
+NO_USAGE = Usage()
+
+
+@attrs.frozen(kw_only=True)
+class ToolSpec:
+    """A tool as offered to the model; `parameters` is a JSON Schema (dict or JSON text)."""
+
+    name: str
+    description: str = ""
+    parameters: str = attrs.field(default='{"properties":{},"type":"object"}', converter=_json_text)
+
+
+@attrs.frozen(kw_only=True)
+class ToolCall:
+    """A call the model issued: `arguments` is the JSON text it sent (`{}` when empty).
+
+    `signature` is opaque provider data that must go back with the call
+    (Gemini's `thoughtSignature`).
+    """
+
+    id: str
+    name: str
+    arguments: str = "{}"
+    signature: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ToolResult:
+    """The one result a call gets: the tool's output, or an error the model can read."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class Reasoning:
+    """A reasoning block to send back unchanged (Anthropic thinking + signature).
+
+    `redacted` holds the opaque data of a redacted block instead of text.
+    """
+
+    text: str = ""
+    signature: str | None = None
+    redacted: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ToolRound:
+    """One round: text before the calls, the calls, and their results in call order."""
+
+    assistant_text: str
+    tool_calls: tuple[ToolCall, ...]
+    results: tuple[ToolResult, ...]
+    reasoning: tuple[Reasoning, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class ChatMessage:
+    """A history message; an assistant turn is its final text plus its tool rounds."""
+
+    role: Role
+    content: str
+    tool_rounds: tuple[ToolRound, ...] = ()
+    reasoning: tuple[Reasoning, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class ModelRequest:
+    """What to ask the model, independent of any provider's wire format.
+
+    `tool_choice` is "auto", "none", "required", or the name of the one tool
+    the model must call. `messages` ends with the turn in progress: the user
+    message, then (after the first round) an assistant message holding the
+    rounds so far with empty content.
+    """
+
+    model: str
+    system: str | None
+    messages: tuple[ChatMessage, ...]
+    tools: tuple[ToolSpec, ...]
+    tool_choice: str = "auto"
+    max_tokens: int | None = None
+    temperature: float | None = None

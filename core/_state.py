@@ -1,0 +1,118 @@
+"""State: where the loop stands — its phase, the history, the turn, the stream."""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from ._config import LoopConfig
+from ._records import NO_USAGE, ChatMessage, Reasoning, ToolCall, ToolResult, ToolRound, Usage
+
+
+class Phase(enum.Enum):
+    """What the loop waits for."""
+
+    #: No turn runs; `PromptSubmitted` starts one.
+    IDLE = "idle"
+    #: Waiting for the UserPromptSubmit hook's `HookDecided`.
+    PROMPT_HOOK = "prompt_hook"
+    #: A model call is under way; model events arrive.
+    STREAMING = "streaming"
+    #: A model call failed and will be retried; waiting for `TimerFired`.
+    BACKING_OFF = "backing_off"
+    #: Waiting for the PreToolUse hook's decision on each call of the round.
+    TOOL_HOOKS = "tool_hooks"
+    #: `RunTool` issued; waiting for `ToolFinished` of each call.
+    RUNNING_TOOLS = "running_tools"
+    #: Manual mode; waiting for the caller's `ToolResultAdded` for each call.
+    AWAITING_RESULTS = "awaiting_results"
+
+
+class StepError(Exception):
+    """An event the caller may not feed in this phase (a programmer error, never bad data)."""
+
+    def __init__(self, phase: Phase, event: object, detail: str = "") -> None:
+        """Name the phase and the event, so the misuse is plain."""
+        message = f"can't handle event {event!r} when phase={phase.name}"
+        super().__init__(f"{message}: {detail}" if detail else message)
+        self.phase = phase
+        self.event = event
+
+
+@attrs.frozen(kw_only=True)
+class PartialCall:
+    """A tool call still streaming in: id and name from its start, argument text so far."""
+
+    index: int
+    call_id: str = ""
+    name: str = ""
+    arguments: str = ""
+    signature: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Stream:
+    """What the current model response has streamed so far."""
+
+    text: str = ""
+    reasoning: tuple[Reasoning, ...] = ()
+    reasoning_open: bool = False
+    calls: tuple[PartialCall, ...] = ()
+
+
+EMPTY_STREAM = Stream()
+
+
+@attrs.frozen(kw_only=True)
+class PendingRound:
+    """A round whose calls are being checked, run, or answered.
+
+    `runs[i]` is the call to run for `calls[i]` (arguments as hooks left them),
+    or None when it will not run; `results[i]` is its result once known.
+    """
+
+    text: str
+    reasoning: tuple[Reasoning, ...]
+    calls: tuple[ToolCall, ...]
+    runs: tuple[ToolCall | None, ...]
+    results: tuple[ToolResult | None, ...]
+    awaiting_hooks: frozenset[str] = frozenset()
+
+
+@attrs.frozen(kw_only=True)
+class Turn:
+    """One user prompt and everything the loop did for it so far."""
+
+    number: int
+    prompt: str
+    iteration: int = 0
+    retry: int = 0
+    rounds: tuple[ToolRound, ...] = ()
+    usage: Usage = NO_USAGE
+    pending: PendingRound | None = None
+    final_call: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class State:
+    """The whole loop: config, phase, history, the running turn and its stream.
+
+    `usage` sums every model call of the session. `ignored_calls` are calls
+    abandoned by a cancel, whose late results are dropped.
+    """
+
+    config: LoopConfig
+    phase: Phase = Phase.IDLE
+    history: tuple[ChatMessage, ...] = ()
+    turn: Turn | None = None
+    stream: Stream = EMPTY_STREAM
+    usage: Usage = NO_USAGE
+    turns: int = 0
+    ignored_calls: frozenset[str] = frozenset()
+    after_cancel: bool = False
+
+
+def initial_state(config: LoopConfig, history: tuple[ChatMessage, ...] = ()) -> State:
+    """The state before the first prompt, optionally continuing an earlier history."""
+    return State(config=config, history=tuple(history))

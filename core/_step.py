@@ -1,0 +1,355 @@
+"""step(state, event) -> (state, effects): the tool-calling loop as a pure reducer.
+
+Theory of operation
+-------------------
+A turn starts with a user prompt and ends with exactly one `Finish`. In
+between, the loop alternates model calls and tool rounds. `step` never does
+I/O: the shell carries out each effect and feeds back what happened as events.
+The transitions are the table `RULES` at the bottom of this module: one
+handler per (phase, event type). Any other pair is a programmer error and
+raises `StepError` naming both; nothing the model, a tool or the network sends
+can raise.
+
+Rules
+-----
+1.  A prompt starts a turn. With the UserPromptSubmit hook enabled it is asked
+    once (`AskHook`); it may allow, replace the prompt, or block the turn
+    (`Finish(BLOCKED)`). Then the user message enters the history (`Persist`)
+    and one `CallModel` carries the provider-neutral request.
+2.  Model events accumulate a stream: text (emitted as it arrives), reasoning
+    blocks, tool calls keyed by index (id and name on the first delta only,
+    argument fragments split anywhere). `ModelResponded` ends it; a
+    non-streamed response arrives as the same events. Empty arguments mean {}.
+3.  After the response, arguments that are not a JSON object give that call an
+    error result ("arguments are not valid JSON: ...") and the tool never runs.
+4.  A response without tool calls ends the turn: the assistant message (final
+    text plus the turn's `tool_rounds`) is persisted and emitted, then
+    `Finish(COMPLETED)`.
+5.  A response with tool calls opens a round: each call is announced, checked
+    (unknown tool -> "Unknown tool: NAME"), and put to the PreToolUse hook
+    (allow / block with reason / replace arguments). All runnable calls are
+    issued at once as `RunTool`; results enter the round in call order, each
+    told to PostToolUse. Every call has exactly one result before the next
+    `CallModel`.
+6.  A tool failure (exception, timeout) is a result with `is_error`; the loop
+    goes on and the model sees it.
+7.  Iterations (model calls) are counted; once a round of iteration
+    `max_iterations` completes, the policy decides: STOP finishes with
+    `max_iterations_reached`, RAISE finishes FAILED, FINAL_ANSWER makes one
+    last call with `tool_choice="none"` (calls it returns anyway are dropped).
+8.  A retryable `ModelCallFailed` discards the partial response and schedules
+    `StartTimer` with capped exponential backoff (or the provider's
+    `retry_after`), up to `retry.max_retries`; then, or when fatal,
+    `Finish(FAILED)` with the provider's message. Completed rounds are kept.
+9.  `Cancelled` finishes with `Finish(CANCELLED)` in any phase: completed
+    rounds are kept, a round in flight is closed with "cancelled" error
+    results, and late results, timers and model events are then ignored.
+10. Manual mode (`auto_execute=False`): instead of `RunTool`, the runnable
+    calls are requested from the caller (`ResultsRequested`); each
+    `ToolResultAdded` answers one; then the loop continues without a new user
+    message and without the UserPromptSubmit hook. A result for a call that is
+    not awaited raises `StepError` naming it and the awaited ones.
+11. Usage is summed per turn and per session; every `Finish` carries the
+    turn's usage, iteration count and rounds.
+12. Duplicate tool names are rejected when `LoopConfig` is built.
+13. After a `Finish`, a new prompt continues the same history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from ._config import HookPoint
+from ._effects import AskHook, Effect, Emit, Failure, FinishReason, Persist, StartTimer
+from ._events import (
+    Blocked,
+    Cancelled,
+    Event,
+    HookDecided,
+    ModelCallFailed,
+    ModelResponded,
+    PromptSubmitted,
+    ReasoningDelta,
+    Replaced,
+    TextDelta,
+    TimerFired,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    ToolFinished,
+    ToolResultAdded,
+)
+from ._finish import Step, call_model, finish
+from ._notices import MessageRecorded, ReasoningStreamed, RetryScheduled, TextStreamed
+from ._records import ChatMessage
+from ._rounds import add_result, awaited_position, cancel_round, decide_call, open_round
+from ._state import EMPTY_STREAM, Phase, State, StepError, Turn
+from ._stream import add_fragment, add_reasoning, add_text, finished_calls, start_call
+
+Handler = Callable[[State, Any], Step]
+
+
+def step(state: State, event: Event) -> Step:
+    """Apply one event: the new state and the effects the shell must carry out."""
+    handler = RULES.get((state.phase, type(event)))
+    if handler is None:
+        raise StepError(state.phase, event)
+    return handler(state, event)
+
+
+def _turn(state: State) -> Turn:
+    """The running turn (every phase but IDLE has one)."""
+    assert state.turn is not None
+    return state.turn
+
+
+# Rule 1 ----------------------------------------------------------------------
+
+
+def _on_prompt(state: State, event: PromptSubmitted) -> Step:
+    """Start a turn, asking UserPromptSubmit first when it is enabled."""
+    turn = Turn(number=state.turns + 1, prompt=event.text)
+    state = attrs.evolve(state, turns=turn.number, turn=turn, after_cancel=False)
+    if HookPoint.USER_PROMPT_SUBMIT in state.config.hooks:
+        ask = AskHook(
+            hook_id=f"prompt:{turn.number}", point=HookPoint.USER_PROMPT_SUBMIT, prompt=event.text
+        )
+        return attrs.evolve(state, phase=Phase.PROMPT_HOOK), (ask,)
+    return _begin(state, turn)
+
+
+def _on_prompt_hook(state: State, event: HookDecided) -> Step:
+    """Apply the UserPromptSubmit decision: go ahead (maybe with a new prompt) or block."""
+    turn = _turn(state)
+    if event.hook_id != f"prompt:{turn.number}":
+        raise StepError(state.phase, event, f"awaiting hook 'prompt:{turn.number}'")
+    decision = event.decision
+    if isinstance(decision, Blocked):
+        return finish(state, turn, FinishReason.BLOCKED, block_reason=decision.reason)
+    if isinstance(decision, Replaced):
+        turn = attrs.evolve(turn, prompt=decision.value)
+    return _begin(state, turn)
+
+
+def _begin(state: State, turn: Turn) -> Step:
+    """Put the user message in the history and make the first model call."""
+    message = ChatMessage(role="user", content=turn.prompt)
+    state = attrs.evolve(state, history=(*state.history, message))
+    recorded = (Persist(message=message), Emit(notice=MessageRecorded(message=message)))
+    state, effects = call_model(state, turn)
+    return state, (*recorded, *effects)
+
+
+# Rule 2 ----------------------------------------------------------------------
+
+
+def _with_stream(state: State, stream: Any) -> State:
+    """The state with a new stream (the per-delta hot path: no `evolve`)."""
+    return State(
+        config=state.config,
+        phase=state.phase,
+        history=state.history,
+        turn=state.turn,
+        stream=stream,
+        usage=state.usage,
+        turns=state.turns,
+        ignored_calls=state.ignored_calls,
+        after_cancel=state.after_cancel,
+    )
+
+
+def _on_text(state: State, event: TextDelta) -> Step:
+    """Accumulate answer text and stream it to the caller."""
+    if not event.text:
+        return state, ()
+    stream = add_text(state.stream, event.text)
+    return _with_stream(state, stream), (Emit(notice=TextStreamed(text=event.text)),)
+
+
+def _on_reasoning(state: State, event: ReasoningDelta) -> Step:
+    """Accumulate a reasoning block (kept to be sent back) and stream its text."""
+    stream = add_reasoning(state.stream, event.text, event.signature, event.redacted)
+    effects = (Emit(notice=ReasoningStreamed(text=event.text)),) if event.text else ()
+    return _with_stream(state, stream), effects
+
+
+def _on_call_started(state: State, event: ToolCallStarted) -> Step:
+    """Open the tool call at its index."""
+    stream = start_call(state.stream, event.index, event.call_id, event.name, event.signature)
+    return _with_stream(state, stream), ()
+
+
+def _on_fragment(state: State, event: ToolCallArgumentsDelta) -> Step:
+    """Append an argument fragment to the call at its index."""
+    return _with_stream(state, add_fragment(state.stream, event.index, event.fragment)), ()
+
+
+# Rules 3-5, 7 ----------------------------------------------------------------
+
+
+def _on_responded(state: State, event: ModelResponded) -> Step:
+    """The response is complete: finish the turn, or open a round with its calls."""
+    turn = _turn(state)
+    stream = state.stream
+    turn = attrs.evolve(turn, usage=turn.usage + event.usage, retry=0)
+    state = attrs.evolve(state, usage=state.usage + event.usage, stream=EMPTY_STREAM)
+    calls = finished_calls(stream, turn.number, turn.iteration)
+    if not calls or turn.final_call:
+        return finish(
+            state,
+            turn,
+            FinishReason.COMPLETED,
+            text=stream.text,
+            reasoning=stream.reasoning,
+            model_finish_reason=event.finish_reason,
+        )
+    return open_round(state, turn, stream.text, stream.reasoning, calls)
+
+
+def _on_tool_hook(state: State, event: HookDecided) -> Step:
+    """A PreToolUse decision for one call of the round."""
+    turn = _turn(state)
+    assert turn.pending is not None
+    for position, call in enumerate(turn.pending.calls):
+        if f"pre:{call.id}" == event.hook_id and event.hook_id in turn.pending.awaiting_hooks:
+            return decide_call(state, turn, position, event.decision)
+    awaited = sorted(turn.pending.awaiting_hooks)
+    raise StepError(state.phase, event, f"awaiting hooks {awaited}")
+
+
+# Rules 5, 6, 10 --------------------------------------------------------------
+
+
+def _on_tool_finished(state: State, event: ToolFinished) -> Step:
+    """A tool's output (or failure) for one call of the round."""
+    return _take_result(state, event, event.call_id, event.output, event.is_error)
+
+
+def _on_result_added(state: State, event: ToolResultAdded) -> Step:
+    """Manual mode: the caller's result for one call of the round."""
+    return _take_result(state, event, event.call_id, event.content, event.is_error)
+
+
+def _take_result(state: State, event: Event, call_id: str, output: str, is_error: bool) -> Step:
+    """Place one result; a result for no awaited call is dropped if abandoned, else misuse."""
+    turn = _turn(state)
+    assert turn.pending is not None
+    position = awaited_position(turn.pending, call_id)
+    if position < 0 and call_id in state.ignored_calls:
+        return state, ()
+    if position < 0:
+        awaited = [
+            call.id
+            for call, run, result in zip(
+                turn.pending.calls, turn.pending.runs, turn.pending.results, strict=True
+            )
+            if run is not None and result is None
+        ]
+        raise StepError(
+            state.phase, event, f"no call {call_id!r} awaits a result; awaiting {awaited}"
+        )
+    return add_result(state, turn, position, output, is_error)
+
+
+# Rule 8 ----------------------------------------------------------------------
+
+
+def _on_failed(state: State, event: ModelCallFailed) -> Step:
+    """Retry a retryable failure after a backoff, else finish FAILED."""
+    turn = _turn(state)
+    state = attrs.evolve(state, stream=EMPTY_STREAM)
+    retry = state.config.retry
+    if event.retryable and turn.retry < retry.max_retries:
+        seconds = retry.delay(turn.retry, event.retry_after)
+        token = f"retry:{turn.number}:{turn.iteration}:{turn.retry + 1}"
+        notice = RetryScheduled(
+            retry=turn.retry + 1, seconds=seconds, message=event.message, status=event.status
+        )
+        state = attrs.evolve(state, phase=Phase.BACKING_OFF)
+        return state, (Emit(notice=notice), StartTimer(token=token, seconds=seconds))
+    kind = "retries_exhausted" if event.retryable else "model_error"
+    failure = Failure(kind=kind, message=event.message, status=event.status)
+    return finish(state, turn, FinishReason.FAILED, error=failure)
+
+
+def _on_timer(state: State, event: TimerFired) -> Step:
+    """The backoff elapsed: repeat the same model call."""
+    turn = _turn(state)
+    expected = f"retry:{turn.number}:{turn.iteration}:{turn.retry + 1}"
+    if event.token != expected:
+        raise StepError(state.phase, event, f"awaiting timer {expected!r}")
+    return call_model(state, turn, retry=turn.retry + 1)
+
+
+# Rule 9 ----------------------------------------------------------------------
+
+
+def _on_cancel(state: State, event: Cancelled) -> Step:
+    """Finish CANCELLED, keeping completed rounds and closing the one in flight."""
+    turn = _turn(state)
+    ignored = state.ignored_calls
+    notices: tuple[Effect, ...] = ()
+    if turn.pending is not None:
+        turn, abandoned, notices = cancel_round(turn)
+        ignored = ignored | abandoned
+    state = attrs.evolve(state, ignored_calls=ignored)
+    state, effects = finish(state, turn, FinishReason.CANCELLED)
+    return state, (*notices, *effects)
+
+
+def _nothing(state: State, event: Event) -> Step:
+    """Nothing to do (cancel while idle)."""
+    return state, ()
+
+
+def _late(state: State, event: Event) -> Step:
+    """After a cancel, stragglers of the cancelled turn are dropped; otherwise misuse."""
+    if state.after_cancel or (
+        isinstance(event, ToolFinished | ToolResultAdded)
+        and event.call_id in state.ignored_calls
+    ):
+        return state, ()
+    raise StepError(state.phase, event)
+
+
+# The transition table --------------------------------------------------------
+
+_MODEL_EVENTS: tuple[type, ...] = (
+    TextDelta,
+    ReasoningDelta,
+    ToolCallStarted,
+    ToolCallArgumentsDelta,
+    ModelResponded,
+    ModelCallFailed,
+)
+
+RULES: dict[tuple[Phase, type], Handler] = {
+    (Phase.IDLE, PromptSubmitted): _on_prompt,
+    (Phase.PROMPT_HOOK, HookDecided): _on_prompt_hook,
+    (Phase.STREAMING, TextDelta): _on_text,
+    (Phase.STREAMING, ReasoningDelta): _on_reasoning,
+    (Phase.STREAMING, ToolCallStarted): _on_call_started,
+    (Phase.STREAMING, ToolCallArgumentsDelta): _on_fragment,
+    (Phase.STREAMING, ModelResponded): _on_responded,
+    (Phase.STREAMING, ModelCallFailed): _on_failed,
+    (Phase.BACKING_OFF, TimerFired): _on_timer,
+    (Phase.TOOL_HOOKS, HookDecided): _on_tool_hook,
+    (Phase.RUNNING_TOOLS, ToolFinished): _on_tool_finished,
+    (Phase.AWAITING_RESULTS, ToolResultAdded): _on_result_added,
+    (Phase.IDLE, Cancelled): _nothing,
+    **{(phase, Cancelled): _on_cancel for phase in Phase if phase is not Phase.IDLE},
+    **{(Phase.IDLE, kind): _late for kind in (*_MODEL_EVENTS, ToolFinished, TimerFired)},
+    (Phase.IDLE, HookDecided): _late,
+    **{
+        (phase, ToolFinished): _late
+        for phase in Phase
+        if phase not in (Phase.IDLE, Phase.RUNNING_TOOLS)
+    },
+    **{
+        (phase, ToolResultAdded): _late
+        for phase in Phase
+        if phase is not Phase.AWAITING_RESULTS
+    },
+}

@@ -1,0 +1,1 @@
+"""toolreel.shell: the effect interpreter and the public APIs."""
