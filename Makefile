@@ -13,12 +13,15 @@ test: lint typecheck layers unit
 $(DEPS): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip "setuptools>=77" wheel
-	$(PY) -m pip install -q -e '.[dev]' --config-settings editable_mode=strict
+	$(PY) -m pip install -q -e '.[dev]' --config-settings editable_mode=strict \
+		> $(VENV)/install.log 2>&1 || (cat $(VENV)/install.log; false)
 	touch $@
 
 # The strict editable install links each file; relink when a package gains or loses one.
 $(LINKS): $(DEPS) core adapters shell
-	$(PY) -m pip install -q --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e . \
+		--config-settings editable_mode=strict > $(VENV)/relink.log 2>&1 \
+		|| (cat $(VENV)/relink.log; false)
 	touch $@
 
 lint: $(LINKS)
