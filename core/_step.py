@@ -307,8 +307,7 @@ def _nothing(state: State, event: Event) -> Step:
 def _late(state: State, event: Event) -> Step:
     """After a cancel, stragglers of the cancelled turn are dropped; otherwise misuse."""
     if state.after_cancel or (
-        isinstance(event, ToolFinished | ToolResultAdded)
-        and event.call_id in state.ignored_calls
+        isinstance(event, ToolFinished | ToolResultAdded) and event.call_id in state.ignored_calls
     ):
         return state, ()
     raise StepError(state.phase, event)
@@ -347,9 +346,5 @@ RULES: dict[tuple[Phase, type], Handler] = {
         for phase in Phase
         if phase not in (Phase.IDLE, Phase.RUNNING_TOOLS)
     },
-    **{
-        (phase, ToolResultAdded): _late
-        for phase in Phase
-        if phase is not Phase.AWAITING_RESULTS
-    },
+    **{(phase, ToolResultAdded): _late for phase in Phase if phase is not Phase.AWAITING_RESULTS},
 }
