@@ -1,0 +1,1 @@
+"""Placeholder: the anthropic codec (being written)."""

@@ -1,0 +1,157 @@
+"""The codec port: what every provider's pure wire-format codec offers.
+
+A codec turns a neutral `ModelRequest` into the provider's HTTP request
+(`endpoint`, `headers`, `encode`) and the provider's bytes back into core
+model events (`stream_decoder`, `decode_body`, `decode_error`). Codecs do no
+I/O; the httpx driver in `_http.py` moves the bytes.
+
+Decoder contract: whatever bytes arrive, in whatever pieces, a decoder never
+raises, and over a whole response it yields exactly one terminal event —
+`ModelResponded` or `ModelCallFailed` — as its last event.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol
+
+from returns.result import Failure, Result, Success
+
+from toolreel.core import ModelCallFailed, ModelEvent, ModelRequest, ModelResponded
+
+TRUNCATED = "stream ended before the response was complete"
+
+
+class StreamDecoder(Protocol):
+    """Incremental decoder of one streamed response."""
+
+    def feed(self, chunk: bytes) -> list[ModelEvent]:
+        """Events completed by the next piece of the body."""
+        ...
+
+    def close(self) -> list[ModelEvent]:
+        """Events at the end of the body (a terminal one if none came yet)."""
+        ...
+
+
+class Codec(Protocol):
+    """A provider's wire format (see the module docstring for the contract)."""
+
+    name: ClassVar[str]
+    default_base_url: ClassVar[str]
+    api_key_env: ClassVar[tuple[str, ...]]
+
+    def endpoint(self, base_url: str, request: ModelRequest, *, stream: bool) -> str:
+        """The URL to POST `request` to."""
+        ...
+
+    def headers(self, api_key: str | None) -> dict[str, str]:
+        """Request headers, authentication included (never logged)."""
+        ...
+
+    def encode(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        """The provider's JSON body for `request`."""
+        ...
+
+    def stream_decoder(self) -> StreamDecoder:
+        """A fresh decoder for one streamed response body."""
+        ...
+
+    def decode_body(self, body: bytes) -> list[ModelEvent]:
+        """The events of one whole (non-streamed) response body."""
+        ...
+
+    def decode_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ModelCallFailed:
+        """The failure an HTTP error response stands for."""
+        ...
+
+
+def parse_json(text: str | bytes) -> Result[Any, str]:
+    """JSON text as a value, or why it is not JSON."""
+    try:
+        return Success(json.loads(text))
+    except ValueError as exc:
+        return Failure(f"not JSON: {exc}")
+
+
+class GuardedDecoder:
+    """Base for stream decoders: keeps the terminal-event contract and turns crashes into data.
+
+    Subclasses implement `_frames` (framing: bytes -> frames), `_flush_frames`,
+    `_on_frame` (frame -> events, calling `_respond`/`_fail` to end) and may
+    override `_on_end` (what an ended stream without a terminal event means).
+    """
+
+    def __init__(self) -> None:
+        """Not finished yet."""
+        self.done = False
+
+    def feed(self, chunk: bytes) -> list[ModelEvent]:
+        """Frame the chunk and decode each frame, until the response ends."""
+        if self.done:
+            return []
+        return self._guard(lambda: self._decode(self._frames(chunk)))
+
+    def close(self) -> list[ModelEvent]:
+        """Decode what is left; a stream that ended early is a retryable failure."""
+        if self.done:
+            return []
+        events = self._guard(lambda: self._decode(self._flush_frames()))
+        if not self.done:
+            events += self._guard(self._on_end)
+        if not self.done:
+            events.append(self._fail(TRUNCATED, retryable=True))
+        return events
+
+    def _decode(self, frames: list[Any]) -> list[ModelEvent]:
+        """Decode frames in order, stopping at the terminal event."""
+        events: list[ModelEvent] = []
+        for frame in frames:
+            events += self._on_frame(frame)
+            if self.done:
+                break
+        return events
+
+    def _guard(self, work: Any) -> list[ModelEvent]:
+        """Run `work`; any exception becomes a fatal failure (the bytes were not the format)."""
+        try:
+            events: list[ModelEvent] = work()
+        except Exception as exc:
+            return [self._fail(f"malformed response stream: {type(exc).__name__}: {exc}")]
+        return events
+
+    def _respond(self, finish_reason: str, usage: Any) -> ModelResponded:
+        """The terminal success event."""
+        self.done = True
+        return ModelResponded(finish_reason=finish_reason, usage=usage)
+
+    def _fail(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> ModelCallFailed:
+        """The terminal failure event."""
+        self.done = True
+        return ModelCallFailed(
+            retryable=retryable, message=message, status=status, retry_after=retry_after
+        )
+
+    def _frames(self, chunk: bytes) -> list[Any]:
+        """Complete frames in `chunk`."""
+        raise NotImplementedError
+
+    def _flush_frames(self) -> list[Any]:
+        """Frames left at the end of the body."""
+        raise NotImplementedError
+
+    def _on_frame(self, frame: Any) -> list[ModelEvent]:
+        """Events of one frame."""
+        raise NotImplementedError
+
+    def _on_end(self) -> list[ModelEvent]:
+        """Events when the body ended with no terminal event (default: none)."""
+        return []

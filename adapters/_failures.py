@@ -1,0 +1,77 @@
+"""Classifying failed model calls: retryable or fatal, and how long the provider asks to wait.
+
+Retryable: 408 (timeout), 409 (conflict/lock), 425, 429 (rate limit), every
+5xx, and 529 (Anthropic "overloaded"). Fatal: every other 4xx — a bad request,
+a bad key, a missing model will not get better by asking again. A provider
+body may overrule the status (OpenAI's 429 `insufficient_quota` is fatal).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from toolreel.core import ModelCallFailed
+
+RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
+
+
+def status_retryable(status: int) -> bool:
+    """Whether asking again may succeed."""
+    return status in RETRYABLE_STATUSES or status >= 500
+
+
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """A header's value, whatever the case of its name."""
+    lowered = name.lower()
+    for key, value in headers.items():
+        if key.lower() == lowered:
+            return value
+    return None
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds from `retry-after-ms` or `retry-after` (delta-seconds form), if sent."""
+    millis = header(headers, "retry-after-ms")
+    if millis is not None:
+        seconds = _number(millis)
+        return None if seconds is None else seconds / 1000
+    return _number(header(headers, "retry-after") or "")
+
+
+def duration(text: str) -> float | None:
+    """A protobuf-style duration ("34.4s", "1.5s") in seconds."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)s\s*", text)
+    return float(match.group(1)) if match else None
+
+
+def _number(text: str) -> float | None:
+    """A non-negative number of seconds, or None."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
+def http_failure(
+    status: int,
+    message: str,
+    headers: Mapping[str, str],
+    *,
+    retryable: bool | None = None,
+    wait: float | None = None,
+) -> ModelCallFailed:
+    """The failure of an HTTP error response: the provider's message, `HTTP <status>: ` first."""
+    return ModelCallFailed(
+        retryable=status_retryable(status) if retryable is None else retryable,
+        message=f"HTTP {status}: {message}",
+        status=status,
+        retry_after=wait if wait is not None else retry_after(headers),
+    )
+
+
+def body_text(body: bytes, limit: int = 500) -> str:
+    """A body as readable text, cut to `limit` characters (for bodies that are not JSON)."""
+    text = body.decode("utf-8", errors="replace").strip()
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -1,0 +1,1 @@
+"""Placeholder: the gemini codec (being written)."""

@@ -1,0 +1,1 @@
+"""Placeholder: the ollama codec (being written)."""

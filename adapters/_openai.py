@@ -1,0 +1,1 @@
+"""Placeholder: the openai codec (being written)."""
