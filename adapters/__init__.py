@@ -1,5 +1,51 @@
 """toolreel.adapters: provider wire formats and stores, around the pure core."""
 
+from ._anthropic import AnthropicCodec
+from ._codec import Codec, StreamDecoder
+from ._gemini import GeminiCodec
+from ._http import HttpModel, Secret, Timeouts
+from ._journal import (
+    Journal,
+    JournalEntry,
+    MemoryJournal,
+    Step,
+    effect_record,
+    persisted_messages,
+)
+from ._jsonl import JSONLJournal
+from ._ollama import OllamaCodec
+from ._openai import OpenAICodec
+from ._providers import PROVIDERS, FunctionModel, ModelPort, api_key, codec_for, http_model
 from ._serde import converter, event_from_json, event_to_json, structure, unstructure
+from ._sqlite import SQLiteJournal
 
-__all__ = ["converter", "event_from_json", "event_to_json", "structure", "unstructure"]
+__all__ = [
+    "PROVIDERS",
+    "AnthropicCodec",
+    "Codec",
+    "FunctionModel",
+    "GeminiCodec",
+    "HttpModel",
+    "JSONLJournal",
+    "Journal",
+    "JournalEntry",
+    "MemoryJournal",
+    "ModelPort",
+    "OllamaCodec",
+    "OpenAICodec",
+    "SQLiteJournal",
+    "Secret",
+    "Step",
+    "StreamDecoder",
+    "Timeouts",
+    "api_key",
+    "codec_for",
+    "converter",
+    "effect_record",
+    "event_from_json",
+    "event_to_json",
+    "http_model",
+    "persisted_messages",
+    "structure",
+    "unstructure",
+]

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Protocol
 
 from returns.result import Failure, Result, Success
 
-from toolreel.core import ModelCallFailed, ModelEvent, ModelRequest, ModelResponded
+from toolreel.core import ModelCallFailed, ModelEvent, ModelRequest, ModelResponded, Usage
 
 TRUNCATED = "stream ended before the response was complete"
 
@@ -71,7 +71,7 @@ def parse_json(text: str | bytes) -> Result[Any, str]:
     """JSON text as a value, or why it is not JSON."""
     try:
         return Success(json.loads(text))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return Failure(f"not JSON: {exc}")
 
 
@@ -108,7 +108,7 @@ class GuardedDecoder:
         """Decode frames in order, stopping at the terminal event."""
         events: list[ModelEvent] = []
         for frame in frames:
-            events += self._on_frame(frame)
+            events += self._guard(lambda frame=frame: self._on_frame(frame))
             if self.done:
                 break
         return events
@@ -121,7 +121,7 @@ class GuardedDecoder:
             return [self._fail(f"malformed response stream: {type(exc).__name__}: {exc}")]
         return events
 
-    def _respond(self, finish_reason: str, usage: Any) -> ModelResponded:
+    def _respond(self, finish_reason: str, usage: Usage) -> ModelResponded:
         """The terminal success event."""
         self.done = True
         return ModelResponded(finish_reason=finish_reason, usage=usage)

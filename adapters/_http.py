@@ -78,13 +78,13 @@ class HttpModel:
         headers = {**self.codec.headers(key), **self._extra_headers}
         try:
             async with self._client.stream("POST", url, json=body, headers=headers) as response:
-                if response.status_code >= 400:
+                if response.status_code >= 300:  # httpx does not follow redirects
                     raw = await response.aread()
                     yield self.codec.decode_error(response.status_code, response.headers, raw)
                     return
                 async for event in self._decode(response):
                     yield event
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:  # transport trouble, a broken gzip stream, ...
             yield ModelCallFailed(retryable=True, message=_transport_message(exc))
 
     async def _decode(self, response: httpx.Response) -> AsyncIterator[ModelEvent]:
@@ -101,7 +101,7 @@ class HttpModel:
             yield event
 
 
-def _transport_message(exc: httpx.TransportError) -> str:
+def _transport_message(exc: httpx.RequestError) -> str:
     """What went wrong on the wire, without the request (whose headers hold the key)."""
     kind = type(exc).__name__
     detail = str(exc) or "no detail"

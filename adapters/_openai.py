@@ -1,1 +1,491 @@
-"""Placeholder: the openai codec (being written)."""
+"""The OpenAI chat.completions codec: api.openai.com and every server speaking its wire format.
+
+Ollama's /v1, LM Studio, vLLM, llama.cpp server, OpenRouter, DeepSeek, and the
+OpenAI-compatible endpoints of Gemini and Anthropic all take this body and
+stream these chunks. Request: system prompt first, one assistant message per
+response (text, or null, plus `tool_calls` whose arguments are JSON *text*),
+one `role: "tool"` message per result. Response: SSE `data:` chunks ending
+with `data: [DONE]`, or one `chat.completion` object.
+
+Rules, each learnt from recorded traffic (tests/conformance/test_openai.py):
+
+1. A call's id and name come on its first delta only; later deltas carry the
+   `index` and argument fragments. The first index may be 1 (Anthropic's
+   compat endpoint); ids may be "" (Gemini) or "0" (OpenRouter/Novita), so
+   the core makes missing ids unique. A repeated id/name is not a new call.
+2. `finish_reason` arrives on a chunk of its own; usage on a later chunk whose
+   `choices` is [] (with `stream_options.include_usage`). Some servers never
+   send a finish reason (OpenRouter/Novita): it is then "tool_calls" when the
+   response had calls, else "stop". Some omit `[DONE]`: a stream that ends
+   after a finish reason is complete.
+3. Reasoning text arrives as `reasoning_content` (DeepSeek, vLLM) or
+   `reasoning` (Ollama /v1, OpenRouter); it goes back only in the field the
+   codec is told (`reasoning_field`), since api.openai.com rejects unknown
+   message fields.
+4. An `{"error": {...}}` payload may arrive inside a 200 stream; its type or
+   code decides whether asking again can help.
+5. Unknown fields (`obfuscation`, `provider`, `native_finish_reason`,
+   Gemini's `extra_content`/`thought_signature`) are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Literal, assert_never
+
+import attrs
+from returns.result import Failure, Success
+
+from toolreel.core import (
+    ModelCallFailed,
+    ModelEvent,
+    ModelRequest,
+    ModelResponded,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    ToolSpec,
+    Usage,
+)
+
+from ._codec import GuardedDecoder, parse_json
+from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
+from ._failures import body_text, http_failure, status_retryable
+from ._framing import SSEEvent, SSEParser
+
+#: Error types/codes that asking again may cure (a 200 stream's error payload).
+RETRYABLE_KINDS = frozenset(
+    {
+        "server_error",
+        "api_error",
+        "internal_error",
+        "rate_limit_exceeded",
+        "rate_limit_error",
+        "overloaded_error",
+        "service_unavailable",
+        "timeout",
+    }
+)
+#: Error types/codes that asking again will not cure.
+FATAL_KINDS = frozenset(
+    {
+        "insufficient_quota",
+        "billing_hard_limit_reached",
+        "invalid_request_error",
+        "invalid_api_key",
+        "authentication_error",
+        "permission_error",
+        "not_found_error",
+        "model_not_found",
+        "context_length_exceeded",
+        "unsupported_parameter",
+        "content_filter",
+    }
+)
+#: Codes that make even a 429 fatal: the account is out of credit, not rate limited.
+QUOTA_KINDS = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
+
+
+@attrs.frozen(kw_only=True)
+class OpenAICodec:
+    """chat.completions; `base_url` is the `.../v1` the official SDK uses.
+
+    `reasoning_field` names the assistant-message field that carries reasoning
+    text back ("reasoning" for Ollama /v1 and OpenRouter, "reasoning_content"
+    for DeepSeek and vLLM); None sends none (api.openai.com rejects the field).
+    `max_tokens_field` is "max_completion_tokens" for OpenAI's reasoning models
+    (o-series, gpt-5), which reject `max_tokens`. `stream_usage` asks for the
+    usage chunk (`stream_options`), which a few older servers reject.
+    """
+
+    name: ClassVar[str] = "openai"
+    default_base_url: ClassVar[str] = "https://api.openai.com/v1"
+    api_key_env: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
+
+    reasoning_field: str | None = None
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    stream_usage: bool = True
+
+    def endpoint(self, base_url: str, request: ModelRequest, *, stream: bool) -> str:
+        """`{base_url}/chat/completions`, streamed or not."""
+        return f"{base_url.rstrip('/')}/chat/completions"
+
+    def headers(self, api_key: str | None) -> dict[str, str]:
+        """JSON, with a bearer token when there is a key (local servers need none)."""
+        headers = {"content-type": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        return headers
+
+    def encode(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        """The chat.completions body for `request`."""
+        body: dict[str, Any] = {"model": request.model, "messages": self.messages(request)}
+        if request.tools:
+            body["tools"] = [tool_json(spec) for spec in request.tools]
+            body["tool_choice"] = tool_choice_json(request.tool_choice)
+        if request.max_tokens is not None:
+            body[self.max_tokens_field] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        body["stream"] = stream
+        if stream and self.stream_usage:
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    def messages(self, request: ModelRequest) -> list[dict[str, Any]]:
+        """The system prompt, then the history's turns as chat messages."""
+        messages: list[dict[str, Any]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        for turn in expand(request.messages):
+            if isinstance(turn, UserTurn):
+                messages.append({"role": "user", "content": turn.text})
+            elif isinstance(turn, ModelTurn):
+                messages.extend(self._assistant(turn))
+            elif isinstance(turn, ResultsTurn):
+                messages.extend(
+                    {"role": "tool", "tool_call_id": result.call_id, "content": result.content}
+                    for result in turn.results
+                )
+            else:
+                assert_never(turn)
+        return messages
+
+    def _assistant(self, turn: ModelTurn) -> list[dict[str, Any]]:
+        """One response as one assistant message (none when it has nothing to send)."""
+        reasoning = "".join(block.text for block in turn.reasoning if block.redacted is None)
+        sent_reasoning = reasoning if self.reasoning_field else ""
+        if not (turn.text or turn.calls or sent_reasoning):
+            return []
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": turn.text or (None if turn.calls else ""),
+        }
+        if self.reasoning_field and sent_reasoning:
+            message[self.reasoning_field] = sent_reasoning
+        if turn.calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call in turn.calls
+            ]
+        return [message]
+
+    def stream_decoder(self) -> OpenAIStreamDecoder:
+        """A fresh SSE decoder."""
+        return OpenAIStreamDecoder()
+
+    def decode_body(self, body: bytes) -> list[ModelEvent]:
+        """The events of one `chat.completion` object; never raises."""
+        return guarded_body(body, _completion_events)
+
+    def decode_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ModelCallFailed:
+        """`{"error": {message, type, param, code}}` -> failure; a 429 out of quota is fatal."""
+        error = error_object(body)
+        if error is None:
+            return http_failure(status, body_text(body) or "(empty body)", headers)
+        retryable = status_retryable(status) and not QUOTA_KINDS & set(error_kinds(error))
+        return http_failure(status, error_message(error), headers, retryable=retryable)
+
+
+def tool_json(spec: ToolSpec) -> dict[str, Any]:
+    """A tool as a `function` tool (the schema parsed back from its JSON text; Ollama's too)."""
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": json.loads(spec.parameters),
+        },
+    }
+
+
+def tool_choice_json(choice: str) -> str | dict[str, Any]:
+    """ "auto"/"none"/"required" as-is; a tool's name forces that tool."""
+    if choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+class OpenAIStreamDecoder(GuardedDecoder):
+    """Decodes a chat.completions SSE stream (rules 1-5 of the module docstring)."""
+
+    def __init__(self) -> None:
+        """No chunk seen yet."""
+        super().__init__()
+        self._sse = SSEParser()
+        self._finish: str | None = None
+        self._usage = Usage()
+        self._started: dict[int, tuple[str, str]] = {}
+        self._next_index = 0
+        self._last_index = 0
+
+    def _frames(self, chunk: bytes) -> list[Any]:
+        """Complete server-sent events."""
+        return list(self._sse.feed(chunk))
+
+    def _flush_frames(self) -> list[Any]:
+        """Events left at the end (an unterminated one is dropped)."""
+        return list(self._sse.flush())
+
+    def _on_frame(self, frame: SSEEvent) -> list[ModelEvent]:
+        """`[DONE]` ends the response; anything else must be a JSON chunk."""
+        data = frame.data.strip()
+        if data == "[DONE]":
+            return [self._respond(self._finish_reason(), self._usage)]
+        match parse_json(data):
+            case Success(chunk) if isinstance(chunk, dict):
+                if frame.event == "error" and "error" not in chunk:
+                    chunk = {"error": chunk}
+                return self._on_chunk(chunk)
+            case Success(_):
+                return [self._fail(f"malformed stream chunk: not a JSON object: {data[:200]}")]
+            case Failure(why):
+                return [self._fail(f"malformed stream chunk: {why}")]
+        return []  # pragma: no cover - a Result is a Success or a Failure
+
+    def _on_end(self) -> list[ModelEvent]:
+        """A stream that ended after its finish reason is complete (some servers omit [DONE])."""
+        if self._finish is None:
+            return []
+        return [self._respond(self._finish, self._usage)]
+
+    def _on_chunk(self, chunk: dict[str, Any]) -> list[ModelEvent]:
+        """One `chat.completion.chunk` (or an error payload)."""
+        error = chunk.get("error")
+        if error:
+            error = error if isinstance(error, dict) else {"message": str(error)}
+            return [self._fail(error_message(error), retryable=payload_retryable(error))]
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            self._usage = openai_usage(usage)
+        events: list[ModelEvent] = []
+        for choice in dicts(chunk.get("choices")):
+            if choice.get("index", 0) != 0:
+                continue  # n > 1 is not supported: only the first choice is the answer
+            events += self._on_delta(as_dict(choice.get("delta")))
+            reason = choice.get("finish_reason")
+            if isinstance(reason, str) and reason:
+                self._finish = reason
+        return events
+
+    def _on_delta(self, delta: dict[str, Any]) -> list[ModelEvent]:
+        """Reasoning, text, then tool-call pieces of one delta."""
+        events: list[ModelEvent] = []
+        reasoning = reasoning_text(delta)
+        if reasoning:
+            events.append(ReasoningDelta(text=reasoning))
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            events.append(TextDelta(text=content))
+        for call in dicts(delta.get("tool_calls")):
+            events += self._on_call_delta(call)
+        return events
+
+    def _on_call_delta(self, call: dict[str, Any]) -> list[ModelEvent]:
+        """A call's start (once, when its id or name shows) and its argument fragment."""
+        function = as_dict(call.get("function"))
+        call_id, name = as_str(call.get("id")), as_str(function.get("name"))
+        index = self._index_of(call, call_id, starts=bool(call_id or name))
+        events: list[ModelEvent] = []
+        if (call_id or name) and self._adds(index, call_id, name):
+            events.append(ToolCallStarted(index=index, call_id=call_id, name=name))
+        fragment = arguments_text(function.get("arguments"))
+        if fragment:
+            events.append(ToolCallArgumentsDelta(index=index, fragment=fragment))
+        return events
+
+    def _index_of(self, call: dict[str, Any], call_id: str, *, starts: bool) -> int:
+        """The call's `index`; without one, a new call's next index or the last call's."""
+        index = as_count(call.get("index"))
+        if index is None:
+            known = [i for i, (seen, _) in self._started.items() if call_id and seen == call_id]
+            index = known[0] if known else self._next_index if starts else self._last_index
+        self._last_index = index
+        self._next_index = max(self._next_index, index + 1)
+        return index
+
+    def _adds(self, index: int, call_id: str, name: str) -> bool:
+        """Record the call's id and name; whether they tell the core anything new."""
+        old_id, old_name = self._started.get(index, ("", ""))
+        new = (old_id or call_id, old_name or name)
+        if index in self._started and new == (old_id, old_name):
+            return False
+        self._started[index] = new
+        return True
+
+    def _finish_reason(self) -> str:
+        """The finish reason sent, or the one implied by the calls (rule 2)."""
+        if self._finish is not None:
+            return self._finish
+        return "tool_calls" if self._next_index else "stop"
+
+
+def _completion_events(data: Any) -> list[ModelEvent]:
+    """The events of one parsed `chat.completion` object."""
+    if not isinstance(data, dict):
+        return [fatal("response body is not a JSON object")]
+    error = data.get("error")
+    if error:
+        error = error if isinstance(error, dict) else {"message": str(error)}
+        return [ModelCallFailed(retryable=payload_retryable(error), message=error_message(error))]
+    choices = dicts(data.get("choices"))
+    if not choices:
+        return [fatal("response has no choices")]
+    choice = choices[0]
+    message = as_dict(choice.get("message"))
+    events: list[ModelEvent] = []
+    reasoning = reasoning_text(message)
+    if reasoning:
+        events.append(ReasoningDelta(text=reasoning))
+    content = message.get("content")
+    if isinstance(content, str) and content:
+        events.append(TextDelta(text=content))
+    calls = dicts(message.get("tool_calls"))
+    for index, call in enumerate(calls):
+        function = as_dict(call.get("function"))
+        events.append(
+            ToolCallStarted(
+                index=index, call_id=as_str(call.get("id")), name=as_str(function.get("name"))
+            )
+        )
+        fragment = arguments_text(function.get("arguments"))
+        if fragment:
+            events.append(ToolCallArgumentsDelta(index=index, fragment=fragment))
+    reason = choice.get("finish_reason")
+    if not isinstance(reason, str) or not reason:
+        reason = "tool_calls" if calls else "stop"
+    usage = data.get("usage")
+    events.append(
+        ModelResponded(
+            finish_reason=reason,
+            usage=openai_usage(usage) if isinstance(usage, dict) else Usage(),
+        )
+    )
+    return events
+
+
+def guarded_body(body: bytes, decode: Callable[[Any], list[ModelEvent]]) -> list[ModelEvent]:
+    """Parse a whole body and decode it; bytes that are not the format become a fatal failure."""
+    match parse_json(body):
+        case Success(data):
+            try:
+                return decode(data)
+            except Exception as exc:
+                return [fatal(f"malformed response body: {type(exc).__name__}: {exc}")]
+        case Failure(why):
+            return [fatal(f"response body is {why}")]
+    return []  # pragma: no cover - a Result is a Success or a Failure
+
+
+def fatal(message: str) -> ModelCallFailed:
+    """A failure asking again will not cure."""
+    return ModelCallFailed(retryable=False, message=message)
+
+
+def openai_usage(data: Mapping[str, Any]) -> Usage:
+    """`prompt_tokens`/`completion_tokens`, plus cached and reasoning tokens when nonzero."""
+    cached = count(as_dict(data.get("prompt_tokens_details")).get("cached_tokens"))
+    reasoning = count(as_dict(data.get("completion_tokens_details")).get("reasoning_tokens"))
+    extra = [("cached_tokens", cached), ("reasoning_tokens", reasoning)]
+    return Usage(
+        input_tokens=count(data.get("prompt_tokens")),
+        output_tokens=count(data.get("completion_tokens")),
+        extra=tuple((name, value) for name, value in extra if value),
+    )
+
+
+def error_object(body: bytes) -> dict[str, Any] | None:
+    """The error object of a body: `{"error": {...}}`, `{"error": "text"}`, or vLLM's bare one."""
+    match parse_json(body):
+        case Success(data) if isinstance(data, dict):
+            error = data.get("error")
+            if isinstance(error, dict):
+                return error
+            if isinstance(error, str):
+                return {"message": error}
+            if isinstance(data.get("message"), str):
+                return data
+    return None
+
+
+def error_kinds(error: Mapping[str, Any]) -> list[str]:
+    """The error's code, then its type (the code is the more specific)."""
+    return [kind for kind in (error.get("code"), error.get("type")) if isinstance(kind, str)]
+
+
+def error_message(error: Mapping[str, Any]) -> str:
+    """The provider's message, with its type, code and param when it sent them."""
+    message = error.get("message")
+    said = message if isinstance(message, str) and message else "unknown error"
+    details = [
+        f"{key}={error[key]}"
+        for key in ("type", "code", "param")
+        if error.get(key) is not None and error.get(key) != ""
+    ]
+    return f"{said} ({', '.join(details)})" if details else said
+
+
+def payload_retryable(error: Mapping[str, Any]) -> bool:
+    """Whether an error payload sent instead of (or inside) a response may pass on a retry.
+
+    Known kinds decide; an HTTP status as `code` (vLLM, OpenRouter) decides by
+    status; anything else broke mid-response on the server's side: retryable.
+    """
+    for kind in error_kinds(error):
+        if kind in FATAL_KINDS:
+            return False
+        if kind in RETRYABLE_KINDS:
+            return True
+    code = as_count(error.get("code"))
+    return True if code is None else status_retryable(code)
+
+
+def reasoning_text(message: Mapping[str, Any]) -> str:
+    """`reasoning_content` (DeepSeek, vLLM) or else `reasoning` (Ollama /v1, OpenRouter)."""
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def arguments_text(value: Any) -> str:
+    """Arguments as JSON text (a few servers send an object instead of the string)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return json.dumps(value)
+    return ""
+
+
+def dicts(value: Any) -> list[dict[str, Any]]:
+    """The objects of a JSON array (anything else: none)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A JSON object, or an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_str(value: Any) -> str:
+    """A JSON string, or ""."""
+    return value if isinstance(value, str) else ""
+
+
+def as_count(value: Any) -> int | None:
+    """A non-negative JSON integer, or None."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def count(value: Any) -> int:
+    """A token counter, or 0."""
+    return as_count(value) or 0

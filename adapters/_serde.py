@@ -7,7 +7,7 @@ carries a `"type"` key naming its class, so a journal line reads on its own.
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, get_origin
 
 import cattrs
 from cattrs.strategies import configure_tagged_union
@@ -17,11 +17,19 @@ from toolreel.core import Decision, Effect, Event, Notice
 T = TypeVar("T")
 
 
+def _is_set(kind: Any) -> bool:
+    """Whether `kind` is a set type (held as a sorted list in JSON)."""
+    return kind in (set, frozenset) or get_origin(kind) in (set, frozenset)
+
+
 def _make_converter() -> cattrs.Converter:
-    """A converter that knows toolreel's unions."""
+    """A converter that knows toolreel's unions; sets become sorted lists."""
     conv = cattrs.Converter(forbid_extra_keys=True)
     for union in (Decision, Notice, Event, Effect):
         configure_tagged_union(union, conv, tag_name="type")
+    conv.register_unstructure_hook_func(
+        _is_set, lambda value: sorted(conv.unstructure(item) for item in value)
+    )
     return conv
 
 

@@ -100,7 +100,7 @@ def arguments_error(arguments: str) -> str | None:
     """Why `arguments` is not a JSON object, or None when it is."""
     try:
         value = json.loads(arguments)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # deep nesting exhausts the parser's stack
         return f"arguments are not valid JSON: {exc}"
     if not isinstance(value, dict):
         return f"arguments are not valid JSON: expected an object, got {type(value).__name__}"

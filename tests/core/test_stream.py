@@ -48,3 +48,8 @@ def test_signature_closes_a_reasoning_block_and_text_after_it_opens_another() ->
 def test_arguments_must_be_a_json_object(arguments: str, problem: str | None) -> None:
     error = arguments_error(arguments)
     assert error == problem if problem is None else error.startswith(problem)
+
+
+def test_deeply_nested_arguments_are_an_error_not_a_crash() -> None:
+    error = arguments_error("[" * 100_000)
+    assert error is not None and error.startswith("arguments are not valid JSON")

@@ -1,0 +1,100 @@
+"""The model port, its plain-function fake, and the provider registry.
+
+`ModelPort` is what the shell calls: `stream(request)` yields model events,
+the last one terminal. `HttpModel` (adapters/_http.py) is the real one;
+`FunctionModel(handler)` is the fake beside it, the way httpx ships
+`MockTransport(handler)`: `handler(request)` returns the events to play.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from typing import Protocol
+
+from toolreel.core import ModelEvent, ModelRequest
+
+from ._anthropic import AnthropicCodec
+from ._codec import Codec
+from ._gemini import GeminiCodec
+from ._http import HttpModel, Secret, Timeouts
+from ._ollama import OllamaCodec
+from ._openai import OpenAICodec
+
+
+class ModelPort(Protocol):
+    """Something that answers model requests with core model events."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """The events of one model call; the last is `ModelResponded` or `ModelCallFailed`."""
+        ...
+
+
+class FunctionModel:
+    """A model played by a function: `handler(request)` returns (or awaits) its events."""
+
+    def __init__(self, handler: Callable[[ModelRequest], object]) -> None:
+        """Wrap `handler`."""
+        self.handler = handler
+        self.requests: list[ModelRequest] = []
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Play the handler's events for `request`."""
+        self.requests.append(request)
+        events = self.handler(request)
+        if inspect.isawaitable(events):
+            events = await events
+        assert isinstance(events, Iterable)
+        for event in events:
+            yield event
+
+
+PROVIDERS: dict[str, type[Codec]] = {
+    "openai": OpenAICodec,
+    "anthropic": AnthropicCodec,
+    "gemini": GeminiCodec,
+    "ollama": OllamaCodec,
+}
+
+
+def codec_for(provider: str) -> Codec:
+    """The codec of a provider by name."""
+    try:
+        return PROVIDERS[provider]()
+    except KeyError:
+        known = ", ".join(sorted(PROVIDERS))
+        raise ValueError(f"unknown provider {provider!r}; known: {known}") from None
+
+
+def api_key(
+    codec: Codec, given: str | None, environ: Mapping[str, str] | None = None
+) -> Secret | None:
+    """The key given, else the first of the provider's usual environment variables that is set."""
+    if given:
+        return Secret(given)
+    env = os.environ if environ is None else environ
+    for name in codec.api_key_env:
+        if env.get(name):
+            return Secret(env[name])
+    return None
+
+
+def http_model(
+    provider: str,
+    *,
+    base_url: str | None = None,
+    key: str | None = None,
+    stream: bool = True,
+    timeouts: Timeouts | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> HttpModel:
+    """An HTTP model client for a provider by name (`base_url` may point at any server)."""
+    codec = codec_for(provider)
+    return HttpModel(
+        codec,
+        base_url=base_url,
+        api_key=api_key(codec, key, environ),
+        stream=stream,
+        timeouts=timeouts or Timeouts(),
+    )

@@ -1,0 +1,375 @@
+"""Client: the public, open_agent-compatible API over the runner; and `run()` for scripts.
+
+    async with Client(options) as client:
+        await client.query("What is 25 plus 17?")
+        async for block in client.receive_messages():
+            ...   # TextBlock, ToolUseBlock (before the call runs), ToolUseError
+
+Auto mode (`auto_execute_tools=True`) runs the tools and continues until the
+model answers; manual mode yields the calls, then waits for
+`add_tool_result(...)` for each and continues without a new user message.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import anyio
+import anyio.abc
+import attrs
+
+from toolreel.adapters import Journal, JSONLJournal, MemoryJournal, SQLiteJournal
+from toolreel.adapters._http import HttpModel, Timeouts
+from toolreel.adapters._providers import ModelPort, http_model
+from toolreel.core import (
+    ChatMessage,
+    Finish,
+    FinishReason,
+    LoopConfig,
+    MaxIterationsPolicy,
+    MessageRecorded,
+    Notice,
+    Phase,
+    PromptSubmitted,
+    ResultsRequested,
+    RetryScheduled,
+    TextStreamed,
+    ToolCallAnnounced,
+    ToolResultAdded,
+    ToolResultReady,
+    ToolRound,
+    Usage,
+)
+
+from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
+from ._hooks import hook_points
+from ._options import AgentOptions
+from ._runner import Observers, RunMetadata, Runner, in_progress
+from ._tools import Tool, output_text, tool
+
+
+class ToolreelError(Exception):
+    """A run that could not complete."""
+
+
+class RunFailed(ToolreelError):
+    """The turn finished FAILED: a model error, retries exhausted, or max iterations (RAISE)."""
+
+    def __init__(self, finish: Finish) -> None:
+        """Say why, in the provider's words where there are any."""
+        error = finish.error
+        detail = f"{error.kind}: {error.message}" if error else "failed"
+        super().__init__(detail)
+        self.finish = finish
+
+
+def open_journal(journal: str | Path | Journal | None) -> Journal:
+    """A journal from a path (".jsonl" for JSON lines, else SQLite), an object, or memory."""
+    if journal is None:
+        return MemoryJournal()
+    if isinstance(journal, str | Path):
+        path = Path(journal)
+        return JSONLJournal(path) if path.suffix == ".jsonl" else SQLiteJournal(path)
+    return journal
+
+
+def _tools(options: AgentOptions) -> dict[str, Tool]:
+    """The tool registry; plain functions are wrapped with `@tool`."""
+    registry: dict[str, Tool] = {}
+    for given in options.tools:
+        item = given if isinstance(given, Tool) else tool(given)
+        if item.name in registry:
+            raise ValueError(f"Duplicate tool name: {item.name}")
+        registry[item.name] = item
+    return registry
+
+
+def loop_config(options: AgentOptions, tools: dict[str, Tool]) -> LoopConfig:
+    """The core config the options describe."""
+    return LoopConfig(
+        model=options.model,
+        system_prompt=options.system_prompt,
+        tools=tuple(item.spec for item in tools.values()),
+        tool_choice=options.tool_choice,
+        max_tokens=options.max_tokens,
+        temperature=options.temperature,
+        max_iterations=options.max_tool_iterations,
+        on_max_iterations=MaxIterationsPolicy(options.on_max_iterations),
+        retry=options.retry,
+        hooks=frozenset(hook_points(options.hooks)),
+        auto_execute=options.auto_execute_tools,
+    )
+
+
+class Client:
+    """One conversation with a model, its tools and its journal (use `async with`)."""
+
+    def __init__(
+        self,
+        options: AgentOptions,
+        *,
+        model: ModelPort | None = None,
+        _resume: bool = False,
+    ) -> None:
+        """Check the options and prepare; nothing is sent until `query`."""
+        self.options = options
+        self._tools = _tools(options)
+        self.config = loop_config(options, self._tools)
+        self._own_model = model is None
+        self._model: ModelPort = model or http_model(
+            options.provider,
+            base_url=options.base_url,
+            key=options.api_key,
+            stream=options.stream,
+            timeouts=Timeouts(read=options.timeout),
+        )
+        self._own_journal = not hasattr(options.journal, "append")
+        self.journal = open_journal(options.journal)
+        self.session_id = options.session_id or uuid.uuid4().hex
+        self._resume = _resume
+        self.runner = Runner(
+            config=self.config,
+            model=self._model,
+            tools=self._tools,
+            hooks=hook_points(options.hooks),
+            journal=self.journal,
+            session_id=self.session_id,
+            tool_timeout=options.tool_timeout,
+            max_concurrent_tools=options.max_concurrent_tools,
+            observers=Observers(
+                on_tool_call=options.on_tool_call,
+                on_tool_result=options.on_tool_result,
+                on_round=options.on_round,
+                on_finish=options.on_finish,
+            ),
+        )
+        self.last_finish: Finish | None = None
+        self._send, self._receive = anyio.create_memory_object_stream[Notice | Finish | None](
+            math.inf
+        )
+        self.runner.sink = self._send.send_nowait
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self._turn: anyio.Event | None = None
+        self._error: BaseException | None = None
+
+    @classmethod
+    def resume(cls, session_id: str, options: AgentOptions, **kwargs: Any) -> Client:
+        """A client that continues a journaled session, finishing a turn a crash interrupted."""
+        return cls(attrs.evolve(options, session_id=session_id), _resume=True, **kwargs)
+
+    async def __aenter__(self) -> Client:
+        """Open the session (or rebuild it from the journal when resuming)."""
+        self._tasks = await anyio.create_task_group().__aenter__()
+        if self._resume:
+            owed = self.runner.restore()
+            self.journal.begin(self.session_id, self.config)
+            if self.runner.state.phase is not Phase.IDLE:
+                self._start(lambda: self.runner.resume(owed))
+        else:
+            self.journal.begin(self.session_id, self.config)
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Stop what still runs, then close what the client opened."""
+        assert self._tasks is not None
+        if self._turn is not None and not self._turn.is_set():
+            self.runner.interrupt()
+            await self._turn.wait()
+        self._tasks.cancel_scope.cancel()
+        await self._tasks.__aexit__(None, None, None)
+        if self._own_model and isinstance(self._model, HttpModel):
+            await self._model.aclose()
+        if self._own_journal:
+            self.journal.close()
+
+    # --- turns --------------------------------------------------------------------------
+
+    def _start(self, work: Callable[[], Any]) -> None:
+        """Run a turn in the background; its notices go to the client's stream."""
+        assert self._tasks is not None, "use `async with Client(options) as client:`"
+        done = self._turn = anyio.Event()
+
+        async def turn() -> None:
+            try:
+                finish = await work()
+                if finish is not None:
+                    self.last_finish = finish
+            except Exception as exc:
+                self._error = exc
+            finally:
+                if self._error is not None or self.last_finish is None:
+                    self._send.send_nowait(None)
+                done.set()
+
+        self._tasks.start_soon(turn)
+
+    async def query(self, prompt: str) -> None:
+        """Send a user prompt; the turn runs while you read `receive_messages()` or `events()`."""
+        if self._turn is not None and not self._turn.is_set():
+            raise RuntimeError("a turn is still running: read it to the end first")
+        self.last_finish = None
+        self._start(lambda: self.runner.run(PromptSubmitted(text=prompt)))
+
+    async def events(self) -> AsyncIterator[Notice | Finish]:
+        """The running turn's notices, then its `Finish` (manual mode: until results are due)."""
+        while True:
+            item = await self._receive.receive()
+            if item is None:
+                self._raise_turn_error()
+                return
+            yield item
+            if isinstance(item, Finish | ResultsRequested):
+                return
+
+    async def receive_messages(self) -> AsyncIterator[Block]:
+        """The turn as open_agent blocks; a FAILED turn raises `RunFailed` at its end."""
+        text: list[str] = []
+        async for notice in self.events():
+            for block in _blocks(notice, text):
+                yield block
+            if isinstance(notice, Finish) and notice.reason is FinishReason.FAILED:
+                raise RunFailed(notice)
+
+    def _raise_turn_error(self) -> None:
+        """Re-raise what broke the turn's task (a programmer error), if anything."""
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    async def wait(self) -> Finish | None:
+        """Wait for the running turn to finish (its notices stay readable)."""
+        if self._turn is not None:
+            await self._turn.wait()
+        self._raise_turn_error()
+        return self.last_finish
+
+    async def add_tool_result(
+        self, tool_call_id: str, content: Any, name: str | None = None, *, is_error: bool = False
+    ) -> None:
+        """Manual mode: the result of a call the model made (any value; non-text becomes JSON)."""
+        awaited = self.pending_tool_calls()
+        if tool_call_id not in awaited:
+            raise ValueError(
+                f"no tool call {tool_call_id!r} awaits a result; awaiting {sorted(awaited)}"
+            )
+        event = ToolResultAdded(
+            call_id=tool_call_id, content=output_text(content), is_error=is_error
+        )
+        await self.runner.submit(event)
+
+    def pending_tool_calls(self) -> dict[str, str]:
+        """Manual mode: ids and names of the calls waiting for `add_tool_result`."""
+        state = self.runner.state
+        if state.phase is not Phase.AWAITING_RESULTS or state.turn is None:
+            return {}
+        pending = state.turn.pending
+        assert pending is not None
+        return {
+            call.id: call.name
+            for call, run, result in zip(pending.calls, pending.runs, pending.results, strict=True)
+            if run is not None and result is None
+        }
+
+    async def interrupt(self) -> None:
+        """Stop the model stream and running tools now; the turn finishes CANCELLED."""
+        if self._turn is not None and not self._turn.is_set():
+            self.runner.interrupt()
+            await self._turn.wait()
+
+    @property
+    def history(self) -> tuple[ChatMessage, ...]:
+        """The provider-neutral history (a running turn's rounds included)."""
+        return in_progress(self.runner.state)
+
+    @property
+    def metadata(self) -> RunMetadata:
+        """Errors of callbacks and PostToolUse hooks, recorded instead of raised."""
+        return self.runner.metadata
+
+
+def _blocks(notice: Notice | Finish, text: list[str]) -> list[Block]:
+    """The open_agent blocks one notice stands for (text is gathered per response)."""
+    match notice:
+        case TextStreamed(text=piece):
+            text.append(piece)
+        case RetryScheduled():
+            text.clear()
+        case ToolCallAnnounced(call=call):
+            try:
+                arguments = json.loads(call.arguments)
+            except ValueError:
+                arguments = {}
+            blocks = _flush(text)
+            blocks.append(ToolUseBlock(id=call.id, name=call.name, input=arguments))
+            return blocks
+        case ToolResultReady(result=result) if result.is_error:
+            return [
+                ToolUseError(
+                    tool_use_id=result.call_id, tool_name=result.name, error=result.content
+                )
+            ]
+        case MessageRecorded() | Finish():
+            return _flush(text)
+        case _:
+            pass
+    return []
+
+
+def _flush(text: list[str]) -> list[Block]:
+    """The gathered text as one block, if there is any."""
+    joined = "".join(text)
+    text.clear()
+    return [TextBlock(text=joined)] if joined else []
+
+
+@attrs.frozen(kw_only=True)
+class RunResult:
+    """What one `run()` gave: the answer, its rounds, usage, and why it ended."""
+
+    text: str
+    rounds: tuple[ToolRound, ...]
+    usage: Usage
+    reason: FinishReason
+    iterations: int
+    max_iterations_reached: bool
+    session_id: str
+    history: tuple[ChatMessage, ...]
+    callback_errors: tuple[str, ...] = ()
+
+
+async def run(prompt: str, options: AgentOptions, *, model: ModelPort | None = None) -> RunResult:
+    """Run one prompt to its end with the tools executed; raise `RunFailed` if it failed."""
+    options = attrs.evolve(options, auto_execute_tools=True)
+    async with Client(options, model=model) as client:
+        await client.query(prompt)
+        finish = await client.wait()
+        assert finish is not None
+        if finish.reason is FinishReason.FAILED:
+            raise RunFailed(finish)
+        return RunResult(
+            text=finish.text,
+            rounds=finish.rounds,
+            usage=finish.usage,
+            reason=finish.reason,
+            iterations=finish.iterations,
+            max_iterations_reached=finish.max_iterations_reached,
+            session_id=client.session_id,
+            history=client.history,
+            callback_errors=tuple(client.metadata.callback_errors),
+        )
+
+
+def tools_of(items: Sequence[Any]) -> list[Tool]:
+    """Tools from Tool objects or plain functions."""
+    return [item if isinstance(item, Tool) else tool(item) for item in items]

@@ -1,0 +1,124 @@
+"""Hooks, open_agent style: events handed to the caller's callables, and their decisions.
+
+    async def gate(event: PreToolUseEvent) -> HookDecision | None:
+        if event.tool_name == "delete_file":
+            return HookDecision(continue_=False, reason="Dangerous operation blocked")
+        return None   # allow
+
+    AgentOptions(..., hooks={HOOK_PRE_TOOL_USE: [gate]})
+
+Hooks may be sync or async; several per point run in order, and the first
+that blocks wins (a later `modified_*` applies on top of earlier ones). A
+hook that raises blocks the prompt or call it was asked about, with the
+exception as the reason (a safety gate that fails must not open).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+import attrs
+
+from toolreel.core import Allowed, Blocked, Decision, HookPoint, Replaced
+
+HOOK_PRE_TOOL_USE = "pre_tool_use"
+HOOK_POST_TOOL_USE = "post_tool_use"
+HOOK_USER_PROMPT_SUBMIT = "user_prompt_submit"
+
+_POINTS = {
+    HOOK_PRE_TOOL_USE: HookPoint.PRE_TOOL_USE,
+    HOOK_POST_TOOL_USE: HookPoint.POST_TOOL_USE,
+    HOOK_USER_PROMPT_SUBMIT: HookPoint.USER_PROMPT_SUBMIT,
+}
+
+
+@attrs.define(kw_only=True)
+class HookDecision:
+    """What a hook decided: go on (maybe with a changed input or prompt), or stop, and why."""
+
+    continue_: bool = True
+    modified_input: dict[str, Any] | None = None
+    modified_prompt: str | None = None
+    reason: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class PreToolUseEvent:
+    """Before a tool call runs."""
+
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+    history: tuple[Any, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class PostToolUseEvent:
+    """After a tool call produced its result (`is_error` when it failed)."""
+
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_result: str
+    tool_use_id: str
+    is_error: bool = False
+    history: tuple[Any, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class UserPromptSubmitEvent:
+    """A user prompt, before the model sees it (once per prompt, never on continuations)."""
+
+    prompt: str
+    history: tuple[Any, ...] = ()
+
+
+HookEvent: TypeAlias = PreToolUseEvent | PostToolUseEvent | UserPromptSubmitEvent
+Hook: TypeAlias = Callable[[Any], Any]
+
+
+def hook_points(hooks: Mapping[Any, Sequence[Hook]]) -> dict[HookPoint, tuple[Hook, ...]]:
+    """Hooks keyed by core hook point; keys may be HookPoints, "pre_tool_use" or "PreToolUse"."""
+    table: dict[HookPoint, tuple[Hook, ...]] = {}
+    for key, callables in hooks.items():
+        point = key if isinstance(key, HookPoint) else _POINTS.get(key) or HookPoint(key)
+        given = tuple(callables) if isinstance(callables, Sequence) else (callables,)
+        if given:
+            table[point] = table.get(point, ()) + given
+    return table
+
+
+async def call_hook(hook: Hook, event: HookEvent) -> Any:
+    """Call one hook, sync or async."""
+    result = hook(event)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+async def decide(hooks: Sequence[Hook], event: HookEvent) -> Decision:
+    """The core decision from running `hooks` in order on `event`."""
+    decision: Decision = Allowed()
+    for hook in hooks:
+        try:
+            answer = await call_hook(hook, event)
+        except Exception as exc:
+            return Blocked(reason=f"hook {_name(hook)} raised {type(exc).__name__}: {exc}")
+        if not isinstance(answer, HookDecision):
+            continue
+        if not answer.continue_:
+            return Blocked(reason=answer.reason or "blocked by hook")
+        if answer.modified_input is not None and isinstance(event, PreToolUseEvent):
+            decision = Replaced(value=json.dumps(answer.modified_input))
+            event = attrs.evolve(event, tool_input=answer.modified_input)
+        if answer.modified_prompt is not None and isinstance(event, UserPromptSubmitEvent):
+            decision = Replaced(value=answer.modified_prompt)
+            event = attrs.evolve(event, prompt=answer.modified_prompt)
+    return decision
+
+
+def _name(hook: Hook) -> str:
+    """A hook's name for messages."""
+    return getattr(hook, "__qualname__", None) or repr(hook)

@@ -1,0 +1,446 @@
+"""The effect interpreter: folds events through `step` and carries out each effect.
+
+One runner drives one session. Events are fed to `step` one at a time, in the
+order they happen; the effects are carried out as the core says:
+
+- `CallModel`: the model port streams events, each fed back as it arrives.
+- `RunTool`: every call of a round runs at once in the runner's task group
+  (sync tools in worker threads), each with its timeout; the outcome comes
+  back as `ToolFinished` — an exception or a timeout as an error result.
+- `AskHook`: the caller's hooks; PreToolUse/UserPromptSubmit answer with
+  `HookDecided`, PostToolUse is told only.
+- `StartTimer`: sleep, then `TimerFired`. `Emit`: the caller's sink and the
+  observer callbacks. `Persist`/every step: the journal. `Finish`: the turn ends.
+
+Durability: steps are journaled in batches, and always before a tool runs
+(so a started call is on disk before it has any effect), after each tool
+outcome, before each model call, and at the end of a turn.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+import attrs
+from returns.result import Failure
+
+from toolreel.adapters import Journal, MemoryJournal, Step
+from toolreel.adapters._providers import ModelPort
+from toolreel.core import (
+    AskHook,
+    CallModel,
+    Cancelled,
+    ChatMessage,
+    Effect,
+    Emit,
+    Event,
+    Finish,
+    HookDecided,
+    HookPoint,
+    LoopConfig,
+    ModelCallFailed,
+    ModelResponded,
+    Notice,
+    Persist,
+    Phase,
+    ResultsRequested,
+    RoundFinished,
+    RunTool,
+    StartTimer,
+    State,
+    TimerFired,
+    ToolCall,
+    ToolCallAnnounced,
+    ToolFinished,
+    ToolResultReady,
+    initial_state,
+    step,
+)
+
+from ._hooks import (
+    Hook,
+    PostToolUseEvent,
+    PreToolUseEvent,
+    UserPromptSubmitEvent,
+    decide,
+)
+from ._tools import Tool
+
+Sink = Callable[[Notice | Finish], None]
+INTERRUPTED = "interrupted; outcome unknown"
+
+
+@attrs.define
+class Observers:
+    """Callbacks that watch a run; one that raises is recorded and never breaks it."""
+
+    on_tool_call: Callable[..., Any] | None = None
+    on_tool_result: Callable[..., Any] | None = None
+    on_round: Callable[..., Any] | None = None
+    on_finish: Callable[..., Any] | None = None
+
+
+@attrs.define
+class RunMetadata:
+    """What went wrong around a run without stopping it (callbacks, PostToolUse hooks)."""
+
+    callback_errors: list[str] = attrs.Factory(list)
+
+
+class Runner:
+    """Interprets one session's effects (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        config: LoopConfig,
+        model: ModelPort,
+        tools: Mapping[str, Tool],
+        hooks: Mapping[HookPoint, tuple[Hook, ...]],
+        journal: Journal,
+        session_id: str,
+        tool_timeout: float = 60.0,
+        max_concurrent_tools: int | None = None,
+        observers: Observers | None = None,
+    ) -> None:
+        """A runner at the start of a new session."""
+        self.config = config
+        self.model = model
+        self.tools = dict(tools)
+        self.hooks = dict(hooks)
+        self.journal = journal
+        self.session_id = session_id
+        self.tool_timeout = tool_timeout
+        self.observers = observers or Observers()
+        self.metadata = RunMetadata()
+        self.state: State = initial_state(config)
+        self.seq = 0
+        self.sink: Sink | None = None
+        self._limiter = (
+            anyio.CapacityLimiter(max_concurrent_tools) if max_concurrent_tools else None
+        )
+        self._unsaved: list[Step] = []
+        self._inbox_send, self._inbox = anyio.create_memory_object_stream[
+            tuple[Event, anyio.Event | None]
+        ](math.inf)
+        self._call: CallModel | None = None
+        self._finish: Finish | None = None
+        self._runs: list[ToolCall] = []
+        self._model_scope: anyio.CancelScope | None = None
+        self._tasks: anyio.abc.TaskGroup | None = None
+
+    # --- running a turn -------------------------------------------------------
+
+    async def run(self, first: Event | None = None) -> Finish:
+        """Feed `first` (if any) and carry on until the turn finishes."""
+        self._finish = None
+        try:
+            async with anyio.create_task_group() as tasks:
+                self._tasks = tasks
+                if first is not None:
+                    await self.feed(first)
+                await self._loop()
+                tasks.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._abandon()
+            raise
+        finally:
+            self._tasks = None
+        assert self._finish is not None
+        return self._finish
+
+    async def _loop(self) -> None:
+        """Stream model calls and take events from the inbox until a `Finish`."""
+        while self._finish is None:
+            if self._call is not None:
+                call, self._call = self._call, None
+                await self._stream(call)
+            else:
+                event, done = await self._inbox.receive()
+                await self.feed(event)
+                if done is not None:
+                    done.set()
+
+    async def _abandon(self) -> None:
+        """The awaiting task was cancelled: record a cancel so the history stays valid."""
+        if self._finish is None and self.state.phase is not Phase.IDLE:
+            await self.feed(Cancelled())
+        await self._save()
+
+    def post(self, event: Event) -> None:
+        """Hand the runner an event (a tool outcome, a caller's result, a cancel)."""
+        self._inbox_send.send_nowait((event, None))
+
+    async def submit(self, event: Event) -> None:
+        """Hand the runner an event and wait until it has been applied."""
+        done = anyio.Event()
+        self._inbox_send.send_nowait((event, done))
+        await done.wait()
+
+    def interrupt(self) -> None:
+        """Stop the model stream and the tools now; the turn finishes as cancelled."""
+        self.post(Cancelled())
+        if self._model_scope is not None:
+            self._model_scope.cancel()
+
+    async def feed(self, event: Event) -> None:
+        """Apply one event and carry out its effects."""
+        self.state, effects = step(self.state, event)
+        self.seq += 1
+        self._unsaved.append(Step(seq=self.seq, event=event, effects=effects))
+        for effect in effects:
+            await self._dispatch(effect)
+        if self._runs:
+            await self._save()  # a tool call is on disk before it starts
+            runs, self._runs = self._runs, []
+            for call in runs:
+                self._spawn(self._run_tool, call)
+        elif isinstance(event, ToolFinished) or self._call is not None or self._finish:
+            await self._save()
+
+    async def _dispatch(self, effect: Effect) -> None:
+        """Carry out one effect (the slow ones in tasks)."""
+        match effect:
+            case CallModel():
+                self._call = effect
+            case RunTool(call=call):
+                self._runs.append(call)
+            case AskHook():
+                self._spawn(self._ask_hook, effect)
+            case StartTimer(token=token, seconds=seconds):
+                self._spawn(self._timer, token, seconds)
+            case Emit(notice=notice):
+                await self._notify(notice)
+            case Persist():
+                pass  # the step, Persist included, is journaled
+            case Finish():
+                self._finish = effect
+                await self._observe(self.observers.on_finish, effect)
+                if self.sink is not None:
+                    self.sink(effect)
+
+    def _spawn(self, work: Callable[..., Awaitable[None]], *args: Any) -> None:
+        """Start background work in the turn's task group."""
+        assert self._tasks is not None
+        self._tasks.start_soon(work, *args)
+
+    # --- the effects --------------------------------------------------------------
+
+    async def _stream(self, call: CallModel) -> None:
+        """Feed the model's events for `call` as they arrive; a stream cut short is a failure."""
+        with anyio.CancelScope() as scope:
+            self._model_scope = scope
+            try:
+                async for event in self.model.stream(call.request):
+                    await self.feed(event)
+                    if self.state.phase is not Phase.STREAMING or self._finish:
+                        break
+            except Exception as exc:
+                failure = f"model client raised {type(exc).__name__}: {exc}"
+                await self.feed(ModelCallFailed(retryable=False, message=failure))
+        self._model_scope = None
+        if scope.cancelled_caught or self.state.phase is not Phase.STREAMING or self._finish:
+            return
+        if self._call is None:
+            ended = "model stream ended without a complete response"
+            await self.feed(ModelCallFailed(retryable=True, message=ended))
+
+    async def _run_tool(self, call: ToolCall) -> None:
+        """Run one tool call with its timeout; its outcome goes to the inbox."""
+        tool = self.tools[call.name]
+        timeout = tool.timeout if tool.timeout is not None else self.tool_timeout
+        if self._limiter is not None:
+            async with self._limiter:
+                event = await self._timed_run(tool, call, timeout)
+        else:
+            event = await self._timed_run(tool, call, timeout)
+        self.post(event)
+
+    async def _timed_run(self, tool: Tool, call: ToolCall, timeout: float) -> ToolFinished:
+        """The tool's result, or a timeout error after `timeout` seconds."""
+        with anyio.move_on_after(timeout):
+            result = await tool.run(call.arguments)
+            if isinstance(result, Failure):
+                return ToolFinished(call_id=call.id, output=result.failure(), is_error=True)
+            return ToolFinished(call_id=call.id, output=result.unwrap())
+        message = f"Tool {call.name} timed out after {timeout:g} s"
+        return ToolFinished(call_id=call.id, output=message, is_error=True)
+
+    async def _ask_hook(self, ask: AskHook) -> None:
+        """Run the hooks of one point; answer the core unless it is PostToolUse."""
+        hooks = self.hooks.get(ask.point, ())
+        history = self.state.history
+        if ask.point is HookPoint.POST_TOOL_USE:
+            assert ask.call is not None and ask.result is not None
+            event = PostToolUseEvent(
+                tool_name=ask.call.name,
+                tool_input=_arguments(ask.call),
+                tool_result=ask.result.content,
+                tool_use_id=ask.call.id,
+                is_error=ask.result.is_error,
+                history=history,
+            )
+            for hook in hooks:
+                await self._observe(hook, event)
+            return
+        if ask.point is HookPoint.PRE_TOOL_USE:
+            assert ask.call is not None
+            asked: PreToolUseEvent | UserPromptSubmitEvent = PreToolUseEvent(
+                tool_name=ask.call.name,
+                tool_input=_arguments(ask.call),
+                tool_use_id=ask.call.id,
+                history=history,
+            )
+        else:
+            asked = UserPromptSubmitEvent(prompt=ask.prompt or "", history=history)
+        self.post(HookDecided(hook_id=ask.hook_id, decision=await decide(hooks, asked)))
+
+    async def _timer(self, token: str, seconds: float) -> None:
+        """Sleep, then say so."""
+        await anyio.sleep(seconds)
+        self.post(TimerFired(token=token))
+
+    async def _notify(self, notice: Notice) -> None:
+        """Tell the sink and the observers."""
+        if self.sink is not None:
+            self.sink(notice)
+        match notice:
+            case ToolCallAnnounced(call=call):
+                await self._observe(self.observers.on_tool_call, call)
+            case ToolResultReady(result=result):
+                await self._observe(self.observers.on_tool_result, result)
+            case RoundFinished(round=tool_round):
+                await self._observe(self.observers.on_round, tool_round)
+            case _:
+                pass
+
+    async def _observe(self, callback: Callable[..., Any] | None, value: Any) -> None:
+        """Call an observer; record what it raised instead of raising."""
+        if callback is None:
+            return
+        try:
+            result = callback(value)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            name = getattr(callback, "__qualname__", repr(callback))
+            self.metadata.callback_errors.append(f"{name} raised {type(exc).__name__}: {exc}")
+
+    async def _save(self) -> None:
+        """Make the unsaved steps durable."""
+        if not self._unsaved:
+            return
+        steps, self._unsaved = self._unsaved, []
+        if isinstance(self.journal, MemoryJournal):
+            self.journal.append(self.session_id, steps)
+        else:
+            await anyio.to_thread.run_sync(self.journal.append, self.session_id, steps)
+
+    # --- resuming -------------------------------------------------------------------
+
+    def restore(self) -> list[Effect]:
+        """Rebuild the state from the journal; the effects still owed when it stopped.
+
+        The journal is never written in the middle of a model stream, so an
+        interrupted call left no partial response and is simply made again.
+        """
+        owed: dict[str, Effect] = {}
+        for entry in self.journal.entries(self.session_id):
+            self.state, effects = step(self.state, entry.event)
+            self.seq = entry.seq
+            _settle(owed, entry.event)
+            for effect in effects:
+                _owe(owed, effect)
+        if self.state.phase is Phase.IDLE:
+            return []
+        return list(owed.values())
+
+    async def resume(self, owed: list[Effect]) -> Finish | None:
+        """Carry out what was owed at the crash and finish the interrupted turn, if any."""
+        if self.state.phase is Phase.IDLE:
+            return None
+        self._finish = None
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
+            for effect in owed:
+                await self._redo(effect)
+            if self._runs:
+                runs, self._runs = self._runs, []
+                for call in runs:
+                    self._spawn(self._run_tool, call)
+            if self.state.phase is Phase.AWAITING_RESULTS:
+                tasks.cancel_scope.cancel()
+                self._tasks = None
+                return None
+            await self._loop()
+            tasks.cancel_scope.cancel()
+        self._tasks = None
+        return self._finish
+
+    async def _redo(self, effect: Effect) -> None:
+        """Carry out an owed effect; a started tool without outcome reruns only if idempotent."""
+        if isinstance(effect, RunTool):
+            tool = self.tools.get(effect.call.name)
+            if tool is not None and tool.idempotent:
+                self._runs.append(effect.call)
+            else:
+                self.post(ToolFinished(call_id=effect.call.id, output=INTERRUPTED, is_error=True))
+            return
+        await self._dispatch(effect)
+
+
+def _arguments(call: ToolCall) -> dict[str, Any]:
+    """A call's arguments as a dict (the core checked they are a JSON object)."""
+    value = json.loads(call.arguments)
+    return value if isinstance(value, dict) else {}
+
+
+def _owe(owed: dict[str, Effect], effect: Effect) -> None:
+    """Note an effect that expects an answering event."""
+    match effect:
+        case CallModel():
+            owed["model"] = effect
+        case RunTool(call=call):
+            owed[f"tool:{call.id}"] = effect
+        case AskHook(point=point, hook_id=hook_id) if point is not HookPoint.POST_TOOL_USE:
+            owed[f"hook:{hook_id}"] = effect
+        case StartTimer(token=token):
+            owed[f"timer:{token}"] = effect
+        case _:
+            pass
+
+
+def _settle(owed: dict[str, Effect], event: Event) -> None:
+    """Strike what `event` answers."""
+    match event:
+        case ModelResponded() | ModelCallFailed():
+            owed.pop("model", None)
+        case ToolFinished(call_id=call_id):
+            owed.pop(f"tool:{call_id}", None)
+        case HookDecided(hook_id=hook_id):
+            owed.pop(f"hook:{hook_id}", None)
+        case TimerFired(token=token):
+            owed.pop(f"timer:{token}", None)
+        case _:
+            pass
+
+
+def in_progress(state: State) -> tuple[ChatMessage, ...]:
+    """The history with the running turn's rounds so far as an assistant message."""
+    turn = state.turn
+    if turn is None or not turn.rounds:
+        return state.history
+    return (*state.history, ChatMessage(role="assistant", content="", tool_rounds=turn.rounds))
+
+
+def results_requested(notice: Notice | Finish) -> bool:
+    """Whether a notice asks the caller for results (manual mode)."""
+    return isinstance(notice, ResultsRequested)

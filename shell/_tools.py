@@ -1,0 +1,254 @@
+"""Tools: the `tool` decorator, argument validation with cattrs, and running a call.
+
+Two ways to declare a tool, both giving a `Tool`:
+
+    @tool("add", "Add two numbers", {"a": float, "b": float})   # open_agent style:
+    async def add(args): return {"result": args["a"] + args["b"]}   # handler(args: dict)
+
+    @tool                                                        # a typed function:
+    def add(a: float, b: float) -> float:                        # keyword arguments,
+        "Add two numbers."                                       # docstring = description
+        return a + b
+
+The model's arguments are checked and converted to the declared types before
+the call; a mismatch is an error result naming the argument, so the model can
+call again. Return values become JSON text (attrs and dataclass instances
+included); a returned `str` is sent as it is.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, overload
+
+import anyio
+import anyio.to_thread
+import attrs
+import cattrs
+from returns.result import Failure, Result, Success
+
+from toolreel.core import ToolSpec
+
+from ._schema import object_schema, signature_types, type_schema
+
+
+def _strict_converter() -> cattrs.Converter:
+    """A converter that refuses lossy scalar coercions (no "false" -> True, no 1.5 -> 1)."""
+    converter = cattrs.Converter()
+
+    def number(value: Any, kind: type) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(f"expected a number, got {value!r}")
+        if kind is int and value != int(value):
+            raise TypeError(f"expected an integer, got {value!r}")
+        return kind(value)
+
+    def exact(expected: type, label: str) -> Callable[[Any, type], Any]:
+        def check(value: Any, _: type) -> Any:
+            if not isinstance(value, expected):
+                raise TypeError(f"expected {label}, got {value!r}")
+            return value
+
+        return check
+
+    converter.register_structure_hook(int, number)
+    converter.register_structure_hook(float, number)
+    converter.register_structure_hook(str, exact(str, "a string"))
+    converter.register_structure_hook(bool, exact(bool, "true or false"))
+    return converter
+
+
+CONVERTER = _strict_converter()
+
+
+def _problem(exc: Exception) -> str:
+    """A short reason from a conversion error (cattrs groups included)."""
+    if isinstance(exc, cattrs.BaseValidationError):
+        return "; ".join(cattrs.transform_error(exc))
+    return str(exc) or type(exc).__name__
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class Tool:
+    """A callable the model may use: its spec, its handler and how to call it."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    handler: Callable[..., Any]
+    argument_types: Mapping[str, Any]
+    required: tuple[str, ...] = ()
+    takes_args_dict: bool = False
+    timeout: float | None = None
+    idempotent: bool = False
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool as the model sees it."""
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+    def convert(self, arguments: Mapping[str, Any]) -> Result[dict[str, Any], str]:
+        """The arguments checked and converted to the declared types, or what is wrong."""
+        missing = [name for name in self.required if name not in arguments]
+        if missing:
+            return Failure(f"missing required argument(s): {', '.join(missing)}")
+        unknown = sorted(set(arguments) - set(self.argument_types))
+        if unknown and not self.takes_args_dict:
+            return Failure(f"unexpected argument(s): {', '.join(unknown)}")
+        converted = dict(arguments)
+        for name, kind in self.argument_types.items():
+            if name not in arguments:
+                continue
+            try:
+                converted[name] = CONVERTER.structure(arguments[name], kind)
+            except Exception as exc:
+                return Failure(f"argument {name!r}: {_problem(exc)}")
+        return Success(converted)
+
+    async def execute(self, arguments: Mapping[str, Any]) -> Any:
+        """Call the handler with `arguments` (converted first) and return what it returns."""
+        converted = self.convert(arguments)
+        if isinstance(converted, Failure):
+            raise ValueError(converted.failure())
+        call_args = converted.unwrap()
+        if self.takes_args_dict:
+            return await _call(self.handler, (call_args,), {})
+        return await _call(self.handler, (), call_args)
+
+    async def run(self, arguments_json: str) -> Result[str, str]:
+        """Run one call from the model's JSON arguments: output text, or an error for the model."""
+        try:
+            arguments = json.loads(arguments_json)
+        except ValueError as exc:
+            return Failure(f"arguments are not valid JSON: {exc}")
+        converted = self.convert(arguments if isinstance(arguments, dict) else {})
+        if isinstance(converted, Failure):
+            return Failure(
+                f"Invalid arguments for tool {self.name}: {converted.failure()}. "
+                "Fix the arguments and call the tool again."
+            )
+        try:
+            value = await self.execute(converted.unwrap())
+        except Exception as exc:
+            return Failure(f"{type(exc).__name__}: {exc}")
+        return Success(output_text(value))
+
+
+async def _call(handler: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Await an async handler; run a sync one in a worker thread."""
+    if inspect.iscoroutinefunction(handler):
+        return await handler(*args, **kwargs)
+    result = await anyio.to_thread.run_sync(
+        lambda: handler(*args, **kwargs), abandon_on_cancel=True
+    )
+    if inspect.isawaitable(result):
+        return await result
+    return result
+
+
+def output_text(value: Any) -> str:
+    """A tool's return value as the text the model reads."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(CONVERTER.unstructure(value), ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _schema_style(
+    schema: Mapping[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]:
+    """open_agent's `{"a": float}` (or a full JSON Schema): schema, types, required names."""
+    if schema.get("type") == "object" or "properties" in schema:
+        return dict(schema), {}, tuple(schema.get("required", ()))
+    names = tuple(schema)
+    return object_schema(dict(schema), names), dict(schema), names
+
+
+def _make_tool(
+    handler: Callable[..., Any],
+    *,
+    name: str | None,
+    description: str | None,
+    schema: Mapping[str, Any] | None,
+    timeout: float | None,
+    idempotent: bool,
+) -> Tool:
+    """Build a Tool from a handler and what the decorator was told."""
+    doc = inspect.getdoc(handler) or ""
+    common = {
+        "name": name or handler.__name__,
+        "description": description if description is not None else doc,
+        "handler": handler,
+        "timeout": timeout,
+        "idempotent": idempotent,
+    }
+    if schema is not None:
+        parameters, types_, required = _schema_style(schema)
+        return Tool(
+            parameters=parameters,
+            argument_types=types_,
+            required=required,
+            takes_args_dict=True,
+            **common,
+        )
+    types_, required_list = signature_types(handler)
+    return Tool(
+        parameters=object_schema(types_, required_list),
+        argument_types=types_,
+        required=tuple(required_list),
+        **common,
+    )
+
+
+@overload
+def tool(name: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    name: str | None = None,
+    description: str | None = None,
+    schema: Mapping[str, Any] | None = None,
+    *,
+    timeout: float | None = None,
+    idempotent: bool = False,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    name: str | Callable[..., Any] | None = None,
+    description: str | None = None,
+    schema: Mapping[str, Any] | None = None,
+    *,
+    timeout: float | None = None,
+    idempotent: bool = False,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Declare a tool: `@tool`, `@tool(timeout=5)`, or `@tool("add", "Add", {"a": float})`.
+
+    `timeout` (seconds) overrides the run's tool timeout for this tool;
+    `idempotent=True` lets a resumed session run the call again when a crash
+    left its outcome unknown.
+    """
+    if callable(name):
+        return _make_tool(
+            name, name=None, description=None, schema=None, timeout=timeout, idempotent=idempotent
+        )
+
+    def decorate(handler: Callable[..., Any]) -> Tool:
+        return _make_tool(
+            handler,
+            name=name,
+            description=description,
+            schema=schema,
+            timeout=timeout,
+            idempotent=idempotent,
+        )
+
+    return decorate
+
+
+__all__ = ["CONVERTER", "Tool", "output_text", "tool", "type_schema"]

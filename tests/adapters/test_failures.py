@@ -1,0 +1,37 @@
+"""Retryable or fatal, and how long to wait (adapters/_failures.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolreel.adapters._failures import duration, http_failure, retry_after, status_retryable
+from toolreel.core import ModelCallFailed
+
+
+@pytest.mark.parametrize("status", [408, 409, 425, 429, 500, 502, 503, 504, 529])
+def test_transient_statuses_are_retryable(status: int) -> None:
+    assert status_retryable(status)
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 413, 422])
+def test_client_errors_are_fatal(status: int) -> None:
+    assert not status_retryable(status)
+
+
+def test_retry_after_in_seconds_or_milliseconds_any_header_case() -> None:
+    assert retry_after({"Retry-After": "7"}) == 7.0
+    assert retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) is None
+    assert retry_after({}) is None
+
+
+def test_protobuf_durations() -> None:
+    assert duration("34.4s") == 34.4
+    assert duration("soon") is None
+
+
+def test_http_failure_carries_status_message_and_wait() -> None:
+    assert http_failure(429, "slow down", {"retry-after": "3"}) == ModelCallFailed(
+        retryable=True, message="HTTP 429: slow down", status=429, retry_after=3.0
+    )
+    assert http_failure(429, "quota", {}, retryable=False).retryable is False

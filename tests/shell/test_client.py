@@ -1,0 +1,219 @@
+"""The eight tests of the open_agent auto-execution plan (seed 002), and more, against a
+scripted OpenAI-compatible HTTP server on 127.0.0.1 — no patching of internals."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from toolreel.core import ChatMessage, FinishReason
+from toolreel.shell import (
+    HOOK_PRE_TOOL_USE,
+    HOOK_USER_PROMPT_SUBMIT,
+    AgentOptions,
+    Client,
+    HookDecision,
+    TextBlock,
+    ToolUseBlock,
+    ToolUseError,
+    tool,
+)
+from toolreel.shell._openai_server import ScriptedServer, text, tool_calls
+
+
+def options(server: ScriptedServer, **extra) -> AgentOptions:
+    extra.setdefault("auto_execute_tools", True)
+    return AgentOptions(
+        system_prompt="test", model="test", base_url=server.url, api_key="sk-test", **extra
+    )
+
+
+async def blocks_of(client: Client, prompt: str) -> list:
+    await client.query(prompt)
+    return [block async for block in client.receive_messages()]
+
+
+add_tool = tool("add", "Add", {"a": int, "b": int})(lambda args: {"result": args["a"] + args["b"]})
+
+
+# Test 1: tool registry validation
+def test_client_rejects_duplicate_tool_names() -> None:
+    tool1 = tool("add", "Add", {"a": int, "b": int})(lambda args: args["a"] + args["b"])
+    tool2 = tool("add", "Add2", {"x": int, "y": int})(lambda args: args["x"] + args["y"])
+    opts = AgentOptions(
+        system_prompt="test", model="test", base_url="http://127.0.0.1:9", tools=[tool1, tool2]
+    )
+    with pytest.raises(ValueError, match="Duplicate tool name: add"):
+        Client(opts)
+
+
+# Test 2: auto-execution with a successful tool
+def test_auto_execute_successful_tool() -> None:
+    script = [tool_calls(("call-1", "add", {"a": 25, "b": 17})), text("The answer is 42")]
+    with ScriptedServer(script) as server:
+
+        async def main() -> list:
+            async with Client(options(server, tools=[add_tool])) as client:
+                return await blocks_of(client, "Calculate 25 + 17")
+
+        blocks = anyio.run(main)
+        assert [type(b) for b in blocks] == [ToolUseBlock, TextBlock]
+        assert blocks[0] == ToolUseBlock(id="call-1", name="add", input={"a": 25, "b": 17})
+        assert "42" in blocks[1].text
+        # The model saw the tool's result, as a JSON string, answering its call.
+        tool_message = server.requests[1]["messages"][-1]
+        assert tool_message == {
+            "role": "tool",
+            "tool_call_id": "call-1",
+            "content": '{"result": 42}',
+        }
+
+
+# Test 3: a tool raising
+def test_auto_execute_tool_exception() -> None:
+    def divide_handler(args):
+        if args["b"] == 0:
+            raise ValueError("Division by zero")
+        return {"result": args["a"] / args["b"]}
+
+    divide = tool("divide", "Divide", {"a": int, "b": int})(divide_handler)
+    script = [tool_calls(("call-1", "divide", {"a": 10, "b": 0})), text("Cannot divide by zero")]
+    with ScriptedServer(script) as server:
+
+        async def main() -> list:
+            async with Client(options(server, tools=[divide])) as client:
+                return await blocks_of(client, "Divide 10 by 0")
+
+        blocks = anyio.run(main)
+        assert [type(b) for b in blocks] == [ToolUseBlock, ToolUseError, TextBlock]
+        assert "Division by zero" in blocks[1].error
+        assert server.requests[1]["messages"][-1]["content"] == "ValueError: Division by zero"
+
+
+# Test 4: an unknown tool
+def test_auto_execute_unknown_tool() -> None:
+    script = [tool_calls(("call-1", "nonexistent", {})), text("Tool not found")]
+    with ScriptedServer(script) as server:
+
+        async def main() -> list:
+            async with Client(options(server, tools=[])) as client:
+                return await blocks_of(client, "Use nonexistent tool")
+
+        blocks = anyio.run(main)
+        assert [type(b) for b in blocks] == [ToolUseBlock, ToolUseError, TextBlock]
+        assert "Unknown tool: nonexistent" in blocks[1].error
+
+
+# Test 5: max iterations
+def test_auto_execute_max_iterations() -> None:
+    loop_tool = tool("loop", "Loop", {})(lambda args: {"status": "looping"})
+    script = [tool_calls((f"call-{i}", "loop", {})) for i in range(10)]
+    with ScriptedServer(script) as server:
+
+        async def main():
+            async with Client(options(server, tools=[loop_tool], max_tool_iterations=3)) as client:
+                blocks = await blocks_of(client, "Start loop")
+                return blocks, client.last_finish, client.history
+
+        blocks, finish, history = anyio.run(main)
+        assert len([b for b in blocks if isinstance(b, ToolUseBlock)]) == 3
+        assert len(server.requests) == 3
+        assert finish.reason is FinishReason.MAX_ITERATIONS and finish.max_iterations_reached
+        assert len(history[-1].tool_rounds) == 3  # every call answered
+
+
+# Test 6: PreToolUse blocks execution and the model sees why
+def test_pre_tool_use_blocks_auto_execution() -> None:
+    ran = []
+
+    async def block_hook(event):
+        if event.tool_name == "dangerous":
+            return HookDecision(continue_=False, reason="Blocked")
+        return None
+
+    dangerous = tool("dangerous", "Dangerous", {})(
+        lambda args: ran.append(1) or {"result": "executed"}
+    )
+    script = [tool_calls(("call-1", "dangerous", {})), text("Operation blocked")]
+    with ScriptedServer(script) as server:
+
+        async def main() -> list:
+            opts = options(server, tools=[dangerous], hooks={HOOK_PRE_TOOL_USE: [block_hook]})
+            async with Client(opts) as client:
+                return await blocks_of(client, "Use dangerous tool")
+
+        blocks = anyio.run(main)
+        assert [type(b) for b in blocks] == [ToolUseBlock, ToolUseError, TextBlock]
+        assert "Blocked" in blocks[1].error
+        assert ran == []
+        assert "Blocked" in server.requests[1]["messages"][-1]["content"]
+
+
+# Test 7: UserPromptSubmit fires once, not on continuation
+def test_user_prompt_submit_fires_once() -> None:
+    hook_calls = []
+
+    async def track_hook(event):
+        hook_calls.append(event.prompt)
+
+    script = [tool_calls(("call-1", "add", {"a": 1, "b": 2})), text("Result: 3")]
+    with ScriptedServer(script) as server:
+
+        async def main() -> None:
+            opts = options(server, tools=[add_tool], hooks={HOOK_USER_PROMPT_SUBMIT: [track_hook]})
+            async with Client(opts) as client:
+                await blocks_of(client, "Calculate 1 + 2")
+
+        anyio.run(main)
+        assert hook_calls == ["Calculate 1 + 2"]
+        assert len(server.requests) == 2
+
+
+# Test 8: manual mode unchanged
+def test_manual_mode_unchanged() -> None:
+    script = [tool_calls(("call-1", "add", {"a": 1, "b": 2})), text("Result: 3")]
+    with ScriptedServer(script) as server:
+
+        async def main():
+            async with Client(
+                options(server, tools=[add_tool], auto_execute_tools=False)
+            ) as client:
+                blocks = await blocks_of(client, "Calculate 1 + 2")
+                assert [type(b) for b in blocks] == [ToolUseBlock]
+                result = await add_tool.execute(blocks[0].input)
+                await client.add_tool_result(blocks[0].id, result, name="add")
+                history = client.history  # user, then the assistant turn holding call + result
+                rest = [block async for block in client.receive_messages()]
+                return history, rest, client.history
+
+        history, rest, final_history = anyio.run(main)
+        assert [m.role for m in history] == ["user", "assistant"]
+        [tool_round] = history[1].tool_rounds
+        assert tool_round.results[0].content == '{"result": 3}'
+        assert rest == [TextBlock(text="Result: 3")]
+        assert final_history[-1] == ChatMessage(
+            role="assistant", content="Result: 3", tool_rounds=(tool_round,)
+        )
+        # The continuation carried no new user message.
+        assert [m["role"] for m in server.requests[1]["messages"]] == [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+        ]
+
+
+def test_manual_result_for_an_unknown_call_is_refused_with_the_pending_ids() -> None:
+    script = [tool_calls(("call-1", "add", {"a": 1, "b": 2}))]
+    with ScriptedServer(script) as server:
+
+        async def main() -> None:
+            async with Client(
+                options(server, tools=[add_tool], auto_execute_tools=False)
+            ) as client:
+                await blocks_of(client, "1 + 2")
+                with pytest.raises(ValueError, match=r"'nope'.*\['call-1'\]"):
+                    await client.add_tool_result("nope", 3)
+                await client.interrupt()
+
+        anyio.run(main)
