@@ -31,13 +31,14 @@ Rules, each learnt from recorded traffic (tests/conformance/test_openai.py):
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, Literal, assert_never
 
 import attrs
 from returns.result import Failure, Success
 
 from toolreel.core import (
+    ChatMessage,
     ModelCallFailed,
     ModelEvent,
     ModelRequest,
@@ -46,14 +47,16 @@ from toolreel.core import (
     TextDelta,
     ToolCallArgumentsDelta,
     ToolCallStarted,
+    ToolRound,
     ToolSpec,
     Usage,
 )
 
 from ._codec import GuardedDecoder, parse_json
-from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
+from ._expand import ModelTurn, ResultsTurn, Turn, UserTurn, expand
 from ._failures import body_text, http_failure, status_retryable
 from ._framing import SSEEvent, SSEParser
+from ._memo import IdentityMemo
 
 #: Error types/codes that asking again may cure (a 200 stream's error payload).
 RETRYABLE_KINDS = frozenset(
@@ -107,6 +110,9 @@ class OpenAICodec:
     reasoning_field: str | None = None
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     stream_usage: bool = True
+    _rounds: IdentityMemo[ToolRound, list[dict[str, Any]]] = attrs.field(
+        factory=IdentityMemo, init=False, eq=False, repr=False
+    )
 
     def endpoint(self, base_url: str, request: ModelRequest, *, stream: bool) -> str:
         """`{base_url}/chat/completions`, streamed or not."""
@@ -139,7 +145,23 @@ class OpenAICodec:
         messages: list[dict[str, Any]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
-        for turn in expand(request.messages):
+        for message in request.messages:
+            # Each stored round is encoded once per session (IdentityMemo).
+            for tool_round in message.tool_rounds:
+                messages.extend(self._rounds.get(tool_round, self._round))
+            rest = attrs.evolve(message, tool_rounds=()) if message.tool_rounds else message
+            messages.extend(self._turns(expand((rest,))))
+        return messages
+
+    def _round(self, tool_round: ToolRound) -> list[dict[str, Any]]:
+        """One stored round as chat messages."""
+        message = ChatMessage(role="assistant", content="", tool_rounds=(tool_round,))
+        return self._turns(expand((message,)))
+
+    def _turns(self, turns: Iterable[Turn]) -> list[dict[str, Any]]:
+        """Expanded turns as chat messages."""
+        messages: list[dict[str, Any]] = []
+        for turn in turns:
             if isinstance(turn, UserTurn):
                 messages.append({"role": "user", "content": turn.text})
             elif isinstance(turn, ModelTurn):

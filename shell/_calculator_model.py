@@ -26,6 +26,8 @@ from toolreel.core import (
     Usage,
 )
 
+from ._openai_server import Reply
+
 OPERATIONS = {
     "plus": "add",
     "add": "add",
@@ -120,13 +122,9 @@ def respond(request: ModelRequest, call_prefix: str = "call") -> list[ModelEvent
 
 def _previous_result(rounds: tuple[ToolRound, ...]) -> float | None:
     """The last result of the previous round, if it was a number."""
-    if not rounds:
+    if not rounds or not rounds[-1].results:
         return None
-    try:
-        value = json.loads(rounds[-1].results[-1].content)
-    except (ValueError, IndexError):
-        return None
-    return value if isinstance(value, int | float) else None
+    return number_in(rounds[-1].results[-1].content)
 
 
 def _calls(
@@ -162,3 +160,55 @@ def _final_text(
     events: list[ModelEvent] = [TextDelta(text=piece) for piece in _chunks(text, 8)]
     events.append(ModelResponded(finish_reason="stop", usage=_usage(request)))
     return events
+
+
+def _openai_turn(messages: list[dict[str, object]]) -> tuple[str, int, float | None]:
+    """From chat messages: the last prompt, rounds since it, and the last tool result."""
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    prompt = str(messages[last_user].get("content") or "") if last_user >= 0 else ""
+    since = messages[last_user + 1 :]
+    rounds = sum(1 for m in since if m.get("role") == "assistant" and m.get("tool_calls"))
+    results = [m for m in since if m.get("role") == "tool"]
+    previous = number_in(str(results[-1].get("content"))) if results else None
+    return prompt, rounds, previous
+
+
+def number_in(content: str) -> float | None:
+    """The number a tool returned: bare, or as the one numeric value of an object."""
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return None
+    if isinstance(value, dict):
+        numbers = [v for v in value.values() if isinstance(v, int | float)]
+        value = numbers[0] if len(numbers) == 1 else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value) if float(value).is_integer() else value
+
+
+def openai_reply(request: dict[str, object]) -> Reply:
+    """The scripted model's answer to an OpenAI chat.completions request (for ScriptedServer)."""
+    messages = [m for m in request.get("messages", []) if isinstance(m, dict)]  # type: ignore[union-attr]
+    prompt, rounds, previous = _openai_turn(messages)
+    steps = plan(prompt)
+    if rounds < len(steps) and request.get("tool_choice") != "none":
+        calls = []
+        for index, item in enumerate(steps[rounds]):
+            a = item.a if item.a is not None else (previous if previous is not None else 0)
+            calls.append(
+                (
+                    f"call_{rounds + 1}_{index + 1}",
+                    item.operation,
+                    json.dumps({"a": a, "b": item.b}),
+                )
+            )
+        return Reply(text="Let me work that out. " if rounds == 0 else "", calls=tuple(calls))
+    if not steps:
+        return Reply(text="I can only do arithmetic: try 'What is 25 plus 17?'.")
+    tool_messages = [m for m in messages if m.get("role") == "tool"]
+    content = str(tool_messages[-1].get("content")) if tool_messages else ""
+    value = number_in(content)
+    if value is None:
+        return Reply(text=f"The calculation did not give a number: {content}")
+    return Reply(text=f"The answer is {value}.")

@@ -229,7 +229,10 @@ class Client:
                 self._raise_turn_error()
                 return
             yield item
-            if isinstance(item, Finish | ResultsRequested):
+            if isinstance(item, Finish):
+                await self.wait()  # the turn's task is ending; let it finish
+                return
+            if isinstance(item, ResultsRequested):
                 return
 
     async def receive_messages(self) -> AsyncIterator[Block]:

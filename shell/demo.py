@@ -1,144 +1,155 @@
-"""`make demo`: the calculator agent run through the reducer, with real Python tools.
+"""`make demo`: the calculator agent of seed 002, run for real through `Client`.
 
-The model is the scripted calculator model (no network, no key needed): it
-streams real tool calls and answers. This minimal synchronous interpreter of
-the core's effects stands in until the async shell (issue 4) takes over.
+Without an API key or `--base-url`, a built-in scripted calculator model
+answers over real HTTP on 127.0.0.1 through the same OpenAI-compatible
+adapter (streamed tool calls, several in parallel where steps are independent,
+chained rounds where they are not). With `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`,
+`GEMINI_API_KEY` or `--base-url` (Ollama, LM Studio, vLLM, ...) a real model
+answers. Tools run for real, the session is journaled, and its transcript is
+printed at the end.
 """
 
 from __future__ import annotations
 
-import json
-import operator
+import argparse
+import os
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Sequence
+from contextlib import ExitStack
+from pathlib import Path
 
-from toolreel.core import (
-    CallModel,
-    ChatMessage,
-    Effect,
-    Emit,
-    Finish,
-    LoopConfig,
-    Persist,
-    PromptSubmitted,
-    RoundFinished,
-    RunTool,
-    State,
-    TextStreamed,
-    ToolCallAnnounced,
-    ToolFinished,
-    ToolResultReady,
-    ToolSpec,
-    initial_state,
-    step,
-)
+import anyio
 
-from ._calculator_model import respond
+from toolreel.core import FinishReason
+
+from ._blocks import TextBlock, ToolUseBlock, ToolUseError
+from ._calculator_model import openai_reply
+from ._client import Client
+from ._openai_server import ScriptedServer
+from ._options import AgentOptions
+from ._tools import Tool, tool
 
 PROMPTS = (
     "What is 25 plus 17?",
     "Calculate 144 divided by 12",
     "What's 7 times 8, then add 5?",
 )
-_NUMBERS = {
-    "type": "object",
-    "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-    "required": ["a", "b"],
+SYSTEM = (
+    "You are a helpful calculator assistant. Use the provided tools to perform "
+    "calculations. Always show your work and explain the result."
+)
+KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
+MODELS = {
+    "openai": "gpt-4o-mini",
+    "anthropic": "claude-3-5-haiku-latest",
+    "gemini": "gemini-2.5-flash",
 }
-TOOLS: dict[str, Callable[[float, float], float]] = {
-    "add": operator.add,
-    "subtract": operator.sub,
-    "multiply": operator.mul,
-    "divide": operator.truediv,
-}
 
 
-def config() -> LoopConfig:
-    """The calculator agent's loop configuration."""
-    specs = tuple(
-        ToolSpec(name=name, description=f"{name.capitalize()} two numbers", parameters=_NUMBERS)
-        for name in TOOLS
+@tool("add", "Add two numbers", {"a": float, "b": float})
+async def add(args: dict[str, float]) -> dict[str, float]:
+    """a + b."""
+    return {"result": args["a"] + args["b"]}
+
+
+@tool("subtract", "Subtract two numbers", {"a": float, "b": float})
+async def subtract(args: dict[str, float]) -> dict[str, float]:
+    """a - b."""
+    return {"result": args["a"] - args["b"]}
+
+
+@tool("multiply", "Multiply two numbers", {"a": float, "b": float})
+async def multiply(args: dict[str, float]) -> dict[str, float]:
+    """a * b."""
+    return {"result": args["a"] * args["b"]}
+
+
+@tool("divide", "Divide two numbers", {"a": float, "b": float})
+async def divide(args: dict[str, float]) -> dict[str, float]:
+    """a / b."""
+    if args["b"] == 0:
+        raise ValueError("Cannot divide by zero")
+    return {"result": args["a"] / args["b"]}
+
+
+TOOLS: list[Tool] = [add, subtract, multiply, divide]
+
+
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The demo's command line."""
+    parser = argparse.ArgumentParser(prog="toolreel demo", description=__doc__.splitlines()[0])
+    parser.add_argument("--provider", choices=["openai", "anthropic", "gemini", "ollama"])
+    parser.add_argument("--model")
+    parser.add_argument("--base-url")
+    parser.add_argument("--journal", help="SQLite (.db) or JSON-lines (.jsonl) file to keep")
+    return parser.parse_args(argv)
+
+
+def _real_provider(args: argparse.Namespace) -> str | None:
+    """The provider to use for a real model, or None for the scripted one."""
+    if args.provider:
+        return str(args.provider)
+    if args.base_url:
+        return "openai"
+    return next((name for name, key in KEYS.items() if os.environ.get(key)), None)
+
+
+def options(args: argparse.Namespace, journal: Path, server: ScriptedServer | None) -> AgentOptions:
+    """The calculator agent's options, pointed at the real model or the scripted one."""
+    provider = "openai" if server else (_real_provider(args) or "openai")
+    return AgentOptions(
+        system_prompt=SYSTEM,
+        model=args.model or ("scripted-calculator" if server else MODELS.get(provider, "")),
+        base_url=server.url if server else args.base_url,
+        provider=provider,
+        tools=TOOLS,
+        auto_execute_tools=True,
+        max_tool_iterations=5,
+        temperature=0.1,
+        journal=str(journal),
+        session_id="calculator-demo",
     )
-    return LoopConfig(
-        model="scripted-calculator", system_prompt="You are a calculator.", tools=specs
-    )
 
 
-def run_tool(call_name: str, arguments: str) -> tuple[str, bool]:
-    """Run one calculator tool; an exception becomes an error result."""
-    try:
-        args = json.loads(arguments)
-        value = TOOLS[call_name](args["a"], args["b"])
-    except Exception as exc:  # a tool failure is data for the model
-        return f"{type(exc).__name__}: {exc}", True
-    return json.dumps(int(value) if float(value).is_integer() else value), False
-
-
-def interpret(state: State, effects: tuple[Effect, ...], out: list[ChatMessage]) -> State:
-    """Carry out effects depth-first, feeding each outcome back into `step`."""
-    for effect in effects:
-        match effect:
-            case CallModel(request=request):
-                for event in respond(request):
-                    state, more = step(state, event)
-                    state = interpret(state, more, out)
-            case RunTool(call=call):
-                output, is_error = run_tool(call.name, call.arguments)
-                event = ToolFinished(call_id=call.id, output=output, is_error=is_error)
-                state, more = step(state, event)
-                state = interpret(state, more, out)
-            case Emit(notice=notice):
-                show(notice)
-            case Persist(message=message):
-                out.append(message)
-            case Finish() as finish:
-                print(
-                    f"\n   [{finish.reason.value}: {finish.iterations} model calls, "
-                    f"{len(finish.rounds)} tool rounds, {finish.usage.total_tokens} tokens]"
-                )
-            case _:
-                pass
-    return state
-
-
-class _Screen:
-    """Prints what a chat UI would show: text as it streams, each call with its result."""
-
-    after_round = False
-
-    def show(self, notice: object) -> None:
-        """Print one notice."""
-        match notice:
-            case TextStreamed(text=text):
-                prefix = "\n   " if self.after_round else ""
-                self.after_round = False
-                print(prefix + text, end="", flush=True)
-            case ToolCallAnnounced(call=call):
-                print(f"\n   -> {call.name}({call.arguments})", end="")
-            case ToolResultReady(result=result):
-                print(f" = {result.content}" + (" (error)" if result.is_error else ""), end="")
-            case RoundFinished():
-                self.after_round = True
-            case _:
-                pass
-
-
-show = _Screen().show
-
-
-def main() -> int:
-    """Run the three calculator prompts as one conversation."""
-    print("toolreel demo: a scripted calculator model answered (no network, no API key).")
-    print("Every step went through toolreel.core.step; the tools are real Python functions.\n")
-    state = initial_state(config())
-    stored: list[ChatMessage] = []
-    for prompt in PROMPTS:
-        print(f"user> {prompt}\nassistant> ", end="")
-        state, effects = step(state, PromptSubmitted(text=prompt))
-        state = interpret(state, effects, stored)
-        print()
-    print(f"History: {len(state.history)} messages; {len(stored)} persisted.")
+async def converse(opts: AgentOptions) -> int:
+    """Ask the three questions in one conversation, showing each block."""
+    async with Client(opts) as client:
+        for prompt in PROMPTS:
+            print(f"\nUser: {prompt}")
+            await client.query(prompt)
+            async for block in client.receive_messages():
+                if isinstance(block, ToolUseBlock):
+                    print(f"  tool call: {block.name}({block.input})")
+                elif isinstance(block, ToolUseError):
+                    print(f"  tool error: {block.error}")
+                elif isinstance(block, TextBlock):
+                    print(f"Assistant: {block.text}")
+            finish = client.last_finish
+            if finish is not None and finish.reason is not FinishReason.COMPLETED:
+                print(f"  [{finish.reason.value}]")
+        print(f"\nHistory: {len(client.history)} messages, journaled as {opts.session_id!r}.")
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the demo; the exit code says whether every turn completed."""
+    args = _arguments(argv)
+    with ExitStack() as stack:
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        journal = Path(args.journal) if args.journal else folder / "demo.db"
+        server = None
+        if _real_provider(args) is None:
+            server = stack.enter_context(ScriptedServer(openai_reply))
+            print(
+                "A scripted calculator model answers (offline, on 127.0.0.1): set OPENAI_API_KEY,"
+            )
+            print("ANTHROPIC_API_KEY or GEMINI_API_KEY, or pass --base-url, to use a real model.")
+        else:
+            print(
+                f"Model: {_real_provider(args)} {args.model or ''} {args.base_url or ''}".rstrip()
+            )
+        return anyio.run(converse, options(args, journal, server))
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from toolreel.core import (
     ToolRound,
 )
 from toolreel.shell import demo
-from toolreel.shell._calculator_model import Step, plan, respond
+from toolreel.shell._calculator_model import Step, openai_reply, plan, respond
 
 
 def request(*messages: ChatMessage, tool_choice: str = "auto") -> ModelRequest:
@@ -72,10 +72,29 @@ def test_a_chained_step_uses_the_previous_result_then_the_answer_follows() -> No
     assert "".join(e.text for e in final if isinstance(e, TextDelta)) == "The answer is 61."
 
 
-def test_the_demo_answers_the_three_calculator_prompts(capsys) -> None:
-    assert demo.main() == 0
+def test_the_demo_answers_the_three_calculator_prompts(capsys, monkeypatch, tmp_path) -> None:
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    assert demo.main(["--journal", str(tmp_path / "demo.db")]) == 0
     out = capsys.readouterr().out
     assert "scripted calculator model" in out
     for answer in ("The answer is 42.", "The answer is 12.", "The answer is 61."):
         assert answer in out
+    assert "tool call: add({'a': 56, 'b': 5})" in out  # the chained round used the product
     assert "History: 6 messages" in out
+    assert (tmp_path / "demo.db").exists()
+
+
+def test_the_openai_reply_chains_rounds_and_runs_independent_steps_in_parallel() -> None:
+    first = openai_reply({"messages": [{"role": "user", "content": "2 plus 3 and 4 times 5"}]})
+    assert [name for _, name, _ in first.calls] == ["add", "multiply"]
+    chained = openai_reply(
+        {
+            "messages": [
+                {"role": "user", "content": "7 times 8, then add 5"},
+                {"role": "assistant", "tool_calls": [{"id": "c"}]},
+                {"role": "tool", "tool_call_id": "c", "content": '{"result": 56.0}'},
+            ]
+        }
+    )
+    assert chained.calls == (("call_2_1", "add", '{"a": 56, "b": 5}'),)
