@@ -1,11 +1,15 @@
-"""The README's Python examples run as written."""
+"""The README's Python examples run as written (the Client one against the scripted server)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from toolreel.shell._calculator_model import openai_reply
+from toolreel.shell._openai_server import ScriptedServer
+
 README = Path(__file__).resolve().parent.parent / "README.md"
+LOCAL_SERVER = "http://localhost:1234/v1"
 
 
 def python_blocks() -> list[str]:
@@ -20,8 +24,18 @@ def test_readme_has_the_two_commands() -> None:
 
 
 def test_readme_core_example_runs(capsys) -> None:
-    blocks = python_blocks()
-    assert blocks
-    for block in blocks:
-        exec(compile(block, str(README), "exec"), {})
+    [block] = [b for b in python_blocks() if "from toolreel.core import" in b]
+    exec(compile(block, str(README), "exec"), {})
     assert "completed 25 plus 17 is 42. 1" in capsys.readouterr().out
+
+
+def test_readme_client_example_runs_against_a_local_server(capsys, tmp_path, monkeypatch) -> None:
+    [block] = [b for b in python_blocks() if LOCAL_SERVER in b]
+    monkeypatch.chdir(tmp_path)
+    with ScriptedServer(openai_reply) as server:
+        exec(compile(block.replace(LOCAL_SERVER, server.url), str(README), "exec"), {})
+    out = capsys.readouterr().out
+    assert "tool: multiply {'a': 7, 'b': 8}" in out
+    assert "tool: add {'a': 56, 'b': 5}" in out
+    assert "The answer is 61." in out
+    assert (tmp_path / "sessions.db").exists()
