@@ -17,7 +17,9 @@ from ._ollama import OllamaCodec
 from ._openai import OpenAICodec
 from ._providers import PROVIDERS, FunctionModel, ModelPort, api_key, codec_for, http_model
 from ._serde import converter, event_from_json, event_to_json, structure, unstructure
+from ._session import Session, SessionBuilder, TurnSummary, load_session
 from ._sqlite import SQLiteJournal
+from ._transcript import render_transcript
 
 __all__ = [
     "PROVIDERS",
@@ -35,9 +37,12 @@ __all__ = [
     "OpenAICodec",
     "SQLiteJournal",
     "Secret",
+    "Session",
+    "SessionBuilder",
     "Step",
     "StreamDecoder",
     "Timeouts",
+    "TurnSummary",
     "api_key",
     "codec_for",
     "converter",
@@ -45,7 +50,9 @@ __all__ = [
     "event_from_json",
     "event_to_json",
     "http_model",
+    "load_session",
     "persisted_messages",
+    "render_transcript",
     "structure",
     "unstructure",
 ]

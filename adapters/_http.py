@@ -84,6 +84,8 @@ class HttpModel:
                     return
                 async for event in self._decode(response):
                     yield event
+        except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
+            yield ModelCallFailed(retryable=False, message=_transport_message(exc))  # a bad URL
         except httpx.RequestError as exc:  # transport trouble, a broken gzip stream, ...
             yield ModelCallFailed(retryable=True, message=_transport_message(exc))
 

@@ -4,7 +4,9 @@ A step is the event fed to `step`, with a per-session sequence number, and the
 effects it produced in their recorded form (`effect_record`): JSON data where
 a `CallModel` keeps its request minus the messages, which are replaced by
 their count and a digest — the messages follow from the events, and storing
-them per call would grow the journal with the square of the session.
+them per call would grow the journal with the square of the session. For the
+same reason a `Finish` keeps a digest of its rounds and a `MessageRecorded`
+notice a digest of its message: the step's `Persist` holds the message whole.
 
 `MemoryJournal` is the default; `SQLiteJournal` (adapters/_sqlite.py) and
 `JSONLJournal` (adapters/_jsonl.py) keep sessions on disk.
@@ -14,13 +16,29 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol, get_args
 
 import attrs
 
-from toolreel.core import CallModel, ChatMessage, Effect, Event, LoopConfig, Persist
+from toolreel.core import (
+    CallModel,
+    ChatMessage,
+    Effect,
+    Emit,
+    Event,
+    Finish,
+    LoopConfig,
+    MessageRecorded,
+    Persist,
+    TextDelta,
+    TextStreamed,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    ToolFinished,
+)
 
+from ._memo import IdentityMemo
 from ._serde import converter
 
 
@@ -53,6 +71,10 @@ class Journal(Protocol):
         """Append steps and make them durable before returning."""
         ...
 
+    def append_entries(self, session_id: str, entries: Sequence[JournalEntry]) -> None:
+        """Append steps in their recorded form (importing a session)."""
+        ...
+
     def config(self, session_id: str) -> LoopConfig:
         """The session's config (KeyError if no such session)."""
         ...
@@ -70,21 +92,103 @@ class Journal(Protocol):
         ...
 
 
+def _sha(text: str) -> str:
+    """A short stable digest of text."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _record_digest(record: object) -> str:
+    """The digest of one record's canonical JSON."""
+    return _sha(json.dumps(converter.unstructure(record), sort_keys=True))
+
+
+class _Digests:
+    """Digests of message lists that cost O(1) per request as a session grows.
+
+    A request's messages are the history (a tuple that only grows) and the turn
+    in progress (its rounds a tuple that only grows), made of the same frozen
+    records from one request to the next. So each record is digested once, and
+    each position's digest chains the one before it: remembered per record.
+    """
+
+    def __init__(self) -> None:
+        """No records seen yet."""
+        self._own: IdentityMemo[object, str] = IdentityMemo()
+        self._chain: IdentityMemo[object, str] = IdentityMemo()
+
+    def chain(self, records: Sequence[object], digest: Callable[[object], str]) -> str:
+        """The chained digest of `records` (each position remembered per record)."""
+        previous = ""
+        for position in range(len(records) - 1, -1, -1):  # find the last chained record
+            known = self._chain.peek(records[position])
+            if known is not None:
+                previous, start = known, position + 1
+                break
+        else:
+            start = 0
+        for record in records[start:]:
+            previous = _sha(previous + self._own.get(record, digest))
+            self._chain.get(record, _constant(previous))
+        return previous
+
+    def message(self, message: ChatMessage) -> str:
+        """A message's digest: its rounds chained, then its other fields."""
+        rounds = self.chain(message.tool_rounds, _record_digest)
+        return _sha(rounds + _record_digest(attrs.evolve(message, tool_rounds=())))
+
+    def messages(self, messages: Sequence[ChatMessage]) -> str:
+        """The digest of a request's messages."""
+        return self.chain(messages, self._message_digest)
+
+    def _message_digest(self, message: object) -> str:
+        """`message` for `chain`."""
+        assert isinstance(message, ChatMessage)
+        return self.message(message)
+
+
+def _constant(value: str) -> Callable[[object], str]:
+    """A function giving `value` whatever it is asked."""
+    return lambda _: value
+
+
+_DIGESTS = _Digests()
+
+
 def messages_digest(messages: Sequence[ChatMessage]) -> str:
-    """A stable digest of request messages."""
-    data = json.dumps(converter.unstructure(tuple(messages)), sort_keys=True)
-    return hashlib.sha256(data.encode()).hexdigest()[:16]
+    """A stable digest of request messages (same messages, same digest, in any process)."""
+    return _DIGESTS.messages(messages)
 
 
 def effect_record(effect: Effect) -> dict[str, Any]:
     """An effect as the journal stores it (tagged JSON data; CallModel messages digested)."""
-    data: dict[str, Any] = converter.unstructure(effect, Effect)
-    if isinstance(effect, CallModel):
-        request = data["request"]
-        messages = effect.request.messages
-        del request["messages"]
-        request["messages_count"] = len(messages)
-        request["messages_digest"] = messages_digest(messages)
+    data: dict[str, Any]
+    if isinstance(effect, Emit) and type(effect.notice) is TextStreamed:
+        # The hot path of every stream: one per text delta.
+        return {"notice": {"text": effect.notice.text, "type": "TextStreamed"}, "type": "Emit"}
+    if isinstance(effect, Finish):  # its rounds are in the step's Persist: digest them here
+        rounds = effect.rounds
+        data = _UNSTRUCTURE[Finish](attrs.evolve(effect, rounds=()))
+        del data["rounds"]
+        data["rounds_count"] = len(rounds)
+        data["rounds_digest"] = _DIGESTS.chain(rounds, _record_digest)
+        data["type"] = "Finish"
+        return data
+    if isinstance(effect, Emit) and isinstance(effect.notice, MessageRecorded):
+        message = effect.notice.message  # the step's Persist holds it whole
+        notice = {"type": "MessageRecorded", "message_digest": _DIGESTS.message(message)}
+        return {"notice": notice, "type": "Emit"}
+    if not isinstance(effect, CallModel):
+        kind = type(effect)
+        data = _UNSTRUCTURE[kind](effect)
+        data["type"] = kind.__name__
+        return data
+    messages = effect.request.messages
+    bare = attrs.evolve(effect, request=attrs.evolve(effect.request, messages=()))
+    data = converter.unstructure(bare, Effect)
+    request = data["request"]
+    del request["messages"]
+    request["messages_count"] = len(messages)
+    request["messages_digest"] = messages_digest(messages)
     return data
 
 
@@ -113,8 +217,21 @@ def event_data(event: Event) -> dict[str, Any]:
 
 def event_of(data: dict[str, Any]) -> Event:
     """An event back from tagged JSON data."""
-    event: Event = converter.structure(data, Event)  # type: ignore[arg-type]
+    kind = _EVENT_TYPES[data["type"]]
+    if kind in _FLAT_EVENTS:  # str/int/bool fields only: the deltas of every stream
+        return kind(**{k: v for k, v in data.items() if k != "type"})  # type: ignore[no-any-return]
+    fields = dict(data)
+    del fields["type"]
+    event: Event = _STRUCTURE[kind](fields, kind)
     return event
+
+
+# Per-class hooks looked up once: replay decodes and encodes every step, and the
+# tagged-union dispatch costs more than the generated per-class functions.
+_EVENT_TYPES: dict[str, type] = {kind.__name__: kind for kind in get_args(Event)}
+_STRUCTURE = {kind: converter.get_structure_hook(kind) for kind in get_args(Event)}
+_UNSTRUCTURE = {kind: converter.get_unstructure_hook(kind) for kind in get_args(Effect)}
+_FLAT_EVENTS = frozenset({TextDelta, ToolCallArgumentsDelta, ToolCallStarted, ToolFinished})
 
 
 def config_data(config: LoopConfig) -> dict[str, Any]:
@@ -135,7 +252,7 @@ class MemoryJournal:
     def __init__(self) -> None:
         """No sessions yet."""
         self._configs: dict[str, LoopConfig] = {}
-        self._steps: dict[str, list[Step]] = {}
+        self._steps: dict[str, list[Step | JournalEntry]] = {}
 
     def begin(self, session_id: str, config: LoopConfig) -> None:
         """Remember the session's config."""
@@ -146,13 +263,20 @@ class MemoryJournal:
         """Keep the steps as they are (recorded forms are made only when read)."""
         self._steps.setdefault(session_id, []).extend(steps)
 
+    def append_entries(self, session_id: str, entries: Sequence[JournalEntry]) -> None:
+        """Keep recorded steps."""
+        self._steps.setdefault(session_id, []).extend(entries)
+
     def config(self, session_id: str) -> LoopConfig:
         """The session's config."""
         return self._configs[session_id]
 
     def entries(self, session_id: str) -> Iterator[JournalEntry]:
         """The session's steps."""
-        return (entry(step) for step in list(self._steps.get(session_id, ())))
+        return (
+            item if isinstance(item, JournalEntry) else entry(item)
+            for item in list(self._steps.get(session_id, ()))
+        )
 
     def sessions(self) -> list[str]:
         """Session ids in the order they began."""

@@ -6,12 +6,13 @@ its lines, flushes and fsyncs before returning.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from toolreel.core import LoopConfig
 
@@ -42,7 +43,7 @@ class JSONLJournal:
     def _write(self, lines: list[dict[str, Any]]) -> None:
         """Append lines durably."""
         text = "".join(
-            json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n" for line in lines
+            orjson.dumps(line, option=orjson.OPT_SORT_KEYS).decode() + "\n" for line in lines
         )
         with self._lock:
             self._file.write(text)
@@ -68,12 +69,27 @@ class JSONLJournal:
             ]
         )
 
+    def append_entries(self, session_id: str, entries: Sequence[JournalEntry]) -> None:
+        """Record steps given in their recorded form."""
+        self._write(
+            [
+                {
+                    "session": session_id,
+                    "kind": "step",
+                    "seq": item.seq,
+                    "event": event_data(item.event),
+                    "effects": list(item.effects),
+                }
+                for item in entries
+            ]
+        )
+
     def _lines(self) -> Iterator[dict[str, Any]]:
         """Every complete line of the file (a torn last line from a crash is skipped)."""
         with self.path.open(encoding="utf-8") as file:
             for line in file:
                 if line.endswith("\n"):
-                    yield json.loads(line)
+                    yield orjson.loads(line)
 
     def config(self, session_id: str) -> LoopConfig:
         """The session's latest config."""

@@ -27,6 +27,13 @@ class IdentityMemo(Generic[K, V]):
         """How many keys are remembered."""
         return len(self._values)
 
+    def peek(self, key: K) -> V | None:
+        """The value for `key` if it was computed, else None."""
+        found = self._values.get(id(key))
+        if found is not None and found[0]() is key:
+            return found[1]
+        return None
+
     def get(self, key: K, compute: Callable[[K], V]) -> V:
         """The value for `key`, computed on first use."""
         ident = id(key)

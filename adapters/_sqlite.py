@@ -1,5 +1,8 @@
 """SQLiteJournal: sessions in one SQLite file (WAL mode), the default on-disk journal.
 
+Rows hold JSON text (orjson: a replay decodes every row, and it is ~4x faster
+than the standard library at that).
+
 Each `append` is one transaction; with WAL and `synchronous=NORMAL` a committed
 step survives the process being killed at any moment (an OS crash may lose the
 last commits). Calls are made from worker threads by the shell, one at a time.
@@ -10,10 +13,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
-from toolreel.core import LoopConfig
+import orjson
+
+from toolreel.core import Event, LoopConfig
 
 from ._journal import (
     JournalEntry,
@@ -70,14 +76,25 @@ class SQLiteJournal:
 
     def append(self, session_id: str, steps: Sequence[Step]) -> None:
         """Write the steps in one transaction."""
+        self._insert(
+            (session_id, step.seq, step.event, [effect_record(e) for e in step.effects])
+            for step in steps
+        )
+
+    def append_entries(self, session_id: str, entries: Sequence[JournalEntry]) -> None:
+        """Write recorded steps in one transaction."""
+        self._insert((session_id, e.seq, e.event, list(e.effects)) for e in entries)
+
+    def _insert(self, steps: Iterable[tuple[str, int, Event, list[dict[str, Any]]]]) -> None:
+        """Insert step rows in one transaction."""
         rows = [
             (
                 session_id,
-                step.seq,
-                json.dumps(event_data(step.event), separators=(",", ":")),
-                json.dumps([effect_record(e) for e in step.effects], separators=(",", ":")),
+                seq,
+                orjson.dumps(event_data(event)).decode(),
+                orjson.dumps(effects).decode(),
             )
-            for step in steps
+            for session_id, seq, event, effects in steps
         ]
         with self._lock:
             self._db.execute("BEGIN")
@@ -100,15 +117,23 @@ class SQLiteJournal:
 
     def entries(self, session_id: str) -> Iterator[JournalEntry]:
         """The session's steps in order, decoded as they are read."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT seq, event, effects FROM steps WHERE session_id = ? ORDER BY seq",
-                (session_id,),
-            ).fetchall()
-        for seq, event, effects in rows:
-            yield JournalEntry(
-                seq=seq, event=event_of(json.loads(event)), effects=tuple(json.loads(effects))
-            )
+        last = 0
+        while True:  # in pages, so memory does not grow with the session
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT seq, event, effects FROM steps WHERE session_id = ? AND seq > ? "
+                    "ORDER BY seq LIMIT 1000",
+                    (session_id, last),
+                ).fetchall()
+            for seq, event, effects in rows:
+                yield JournalEntry(
+                    seq=seq,
+                    event=event_of(orjson.loads(event)),
+                    effects=tuple(orjson.loads(effects)),
+                )
+            if len(rows) < 1000:
+                return
+            last = rows[-1][0]
 
     def sessions(self) -> list[str]:
         """Session ids, oldest first."""

@@ -6,6 +6,34 @@ out the effects it returns (commands: call the model, run tools, ...). The
 core does no I/O; `toolreel.shell` is one interpreter of its effects.
 """
 
+from ._agent import AGENT_RULES, agent_step
+from ._agent_config import (
+    DEFAULT_MAX_ITERATIONS_PER_ATTEMPT,
+    SUBMIT_TOOL,
+    AgentConfig,
+    OutputSpec,
+    PlainOutput,
+    ReflectiveOutput,
+)
+from ._agent_effects import AgentEffect, FinishAgent, Notify, Reflect, Validate
+from ._agent_events import AgentEvent, ValidationFinished
+from ._agent_notices import AgentNotice, AttemptStarted, ValidationFailed
+from ._agent_outcome import (
+    AgentError,
+    AgentOutcome,
+    AgentOutput,
+    AttemptErrors,
+    ErrorCode,
+    ErrorContext,
+    ErrorPhase,
+)
+from ._agent_state import (
+    AgentPhase,
+    AgentState,
+    AgentStepError,
+    conversation,
+    initial_agent_state,
+)
 from ._config import (
     DEFAULT_FINAL_ANSWER_PROMPT,
     HookPoint,
@@ -72,9 +100,24 @@ from ._state import Phase, State, StepError, initial_state
 from ._step import step
 
 __all__ = [
+    "AGENT_RULES",
     "DEFAULT_FINAL_ANSWER_PROMPT",
+    "DEFAULT_MAX_ITERATIONS_PER_ATTEMPT",
+    "SUBMIT_TOOL",
+    "AgentConfig",
+    "AgentEffect",
+    "AgentError",
+    "AgentEvent",
+    "AgentNotice",
+    "AgentOutcome",
+    "AgentOutput",
+    "AgentPhase",
+    "AgentState",
+    "AgentStepError",
     "Allowed",
     "AskHook",
+    "AttemptErrors",
+    "AttemptStarted",
     "Blocked",
     "CallModel",
     "Cancelled",
@@ -82,9 +125,13 @@ __all__ = [
     "Decision",
     "Effect",
     "Emit",
+    "ErrorCode",
+    "ErrorContext",
+    "ErrorPhase",
     "Event",
     "Failure",
     "Finish",
+    "FinishAgent",
     "FinishReason",
     "HookDecided",
     "HookPoint",
@@ -96,12 +143,17 @@ __all__ = [
     "ModelRequest",
     "ModelResponded",
     "Notice",
+    "Notify",
+    "OutputSpec",
     "Persist",
     "Phase",
+    "PlainOutput",
     "PromptSubmitted",
     "Reasoning",
     "ReasoningDelta",
     "ReasoningStreamed",
+    "Reflect",
+    "ReflectiveOutput",
     "Replaced",
     "ResultsRequested",
     "RetryPolicy",
@@ -126,7 +178,13 @@ __all__ = [
     "ToolRound",
     "ToolSpec",
     "Usage",
+    "Validate",
+    "ValidationFailed",
+    "ValidationFinished",
+    "agent_step",
     "build_request",
+    "conversation",
+    "initial_agent_state",
     "initial_state",
     "step",
     "unanswered_calls",

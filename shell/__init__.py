@@ -1,11 +1,15 @@
 """toolreel.shell: the effect interpreter and the public APIs.
 
 `Client`/`AgentOptions`/`tool` (open_agent compatible), `run()` for scripts,
+structured-output agents (`AgentDefinition`, `OutputTool`, `execute_agent`),
 hooks (`HookDecision`, `PreToolUseEvent`, ...), blocks (`TextBlock`,
 `ToolUseBlock`, `ToolUseError`) and the `Runner` that carries out the core's
 effects.
 """
 
+from ._agent import AgentDefinition, AgentFailure, AgentMetadata, AgentSuccess, execute_agent
+from ._agent_output import OutputTool, Validator
+from ._agent_runner import AgentCallbacks, AgentRunner
 from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
 from ._client import Client, RunFailed, RunResult, ToolreelError, open_journal, run
 from ._hooks import (
@@ -18,20 +22,34 @@ from ._hooks import (
     UserPromptSubmitEvent,
 )
 from ._options import AgentOptions
+from ._recording import Recording, RequestMismatch
+from ._replay import Divergence, ReplayDiverged, replay, verify
 from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, tool
+from ._transfer import export_session, import_session
 
 __all__ = [
     "HOOK_POST_TOOL_USE",
     "HOOK_PRE_TOOL_USE",
     "HOOK_USER_PROMPT_SUBMIT",
+    "AgentCallbacks",
+    "AgentDefinition",
+    "AgentFailure",
+    "AgentMetadata",
     "AgentOptions",
+    "AgentRunner",
+    "AgentSuccess",
     "Block",
     "Client",
+    "Divergence",
     "HookDecision",
     "Observers",
+    "OutputTool",
     "PostToolUseEvent",
     "PreToolUseEvent",
+    "Recording",
+    "ReplayDiverged",
+    "RequestMismatch",
     "RunFailed",
     "RunMetadata",
     "RunResult",
@@ -42,7 +60,13 @@ __all__ = [
     "ToolUseError",
     "ToolreelError",
     "UserPromptSubmitEvent",
+    "Validator",
+    "execute_agent",
+    "export_session",
+    "import_session",
     "open_journal",
+    "replay",
     "run",
     "tool",
+    "verify",
 ]

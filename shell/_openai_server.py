@@ -20,6 +20,16 @@ from typing import Any
 
 import attrs
 
+from toolreel.adapters._failures import status_retryable
+from toolreel.core import (
+    ModelCallFailed,
+    ModelResponded,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    Usage,
+)
+
 Script = Sequence["Reply"] | Callable[[dict[str, Any]], "Reply"]
 
 
@@ -236,3 +246,33 @@ def _head(status: int, content_type: str, extra: str, length: int | None) -> byt
     return (
         f"HTTP/1.1 {status} Scripted\r\ncontent-type: {content_type}\r\n{framing}\r\n{extra}\r\n"
     ).encode()
+
+
+def reply_events(reply: Reply) -> list[Any]:
+    """The core model events a reply stands for (for an in-process scripted model)."""
+    if reply.status >= 400:
+        retry_after = dict(reply.headers).get("retry-after")
+        return [
+            ModelCallFailed(
+                retryable=status_retryable(reply.status),
+                message=f"HTTP {reply.status}: {reply.error}",
+                status=reply.status,
+                retry_after=float(retry_after) if retry_after else None,
+            )
+        ]
+    size = max(1, reply.chunk_size)
+    events: list[Any] = [
+        TextDelta(text=reply.text[i : i + size]) for i in range(0, len(reply.text), size)
+    ]
+    for index, (call_id, name, arguments) in enumerate(reply.calls):
+        events.append(ToolCallStarted(index=index, call_id=call_id, name=name))
+        events += [
+            ToolCallArgumentsDelta(index=index, fragment=arguments[i : i + size])
+            for i in range(0, len(arguments), size)
+        ]
+    if reply.cut_after is not None:
+        cut = events[: reply.cut_after]
+        return [*cut, ModelCallFailed(retryable=True, message="stream ended before the response")]
+    finish = "tool_calls" if reply.calls else "stop"
+    usage = Usage(input_tokens=reply.usage[0], output_tokens=reply.usage[1])
+    return [*events, ModelResponded(finish_reason=finish, usage=usage)]

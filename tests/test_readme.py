@@ -39,3 +39,10 @@ def test_readme_client_example_runs_against_a_local_server(capsys, tmp_path, mon
     assert "tool: add {'a': 56, 'b': 5}" in out
     assert "The answer is 61." in out
     assert (tmp_path / "sessions.db").exists()
+
+
+def test_readme_plugin_example_passes_as_a_users_test(pytester) -> None:
+    [block] = [b for b in python_blocks() if "scripted_model" in b]
+    pytester.makepyfile(test_example=block)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
+from toolreel.adapters import HttpModel, OpenAICodec
 from toolreel.adapters._failures import duration, http_failure, retry_after, status_retryable
-from toolreel.core import ModelCallFailed
+from toolreel.core import ModelCallFailed, ModelRequest
 
 
 @pytest.mark.parametrize("status", [408, 409, 425, 429, 500, 502, 503, 504, 529])
@@ -35,3 +37,16 @@ def test_http_failure_carries_status_message_and_wait() -> None:
         retryable=True, message="HTTP 429: slow down", status=429, retry_after=3.0
     )
     assert http_failure(429, "quota", {}, retryable=False).retryable is False
+
+
+def test_a_url_no_client_can_use_is_a_fatal_failure_not_a_retry() -> None:
+    async def main() -> list:
+        model = HttpModel(OpenAICodec(), base_url="ftp://127.0.0.1/v1")
+        request = ModelRequest(model="m", system=None, messages=(), tools=())
+        events = [event async for event in model.stream(request)]
+        await model.aclose()
+        return events
+
+    [failure] = anyio.run(main)
+    assert isinstance(failure, ModelCallFailed)
+    assert failure.retryable is False and "UnsupportedProtocol" in failure.message

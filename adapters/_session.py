@@ -1,0 +1,133 @@
+"""A stored session, rebuilt: its config, history and one summary per turn.
+
+`load_session` folds the journaled events through `step` again — the journal
+holds facts, the session is what they mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+
+from toolreel.core import (
+    ChatMessage,
+    Event,
+    Failure,
+    Finish,
+    FinishReason,
+    LoopConfig,
+    Persist,
+    Phase,
+    PromptSubmitted,
+    State,
+    Usage,
+    initial_state,
+    step,
+)
+
+from ._journal import Journal, JournalEntry
+
+
+@attrs.frozen(kw_only=True)
+class TurnSummary:
+    """One user prompt and how its turn ended (`reason` None: it never finished)."""
+
+    prompt: str
+    reason: FinishReason | None = None
+    text: str = ""
+    iterations: int = 0
+    usage: Usage = attrs.Factory(Usage)
+    max_iterations_reached: bool = False
+    error: Failure | None = None
+    block_reason: str | None = None
+    answer: ChatMessage | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Session:
+    """A session as its events made it."""
+
+    session_id: str
+    config: LoopConfig
+    history: tuple[ChatMessage, ...]
+    turns: tuple[TurnSummary, ...]
+    events: int
+    phase: Phase
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens over every turn."""
+        total = Usage()
+        for turn in self.turns:
+            total = total + turn.usage
+        return total
+
+
+def summarize(finish: Finish, prompt: str, answer: ChatMessage | None = None) -> TurnSummary:
+    """A turn's summary from its `Finish` (and the assistant message it recorded)."""
+    return TurnSummary(
+        answer=answer,
+        prompt=prompt,
+        reason=finish.reason,
+        text=finish.text,
+        iterations=finish.iterations,
+        usage=finish.usage,
+        max_iterations_reached=finish.max_iterations_reached,
+        error=finish.error,
+        block_reason=finish.block_reason,
+    )
+
+
+class SessionBuilder:
+    """Folds a session's events, keeping what a summary needs (and nothing per event)."""
+
+    def __init__(self, session_id: str, config: LoopConfig) -> None:
+        """Start from the first state of `config`."""
+        self.session_id = session_id
+        self.state: State = initial_state(config)
+        self.turns: list[TurnSummary] = []
+        self.events = 0
+        self._prompt: str | None = None
+
+    def add(self, event: Event) -> tuple[object, ...]:
+        """Fold one event; its effects."""
+        self.state, effects = step(self.state, event)
+        self.events += 1
+        if isinstance(event, PromptSubmitted):
+            self._prompt = event.text
+        answer = None
+        for effect in effects:
+            if isinstance(effect, Persist) and effect.message.role == "assistant":
+                answer = effect.message
+            if isinstance(effect, Finish):
+                self.turns.append(summarize(effect, self._prompt or "", answer))
+                self._prompt = None
+        return effects
+
+    def session(self) -> Session:
+        """The session so far (an unfinished turn shows with reason None)."""
+        turns = list(self.turns)
+        if self._prompt is not None:
+            turns.append(TurnSummary(prompt=self._prompt))
+        return Session(
+            session_id=self.session_id,
+            config=self.state.config,
+            history=self.state.history,
+            turns=tuple(turns),
+            events=self.events,
+            phase=self.state.phase,
+        )
+
+
+def session_from(session_id: str, config: LoopConfig, entries: Iterable[JournalEntry]) -> Session:
+    """The session `entries` describe."""
+    builder = SessionBuilder(session_id, config)
+    for entry in entries:
+        builder.add(entry.event)
+    return builder.session()
+
+
+def load_session(journal: Journal, session_id: str) -> Session:
+    """Rebuild a journaled session (KeyError if the journal has no such session)."""
+    return session_from(session_id, journal.config(session_id), journal.entries(session_id))

@@ -1,0 +1,107 @@
+"""One stable, human-readable rendering of a session (Markdown-like).
+
+Stable means the same session always renders to the same bytes: no times, no
+run-specific ids unless asked (`ids=True`), JSON pretty-printed with sorted
+keys, numbers as Python's shortest round-trip repr. Tool rounds show in full,
+or collapsed to one line each turn (`expand=False`), as chat UIs show them.
+"""
+
+from __future__ import annotations
+
+import json
+
+from toolreel.core import ToolCall, ToolResult, ToolRound, Usage
+
+from ._session import Session, TurnSummary
+
+
+def _pretty(text: str) -> str:
+    """JSON text pretty-printed with sorted keys; other text as it is."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def _fenced(text: str, language: str = "") -> list[str]:
+    """A fenced block (its fence longer than any run of backticks inside)."""
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return [f"{fence}{language}", text, fence]
+
+
+def _call_lines(call: ToolCall, result: ToolResult | None, ids: bool) -> list[str]:
+    """One call with its arguments and its result or error."""
+    label = f"→ {call.name}" + (f" [{call.id}]" if ids else "")
+    lines = [label, *_fenced(_pretty(call.arguments), "json")]
+    if result is None:
+        return [*lines, "← (no result)"]
+    head = "← error:" if result.is_error else "← result:"
+    return [*lines, head, *_fenced(_pretty(result.content))]
+
+
+def _round_lines(number: int, tool_round: ToolRound, ids: bool) -> list[str]:
+    """One round: the text before its calls, then each call and its result."""
+    lines = [f"### Round {number}"]
+    if tool_round.assistant_text.strip():
+        lines.append(f"Assistant: {tool_round.assistant_text.strip()}")
+    results = {result.call_id: result for result in tool_round.results}
+    for call in tool_round.tool_calls:
+        lines += _call_lines(call, results.get(call.id), ids)
+    return [*lines, ""]
+
+
+def _usage(usage: Usage) -> str:
+    """Token counts in one phrase."""
+    text = f"{usage.input_tokens} in / {usage.output_tokens} out tokens"
+    extra = ", ".join(f"{name} {count}" for name, count in usage.extra)
+    return f"{text} ({extra})" if extra else text
+
+
+def _summary_line(turn: TurnSummary) -> str:
+    """How the turn ended."""
+    if turn.reason is None:
+        return "_unfinished_"
+    parts = [turn.reason.value, f"{turn.iterations} iterations", _usage(turn.usage)]
+    if turn.max_iterations_reached:
+        parts.insert(1, "max iterations reached")
+    if turn.error is not None:
+        parts.append(f"error {turn.error.kind}: {turn.error.message}")
+    if turn.block_reason:
+        parts.append(f"blocked: {turn.block_reason}")
+    return "_" + " · ".join(parts) + "_"
+
+
+def _turn_lines(number: int, turn: TurnSummary, expand: bool, ids: bool) -> list[str]:
+    """One turn: prompt, rounds, answer, summary."""
+    lines = [f"## Turn {number}", "", f"**User:** {turn.prompt}", ""]
+    answer = turn.answer
+    rounds = answer.tool_rounds if answer else ()
+    if rounds and expand:
+        for index, tool_round in enumerate(rounds, start=1):
+            lines += _round_lines(index, tool_round, ids)
+    elif rounds:
+        names = ", ".join(call.name for r in rounds for call in r.tool_calls)
+        lines += [f"▸ {len(rounds)} tool round{'s' if len(rounds) != 1 else ''}: {names}", ""]
+    if answer is not None and answer.content:
+        lines += [f"**Assistant:** {answer.content}", ""]
+    return [*lines, _summary_line(turn), ""]
+
+
+def render_transcript(session: Session, *, expand: bool = True, ids: bool = False) -> str:
+    """The session as stable Markdown-like text."""
+    lines = [f"# Session {session.session_id}" if ids else "# Session", ""]
+    config = session.config
+    lines += [f"model: {config.model}"]
+    if config.system_prompt:
+        lines += [f"system: {config.system_prompt}"]
+    if config.tools:
+        lines += ["tools: " + ", ".join(spec.name for spec in config.tools)]
+    lines.append("")
+    for number, turn in enumerate(session.turns, start=1):
+        lines += _turn_lines(number, turn, expand, ids)
+    turns = len(session.turns)
+    lines.append(f"Total: {turns} turn{'s' if turns != 1 else ''} · {_usage(session.usage)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,301 @@
+"""agent_step(state, event) -> (state, effects): structured-output agents as a pure reducer.
+
+Theory of operation
+-------------------
+An agent's job is one validated, typed output. A run is a series of
+*attempts*; an attempt is a series of *iterations* (one model call plus the
+tool executions it asks for) that ends when the model produces an output,
+which is then validated. A failed validation starts a new attempt in the same
+conversation, with the problems fed back. The model sees helper tools (to
+explore), the output tool (whose arguments *are* the output) and, with
+reflection, `submit`. `agent_step` never does I/O: the shell carries out each
+effect (core/_agent_effects.py) and feeds back what happened as events
+(core/_agent_events.py). The transitions are the table `AGENT_RULES` at the
+bottom of this module: one handler per (phase, event type); any other pair is
+a programmer error and raises `AgentStepError` naming both. Nothing the model,
+a tool, a validator or the network sends can raise.
+
+Rules
+-----
+1.  `PromptSubmitted` starts attempt 1: the prompt is the conversation's first
+    user message; `Notify(AttemptStarted(1))`, then one `CallModel` offering
+    the helpers, the output tool and, only for a `ReflectiveOutput`, `submit`.
+2.  Model events accumulate one response as in the tool loop (core/_stream.py):
+    text, reasoning blocks, tool calls by index, argument fragments split
+    anywhere. `ModelResponded` ends it and adds its usage.
+3.  A response without any tool call finishes `INVALID_RESPONSE` (phase
+    iteration, with attempt and iteration); its text stays in the conversation.
+4.  A response with calls opens one round; each call gets exactly one result,
+    in call order: arguments that are not a JSON object -> an error result, the
+    call never runs; a helper -> `RunTool`; the output tool -> plain: "Output
+    received." at once, reflective: `Reflect` (the handler's text is the
+    result); `submit` -> "Output submitted for validation."; any other name
+    (`submit` too, without reflection) -> "Unknown tool: NAME". Every execution
+    is issued in the same step.
+5.  Helper and reflection failures (exceptions, timeouts, output the handler
+    cannot take) arrive as `ToolFinished(is_error=True)` and are results like
+    any other: the model reads them and may recover.
+6.  When every call has its result, the round joins the attempt (one assistant
+    message with all calls, one user message with all results). The attempt's
+    output is the arguments of its last valid output-tool call (within a
+    response the last call wins). Then:
+    a. reflective and `submit` was called: `SUBMIT_BEFORE_OUTPUT` if the
+       attempt has no output (an output-tool call anywhere in the same
+       response counts), else `Validate` of the last output;
+    b. plain and the output tool was called: `Validate` (the response's other
+       calls have been processed first);
+    c. otherwise the next iteration's `CallModel`, unless the attempt made
+       `max_iterations_per_attempt` calls: `MAX_ITERATIONS` (attempt,
+       iteration, limit), no validation.
+7.  `ValidationFinished` without problems finishes with the output. With
+    problems: `Notify(ValidationFailed)`; if attempts remain, a user message
+    listing the problems follows the attempt's messages and the next attempt
+    starts (rule 1's notice and call; iterations and output start afresh);
+    else `VALIDATION_FAILED` (phase validation, limit `max_attempts`).
+8.  A retryable `ModelCallFailed` discards the partial response and waits
+    (`StartTimer`, the tool loop's `RetryPolicy`); `TimerFired` repeats the
+    same iteration's call. Fatal, or out of retries: `PROVIDER_ERROR` with the
+    provider's message and status.
+9.  `Cancelled` finishes `EXECUTION_CANCELLED` in any phase (phase iteration,
+    or validation while validating; attempt and iteration). Once the caller
+    aborted, the shell feeds it instead of the next model call (and when it
+    cuts a call in flight). A round in flight is closed with "cancelled" error
+    results; late events are then dropped.
+10. Usage sums every `ModelResponded` of every attempt and never decreases.
+11. Exactly one `FinishAgent` ends a run, always the last effect; it carries
+    the outcome, the usage, attempts, iterations and the whole conversation.
+    Every error's context holds every failed attempt's validation errors.
+12. Callbacks: `RunTool` and `Reflect` are exactly the tool executions — the
+    shell tells `on_tool_call` before and `on_tool_result` after each, failed
+    or not; `AttemptStarted` and `ValidationFailed` notices drive
+    `on_attempt_start` and `on_validation_failure`.
+13. Tool names are unique (`submit` included when injected): `AgentConfig`
+    rejects duplicates when built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from ._agent_effects import Notify
+from ._agent_events import AgentEvent, ValidationFinished
+from ._agent_finish import (
+    AgentStep,
+    call_model,
+    fail,
+    finish,
+    start_attempt,
+    validation_feedback,
+)
+from ._agent_notices import ValidationFailed
+from ._agent_outcome import AgentError, AgentOutput, AttemptErrors, ErrorCode, ErrorPhase
+from ._agent_round import add_result, cancel_round, open_round
+from ._agent_state import AgentPhase, AgentState, AgentStepError
+from ._effects import StartTimer
+from ._events import (
+    Cancelled,
+    ModelCallFailed,
+    ModelResponded,
+    PromptSubmitted,
+    ReasoningDelta,
+    TextDelta,
+    TimerFired,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    ToolFinished,
+)
+from ._records import ChatMessage
+from ._rounds import awaited_position
+from ._state import EMPTY_STREAM
+from ._stream import add_fragment, add_reasoning, add_text, finished_calls, start_call
+
+AgentHandler = Callable[[AgentState, Any], AgentStep]
+
+
+def agent_step(state: AgentState, event: AgentEvent) -> AgentStep:
+    """Apply one event: the new state and the effects the shell must carry out."""
+    handler = AGENT_RULES.get((state.phase, type(event)))
+    if handler is None:
+        raise AgentStepError(state.phase, event)
+    return handler(state, event)
+
+
+# Rule 1 ----------------------------------------------------------------------
+
+
+def _on_prompt(state: AgentState, event: PromptSubmitted) -> AgentStep:
+    """Start attempt 1 with the prompt as the first user message."""
+    return start_attempt(state, ChatMessage(role="user", content=event.text))
+
+
+# Rule 2 ----------------------------------------------------------------------
+
+
+def _on_text(state: AgentState, event: TextDelta) -> AgentStep:
+    """Accumulate the response's text."""
+    return attrs.evolve(state, stream=add_text(state.stream, event.text)), ()
+
+
+def _on_reasoning(state: AgentState, event: ReasoningDelta) -> AgentStep:
+    """Accumulate a reasoning block (sent back with the round)."""
+    stream = add_reasoning(state.stream, event.text, event.signature, event.redacted)
+    return attrs.evolve(state, stream=stream), ()
+
+
+def _on_call_started(state: AgentState, event: ToolCallStarted) -> AgentStep:
+    """Open the tool call at its index."""
+    stream = start_call(state.stream, event.index, event.call_id, event.name, event.signature)
+    return attrs.evolve(state, stream=stream), ()
+
+
+def _on_fragment(state: AgentState, event: ToolCallArgumentsDelta) -> AgentStep:
+    """Append an argument fragment to the call at its index."""
+    return attrs.evolve(state, stream=add_fragment(state.stream, event.index, event.fragment)), ()
+
+
+# Rules 3, 4, 10 --------------------------------------------------------------
+
+
+def _on_responded(state: AgentState, event: ModelResponded) -> AgentStep:
+    """The response is complete: fail without calls, else open the iteration's round."""
+    stream = state.stream
+    state = attrs.evolve(state, usage=state.usage + event.usage, stream=EMPTY_STREAM, retry=0)
+    calls = finished_calls(stream, state.attempt, state.iteration)
+    if not calls:
+        return fail(
+            state,
+            ErrorCode.INVALID_RESPONSE,
+            f"the model answered without calling a tool (expected {state.config.output_name})",
+            text=stream.text,
+            reasoning=stream.reasoning,
+        )
+    return open_round(state, stream.text, stream.reasoning, calls)
+
+
+# Rules 5, 6 ------------------------------------------------------------------
+
+
+def _on_tool_finished(state: AgentState, event: ToolFinished) -> AgentStep:
+    """A helper's or the reflection handler's result for one call of the round."""
+    pending = state.pending
+    assert pending is not None
+    position = awaited_position(pending, event.call_id)
+    if position < 0:
+        awaited = [
+            call.id
+            for call, run, result in zip(pending.calls, pending.runs, pending.results, strict=True)
+            if run is not None and result is None
+        ]
+        detail = f"no call {event.call_id!r} awaits a result; awaiting {awaited}"
+        raise AgentStepError(state.phase, event, detail)
+    return add_result(state, position, event.output, event.is_error)
+
+
+# Rule 7 ----------------------------------------------------------------------
+
+
+def _on_validated(state: AgentState, event: ValidationFinished) -> AgentStep:
+    """Accept the output, or feed the problems back in a new attempt, or give up."""
+    if event.attempt != state.attempt:
+        raise AgentStepError(state.phase, event, f"awaiting attempt {state.attempt}")
+    assert state.output is not None
+    if not event.problems:
+        return finish(state, AgentOutput(output=state.output))
+    errors = AttemptErrors(attempt=state.attempt, problems=event.problems)
+    state = attrs.evolve(state, errors=(*state.errors, errors))
+    told = Notify(notice=ValidationFailed(attempt=state.attempt, problems=event.problems))
+    config = state.config
+    if state.attempt < config.max_attempts:
+        state, effects = start_attempt(state, validation_feedback(state, event.problems))
+        return state, (told, *effects)
+    state, effects = fail(
+        state,
+        ErrorCode.VALIDATION_FAILED,
+        f"the output failed validation in all {config.max_attempts} attempt(s)",
+        phase=ErrorPhase.VALIDATION,
+        limit=config.max_attempts,
+    )
+    return state, (told, *effects)
+
+
+# Rule 8 ----------------------------------------------------------------------
+
+
+def _token(state: AgentState) -> str:
+    """The backoff timer's token for the next retry of the current call."""
+    return f"retry:{state.attempt}:{state.iteration}:{state.retry + 1}"
+
+
+def _on_failed(state: AgentState, event: ModelCallFailed) -> AgentStep:
+    """Retry a retryable failure after a backoff, else finish PROVIDER_ERROR."""
+    state = attrs.evolve(state, stream=EMPTY_STREAM)
+    retry = state.config.retry
+    if event.retryable and state.retry < retry.max_retries:
+        seconds = retry.delay(state.retry, event.retry_after)
+        timer = StartTimer(token=_token(state), seconds=seconds)
+        return attrs.evolve(state, phase=AgentPhase.BACKING_OFF), (timer,)
+    return fail(state, ErrorCode.PROVIDER_ERROR, event.message, status=event.status)
+
+
+def _on_timer(state: AgentState, event: TimerFired) -> AgentStep:
+    """The backoff elapsed: repeat the same model call."""
+    if event.token != _token(state):
+        raise AgentStepError(state.phase, event, f"awaiting timer {_token(state)!r}")
+    return call_model(state, retry=state.retry + 1)
+
+
+# Rule 9 ----------------------------------------------------------------------
+
+
+def _on_cancel(state: AgentState, event: Cancelled) -> AgentStep:
+    """Finish EXECUTION_CANCELLED, closing the round in flight with "cancelled" results."""
+    phase = ErrorPhase.VALIDATION if state.phase is AgentPhase.VALIDATING else ErrorPhase.ITERATION
+    state = cancel_round(state)
+    return fail(state, ErrorCode.EXECUTION_CANCELLED, "cancelled by the caller", phase=phase)
+
+
+def _nothing(state: AgentState, event: AgentEvent) -> AgentStep:
+    """Nothing to do (a cancel after the run ended)."""
+    return state, ()
+
+
+def _late(state: AgentState, event: AgentEvent) -> AgentStep:
+    """After a cancel, the cancelled run's stragglers are dropped; otherwise misuse."""
+    outcome = state.outcome
+    if isinstance(outcome, AgentError) and outcome.code is ErrorCode.EXECUTION_CANCELLED:
+        return state, ()
+    raise AgentStepError(state.phase, event, "the run has finished")
+
+
+# The transition table --------------------------------------------------------
+
+_ANSWERS: tuple[type, ...] = (
+    TextDelta,
+    ReasoningDelta,
+    ToolCallStarted,
+    ToolCallArgumentsDelta,
+    ModelResponded,
+    ModelCallFailed,
+    ToolFinished,
+    ValidationFinished,
+    TimerFired,
+)
+
+AGENT_RULES: dict[tuple[AgentPhase, type], AgentHandler] = {
+    (AgentPhase.IDLE, PromptSubmitted): _on_prompt,
+    (AgentPhase.STREAMING, TextDelta): _on_text,
+    (AgentPhase.STREAMING, ReasoningDelta): _on_reasoning,
+    (AgentPhase.STREAMING, ToolCallStarted): _on_call_started,
+    (AgentPhase.STREAMING, ToolCallArgumentsDelta): _on_fragment,
+    (AgentPhase.STREAMING, ModelResponded): _on_responded,
+    (AgentPhase.STREAMING, ModelCallFailed): _on_failed,
+    (AgentPhase.BACKING_OFF, TimerFired): _on_timer,
+    (AgentPhase.RUNNING_TOOLS, ToolFinished): _on_tool_finished,
+    (AgentPhase.VALIDATING, ValidationFinished): _on_validated,
+    **{(phase, Cancelled): _on_cancel for phase in AgentPhase if phase is not AgentPhase.FINISHED},
+    (AgentPhase.FINISHED, Cancelled): _nothing,
+    **{(AgentPhase.FINISHED, kind): _late for kind in _ANSWERS},
+}

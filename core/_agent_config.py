@@ -1,0 +1,113 @@
+"""AgentConfig: how a structured-output agent runs — its tools, its output, its limits.
+
+The output spec is a closed union of two classes, so the invalid states of
+reflection cannot be written down:
+
+- `PlainOutput(tool)`: calling the output tool ends the attempt; no `submit`.
+- `ReflectiveOutput(tool)`: each output-tool call is reflected (the shell runs
+  the reflection handler) and the `submit` tool is offered; only `submit` ends
+  the attempt. `submit` exists only here and has no settings of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TypeAlias
+
+import attrs
+
+from ._config import RetryPolicy
+from ._records import ToolSpec
+
+SUBMIT_TOOL = ToolSpec(
+    name="submit",
+    description=(
+        "Submit your final output for validation. "
+        "Call this when you are satisfied with your output."
+    ),
+    parameters={"type": "object", "properties": {}},
+)
+
+DEFAULT_MAX_ITERATIONS_PER_ATTEMPT = 15
+AGENT_TOOL_CHOICES = frozenset({"auto", "required"})
+
+
+@attrs.frozen(kw_only=True)
+class PlainOutput:
+    """An output tool without reflection: its call ends the attempt."""
+
+    tool: ToolSpec
+
+
+@attrs.frozen(kw_only=True)
+class ReflectiveOutput:
+    """An output tool with a reflection handler: refined by calls, ended by `submit`."""
+
+    tool: ToolSpec
+
+    @property
+    def submit(self) -> ToolSpec:
+        """The injected `submit` tool (the same for every reflective output)."""
+        return SUBMIT_TOOL
+
+
+OutputSpec: TypeAlias = PlainOutput | ReflectiveOutput
+
+
+def _specs(specs: Iterable[ToolSpec]) -> tuple[ToolSpec, ...]:
+    """Any iterable of tool specs, held as a tuple."""
+    return tuple(specs)
+
+
+def _choice(_: object, __: object, value: str) -> None:
+    """Only "auto" or "required": the agent must be free to pick among its tools."""
+    if value not in AGENT_TOOL_CHOICES:
+        raise ValueError(f"tool_choice must be one of {sorted(AGENT_TOOL_CHOICES)}, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class AgentConfig:
+    """Everything that decides how an agent run goes, fixed for the run."""
+
+    output: OutputSpec
+    helpers: tuple[ToolSpec, ...] = attrs.field(default=(), converter=_specs)
+    model: str = ""
+    system_prompt: str | None = None
+    max_attempts: int = attrs.field(default=3, validator=attrs.validators.ge(1))
+    max_iterations_per_attempt: int = attrs.field(
+        default=DEFAULT_MAX_ITERATIONS_PER_ATTEMPT, validator=attrs.validators.ge(1)
+    )
+    tool_choice: str = attrs.field(default="auto", validator=_choice)
+    max_tokens: int | None = None
+    temperature: float | None = None
+    retry: RetryPolicy = attrs.field(factory=RetryPolicy)
+
+    def __attrs_post_init__(self) -> None:
+        """Reject two tools with one name (`submit` included when it is injected)."""
+        seen: set[str] = set()
+        for spec in self.tools:
+            if spec.name in seen:
+                raise ValueError(f"Duplicate tool name: {spec.name}")
+            seen.add(spec.name)
+
+    @property
+    def tools(self) -> tuple[ToolSpec, ...]:
+        """What the model is offered: the helpers, the output tool, then `submit` if reflective."""
+        if isinstance(self.output, ReflectiveOutput):
+            return (*self.helpers, self.output.tool, self.output.submit)
+        return (*self.helpers, self.output.tool)
+
+    @property
+    def output_name(self) -> str:
+        """The output tool's name."""
+        return self.output.tool.name
+
+    @property
+    def reflective(self) -> bool:
+        """Whether output-tool calls are reflected and `submit` ends an attempt."""
+        return isinstance(self.output, ReflectiveOutput)
+
+    @property
+    def helper_names(self) -> frozenset[str]:
+        """The helper tools' names."""
+        return frozenset(spec.name for spec in self.helpers)

@@ -1,0 +1,35 @@
+"""Agent notices: what the caller's callbacks are told, carried by `Notify` effects.
+
+- `AttemptStarted`: an attempt begins (before its first model call);
+  drives `on_attempt_start`.
+- `ValidationFailed`: an attempt's output failed validation; drives
+  `on_validation_failure`.
+
+Tool callbacks need no notice: each `RunTool`/`Reflect` effect is one
+execution, and the shell tells `on_tool_call` before it and `on_tool_result`
+after it.
+"""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+import attrs
+
+
+@attrs.frozen(kw_only=True)
+class AttemptStarted:
+    """Attempt `attempt` (1-based) begins."""
+
+    attempt: int
+
+
+@attrs.frozen(kw_only=True)
+class ValidationFailed:
+    """The output of attempt `attempt` failed validation with `problems`."""
+
+    attempt: int
+    problems: tuple[str, ...]
+
+
+AgentNotice: TypeAlias = AttemptStarted | ValidationFailed

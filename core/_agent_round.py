@@ -1,0 +1,175 @@
+"""One agent iteration's tool round: answer or run each call, then decide how the attempt goes on.
+
+Every call gets exactly one result, placed at the call's position whatever
+order results arrive in, so the round enters the conversation in issue order
+(one assistant message with every call, one user message with every result).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ._agent_config import SUBMIT_TOOL, AgentConfig
+from ._agent_effects import AgentEffect, Reflect, Validate
+from ._agent_finish import AgentStep, call_model, fail
+from ._agent_outcome import ErrorCode
+from ._agent_state import AgentPhase, AgentState
+from ._effects import RunTool
+from ._records import Reasoning, ToolCall, ToolResult, ToolRound
+from ._rounds import CANCELLED_RESULT
+from ._state import PendingRound
+from ._stream import arguments_error
+
+OUTPUT_RECEIVED = "Output received."
+SUBMITTED = "Output submitted for validation."
+
+
+def _error(call: ToolCall, content: str) -> ToolResult:
+    """An error result for `call` that the model will read."""
+    return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
+
+
+def _ok(call: ToolCall, content: str) -> ToolResult:
+    """A plain result for `call`."""
+    return ToolResult(call_id=call.id, name=call.name, content=content)
+
+
+def is_submit(config: AgentConfig, call: ToolCall) -> bool:
+    """Whether `call` is the injected `submit` (only a reflective output has one)."""
+    return config.reflective and call.name == SUBMIT_TOOL.name
+
+
+def outputs(config: AgentConfig, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
+    """The output-tool calls whose arguments are a JSON object, in call order."""
+    return tuple(
+        call
+        for call in calls
+        if call.name == config.output_name and arguments_error(call.arguments) is None
+    )
+
+
+def _answer(config: AgentConfig, call: ToolCall, has_output: bool) -> ToolResult | None:
+    """The result a call gets without running anything, or None when it must run."""
+    if is_submit(config, call):
+        if has_output:
+            return _ok(call, SUBMITTED)
+        return _error(call, f"Nothing to submit: call {config.output_name} first.")
+    problem = arguments_error(call.arguments)
+    if problem is not None:
+        return _error(call, problem)
+    if call.name == config.output_name:
+        return None if config.reflective else _ok(call, OUTPUT_RECEIVED)
+    if call.name in config.helper_names:
+        return None
+    return _error(call, f"Unknown tool: {call.name}")
+
+
+def _execution(config: AgentConfig, call: ToolCall) -> AgentEffect:
+    """The effect that runs a call: the reflection handler for the output tool, else the helper."""
+    return Reflect(call=call) if call.name == config.output_name else RunTool(call=call)
+
+
+def open_round(
+    state: AgentState, text: str, reasoning: tuple[Reasoning, ...], calls: tuple[ToolCall, ...]
+) -> AgentStep:
+    """Answer what needs no run, issue every execution at once, or close the round now."""
+    config = state.config
+    has_output = state.output is not None or bool(outputs(config, calls))
+    results = tuple(_answer(config, call, has_output) for call in calls)
+    runs = tuple(
+        call if result is None else None for call, result in zip(calls, results, strict=True)
+    )
+    pending = PendingRound(text=text, reasoning=reasoning, calls=calls, runs=runs, results=results)
+    state = attrs.evolve(state, pending=pending)
+    effects = tuple(_execution(config, call) for call in runs if call is not None)
+    if not effects:
+        return close_round(state)
+    return attrs.evolve(state, phase=AgentPhase.RUNNING_TOOLS), effects
+
+
+def add_result(state: AgentState, position: int, output: str, is_error: bool) -> AgentStep:
+    """Record the result of the call at `position`; close the round once all are in."""
+    pending = state.pending
+    assert pending is not None
+    call = pending.calls[position]
+    result = ToolResult(call_id=call.id, name=call.name, content=output, is_error=is_error)
+    results = (*pending.results[:position], result, *pending.results[position + 1 :])
+    state = attrs.evolve(state, pending=attrs.evolve(pending, results=results))
+    if any(slot is None for slot in results):
+        return state, ()
+    return close_round(state)
+
+
+def _completed(pending: PendingRound) -> ToolRound:
+    """The pending round as a record (every result present)."""
+    return ToolRound(
+        assistant_text=pending.text,
+        tool_calls=pending.calls,
+        results=tuple(result for result in pending.results if result is not None),
+        reasoning=pending.reasoning,
+    )
+
+
+def close_round(state: AgentState) -> AgentStep:
+    """Store the round, then end the attempt (submit / output) or go on (rules 6a-c)."""
+    pending = state.pending
+    assert pending is not None
+    config = state.config
+    produced = outputs(config, pending.calls)
+    latest = produced[-1].arguments if produced else None  # the last call wins
+    output = state.output if latest is None else latest
+    state = attrs.evolve(
+        state, rounds=(*state.rounds, _completed(pending)), pending=None, output=output
+    )
+    if any(is_submit(config, call) for call in pending.calls):
+        if output is None:
+            return fail(
+                state,
+                ErrorCode.SUBMIT_BEFORE_OUTPUT,
+                f"submit was called before any call of {config.output_name}",
+            )
+        return validate(state, output)
+    if latest is not None and not config.reflective:
+        return validate(state, latest)
+    limit = config.max_iterations_per_attempt
+    if state.iteration >= limit:
+        return fail(
+            state,
+            ErrorCode.MAX_ITERATIONS,
+            f"attempt {state.attempt} reached max_iterations_per_attempt={limit} "
+            "without producing an output",
+            limit=limit,
+        )
+    return call_model(state)
+
+
+def validate(state: AgentState, output: str) -> AgentStep:
+    """Ask for the attempt's output to be validated."""
+    state = attrs.evolve(state, phase=AgentPhase.VALIDATING)
+    return state, (Validate(output=output, attempt=state.attempt),)
+
+
+def cancel_round(state: AgentState) -> AgentState:
+    """Close the round in flight on cancel: unanswered calls get a "cancelled" error result.
+
+    Their late results are dropped from then on (`ignored_calls`).
+    """
+    pending = state.pending
+    if pending is None:
+        return state
+    results = tuple(
+        result or _error(call, CANCELLED_RESULT)
+        for call, result in zip(pending.calls, pending.results, strict=True)
+    )
+    abandoned = frozenset(
+        call.id
+        for call, result in zip(pending.calls, pending.results, strict=True)
+        if result is None
+    )
+    closed = _completed(attrs.evolve(pending, results=results))
+    return attrs.evolve(
+        state,
+        rounds=(*state.rounds, closed),
+        pending=None,
+        ignored_calls=state.ignored_calls | abandoned,
+    )

@@ -1,0 +1,210 @@
+"""Structured-output agents: `AgentDefinition` and `execute_agent`.
+
+    definition = AgentDefinition(
+        build_prompt=lambda text: f"Extract the invoice from:\\n{text}",
+        output=OutputTool.of(Invoice, name="record_invoice", reflection_handler=show),
+        helpers=[currency_rate],
+        validators=[totals_add_up],
+    )
+    result = await execute_agent(definition, text, AgentOptions(model=..., provider=...))
+    if isinstance(result, AgentSuccess):
+        result.output            # an Invoice
+    else:
+        result.error.code        # "VALIDATION_FAILED", "MAX_ITERATIONS", ...
+
+The rules (attempts, iterations, reflection, validation, errors) are the
+core's: see core/_agent.py. This module builds the core config from the
+definition and the options, runs `AgentRunner`, and reports the outcome with
+its metadata.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
+
+import anyio
+import attrs
+
+from toolreel.adapters import HttpModel, ModelPort, Timeouts, http_model
+from toolreel.core import (
+    DEFAULT_MAX_ITERATIONS_PER_ATTEMPT,
+    AgentConfig,
+    AgentError,
+    AgentOutput,
+    AttemptErrors,
+    ChatMessage,
+    FinishAgent,
+    Usage,
+)
+
+from ._agent_output import OutputTool, Validator
+from ._agent_runner import AgentCallbacks, AgentRunner
+from ._options import AgentOptions
+from ._tools import Tool, tool
+
+I = TypeVar("I")  # noqa: E741 - the input type, as in the issue's signature
+T = TypeVar("T")
+
+
+@attrs.frozen(kw_only=True)
+class AgentDefinition(Generic[I, T]):
+    """An agent: how to prompt it, its tools, its output, how it is validated, who watches.
+
+    `helpers` are `Tool`s (or plain typed functions, wrapped with `@tool`).
+    `validators` take the typed output and return a list of problems (empty:
+    fine); sync or async. Callbacks get the reducer's `AgentState` first:
+    `on_tool_call(state, name, input)`, `on_tool_result(state, name, result)`,
+    `on_attempt_start(state, attempt)`, `on_validation_failure(state, attempt,
+    problems)`; sync or async; one that raises is recorded in the metadata.
+    """
+
+    build_prompt: Callable[[I], str]
+    output: OutputTool[T]
+    system_prompt: str | None = None
+    helpers: Sequence[Tool | Callable[..., Any]] = ()
+    validators: Sequence[Validator[T]] = ()
+    max_attempts: int = 3
+    max_iterations_per_attempt: int = DEFAULT_MAX_ITERATIONS_PER_ATTEMPT
+    tool_choice: str = "auto"
+    on_tool_call: Callable[..., Any] | None = None
+    on_tool_result: Callable[..., Any] | None = None
+    on_attempt_start: Callable[..., Any] | None = None
+    on_validation_failure: Callable[..., Any] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class AgentMetadata:
+    """What a run cost and went through, success or failure alike.
+
+    `usage` sums every model call of every attempt; `latency` is the wall time
+    in seconds; `iterations` counts iterations begun over all attempts;
+    `validation_errors` the problems of each failed attempt; `history` the
+    whole conversation.
+    """
+
+    usage: Usage
+    latency: float
+    attempts: int
+    iterations: int
+    callback_errors: tuple[str, ...]
+    validation_errors: tuple[AttemptErrors, ...]
+    history: tuple[ChatMessage, ...]
+
+
+@attrs.frozen(kw_only=True)
+class AgentSuccess(Generic[T]):
+    """The validated, typed output."""
+
+    output: T
+    metadata: AgentMetadata
+
+
+@attrs.frozen(kw_only=True)
+class AgentFailure:
+    """Why the run failed (`error.code`, `error.message`, `error.context`)."""
+
+    error: AgentError
+    metadata: AgentMetadata
+
+
+def agent_config(
+    definition: AgentDefinition[Any, Any], options: AgentOptions, helpers: dict[str, Tool]
+) -> AgentConfig:
+    """The core config a definition, its helper tools and the options describe."""
+    return AgentConfig(
+        output=definition.output.spec,
+        helpers=tuple(helper.spec for helper in helpers.values()),
+        model=options.model,
+        system_prompt=(
+            definition.system_prompt
+            if definition.system_prompt is not None
+            else options.system_prompt
+        ),
+        max_attempts=definition.max_attempts,
+        max_iterations_per_attempt=definition.max_iterations_per_attempt,
+        tool_choice=definition.tool_choice,
+        max_tokens=options.max_tokens,
+        temperature=options.temperature,
+        retry=options.retry,
+    )
+
+
+def _helpers(definition: AgentDefinition[Any, Any]) -> dict[str, Tool]:
+    """The helper tools by name; plain functions are wrapped with `@tool`."""
+    helpers: dict[str, Tool] = {}
+    for given in definition.helpers:
+        item = given if isinstance(given, Tool) else tool(given)
+        if item.name in helpers:
+            raise ValueError(f"Duplicate tool name: {item.name}")
+        helpers[item.name] = item
+    return helpers
+
+
+async def execute_agent(
+    definition: AgentDefinition[I, T],
+    input: I,
+    options: AgentOptions,
+    *,
+    model: ModelPort | None = None,
+    abort: anyio.Event | None = None,
+) -> AgentSuccess[T] | AgentFailure:
+    """Run the agent on `input`: the validated output, or why there is none.
+
+    `options` says how to reach the model (provider, base_url, api_key, model,
+    max_tokens, temperature, retry, tool_timeout, ...); `model` overrides the
+    port, as in `Client(options, model=...)`. Setting `abort` cuts a model call
+    in flight and is checked before every model call: the run ends
+    `EXECUTION_CANCELLED`. A cancelled anyio scope stops the run too, and the
+    cancellation propagates as anyio requires.
+    """
+    helpers = _helpers(definition)
+    config = agent_config(definition, options, helpers)
+    port: ModelPort = model or http_model(
+        options.provider,
+        base_url=options.base_url,
+        key=options.api_key,
+        stream=options.stream,
+        timeouts=Timeouts(read=options.timeout),
+    )
+    runner = AgentRunner(
+        config=config,
+        model=port,
+        helpers=helpers,
+        output=definition.output,
+        validators=definition.validators,
+        callbacks=AgentCallbacks(
+            on_tool_call=definition.on_tool_call,
+            on_tool_result=definition.on_tool_result,
+            on_attempt_start=definition.on_attempt_start,
+            on_validation_failure=definition.on_validation_failure,
+        ),
+        tool_timeout=options.tool_timeout,
+        abort=abort,
+    )
+    started = time.monotonic()
+    try:
+        finish = await runner.run(definition.build_prompt(input))
+    finally:
+        if model is None and isinstance(port, HttpModel):
+            with anyio.CancelScope(shield=True):
+                await port.aclose()
+    metadata = _metadata(finish, runner, time.monotonic() - started)
+    if isinstance(finish.outcome, AgentOutput):
+        output: T = runner.accepted
+        return AgentSuccess(output=output, metadata=metadata)
+    return AgentFailure(error=finish.outcome, metadata=metadata)
+
+
+def _metadata(finish: FinishAgent, runner: AgentRunner, latency: float) -> AgentMetadata:
+    """The run's metadata from its `FinishAgent` and what the runner recorded."""
+    return AgentMetadata(
+        usage=finish.usage,
+        latency=latency,
+        attempts=finish.attempts,
+        iterations=finish.iterations,
+        callback_errors=tuple(runner.callback_errors),
+        validation_errors=runner.state.errors,
+        history=finish.history,
+    )

@@ -1,0 +1,178 @@
+"""The output tool: its schema, turning its arguments into the output, reflection, validation.
+
+    OutputTool.of(Invoice, name="record_invoice", description="Record the invoice")
+    OutputTool.of(Invoice, name=..., description=..., reflection_handler=show_invoice)
+    OutputTool.from_schema({"type": "object", ...}, name=..., description=...)
+
+With a `reflection_handler` the output is *reflective*: the core offers
+`submit`, and each output-tool call runs the handler on the output (typed) and
+shows the model what it returns. Without one, no `submit` exists. The two are
+`ReflectiveOutput` and `PlainOutput` in the core; nothing else can say
+whether `submit` exists.
+
+Validation (the shell's answer to `Validate`) is the schema first — cattrs
+structuring into the output type, problems listed by field — then, once the
+output has its type, the custom validators in order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Generic, TypeAlias, TypeVar
+
+import attrs
+import cattrs
+from cattrs.v import format_exception
+from returns.result import Failure, Result, Success
+
+from toolreel.core import OutputSpec, PlainOutput, ReflectiveOutput, ToolSpec
+
+from ._agent_jsonschema import schema_problems
+from ._schema import type_schema
+from ._tools import CONVERTER, _call, output_text
+
+T = TypeVar("T")
+Validator: TypeAlias = Callable[[T], Iterable[str] | Awaitable[Iterable[str] | None] | None]
+
+
+def _describe(exc: BaseException, kind: Any) -> str:
+    """One structuring problem: the strict converter's own words where it has them."""
+    if isinstance(exc, TypeError) and str(exc).startswith("expected"):
+        return str(exc)
+    return format_exception(exc, kind)
+
+
+def _path_first(problem: str) -> str:
+    """cattrs' "what @ $.where" as "$.where: what"."""
+    what, at, where = problem.rpartition(" @ ")
+    return f"{where}: {what}" if at else problem
+
+
+def _structurer(output_type: type[T]) -> Callable[[Any], Result[T, list[str]]]:
+    """Arguments -> the typed output, or every problem by field (`... @ $.total`)."""
+
+    def structure(arguments: Any) -> Result[T, list[str]]:
+        try:
+            return Success(CONVERTER.structure(arguments, output_type))
+        except cattrs.BaseValidationError as exc:
+            found = cattrs.transform_error(exc, path="$", format_exception=_describe)
+            return Failure([_path_first(problem) for problem in found])
+        except Exception as exc:
+            return Failure([f"$: {_describe(exc, output_type)}"])
+
+    return structure
+
+
+def _schema_checker(schema: Mapping[str, Any]) -> Callable[[Any], Result[Any, list[str]]]:
+    """Arguments -> themselves when they satisfy `schema`, or every problem by path."""
+
+    def check(arguments: Any) -> Result[Any, list[str]]:
+        problems = schema_problems(schema, arguments)
+        return Failure(problems) if problems else Success(arguments)
+
+    return check
+
+
+@attrs.frozen(kw_only=True)
+class OutputTool(Generic[T]):
+    """The tool whose arguments are the agent's output; build it with `of` or `from_schema`."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    parse: Callable[[Any], Result[T, list[str]]]
+    reflection_handler: Callable[[T], Any] | None = None
+
+    @classmethod
+    def of(
+        cls,
+        output_type: type[T],
+        *,
+        name: str = "output",
+        description: str = "Record your final output.",
+        reflection_handler: Callable[[T], Any] | None = None,
+    ) -> OutputTool[T]:
+        """An output tool for an attrs class (or dataclass): schema from its fields."""
+        return cls(
+            name=name,
+            description=description,
+            parameters=type_schema(output_type),
+            parse=_structurer(output_type),
+            reflection_handler=reflection_handler,
+        )
+
+    @classmethod
+    def from_schema(
+        cls,
+        schema: Mapping[str, Any],
+        *,
+        name: str = "output",
+        description: str = "Record your final output.",
+        reflection_handler: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> OutputTool[dict[str, Any]]:
+        """An output tool for a JSON Schema; the output is the arguments as a dict."""
+        return OutputTool[dict[str, Any]](
+            name=name,
+            description=description,
+            parameters=dict(schema),
+            parse=_schema_checker(schema),
+            reflection_handler=reflection_handler,
+        )
+
+    @property
+    def spec(self) -> OutputSpec:
+        """The core's view: reflective exactly when there is a reflection handler."""
+        tool = ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+        if self.reflection_handler is None:
+            return PlainOutput(tool=tool)
+        return ReflectiveOutput(tool=tool)
+
+    def structure(self, arguments_json: str) -> Result[T, list[str]]:
+        """The output from the output tool's JSON arguments, or what is wrong with it."""
+        try:
+            arguments = json.loads(arguments_json)
+        except ValueError as exc:
+            return Failure([f"$: not valid JSON: {exc}"])
+        return self.parse(arguments)
+
+    async def reflect(self, arguments_json: str) -> Result[str, str]:
+        """The reflection handler's text for one output-tool call, or an error for the model."""
+        handler = self.reflection_handler
+        if handler is None:
+            return Failure(f"{self.name} has no reflection handler")
+        match self.structure(arguments_json):
+            case Failure(problems):
+                listed = "\n".join(f"- {problem}" for problem in problems)
+                return Failure(f"The output does not match the schema of {self.name}:\n{listed}")
+            case Success(output):
+                pass
+        try:
+            value = await _call(handler, (output,), {})
+        except Exception as exc:
+            return Failure(f"{type(exc).__name__}: {exc}")
+        return Success(output_text(value))
+
+
+async def check_output(
+    output: OutputTool[T], validators: Sequence[Validator[T]], arguments_json: str
+) -> Result[T, tuple[str, ...]]:
+    """The typed output if it passes the schema then every validator; else all problems found.
+
+    A validator that raises is a problem too ("validator NAME raised ..."), never a crash.
+    """
+    match output.structure(arguments_json):
+        case Failure(by_field):
+            return Failure(tuple(by_field))
+        case Success(value):
+            pass
+    problems: list[str] = []
+    for validator in validators:
+        try:
+            found = await _call(validator, (value,), {})
+        except Exception as exc:
+            name = getattr(validator, "__name__", repr(validator))
+            problems.append(f"validator {name} raised {type(exc).__name__}: {exc}")
+            continue
+        problems.extend(str(problem) for problem in found or ())
+    return Failure(tuple(problems)) if problems else Success(value)

@@ -1,0 +1,394 @@
+"""The `toolreel` command's live side: turns rendered as they happen, tables, replay diffs.
+
+The stream (text, tool calls and results) goes to stdout; the spinner, notes
+and errors go to stderr, so `toolreel run ... > answer.txt` keeps the answer
+clean. The spinner shows only on a terminal and stops before anything else is
+written, so it never tears a line of streamed text. `converse` drives a session's
+turns through a `Client`; Ctrl-C interrupts the running turn through the client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import attrs
+from rich import box
+from rich.console import Console
+from rich.status import Status
+from rich.table import Table
+from rich.text import Text
+
+from toolreel.adapters import Session
+from toolreel.core import (
+    Finish,
+    FinishReason,
+    LoopConfig,
+    Notice,
+    Phase,
+    ReasoningStreamed,
+    RetryScheduled,
+    RoundFinished,
+    TextStreamed,
+    ToolCallAnnounced,
+    ToolResult,
+    ToolResultReady,
+)
+
+from ._client import Client
+from ._options import AgentOptions
+
+#: How much of a tool's result the live view shows (`toolreel show --expand` shows it all).
+RESULT_LIMIT = 200
+
+
+def consoles() -> tuple[Console, Console]:
+    """Consoles for stdout and stderr; wide when not a terminal, so tables never truncate."""
+    out_width = None if sys.stdout.isatty() else 240
+    err_width = None if sys.stderr.isatty() else 240
+    out = Console(highlight=False, soft_wrap=True, width=out_width)
+    err = Console(stderr=True, highlight=False, soft_wrap=True, width=err_width)
+    return out, err
+
+
+def one_line(text: str, limit: int = RESULT_LIMIT) -> str:
+    """`text` on one line (compact JSON if it is JSON), cut to `limit` characters."""
+    try:
+        text = json.dumps(json.loads(text), ensure_ascii=False)
+    except ValueError:
+        text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class TurnView:
+    """Shows turns as they happen: streamed text, each call and its result, a spinner meanwhile."""
+
+    def __init__(self, out: Console, err: Console, secrets: Sequence[str | None] = ()) -> None:
+        """Write the stream to `out`, the spinner and notes to `err`; never show `secrets`."""
+        self.out = out
+        self.err = err
+        self.secrets = tuple(secret for secret in secrets if secret)
+        self._status: Status | None = None
+        self._line_open = False
+        self._running: dict[str, str] = {}
+
+    def waiting(self, label: str) -> None:
+        """Show (or relabel) the spinner: on a terminal, and never over a line of text."""
+        if not self.err.is_terminal or self._line_open:
+            return
+        if self._status is None:
+            self._status = Status(label, console=self.err, spinner="dots")
+            self._status.start()
+        else:
+            self._status.update(label)
+
+    def quiet(self) -> None:
+        """Stop the spinner before writing anything."""
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def _end_line(self) -> None:
+        """Finish a line of streamed text, if one is open."""
+        if self._line_open:
+            self.out.print()
+            self._line_open = False
+
+    def show(self, item: Notice | Finish) -> None:
+        """Render one notice of the running turn (or its `Finish`)."""
+        match item:
+            case TextStreamed(text=piece):
+                self.quiet()
+                self.out.print(Text(piece), end="")
+                self._line_open = not piece.endswith("\n")
+            case ReasoningStreamed():
+                self.waiting("reasoning…")
+            case ToolCallAnnounced(call=call):
+                self.quiet()
+                self._end_line()
+                self.out.print(
+                    Text.assemble(("→ ", "cyan"), (call.name, "bold cyan"), " ")
+                    + Text(one_line(call.arguments), style="cyan")
+                )
+                self._running[call.id] = call.name
+                self._tools_running()
+            case ToolResultReady(result=result):
+                self.quiet()
+                self.out.print(result_text(result))
+                self._running.pop(result.call_id, None)
+                self._tools_running()
+            case RoundFinished():
+                self._running.clear()
+                self.waiting("thinking…")
+            case RetryScheduled(retry=retry, seconds=seconds, message=message):
+                self.quiet()
+                void = " (the text above is void)" if self._line_open else ""
+                self._end_line()
+                self.note(f"retry {retry} in {seconds:.1f}s: {one_line(message)}{void}", "yellow")
+                self.waiting("waiting to retry…")
+            case Finish():
+                self.quiet()
+                self._end_line()
+            case _:
+                pass
+
+    def _tools_running(self) -> None:
+        """The spinner names the tools still running."""
+        if self._running:
+            self.waiting("running " + ", ".join(dict.fromkeys(self._running.values())) + "…")
+
+    def note(self, text: str, style: str = "dim") -> None:
+        """One line on stderr (secrets masked)."""
+        self.quiet()
+        self._end_line()
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        self.err.print(Text(text, style=style))
+
+    def error(self, text: str) -> None:
+        """One `error: ...` line on stderr."""
+        self.note("error: " + " ".join(text.split()), "red")
+
+    def finished(self, finish: Finish) -> None:
+        """How the turn ended: a dim footer, `interrupted`, or the error."""
+        self.quiet()
+        self._end_line()
+        if finish.reason is FinishReason.COMPLETED:
+            self.note(finish_line(finish))
+        elif finish.reason is FinishReason.CANCELLED:
+            self.note("interrupted", "yellow")
+        else:
+            self.error(failure_text(finish))
+
+
+def result_text(result: ToolResult) -> Text:
+    """A tool's result (or error) on one indented line."""
+    if result.is_error:
+        return Text.assemble(("  ✗ ", "red"), (f"{result.name}: ", "red"), one_line(result.content))
+    return Text.assemble(("  ← ", "green"), (f"{result.name}: ", "green"), one_line(result.content))
+
+
+def finish_line(finish: Finish) -> str:
+    """A finished turn in one phrase: reason, iterations, tokens."""
+    plural = "s" if finish.iterations != 1 else ""
+    return (
+        f"{finish.reason.value} · {finish.iterations} iteration{plural} · "
+        f"{finish.usage.input_tokens} in / {finish.usage.output_tokens} out tokens"
+    )
+
+
+def failure_text(finish: Finish) -> str:
+    """Why a turn did not complete, in one line (the provider's words where there are any)."""
+    if finish.error is not None:
+        return f"{finish.error.kind}: {finish.error.message}"
+    if finish.reason is FinishReason.MAX_ITERATIONS:
+        return (
+            f"stopped after {finish.iterations} iterations with the model still calling tools "
+            "(raise --max-iterations)"
+        )
+    if finish.reason is FinishReason.BLOCKED:
+        return f"blocked: {finish.block_reason or 'no reason given'}"
+    return str(finish.reason.value)
+
+
+def last_reason(session: Session) -> str:
+    """How a session's last turn ended ("unfinished" if it never did, "-" if it has none)."""
+    if not session.turns:
+        return "-"
+    reason = session.turns[-1].reason
+    return reason.value if reason is not None else "unfinished"
+
+
+def sessions_table(sessions: Sequence[Session]) -> Table:
+    """Stored sessions: id, turns, events, last finish reason, tokens."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("session", no_wrap=True)
+    table.add_column("turns", justify="right")
+    table.add_column("events", justify="right")
+    table.add_column("last finish")
+    table.add_column("tokens (in / out)", justify="right")
+    for session in sessions:
+        usage = session.usage
+        table.add_row(
+            Text(session.session_id),
+            str(len(session.turns)),
+            str(session.events),
+            last_reason(session),
+            f"{usage.input_tokens} / {usage.output_tokens}",
+        )
+    return table
+
+
+def replay_ok(session: Session) -> Text:
+    """A session that replayed to the recorded effects."""
+    turns, events = len(session.turns), session.events
+    counts = f" · {turns} turn{'s' if turns != 1 else ''} · {events} events"
+    return Text.assemble(("OK", "green"), " ", session.session_id, counts)
+
+
+DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("+", "green"), ("-", "red"), ("@@", "cyan"))
+
+
+def diff_text(text: str) -> Text:
+    """A divergence report with its diff lines coloured (plain when not a terminal)."""
+    result = Text()
+    for line in text.splitlines():
+        style = next((style for start, style in DIFF_STYLES if line.startswith(start)), "")
+        result.append(line + "\n", style=style)
+    return result
+
+
+# --- the live session ----------------------------------------------------------------------
+
+
+@attrs.define
+class Prompts:
+    """Where prompts come from: the ones given, or stdin lines until EOF or `/exit`."""
+
+    given: list[str] = attrs.Factory(list)
+    interactive: bool = False
+
+    async def next(self, view: TurnView) -> str | None:
+        """The next prompt, or None at the end."""
+        if not self.interactive:
+            return self.given.pop(0) if self.given else None
+        tty = sys.stdin.isatty()
+        while True:
+            line = await read_line("> " if tty else "")
+            if line is None or line.strip() in ("/exit", "/quit"):
+                return None
+            if line.strip():
+                if not tty:
+                    view.out.print(Text("> " + line.strip(), style="bold"))
+                return line.strip()
+
+
+async def read_line(prompt: str) -> str | None:
+    """One line of stdin (None at EOF), read in a daemon thread so that Ctrl-C never waits on it."""
+    done = anyio.Event()
+    token = anyio.lowlevel.current_token()
+    box: list[str] = []
+
+    def reader() -> None:
+        try:
+            box.append(input(prompt) + "\n" if prompt else sys.stdin.readline())
+        except (EOFError, OSError, ValueError):
+            box.append("")
+        with contextlib.suppress(RuntimeError):  # the session ended meanwhile
+            anyio.from_thread.run_sync(done.set, token=token)
+
+    threading.Thread(target=reader, name="toolreel-stdin", daemon=True).start()
+    await done.wait()
+    return box[0] or None
+
+
+class Interrupts:
+    """Ctrl-C: interrupts the running turn through the client; while reading a prompt, quits."""
+
+    def __init__(self, client: Client) -> None:
+        """Watch on behalf of `client`."""
+        self.client = client
+        self.reading: anyio.CancelScope | None = None
+        self.quit = False
+
+    async def watch(self) -> None:
+        """Act on each SIGINT (where signals cannot be caught, Ctrl-C stays KeyboardInterrupt)."""
+        with contextlib.ExitStack() as stack:
+            try:
+                signals = stack.enter_context(anyio.open_signal_receiver(signal.SIGINT))
+            except (NotImplementedError, ValueError, RuntimeError):
+                return
+            async for _ in signals:
+                if self.reading is not None:
+                    self.quit = True
+                    self.reading.cancel()
+                else:
+                    await self.client.interrupt()
+
+    async def prompt(self, prompts: Prompts, view: TurnView) -> str | None:
+        """The next prompt; None at the end or when Ctrl-C quits."""
+        with anyio.CancelScope() as scope:
+            self.reading = scope
+            try:
+                return await prompts.next(view)
+            finally:
+                self.reading = None
+        return None
+
+
+def exit_code(finish: Finish) -> int:
+    """0 completed, 130 interrupted, 1 anything else."""
+    if finish.reason is FinishReason.COMPLETED:
+        return 0
+    return 130 if finish.reason is FinishReason.CANCELLED else 1
+
+
+async def follow(client: Client, view: TurnView) -> Finish:
+    """Render the running turn to its end; its `Finish`."""
+    view.waiting("thinking…")
+    finish = None
+    try:
+        async for item in client.events():
+            view.show(item)
+            if isinstance(item, Finish):
+                finish = item
+    finally:
+        view.quiet()
+    finish = finish or client.last_finish
+    assert finish is not None, "a turn always finishes"
+    view.finished(finish)
+    return finish
+
+
+def _client(options: AgentOptions, view: TurnView) -> Client:
+    """A client for a new session, or one continuing the journal's session of that id."""
+    journal, session_id = options.journal, options.session_id
+    if not session_id or journal is None or isinstance(journal, str):
+        return Client(options)
+    if session_id not in journal.sessions():
+        return Client(options)
+    client = Client.resume(session_id, options)
+    old, new = journal.config(session_id), client.config
+    changed = [
+        f.name for f in attrs.fields(LoopConfig) if getattr(old, f.name) != getattr(new, f.name)
+    ]
+    if changed:
+        view.note(
+            f"note: continuing session {session_id} with a different {', '.join(changed)}; "
+            "`toolreel replay` will report its earlier turns as diverging",
+            "yellow",
+        )
+    return client
+
+
+async def converse(options: AgentOptions, prompts: Prompts, view: TurnView, where: str) -> int:
+    """Run each prompt as a turn of one session; the exit code (0, 1, or 130 on Ctrl-C)."""
+    client = _client(options, view)
+    worst = 0
+    async with client, anyio.create_task_group() as tasks:
+        guard = Interrupts(client)
+        tasks.start_soon(guard.watch)
+        if client.runner.state.phase is not Phase.IDLE:
+            view.note("finishing the turn an earlier run left unfinished")
+            worst = max(worst, exit_code(await follow(client, view)) % 130)
+        while (prompt := await guard.prompt(prompts, view)) is not None:
+            await client.query(prompt)
+            code = exit_code(await follow(client, view))
+            if code == 130 and not prompts.interactive:
+                worst = 130
+                break
+            worst = max(worst, code % 130)
+        if guard.quit:
+            view.out.print()  # leave the prompt's line
+            worst = 130
+        tasks.cancel_scope.cancel()
+    if where:
+        view.note(f"session {client.session_id} · {where}")
+    return worst

@@ -1,0 +1,207 @@
+"""Offline re-execution: a recorded session drives the whole shell, with no network.
+
+`Recording` stands in for the model and the tools: each model request the
+program makes is compared with the recorded one (the request as the journal
+keeps it); while they match, the recorded model events are served and the
+recorded tool outputs returned. The first request that differs stops the run
+with `RequestMismatch` and a diff — VCR-style tests at the level of meaning.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections import defaultdict, deque
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from returns.result import Failure, Result, Success
+
+from toolreel.adapters import Journal, JSONLJournal, effect_record
+from toolreel.core import (
+    CallModel,
+    FinishReason,
+    ModelCallFailed,
+    ModelEvent,
+    ModelRequest,
+    ModelResponded,
+    PromptSubmitted,
+    ReasoningDelta,
+    RetryPolicy,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    ToolFinished,
+)
+
+from ._client import Client
+from ._options import AgentOptions
+from ._tools import Tool
+
+_MODEL_EVENTS = (
+    TextDelta,
+    ReasoningDelta,
+    ToolCallStarted,
+    ToolCallArgumentsDelta,
+    ModelResponded,
+    ModelCallFailed,
+)
+
+
+class RequestMismatch(AssertionError):
+    """The program asked the model something the recording did not."""
+
+
+@attrs.frozen(kw_only=True)
+class RecordedCall:
+    """One recorded model call: its request (journal form) and the events it streamed."""
+
+    request: dict[str, Any]
+    events: tuple[ModelEvent, ...]
+
+
+def _request_form(request: ModelRequest) -> dict[str, Any]:
+    """A request as the journal keeps it (messages digested)."""
+    record = effect_record(CallModel(request=request, iteration=0))
+    form: dict[str, Any] = record["request"]
+    return form
+
+
+class Recording:
+    """A recorded session, ready to stand in for the model and the tools."""
+
+    def __init__(self, journal: Journal, session_id: str | None = None) -> None:
+        """Read the session (the only one in the journal when no id is given)."""
+        if session_id is None:
+            sessions = journal.sessions()
+            if len(sessions) != 1:
+                raise ValueError(f"the journal holds {len(sessions)} sessions; name one")
+            session_id = sessions[0]
+        self.session_id = session_id
+        self.prompts: list[str] = []
+        self.calls: list[RecordedCall] = []
+        self._outputs: dict[tuple[str, str], deque[tuple[str, bool]]] = defaultdict(deque)
+        self._read(journal)
+        self._served = 0
+        self.mismatch: RequestMismatch | None = None
+        self.history: tuple[Any, ...] = ()
+
+    @classmethod
+    def from_file(cls, path: str | Path, session_id: str | None = None) -> Recording:
+        """A recording from an exported (or any JSON-lines) journal file."""
+        if not Path(path).exists():
+            raise FileNotFoundError(f"no recording at {path}")
+        journal = JSONLJournal(path)
+        try:
+            return cls(journal, session_id)
+        finally:
+            journal.close()
+
+    def _read(self, journal: Journal) -> None:
+        """Collect prompts, model calls with their events, and tool outputs by call."""
+        pending: dict[str, tuple[str, str]] = {}
+        current: list[ModelEvent] | None = None
+        request: dict[str, Any] | None = None
+        for entry in journal.entries(self.session_id):
+            event = entry.event
+            if isinstance(event, PromptSubmitted):
+                self.prompts.append(event.text)
+            elif isinstance(event, _MODEL_EVENTS) and current is not None:
+                current.append(event)
+                if isinstance(event, ModelResponded | ModelCallFailed):
+                    assert request is not None
+                    self.calls.append(RecordedCall(request=request, events=tuple(current)))
+                    current = None
+            elif isinstance(event, ToolFinished) and event.call_id in pending:
+                self._outputs[pending.pop(event.call_id)].append((event.output, event.is_error))
+            for effect in entry.effects:
+                if effect["type"] == "CallModel":
+                    request, current = effect["request"], []
+                elif effect["type"] == "RunTool":
+                    call = effect["call"]
+                    pending[call["id"]] = (call["name"], call["arguments"])
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Serve the next recorded call's events, if the request matches the recorded one."""
+        asked = _request_form(request)
+        if self._served >= len(self.calls):
+            self._stop(f"model call {self._served + 1} was never recorded:\n{asked}")
+        recorded = self.calls[self._served]
+        if asked != recorded.request:
+            self._stop(_mismatch(self._served + 1, recorded.request, asked))
+        self._served += 1
+        for event in recorded.events:
+            yield event
+
+    def _stop(self, message: str) -> None:
+        """Remember the first mismatch (the run stops with it) and raise it."""
+        if self.mismatch is None:
+            self.mismatch = RequestMismatch(message)
+        raise self.mismatch
+
+    def output(self, name: str, arguments: str) -> tuple[str, bool]:
+        """The recorded output of the next call of `name` with these arguments."""
+        queue = self._outputs.get((name, arguments))
+        if not queue:
+            self._stop(f"tool call {name}({arguments}) was never recorded")
+        assert queue is not None
+        return queue.popleft()
+
+    def tools(self, tools: Sequence[Tool]) -> list[Tool]:
+        """The given tools (same specs) answering with the recorded outputs instead of running."""
+        return [RecordedTool.of(item, self) for item in tools]
+
+    async def rerun(self, options: AgentOptions) -> list[FinishReason]:
+        """Run every recorded prompt through a Client with the recorded model and tool outputs.
+
+        Raises `RequestMismatch` at the first request (or tool call) the
+        recording does not hold; retries are immediate (no backoff sleeps).
+        """
+        opts = attrs.evolve(
+            options,
+            tools=self.tools(list(options.tools)),
+            journal=None,
+            retry=attrs.evolve(options.retry, base_delay=0.0, max_delay=0.0, max_retry_after=0.0),
+        )
+        reasons = []
+        async with Client(opts, model=self) as client:
+            for prompt in self.prompts:
+                await client.query(prompt)
+                finish = await client.wait()
+                if self.mismatch is not None:
+                    raise self.mismatch
+                assert finish is not None
+                reasons.append(finish.reason)
+            self.history = client.history
+        return reasons
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class RecordedTool(Tool):
+    """A tool whose calls return what the recording says they returned (errors included)."""
+
+    recording: Recording
+
+    @classmethod
+    def of(cls, tool: Tool, recording: Recording) -> RecordedTool:
+        """`tool`'s spec and settings, with the recording as its outcome."""
+        fields = {a.name: getattr(tool, a.name) for a in attrs.fields(Tool) if a.init}
+        return cls(recording=recording, **fields)
+
+    async def run(self, arguments_json: str) -> Result[str, str]:
+        """The recorded outcome of this call."""
+        output, is_error = self.recording.output(self.name, arguments_json)
+        return Failure(output) if is_error else Success(output)
+
+
+def _mismatch(number: int, recorded: dict[str, Any], asked: dict[str, Any]) -> str:
+    """A readable diff of two requests."""
+    old = json.dumps(recorded, indent=2, sort_keys=True).splitlines()
+    new = json.dumps(asked, indent=2, sort_keys=True).splitlines()
+    diff = "\n".join(difflib.unified_diff(old, new, "recorded", "asked", lineterm=""))
+    return f"model call {number} differs from the recording:\n{diff}"
+
+
+__all__ = ["RecordedCall", "Recording", "RequestMismatch", "RetryPolicy"]

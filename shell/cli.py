@@ -1,0 +1,439 @@
+"""The `toolreel` command: run prompts with tools, then inspect, verify and move journaled sessions.
+
+    toolreel run "What is 25 plus 17?" --tools mytools:TOOLS --journal sessions.db
+    toolreel sessions sessions.db   toolreel show sessions.db SESSION   toolreel replay sessions.db
+
+Exit codes: 0 success; 1 a turn that did not complete, a divergence, another
+failure; 2 a usage error; 130 Ctrl-C. Errors are one line on stderr, `error: ...`
+(TOOLREEL_DEBUG=1 shows the traceback of an unexpected one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import sqlite3
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+import click
+
+from toolreel.adapters import PROVIDERS, Journal, load_session, render_transcript
+
+from . import _cli_render as render
+from . import demo as demo_module
+from ._client import open_journal
+from ._options import AgentOptions
+from ._replay import Divergence
+from ._replay import replay as replay_session
+from ._tools import Tool, tool
+from ._transfer import export_session, import_session
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+SQLITE_HEADER = b"SQLite format 3\x00"
+PROVIDER = click.Choice(sorted(PROVIDERS))
+PROVIDER_HELP = "Wire format [default: openai, for any OpenAI-compatible server]."
+MODEL_HELP = "Model [default: gpt-4o-mini, ... per provider; required with --base-url]."
+URL_HELP = "Any server, e.g. Ollama's http://127.0.0.1:11434/v1 or LM Studio's."
+JOURNAL_HELP = "Keep the session in FILE: SQLite, or JSON lines if it ends .jsonl."
+MAX_HELP = "Model calls per turn at most, 5 by default."
+#: A journal file argument: checked before it is opened, so reading never creates it.
+JOURNAL = click.argument("journal", type=click.Path(dir_okay=False, path_type=Path))
+
+
+class ToolreelGroup(click.Group):
+    """A click group whose errors are one line on stderr, `error: ...`, never a traceback."""
+
+    def main(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any
+    ) -> Any:
+        """Run the command; map errors to one line and an exit code (2 usage, 1 failure)."""
+        standalone_mode = extra.pop("standalone_mode", True)
+        try:
+            code = super().main(args, prog_name, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
+            code = _fail(exc.format_message() + hint, EXIT_USAGE)
+        except click.ClickException as exc:
+            code = _fail(exc.format_message(), exc.exit_code)
+        except click.Abort:
+            code = _fail("interrupted", EXIT_INTERRUPTED)
+        except (OSError, sqlite3.Error) as exc:
+            if os.environ.get("TOOLREEL_DEBUG"):
+                raise
+            code = _fail(str(exc) or type(exc).__name__, EXIT_FAILED)
+        if not standalone_mode:
+            return code
+        sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+def _fail(message: str, code: int) -> int:
+    """Print `error: message` on one line of stderr; the exit code."""
+    click.echo("error: " + " ".join(message.split()), err=True)
+    return code
+
+
+# --- tools -------------------------------------------------------------------------------
+
+
+def _as_tool(item: Any, spec: str) -> Tool:
+    """A Tool as it is; a plain function wrapped with `tool`."""
+    if isinstance(item, Tool):
+        return item
+    if not callable(item) or isinstance(item, type):
+        raise click.BadParameter(f"{spec} holds {type(item).__name__}, not a tool or a function")
+    try:
+        made: Tool = tool(item)
+    except Exception as exc:
+        raise click.BadParameter(f"{spec}: cannot make a tool of {item!r}: {exc}") from exc
+    return made
+
+
+def load_tools(spec: str) -> list[Tool]:
+    """The tools `module:attr` names: a Tool, a list of tools, or plain functions."""
+    module_name, colon, attr = spec.partition(":")
+    if not colon or not module_name or not attr:
+        raise click.BadParameter(f"expected MODULE:ATTR, got {spec!r}")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # find modules beside you, as `python -m` does
+    try:
+        value: Any = importlib.import_module(module_name)
+    except Exception as exc:  # a missing module, or one that fails as it is imported
+        raise click.BadParameter(f"cannot import {module_name!r}: {exc}") from exc
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            raise click.BadParameter(f"{module_name!r} has no attribute {attr!r}")
+        value = getattr(value, part)
+    items = list(value) if isinstance(value, list | tuple) else [value]
+    if not items:
+        raise click.BadParameter(f"{spec} is an empty list")
+    return [_as_tool(item, spec) for item in items]
+
+
+def _tools_option(ctx: click.Context, param: click.Parameter, specs: Sequence[str]) -> list[Tool]:
+    """Every `--tools` spec loaded; tool names must be unique."""
+    tools = [item for spec in specs for item in load_tools(spec)]
+    names = [item.name for item in tools]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise click.BadParameter(f"duplicate tool name(s): {', '.join(duplicates)}")
+    return tools
+
+
+#: The repeatable `--tools MODULE:ATTR` option, loaded as the command line is parsed.
+TOOLS = click.option(
+    "--tools",
+    multiple=True,
+    metavar="MODULE:ATTR",
+    callback=_tools_option,
+    help="Tools to offer: a Tool, a list of tools, or functions (repeatable).",
+)
+
+
+# --- journals ----------------------------------------------------------------------------
+
+
+def check_journal(path: Path, *, must_exist: bool = True) -> None:
+    """Refuse a missing file, or one that is neither JSON lines (.jsonl) nor SQLite."""
+    if not path.exists():
+        if must_exist:
+            raise click.ClickException(f"no journal at {path}")
+        return
+    if path.suffix != ".jsonl" and path.stat().st_size:
+        with path.open("rb") as file:
+            if file.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+                raise click.ClickException(f"{path} is not a journal (SQLite, or .jsonl)")
+
+
+def writing(path: Path) -> Journal:
+    """A journal to write to (created if missing)."""
+    check_journal(path, must_exist=False)
+    try:
+        return open_journal(path)
+    except (OSError, sqlite3.Error) as exc:
+        raise click.ClickException(f"cannot open {path}: {exc}") from exc
+
+
+@contextlib.contextmanager
+def reading(path: Path) -> Iterator[Journal]:
+    """An existing journal, opened for reading (never created); unreadable content is an error."""
+    check_journal(path)
+    journal = open_journal(path)
+    try:
+        yield journal
+    except (ValueError, KeyError, TypeError, sqlite3.DatabaseError) as exc:
+        if os.environ.get("TOOLREEL_DEBUG"):
+            raise
+        raise click.ClickException(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
+    finally:
+        journal.close()
+
+
+def session_in(journal: Journal, path: Path, given: str) -> str:
+    """The session id `given` names exactly, or as the unique prefix of one."""
+    sessions = journal.sessions()
+    if given in sessions:
+        return given
+    matches = [sid for sid in sessions if sid.startswith(given)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise click.ClickException(f"{given!r} matches {len(matches)} sessions in {path}")
+    known = ", ".join(sessions[:5]) + (", ..." if len(sessions) > 5 else "")
+    raise click.ClickException(
+        f"no session {given!r} in {path}" + (f" (it has: {known})" if sessions else "")
+    )
+
+
+# --- run and chat ------------------------------------------------------------------------
+
+
+def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options `run` and `chat` share: which model, which tools, where to journal."""
+    options = [
+        click.option(
+            "--provider",
+            type=PROVIDER,
+            default="openai",
+            envvar="TOOLREEL_PROVIDER",
+            help=PROVIDER_HELP,
+        ),
+        click.option("--model", metavar="NAME", envvar="TOOLREEL_MODEL", help=MODEL_HELP),
+        click.option("--base-url", metavar="URL", envvar="TOOLREEL_BASE_URL", help=URL_HELP),
+        click.option("--api-key", metavar="KEY", help="Default: OPENAI_API_KEY, ... per provider."),
+        TOOLS,
+        click.option(
+            "--journal", type=click.Path(dir_okay=False, path_type=Path), help=JOURNAL_HELP
+        ),
+        click.option("--session", metavar="ID", help="Session id; one in --journal continues."),
+        click.option(
+            "--max-iterations", type=click.IntRange(min=1), default=5, metavar="N", help=MAX_HELP
+        ),
+        click.option("--system", metavar="TEXT", help="System prompt."),
+        click.option("--no-stream", is_flag=True, help="Ask for whole responses, not streams."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def agent_options(params: dict[str, Any], journal: Journal | None) -> AgentOptions:
+    """The Client options the `run`/`chat` parameters describe (tools always executed)."""
+    model = params["model"] or demo_module.MODELS.get(params["provider"])
+    if not model or (params["base_url"] and not params["model"]):
+        raise click.UsageError("--model is required with --base-url or this provider")
+    if params["base_url"] is not None and not params["base_url"].startswith(
+        ("http://", "https://")
+    ):
+        raise click.BadParameter("expected an http:// or https:// URL", param_hint="'--base-url'")
+    return AgentOptions(
+        system_prompt=params["system"],
+        model=model,
+        base_url=params["base_url"],
+        provider=params["provider"],
+        api_key=params["api_key"],
+        tools=params["tools"],
+        auto_execute_tools=True,
+        max_tool_iterations=params["max_iterations"],
+        stream=not params["no_stream"],
+        journal=journal,
+        session_id=params["session"],
+    )
+
+
+def _converse(params: dict[str, Any], prompts: render.Prompts) -> int:
+    """Run the prompts as turns of one session; the exit code."""
+    options = agent_options(params, None)  # usage errors before any file is touched
+    path: Path | None = params["journal"]
+    journal = writing(path) if path else None
+    view = render.TurnView(*render.consoles(), secrets=(params["api_key"],))
+    try:
+        options = attrs.evolve(options, journal=journal)
+        return anyio.run(render.converse, options, prompts, view, str(path or ""))
+    finally:
+        if journal is not None:
+            journal.close()
+
+
+# --- the commands ------------------------------------------------------------------------
+
+
+@click.group(
+    "toolreel", cls=ToolreelGroup, context_settings={"help_option_names": ["-h", "--help"]}
+)
+@click.version_option(package_name="toolreel")
+def cli() -> None:
+    """toolreel: the LLM tool-calling loop, from the command line.
+
+    Run a prompt (or chat) with your tools against any provider or
+    OpenAI-compatible server, keep the session in a journal, then list, show,
+    replay, export and import journaled sessions.
+    """
+
+
+@cli.command()
+@click.argument("prompt")
+@_model_options
+def run(prompt: str, **params: Any) -> int:
+    """Run one prompt, streaming text and tool rounds.
+
+    PROMPT "-" reads the prompt from stdin. Exit 0 when the turn completed,
+    1 when it did not (the provider's message is shown), 130 on Ctrl-C.
+    """
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    if not prompt.strip():
+        raise click.UsageError("the prompt is empty")
+    return _converse(params, render.Prompts(given=[prompt.strip()]))
+
+
+@cli.command()
+@_model_options
+def chat(**params: Any) -> int:
+    """Talk with the model, one prompt a line.
+
+    Reads prompts from stdin until EOF or /exit; each answer streams like `run`.
+    Ctrl-C interrupts the answer in progress; at the prompt it quits (exit 130).
+    Exit 1 if any turn did not complete.
+    """
+    return _converse(params, render.Prompts(interactive=True))
+
+
+@cli.command()
+@JOURNAL
+@click.option("-q", "--quiet", is_flag=True, help="Print only the session ids, one a line.")
+def sessions(journal: Path, quiet: bool) -> None:
+    """List the sessions in a journal.
+
+    One row per session: id, turns, events, how the last turn ended, tokens.
+    """
+    with reading(journal) as store:
+        if quiet:
+            click.echo("".join(f"{sid}\n" for sid in store.sessions()), nl=False)
+            return
+        found = [load_session(store, sid) for sid in store.sessions()]
+    if not found:
+        click.echo(f"no sessions in {journal}", err=True)
+        return
+    render.consoles()[0].print(render.sessions_table(found))
+
+
+@cli.command()
+@JOURNAL
+@click.argument("session")
+@click.option("--expand", is_flag=True, help="Show every tool call and result in full.")
+@click.option("--ids", is_flag=True, help="Show the session and tool call ids.")
+def show(journal: Path, session: str, expand: bool, ids: bool) -> None:
+    """Print a session's transcript.
+
+    SESSION is an id, or a unique prefix of one. Tool rounds are collapsed to one
+    line per turn, as chat UIs show them, unless --expand.
+    """
+    with reading(journal) as store:
+        loaded = load_session(store, session_in(store, journal, session))
+    click.echo(render_transcript(loaded, expand=expand, ids=ids), nl=False)
+
+
+@cli.command()
+@JOURNAL
+@click.argument("session", required=False)
+def replay(journal: Path, session: str | None) -> int:
+    """Verify sessions replay to the recorded effects.
+
+    Folds every recorded event of SESSION (default: every session) through the
+    reducer again, under the recorded config, and compares the effects with the
+    journal's. Prints OK per session, or the step where it diverges and the
+    diff; exit 1 on any divergence.
+    """
+    out, _ = render.consoles()
+    diverged = False
+    with reading(journal) as store:
+        ids = [session_in(store, journal, session)] if session else store.sessions()
+        if not ids:
+            click.echo(f"no sessions in {journal}", err=True)
+        for sid in ids:
+            result = replay_session(store, sid)
+            if isinstance(result, Divergence):
+                diverged = True
+                out.print(render.diff_text(str(result)), end="")
+            else:
+                out.print(render.replay_ok(result))
+    return EXIT_FAILED if diverged else EXIT_OK
+
+
+@cli.command(name="export")
+@JOURNAL
+@click.argument("session")
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+def export_command(journal: Path, session: str, out: Path) -> None:
+    """Export one session to a new JSON-lines file.
+
+    OUT (ending .jsonl) gets the session's config and every step; `import` reads it.
+    """
+    if out.suffix != ".jsonl":
+        raise click.BadParameter("the export file must end .jsonl", param_hint="OUT")
+    with reading(journal) as store:
+        sid = session_in(store, journal, session)
+        try:
+            export_session(store, sid, out)
+        except FileExistsError as exc:
+            raise click.ClickException(str(exc)) from exc
+    click.echo(f"exported session {sid} to {out}", err=True)
+
+
+@cli.command(name="import")
+@click.argument("source", type=click.Path(path_type=Path))
+@JOURNAL
+@click.option("--session", help="The session of SOURCE to import (if it holds several).")
+def import_command(source: Path, journal: Path, session: str | None) -> None:
+    """Import an exported session into a journal.
+
+    Copies the session of SOURCE (a file `export` wrote) into JOURNAL, which is
+    created if missing; the session keeps its id.
+    """
+    if source.suffix != ".jsonl":
+        raise click.BadParameter("expected a .jsonl file that `export` wrote", param_hint="SOURCE")
+    with reading(source) as exported:  # check before the target is created
+        found = exported.sessions()
+        if session is None and len(found) != 1:
+            raise click.ClickException(f"{source} holds {len(found)} sessions; name one")
+        session = session_in(exported, source, session or found[0])
+    target = writing(journal)
+    try:
+        sid = import_session(source, target, session)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        target.close()
+    click.echo(f"imported session {sid} into {journal}", err=True)
+
+
+@cli.command()
+@click.option("--provider", type=PROVIDER, help="A real provider.")
+@click.option("--model", help="Its model.")
+@click.option("--base-url", help="Any OpenAI-compatible server (Ollama, LM Studio, ...).")
+@click.option("--journal", metavar="FILE", help="SQLite (.db) or JSON lines (.jsonl) to keep.")
+def demo(**params: str | None) -> int:
+    """Run the calculator agent demo.
+
+    Three arithmetic prompts with four tools, answered by a scripted model on
+    127.0.0.1, or by a real one when OPENAI_API_KEY, ANTHROPIC_API_KEY or
+    GEMINI_API_KEY is set, or --base-url is given.
+    """
+    given = [(f"--{name.replace('_', '-')}", value) for name, value in params.items() if value]
+    return demo_module.main([item for pair in given for item in pair])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The console script: run the command line; its exit code."""
+    code = cli.main(argv, "toolreel", standalone_mode=False)
+    return code if isinstance(code, int) else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

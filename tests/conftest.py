@@ -1,0 +1,3 @@
+"""Shared pytest setup: pytester, for testing toolreel's own pytest plugin."""
+
+pytest_plugins = ["pytester"]

@@ -1,0 +1,138 @@
+"""The structured-output agent example of the README, run as written against a scripted
+OpenAI-compatible server (the model's side of the conversation is scripted below)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from toolreel.shell._openai_server import ScriptedServer, tool_calls
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+LOCAL_SERVER = "http://localhost:11434/v1"  # Ollama; tests/test_readme.py owns :1234
+
+EXAMPLE = '''\
+import anyio
+import attrs
+from toolreel.shell import (
+    AgentDefinition, AgentOptions, AgentSuccess, OutputTool, execute_agent, tool,
+)
+
+@attrs.frozen
+class Line:
+    description: str
+    quantity: int
+    unit_price: float
+
+@attrs.frozen
+class Invoice:
+    number: str
+    currency: str
+    lines: list[Line]
+    total: float
+    total_eur: float
+
+RATES = {"EUR": 1.0, "USD": 0.92, "GBP": 1.17}
+
+@tool
+def currency_rate(currency: str) -> float:
+    """How many euros one unit of `currency` is worth."""
+    return RATES[currency]                 # an unknown currency: an error result the model reads
+
+def totals_add_up(invoice: Invoice) -> list[str]:
+    """Business rules the schema cannot express; each problem goes back to the model."""
+    problems = []
+    lines = sum(line.quantity * line.unit_price for line in invoice.lines)
+    if abs(lines - invoice.total) > 0.005:
+        problems.append(f"total is {invoice.total:.2f} but the lines add up to {lines:.2f}")
+    euros = invoice.total * RATES[invoice.currency]
+    if abs(euros - invoice.total_eur) > 0.005:
+        problems.append(f"total_eur is {invoice.total_eur:.2f}, expected {euros:.2f}")
+    return problems
+
+def show(invoice: Invoice) -> str:
+    """Reflection: the model sees its output as a person would before it submits."""
+    rows = [f"  {l.quantity} x {l.description} @ {l.unit_price:.2f}" for l in invoice.lines]
+    return "\\n".join([f"Invoice {invoice.number} ({invoice.currency})", *rows,
+                      f"  total {invoice.total:.2f} = {invoice.total_eur:.2f} EUR"])
+
+extract_invoice = AgentDefinition(
+    system_prompt="You extract invoices. Convert totals to euros with currency_rate.",
+    build_prompt=lambda text: f"Extract the invoice from this email:\\n\\n{text}",
+    helpers=[currency_rate],
+    output=OutputTool.of(Invoice, name="record_invoice", description="Record the invoice.",
+                         reflection_handler=show),   # reflection on: `submit` is offered too
+    validators=[totals_add_up],
+    max_attempts=3,
+    max_iterations_per_attempt=15,
+)
+
+EMAIL = """Invoice INV-2024-117 from Acme Corp.
+3 x Widget at $120.00, 1 x Installation at $250.00. Total due: $610.00"""
+
+async def main():
+    options = AgentOptions(model="qwen2.5:14b", base_url="http://localhost:11434/v1")
+    result = await execute_agent(extract_invoice, EMAIL, options)
+    if isinstance(result, AgentSuccess):
+        invoice = result.output                                   # an Invoice
+        print(invoice.number, invoice.total, invoice.currency, "=", invoice.total_eur, "EUR")
+    else:
+        print(result.error.code, result.error.message, result.error.context)
+    meta = result.metadata
+    print(f"{meta.attempts} attempts, {meta.iterations} iterations, "
+          f"{meta.usage.total_tokens} tokens, {len(meta.callback_errors)} callback errors")
+
+anyio.run(main)
+'''
+
+LINES = [
+    {"description": "Widget", "quantity": 3, "unit_price": 120.0},
+    {"description": "Installation", "quantity": 1, "unit_price": 250.0},
+]
+FIRST = {"number": "INV-2024-117", "currency": "USD", "lines": LINES, "total": 610.0}
+# The model looks the rate up, records the invoice (forgetting to convert), sees the
+# reflection, submits; validation fails; it records the corrected invoice and submits.
+SCRIPT = [
+    tool_calls(("call_1", "currency_rate", {"currency": "USD"})),
+    tool_calls(("call_2", "record_invoice", {**FIRST, "total_eur": 610.0})),
+    tool_calls(("call_3", "submit", {})),
+    tool_calls(
+        ("call_4", "record_invoice", {**FIRST, "total_eur": 561.2}), ("call_5", "submit", {})
+    ),
+]
+
+
+def test_the_invoice_example_runs_against_a_local_server(capsys) -> None:
+    with ScriptedServer(SCRIPT) as server:
+        code = EXAMPLE.replace(LOCAL_SERVER, server.url)
+        # compiled as a script of its own (not inheriting this module's __future__ imports)
+        exec(compile(code, "README.md", "exec", dont_inherit=True), {"__name__": "__main__"})
+        requests = server.requests
+    assert capsys.readouterr().out == (
+        "INV-2024-117 610.0 USD = 561.2 EUR\n"
+        "2 attempts, 4 iterations, 60 tokens, 0 callback errors\n"
+    )
+    reflection = requests[2]["messages"][-1]
+    assert reflection == {
+        "role": "tool",
+        "tool_call_id": "call_2",
+        "content": "Invoice INV-2024-117 (USD)\n"
+        "  3 x Widget @ 120.00\n"
+        "  1 x Installation @ 250.00\n"
+        "  total 610.00 = 610.00 EUR",
+    }
+    assert requests[3]["messages"][-1]["content"] == (
+        "Your output failed validation (attempt 1 of 3):\n"
+        "- total_eur is 610.00, expected 561.20\n"
+        "Call record_invoice again with a corrected output, then call submit."
+    )
+
+
+def test_the_readme_shows_this_example_if_it_has_an_agent_section() -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    agent_blocks = [block for block in blocks if "execute_agent" in block]
+    if not agent_blocks:
+        pytest.skip("the README has no execute_agent example yet")
+    assert agent_blocks == [EXAMPLE]

@@ -1,0 +1,324 @@
+"""Replay, offline re-execution, export/import and transcripts of recorded sessions."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import attrs
+import httpx
+import pytest
+
+from toolreel.adapters import (
+    JSONLJournal,
+    MemoryJournal,
+    SQLiteJournal,
+    load_session,
+    render_transcript,
+)
+from toolreel.core import FinishReason, HookPoint, RetryPolicy, ToolSpec
+from toolreel.shell import (
+    HOOK_PRE_TOOL_USE,
+    AgentOptions,
+    Client,
+    Divergence,
+    HookDecision,
+    Recording,
+    ReplayDiverged,
+    RequestMismatch,
+    export_session,
+    import_session,
+    replay,
+    tool,
+    verify,
+)
+from toolreel.shell._openai_server import (
+    Reply,
+    ScriptedServer,
+    cut_off,
+    http_error,
+    text,
+    tool_calls,
+)
+from toolreel.testing import NetworkBlocked, ScriptedModel
+from toolreel.testing._guard import guard_network
+
+FAST = RetryPolicy(max_retries=2, base_delay=0.0, max_delay=0.0)
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def divide(a: float, b: float) -> float:
+    """Divide a by b."""
+    return a / b
+
+
+def gate(event):
+    """Block calls of `divide`."""
+    if event.tool_name == "divide":
+        return HookDecision(continue_=False, reason="no dividing")
+    return None
+
+
+SCENARIOS = {
+    "successful tool": ([tool_calls(("c1", "add", {"a": 1, "b": 2})), text("3")], {}),
+    "tool exception": ([tool_calls(("c1", "divide", {"a": 1, "b": 0})), text("undefined")], {}),
+    "unknown tool": ([tool_calls(("c1", "nope", {})), text("sorry")], {}),
+    "max iterations": (
+        [tool_calls((f"c{i}", "add", {"a": i, "b": 1})) for i in range(5)],
+        {"max_tool_iterations": 3},
+    ),
+    "hook block": (
+        [tool_calls(("c1", "divide", {"a": 1, "b": 2})), text("blocked")],
+        {"hooks": {HOOK_PRE_TOOL_USE: [gate]}},
+    ),
+    "parallel tools": (
+        [
+            tool_calls(("c1", "add", {"a": 1, "b": 2}), ("c2", "add", {"a": 3, "b": 4})),
+            text("3 and 7"),
+        ],
+        {},
+    ),
+    "429 then success": ([http_error(429, "slow down", retry_after=0), text("hi")], {}),
+    "stream cut then success": ([cut_off(text("a long answer"), 2), text("whole")], {}),
+    "fatal error": ([http_error(401, "bad key")], {}),
+}
+
+
+def record(replies: list[Reply], journal, session_id: str = "s", **extra) -> None:
+    """Run one prompt against the scripted server, journaled."""
+    with ScriptedServer(replies) as server:
+        options = AgentOptions(
+            model="m",
+            base_url=server.url,
+            api_key="sk-test",
+            tools=[add, divide],
+            auto_execute_tools=True,
+            retry=FAST,
+            journal=journal,
+            session_id=session_id,
+            **extra,
+        )
+
+        async def main() -> None:
+            async with Client(options) as client:
+                await client.query("go")
+                await client.wait()
+
+        anyio.run(main)
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_every_recorded_scenario_replays_identically(name: str) -> None:
+    replies, extra = SCENARIOS[name]
+    journal = MemoryJournal()
+    record(replies, journal, **extra)
+    session = replay(journal, "s")
+    assert not isinstance(session, Divergence), str(session)
+    assert session.events == len(list(journal.entries("s")))
+    assert len(session.turns) == 1 and session.turns[0].reason is not None
+
+
+def test_a_changed_tool_description_diverges_at_the_first_model_call() -> None:
+    journal = MemoryJournal()
+    record(SCENARIOS["successful tool"][0], journal)
+    config = journal.config("s")
+    changed = attrs.evolve(
+        config,
+        tools=tuple(
+            attrs.evolve(t, description="Sum.") if t.name == "add" else t for t in config.tools
+        ),
+    )
+    divergence = replay(journal, "s", config=changed)
+    assert isinstance(divergence, Divergence)
+    assert divergence.seq == 1  # the prompt's step carries the first CallModel
+    assert '-          "description": "Add two integers.",' in divergence.diff
+    assert '+          "description": "Sum.",' in divergence.diff
+    with pytest.raises(ReplayDiverged, match="diverges at step 1"):
+        verify(journal, "s", config=changed)
+
+
+def test_a_changed_prompt_or_limit_diverges_where_it_first_matters() -> None:
+    journal = MemoryJournal()
+    record(SCENARIOS["max iterations"][0], journal, max_tool_iterations=3)
+    entries = list(journal.entries("s"))
+    config = journal.config("s")
+    prompt = replay(journal, "s", config=attrs.evolve(config, system_prompt="Be brief."))
+    assert isinstance(prompt, Divergence) and prompt.seq == 1
+    # With a cap of 2, the loop stops after the second round instead of calling again.
+    capped = replay(journal, "s", config=attrs.evolve(config, max_iterations=2))
+    assert isinstance(capped, Divergence)
+    second_round_done = [e.seq for e in entries if e.event.__class__.__name__ == "ToolFinished"][1]
+    assert capped.seq == second_round_done
+
+
+def test_offline_rerun_of_a_10_round_session_with_2_parallel_tools_per_round(tmp_path) -> None:
+    def model(request: dict) -> Reply:
+        done = [m for m in request["messages"] if m["role"] == "tool"]
+        n = len(done) // 2
+        if n < 10:
+            return tool_calls(
+                (f"r{n}a", "add", {"a": n, "b": 1}), (f"r{n}b", "add", {"a": n, "b": 2})
+            )
+        return text("total " + str(sum(int(m["content"]) for m in done)))
+
+    path = tmp_path / "rec.db"
+    with ScriptedServer(model) as server:
+        options = AgentOptions(
+            model="m",
+            base_url=server.url,
+            api_key="k",
+            tools=[add],
+            auto_execute_tools=True,
+            max_tool_iterations=20,
+            journal=str(path),
+            session_id="ten",
+        )
+
+        async def main():
+            async with Client(options) as client:
+                await client.query("ten rounds")
+                await client.wait()
+                return client.history
+
+        recorded_history = anyio.run(main)
+    exported = export_session(SQLiteJournal(path), "ten", tmp_path / "ten.jsonl")
+
+    calls = []
+
+    @tool("add", "Add two integers.")
+    def counting_add(a: int, b: int) -> int:
+        """The program under test's own tool, counting its runs."""
+        calls.append((a, b))
+        return a + b
+
+    recording = Recording.from_file(exported)
+    offline = AgentOptions(
+        model="m",
+        base_url="http://127.0.0.1:9/v1",
+        tools=[counting_add],
+        auto_execute_tools=True,
+        max_tool_iterations=20,
+    )
+    reasons = anyio.run(recording.rerun, offline)
+    assert reasons == [FinishReason.COMPLETED]
+    assert recording.history == recorded_history
+    assert len(recording.history[-1].tool_rounds) == 10
+    assert calls == []  # the recorded outputs answered; nothing ran, nothing was sent
+
+    changed = Recording.from_file(exported)
+    with pytest.raises(RequestMismatch, match="model call 1 differs") as mismatch:
+        anyio.run(changed.rerun, attrs.evolve(offline, system_prompt="You are terse."))
+    assert '+  "system": "You are terse."' in str(mismatch.value)
+
+
+@pytest.mark.parametrize("kind", ["db", "jsonl"])
+def test_export_then_import_round_trips_and_still_replays(tmp_path, kind: str) -> None:
+    source = (
+        SQLiteJournal(tmp_path / "a.db") if kind == "db" else JSONLJournal(tmp_path / "a.jsonl")
+    )
+    record(SCENARIOS["parallel tools"][0], source, session_id="p")
+    out = export_session(source, "p", tmp_path / "p.jsonl")
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines[0]["kind"] == "config" and {line["session"] for line in lines} == {"p"}
+    target = SQLiteJournal(tmp_path / "b.db")
+    assert import_session(out, target) == "p"
+    assert list(target.entries("p")) == list(source.entries("p"))
+    assert not isinstance(replay(target, "p"), Divergence)
+    with pytest.raises(ValueError, match="already exists"):
+        import_session(out, target)
+    with pytest.raises(FileExistsError):
+        export_session(source, "p", out)
+
+
+def test_the_transcript_is_stable_and_complete() -> None:
+    journal = MemoryJournal()
+    record(SCENARIOS["tool exception"][0], journal)
+    session = load_session(journal, "s")
+    first = render_transcript(session)
+    assert first == render_transcript(load_session(journal, "s"))
+    assert "**User:** go" in first
+    assert "→ divide" in first and '"b": 0' in first
+    assert "← error:" in first and "ZeroDivisionError" in first
+    assert "**Assistant:** undefined" in first
+    assert "_completed · 2 iterations · 20 in / 10 out tokens_" in first
+    assert "c1" not in first  # no run-specific ids unless asked
+    assert "[c1]" in render_transcript(session, ids=True)
+    assert "▸ 1 tool round: divide" in render_transcript(session, expand=False)
+
+
+def test_transcript_snapshot_extension_round_trips(transcript_snapshot) -> None:
+    journal = MemoryJournal()
+    record(SCENARIOS["parallel tools"][0], journal)
+    session = load_session(journal, "s")
+    assert session == transcript_snapshot
+
+
+def test_the_network_guard_refuses_real_provider_calls() -> None:
+    with guard_network() as blocked:
+        with pytest.raises(NetworkBlocked, match=r"api\.openai\.com"):
+            httpx.get("https://api.openai.com/v1/models")
+        with ScriptedServer([text("local is fine")]) as server:
+            assert httpx.post(f"{server.url}/chat/completions", json={}).status_code == 200
+    assert blocked == ["https://api.openai.com/v1/models"]
+
+
+def test_the_offline_marker_fails_a_test_that_reaches_a_provider(pytester) -> None:
+    pytester.makepyfile(
+        """
+        import anyio, pytest
+        from toolreel.shell import AgentOptions, RunFailed, run
+
+        @pytest.mark.toolreel_offline
+        def test_calls_openai():
+            options = AgentOptions(model="gpt-4o-mini", api_key="sk-test")
+            with pytest.raises(RunFailed):  # the program under test swallows the error...
+                anyio.run(run, "hi", options)
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, errors=1)  # ...the guard still fails the test loudly
+    result.stdout.fnmatch_lines(["*real provider call(s) during the test*api.openai.com*"])
+
+
+def test_scripted_model_fixture_in_process_and_over_http(scripted_model) -> None:
+    for http in (True, False):
+        scripted: ScriptedModel = scripted_model(
+            [tool_calls(("c1", "add", {"a": 2, "b": 3})), text("5")], http=http
+        )
+        options = scripted.options(tools=[add], auto_execute_tools=True)
+
+        async def main(options=options, scripted=scripted):
+            async with Client(options, model=scripted.model) as client:
+                await client.query("2+3")
+                return await client.wait()
+
+        finish = anyio.run(main)
+        assert finish.text == "5"
+        assert finish.rounds[0].results[0].content == "5"
+        assert len(scripted.requests) == 2
+
+
+def test_recorded_session_fixture_reads_an_exported_file(tmp_path, recorded_session) -> None:
+    journal = MemoryJournal()
+    record(SCENARIOS["successful tool"][0], journal)
+    path = export_session(journal, "s", tmp_path / "s.jsonl")
+    recording = recorded_session(path)
+    assert recording.prompts == ["go"]
+    assert len(recording.calls) == 2
+    with pytest.raises(FileNotFoundError):
+        recorded_session(tmp_path / "missing.jsonl")
+
+
+def test_hook_points_are_recorded_in_the_config() -> None:
+    journal = MemoryJournal()
+    record(SCENARIOS["hook block"][0], journal, hooks={HOOK_PRE_TOOL_USE: [gate]})
+    assert journal.config("s").hooks == frozenset({HookPoint.PRE_TOOL_USE})
+    assert journal.config("s").tools[0] == ToolSpec(
+        name="add", description="Add two integers.", parameters=add.spec.parameters
+    )
