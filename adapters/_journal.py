@@ -63,8 +63,16 @@ class JournalEntry:
 class Journal(Protocol):
     """Where sessions are kept (append-only)."""
 
-    def begin(self, session_id: str, config: LoopConfig) -> None:
-        """Record a new session's config (again on resume: the latest is kept)."""
+    def begin(self, session_id: str, config: LoopConfig, *, from_seq: int = 0) -> None:
+        """Record the config in force for the session's steps after `from_seq`.
+
+        A new session begins at 0; a continued one records its (maybe changed)
+        config from its last step on, so earlier steps replay under theirs.
+        """
+        ...
+
+    def configs(self, session_id: str) -> list[tuple[int, LoopConfig]]:
+        """Every config of the session with the step after which it applies, in order."""
         ...
 
     def append(self, session_id: str, steps: Sequence[Step]) -> None:
@@ -76,7 +84,7 @@ class Journal(Protocol):
         ...
 
     def config(self, session_id: str) -> LoopConfig:
-        """The session's config (KeyError if no such session)."""
+        """The session's latest config (KeyError if no such session)."""
         ...
 
     def entries(self, session_id: str) -> Iterator[JournalEntry]:
@@ -251,13 +259,19 @@ class MemoryJournal:
 
     def __init__(self) -> None:
         """No sessions yet."""
-        self._configs: dict[str, LoopConfig] = {}
+        self._configs: dict[str, list[tuple[int, LoopConfig]]] = {}
         self._steps: dict[str, list[Step | JournalEntry]] = {}
 
-    def begin(self, session_id: str, config: LoopConfig) -> None:
-        """Remember the session's config."""
-        self._configs[session_id] = config
+    def begin(self, session_id: str, config: LoopConfig, *, from_seq: int = 0) -> None:
+        """Remember the config from `from_seq` on (unless it is the one already in force)."""
+        history = self._configs.setdefault(session_id, [])
+        if not history or history[-1][1] != config:
+            history.append((from_seq, config))
         self._steps.setdefault(session_id, [])
+
+    def configs(self, session_id: str) -> list[tuple[int, LoopConfig]]:
+        """The session's configs with the step after which each applies."""
+        return list(self._configs[session_id])
 
     def append(self, session_id: str, steps: Sequence[Step]) -> None:
         """Keep the steps as they are (recorded forms are made only when read)."""
@@ -268,8 +282,8 @@ class MemoryJournal:
         self._steps.setdefault(session_id, []).extend(entries)
 
     def config(self, session_id: str) -> LoopConfig:
-        """The session's config."""
-        return self._configs[session_id]
+        """The session's latest config."""
+        return self._configs[session_id][-1][1]
 
     def entries(self, session_id: str) -> Iterator[JournalEntry]:
         """The session's steps."""

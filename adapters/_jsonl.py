@@ -50,9 +50,26 @@ class JSONLJournal:
             self._file.flush()
             os.fsync(self._file.fileno())
 
-    def begin(self, session_id: str, config: LoopConfig) -> None:
-        """Record the session's config."""
-        self._write([{"session": session_id, "kind": "config", "config": config_data(config)}])
+    def begin(self, session_id: str, config: LoopConfig, *, from_seq: int = 0) -> None:
+        """Record the config in force after step `from_seq` (unless it already is)."""
+        try:
+            if self.config(session_id) == config:
+                return
+        except KeyError:
+            pass
+        line = {"session": session_id, "kind": "config", "from_seq": from_seq}
+        self._write([{**line, "config": config_data(config)}])
+
+    def configs(self, session_id: str) -> list[tuple[int, LoopConfig]]:
+        """The session's configs with the step after which each applies."""
+        found = [
+            (line.get("from_seq", 0), config_of(line["config"]))
+            for line in self._lines()
+            if line["session"] == session_id and line["kind"] == "config"
+        ]
+        if not found:
+            raise KeyError(session_id)
+        return found
 
     def append(self, session_id: str, steps: Sequence[Step]) -> None:
         """Record the steps."""
@@ -93,13 +110,7 @@ class JSONLJournal:
 
     def config(self, session_id: str) -> LoopConfig:
         """The session's latest config."""
-        found = None
-        for line in self._lines():
-            if line["session"] == session_id and line["kind"] == "config":
-                found = line["config"]
-        if found is None:
-            raise KeyError(session_id)
-        return config_of(found)
+        return self.configs(session_id)[-1][1]
 
     def entries(self, session_id: str) -> Iterator[JournalEntry]:
         """The session's steps in order."""

@@ -6,12 +6,13 @@ holds facts, the session is what they mean.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 
 import attrs
 
 from toolreel.core import (
     ChatMessage,
+    Effect,
     Event,
     Failure,
     Finish,
@@ -90,7 +91,11 @@ class SessionBuilder:
         self.events = 0
         self._prompt: str | None = None
 
-    def add(self, event: Event) -> tuple[object, ...]:
+    def reconfigure(self, config: LoopConfig) -> None:
+        """Apply the config a continued session recorded from here on."""
+        self.state = attrs.evolve(self.state, config=config)
+
+    def add(self, event: Event) -> tuple[Effect, ...]:
         """Fold one event; its effects."""
         self.state, effects = step(self.state, event)
         self.events += 1
@@ -120,14 +125,24 @@ class SessionBuilder:
         )
 
 
-def session_from(session_id: str, config: LoopConfig, entries: Iterable[JournalEntry]) -> Session:
-    """The session `entries` describe."""
-    builder = SessionBuilder(session_id, config)
+def with_configs(
+    entries: Iterable[JournalEntry], configs: Sequence[tuple[int, LoopConfig]]
+) -> Iterator[tuple[JournalEntry, LoopConfig | None]]:
+    """Each entry with the config that takes effect just before it, if one does."""
+    pending = list(configs[1:])
     for entry in entries:
-        builder.add(entry.event)
-    return builder.session()
+        change = None
+        while pending and entry.seq > pending[0][0]:
+            change = pending.pop(0)[1]
+        yield entry, change
 
 
 def load_session(journal: Journal, session_id: str) -> Session:
     """Rebuild a journaled session (KeyError if the journal has no such session)."""
-    return session_from(session_id, journal.config(session_id), journal.entries(session_id))
+    configs = journal.configs(session_id)
+    builder = SessionBuilder(session_id, configs[0][1])
+    for entry, change in with_configs(journal.entries(session_id), configs):
+        if change is not None:
+            builder.reconfigure(change)
+        builder.add(entry.event)
+    return builder.session()

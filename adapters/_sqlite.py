@@ -34,9 +34,14 @@ from ._journal import (
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
     id TEXT PRIMARY KEY,
-    started INTEGER NOT NULL,
-    config TEXT NOT NULL
+    started INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS configs (
+    session_id TEXT NOT NULL,
+    from_seq INTEGER NOT NULL,
+    config TEXT NOT NULL,
+    PRIMARY KEY (session_id, from_seq)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS steps (
     session_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
@@ -63,16 +68,36 @@ class SQLiteJournal:
         """Where the journal is."""
         return f"SQLiteJournal({str(self.path)!r})"
 
-    def begin(self, session_id: str, config: LoopConfig) -> None:
-        """Record the session's config (replacing it on resume)."""
+    def begin(self, session_id: str, config: LoopConfig, *, from_seq: int = 0) -> None:
+        """Record the config in force after step `from_seq` (unless it already is)."""
         text = json.dumps(config_data(config), sort_keys=True)
         with self._lock:
+            self._db.execute("BEGIN")
             self._db.execute(
-                "INSERT INTO sessions (id, started, config) VALUES "
-                "(?, (SELECT COUNT(*) FROM sessions), ?) "
-                "ON CONFLICT(id) DO UPDATE SET config = excluded.config",
-                (session_id, text),
+                "INSERT OR IGNORE INTO sessions (id, started) VALUES "
+                "(?, (SELECT COUNT(*) FROM sessions))",
+                (session_id,),
             )
+            latest = self._db.execute(
+                "SELECT config FROM configs WHERE session_id = ? ORDER BY from_seq DESC LIMIT 1",
+                (session_id,),
+            ).fetchone()
+            if latest is None or latest[0] != text:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO configs VALUES (?, ?, ?)", (session_id, from_seq, text)
+                )
+            self._db.execute("COMMIT")
+
+    def configs(self, session_id: str) -> list[tuple[int, LoopConfig]]:
+        """The session's configs with the step after which each applies."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT from_seq, config FROM configs WHERE session_id = ? ORDER BY from_seq",
+                (session_id,),
+            ).fetchall()
+        if not rows:
+            raise KeyError(session_id)
+        return [(seq, config_of(json.loads(text))) for seq, text in rows]
 
     def append(self, session_id: str, steps: Sequence[Step]) -> None:
         """Write the steps in one transaction."""
@@ -106,14 +131,8 @@ class SQLiteJournal:
             self._db.execute("COMMIT")
 
     def config(self, session_id: str) -> LoopConfig:
-        """The session's config."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT config FROM sessions WHERE id = ?", (session_id,)
-            ).fetchone()
-        if row is None:
-            raise KeyError(session_id)
-        return config_of(json.loads(row[0]))
+        """The session's latest config."""
+        return self.configs(session_id)[-1][1]
 
     def entries(self, session_id: str) -> Iterator[JournalEntry]:
         """The session's steps in order, decoded as they are read."""

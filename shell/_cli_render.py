@@ -361,8 +361,8 @@ def _client(options: AgentOptions, view: TurnView) -> Client:
     ]
     if changed:
         view.note(
-            f"note: continuing session {session_id} with a different {', '.join(changed)}; "
-            "`toolreel replay` will report its earlier turns as diverging",
+            f"note: continuing session {session_id} with a different {', '.join(changed)} "
+            "(its earlier turns keep theirs)",
             "yellow",
         )
     return client

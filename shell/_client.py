@@ -160,15 +160,22 @@ class Client:
 
     @classmethod
     def resume(cls, session_id: str, options: AgentOptions, **kwargs: Any) -> Client:
-        """A client that continues a journaled session, finishing a turn a crash interrupted."""
+        """A client that continues a journaled session, finishing a turn a crash interrupted.
+
+        (A Client whose `session_id` is already in its journal continues it the
+        same way; `resume` also insists that it is there.)
+        """
         return cls(attrs.evolve(options, session_id=session_id), _resume=True, **kwargs)
 
     async def __aenter__(self) -> Client:
         """Open the session (or rebuild it from the journal when resuming)."""
+        known = self.session_id in self.journal.sessions()
+        if self._resume and not known:
+            raise KeyError(f"no session {self.session_id!r} in {self.journal!r}")
         self._tasks = await anyio.create_task_group().__aenter__()
-        if self._resume:
+        if known:  # the same session id goes on with the same conversation
             owed = self.runner.restore()
-            self.journal.begin(self.session_id, self.config)
+            self.journal.begin(self.session_id, self.config, from_seq=self.runner.seq)
             if self.runner.state.phase is not Phase.IDLE:
                 self._start(lambda: self.runner.resume(owed))
         else:

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from toolreel.adapters import Journal, effect_record, unstructure
-from toolreel.adapters._session import Session, SessionBuilder
+from toolreel.adapters._session import Session, SessionBuilder, with_configs
 from toolreel.core import Event, LoopConfig, StepError
 
 
@@ -64,9 +64,16 @@ def _pretty(effects: tuple[dict[str, Any], ...]) -> str:
 def replay(
     journal: Journal, session_id: str, *, config: LoopConfig | None = None
 ) -> Session | Divergence:
-    """The rebuilt session if every effect matches the journal, else the first divergence."""
-    builder = SessionBuilder(session_id, config or journal.config(session_id))
-    for entry in journal.entries(session_id):
+    """The rebuilt session if every effect matches the journal, else the first divergence.
+
+    Each step replays under the config the session recorded for it (a continued
+    session may have changed it), or all under `config` when one is given.
+    """
+    configs = [(0, config)] if config is not None else journal.configs(session_id)
+    builder = SessionBuilder(session_id, configs[0][1])
+    for entry, change in with_configs(journal.entries(session_id), configs):
+        if change is not None:
+            builder.reconfigure(change)
         try:
             effects = builder.add(entry.event)
         except StepError as exc:
@@ -78,7 +85,7 @@ def replay(
                 replayed=(),
                 error=f"the event cannot happen here: {exc}",
             )
-        replayed = tuple(effect_record(effect) for effect in effects)  # type: ignore[arg-type]
+        replayed = tuple(effect_record(effect) for effect in effects)
         if replayed != entry.effects:
             return Divergence(
                 session_id=session_id,

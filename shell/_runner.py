@@ -33,6 +33,7 @@ from returns.result import Failure
 
 from toolreel.adapters import Journal, MemoryJournal, Step
 from toolreel.adapters._providers import ModelPort
+from toolreel.adapters._session import with_configs
 from toolreel.core import (
     AskHook,
     CallModel,
@@ -353,12 +354,17 @@ class Runner:
         interrupted call left no partial response and is simply made again.
         """
         owed: dict[str, Effect] = {}
-        for entry in self.journal.entries(self.session_id):
+        configs = self.journal.configs(self.session_id)
+        self.state = initial_state(configs[0][1])
+        for entry, change in with_configs(self.journal.entries(self.session_id), configs):
+            if change is not None:
+                self.state = attrs.evolve(self.state, config=change)
             self.state, effects = step(self.state, entry.event)
             self.seq = entry.seq
             _settle(owed, entry.event)
             for effect in effects:
                 _owe(owed, effect)
+        self.state = attrs.evolve(self.state, config=self.config)  # go on under today's config
         if self.state.phase is Phase.IDLE:
             return []
         return list(owed.values())

@@ -14,14 +14,19 @@ def export_session(journal: Journal, session_id: str, path: str | Path) -> Path:
         raise ValueError(f"{target}: an export is a JSON-lines file; name it *.jsonl")
     if target.exists():
         raise FileExistsError(f"{target} exists; export writes a new file")
-    config = journal.config(session_id)
     out = JSONLJournal(target)
     try:
-        out.begin(session_id, config)
-        out.append_entries(session_id, list(journal.entries(session_id)))
+        _copy(journal, out, session_id)
     finally:
         out.close()
     return target
+
+
+def _copy(source: Journal, target: Journal, session_id: str) -> None:
+    """Copy a session's configs and steps, in order."""
+    for from_seq, config in source.configs(session_id):
+        target.begin(session_id, config, from_seq=from_seq)
+    target.append_entries(session_id, list(source.entries(session_id)))
 
 
 def import_session(path: str | Path, journal: Journal, session_id: str | None = None) -> str:
@@ -35,8 +40,7 @@ def import_session(path: str | Path, journal: Journal, session_id: str | None = 
             session_id = sessions[0]
         if session_id in journal.sessions():
             raise ValueError(f"session {session_id!r} already exists in the target journal")
-        journal.begin(session_id, source.config(session_id))
-        journal.append_entries(session_id, list(source.entries(session_id)))
+        _copy(source, journal, session_id)
     finally:
         source.close()
     return session_id

@@ -12,6 +12,7 @@ import sys
 
 import anyio
 
+from toolreel.adapters import SQLiteJournal
 from toolreel.core import RetryPolicy
 from toolreel.shell import AgentOptions, Client, tool
 
@@ -45,10 +46,13 @@ def options(base_url: str, journal: str, effects: str) -> AgentOptions:
 async def main(base_url: str, journal: str, effects: str, resume: bool) -> None:
     """Run the session (or resume it) to its end."""
     opts = options(base_url, journal, effects)
-    if resume:
+    journaled = SQLiteJournal(journal)
+    known = "crash" in journaled.sessions()
+    journaled.close()
+    if resume and known:
         async with Client.resume("crash", opts) as client:
             await client.wait()
-        return
+        return  # killed before the prompt reached the journal: start over
     async with Client(opts) as client:
         await client.query("Record rounds.")
         await client.wait()
