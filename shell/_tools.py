@@ -18,8 +18,11 @@ included); a returned `str` is sent as it is.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
+import os
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, overload
 
@@ -251,4 +254,42 @@ def tool(
     return decorate
 
 
-__all__ = ["CONVERTER", "Tool", "output_text", "tool", "type_schema"]
+def _as_tool(item: Any, spec: str) -> Tool:
+    """A Tool as it is; a plain function wrapped with `tool`."""
+    if isinstance(item, Tool):
+        return item
+    if not callable(item) or isinstance(item, type):
+        raise ValueError(f"{spec} holds {type(item).__name__}, not a tool or a function")
+    try:
+        made: Tool = tool(item)
+    except Exception as exc:
+        raise ValueError(f"{spec}: cannot make a tool of {item!r}: {exc}") from exc
+    return made
+
+
+def tools_from_spec(spec: str) -> list[Tool]:
+    """The tools `module:attr` names: a Tool, a list of tools, or plain functions.
+
+    Modules beside the working directory are found (as `python -m` finds them);
+    anything wrong with the spec is a ValueError saying what.
+    """
+    module_name, colon, attr = spec.partition(":")
+    if not colon or not module_name or not attr:
+        raise ValueError(f"expected MODULE:ATTR, got {spec!r}")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # find modules beside you, as `python -m` does
+    try:
+        value: Any = importlib.import_module(module_name)
+    except Exception as exc:  # a missing module, or one that fails as it is imported
+        raise ValueError(f"cannot import {module_name!r}: {exc}") from exc
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            raise ValueError(f"{module_name!r} has no attribute {attr!r}")
+        value = getattr(value, part)
+    items = list(value) if isinstance(value, list | tuple) else [value]
+    if not items:
+        raise ValueError(f"{spec} is an empty list")
+    return [_as_tool(item, spec) for item in items]
+
+
+__all__ = ["CONVERTER", "Tool", "output_text", "tool", "tools_from_spec", "type_schema"]

@@ -11,7 +11,6 @@ failure; 2 a usage error; 130 Ctrl-C. Errors are one line on stderr, `error: ...
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import sqlite3
 import sys
@@ -31,7 +30,7 @@ from ._client import open_journal
 from ._options import AgentOptions
 from ._replay import Divergence
 from ._replay import replay as replay_session
-from ._tools import Tool, tool
+from ._tools import Tool, tools_from_spec
 from ._transfer import export_session, import_session
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -81,38 +80,12 @@ def _fail(message: str, code: int) -> int:
 # --- tools -------------------------------------------------------------------------------
 
 
-def _as_tool(item: Any, spec: str) -> Tool:
-    """A Tool as it is; a plain function wrapped with `tool`."""
-    if isinstance(item, Tool):
-        return item
-    if not callable(item) or isinstance(item, type):
-        raise click.BadParameter(f"{spec} holds {type(item).__name__}, not a tool or a function")
-    try:
-        made: Tool = tool(item)
-    except Exception as exc:
-        raise click.BadParameter(f"{spec}: cannot make a tool of {item!r}: {exc}") from exc
-    return made
-
-
 def load_tools(spec: str) -> list[Tool]:
-    """The tools `module:attr` names: a Tool, a list of tools, or plain functions."""
-    module_name, colon, attr = spec.partition(":")
-    if not colon or not module_name or not attr:
-        raise click.BadParameter(f"expected MODULE:ATTR, got {spec!r}")
-    if "" not in sys.path and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # find modules beside you, as `python -m` does
+    """The tools `module:attr` names (see `tools_from_spec`), as a command-line parameter."""
     try:
-        value: Any = importlib.import_module(module_name)
-    except Exception as exc:  # a missing module, or one that fails as it is imported
-        raise click.BadParameter(f"cannot import {module_name!r}: {exc}") from exc
-    for part in attr.split("."):
-        if not hasattr(value, part):
-            raise click.BadParameter(f"{module_name!r} has no attribute {attr!r}")
-        value = getattr(value, part)
-    items = list(value) if isinstance(value, list | tuple) else [value]
-    if not items:
-        raise click.BadParameter(f"{spec} is an empty list")
-    return [_as_tool(item, spec) for item in items]
+        return tools_from_spec(spec)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
 
 
 def _tools_option(ctx: click.Context, param: click.Parameter, specs: Sequence[str]) -> list[Tool]:

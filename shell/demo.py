@@ -5,8 +5,8 @@ answers over real HTTP on 127.0.0.1 through the same OpenAI-compatible
 adapter (streamed tool calls, several in parallel where steps are independent,
 chained rounds where they are not). With `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`,
 `GEMINI_API_KEY` or `--base-url` (Ollama, LM Studio, vLLM, ...) a real model
-answers. Tools run for real, the session is journaled, and its transcript is
-printed at the end.
+answers. Tools run for real, the session is journaled, then replayed step by
+step against the journal, and its transcript is printed.
 """
 
 from __future__ import annotations
@@ -21,13 +21,15 @@ from pathlib import Path
 
 import anyio
 
+from toolreel.adapters import render_transcript
 from toolreel.core import FinishReason
 
 from ._blocks import TextBlock, ToolUseBlock, ToolUseError
 from ._calculator_model import openai_reply
-from ._client import Client
+from ._client import Client, open_journal
 from ._openai_server import ScriptedServer
 from ._options import AgentOptions
+from ._replay import Divergence, replay
 from ._tools import Tool, tool
 
 PROMPTS = (
@@ -132,6 +134,22 @@ async def converse(opts: AgentOptions) -> int:
     return 0
 
 
+def replay_and_show(journal_path: Path, session_id: str) -> int:
+    """Replay the journaled session step by step, then print its transcript."""
+    journal = open_journal(str(journal_path))
+    try:
+        result = replay(journal, session_id)
+    finally:
+        journal.close()
+    if isinstance(result, Divergence):
+        print(f"\nReplay diverged:\n{result}")
+        return 1
+    print(f"\nReplay: all {result.events} journaled steps gave the recorded effects again.")
+    print("Transcript:\n")
+    print(render_transcript(result))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo; the exit code says whether every turn completed."""
     args = _arguments(argv)
@@ -149,7 +167,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(
                 f"Model: {_real_provider(args)} {args.model or ''} {args.base_url or ''}".rstrip()
             )
-        return anyio.run(converse, options(args, journal, server))
+        opts = options(args, journal, server)
+        code = anyio.run(converse, opts)
+        return code or replay_and_show(journal, str(opts.session_id))
 
 
 if __name__ == "__main__":

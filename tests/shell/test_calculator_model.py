@@ -82,6 +82,8 @@ def test_the_demo_answers_the_three_calculator_prompts(capsys, monkeypatch, tmp_
         assert answer in out
     assert "tool call: add({'a': 56, 'b': 5})" in out  # the chained round used the product
     assert "History: 6 messages" in out
+    assert "Replay: all " in out and "gave the recorded effects again" in out
+    assert "## Turn 3" in out and "→ multiply" in out  # the transcript
     assert (tmp_path / "demo.db").exists()
 
 
