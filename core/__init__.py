@@ -54,6 +54,7 @@ from ._effects import (
     StartTimer,
 )
 from ._events import (
+    MODEL_EVENTS,
     Allowed,
     Blocked,
     Cancelled,
@@ -103,6 +104,7 @@ __all__ = [
     "AGENT_RULES",
     "DEFAULT_FINAL_ANSWER_PROMPT",
     "DEFAULT_MAX_ITERATIONS_PER_ATTEMPT",
+    "MODEL_EVENTS",
     "SUBMIT_TOOL",
     "AgentConfig",
     "AgentEffect",

@@ -96,6 +96,7 @@ from ._agent_round import add_result, cancel_round, open_round
 from ._agent_state import AgentPhase, AgentState, AgentStepError
 from ._effects import StartTimer
 from ._events import (
+    MODEL_EVENTS,
     Cancelled,
     ModelCallFailed,
     ModelResponded,
@@ -273,12 +274,7 @@ def _late(state: AgentState, event: AgentEvent) -> AgentStep:
 # The transition table --------------------------------------------------------
 
 _ANSWERS: tuple[type, ...] = (
-    TextDelta,
-    ReasoningDelta,
-    ToolCallStarted,
-    ToolCallArgumentsDelta,
-    ModelResponded,
-    ModelCallFailed,
+    *MODEL_EVENTS,
     ToolFinished,
     ValidationFinished,
     TimerFired,

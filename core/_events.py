@@ -22,7 +22,7 @@ From the shell, answering an effect:
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import TypeAlias, get_args
 
 import attrs
 
@@ -163,6 +163,9 @@ ModelEvent: TypeAlias = (
     | ModelResponded
     | ModelCallFailed
 )
+
+#: The model event classes, for checks like `isinstance(event, MODEL_EVENTS)`.
+MODEL_EVENTS: tuple[type, ...] = get_args(ModelEvent)
 
 Event: TypeAlias = (
     PromptSubmitted

@@ -65,6 +65,7 @@ import attrs
 from ._config import HookPoint
 from ._effects import AskHook, Effect, Emit, Failure, FinishReason, Persist, StartTimer
 from ._events import (
+    MODEL_EVENTS,
     Blocked,
     Cancelled,
     Event,
@@ -315,14 +316,6 @@ def _late(state: State, event: Event) -> Step:
 
 # The transition table --------------------------------------------------------
 
-_MODEL_EVENTS: tuple[type, ...] = (
-    TextDelta,
-    ReasoningDelta,
-    ToolCallStarted,
-    ToolCallArgumentsDelta,
-    ModelResponded,
-    ModelCallFailed,
-)
 
 RULES: dict[tuple[Phase, type], Handler] = {
     (Phase.IDLE, PromptSubmitted): _on_prompt,
@@ -339,7 +332,7 @@ RULES: dict[tuple[Phase, type], Handler] = {
     (Phase.AWAITING_RESULTS, ToolResultAdded): _on_result_added,
     (Phase.IDLE, Cancelled): _nothing,
     **{(phase, Cancelled): _on_cancel for phase in Phase if phase is not Phase.IDLE},
-    **{(Phase.IDLE, kind): _late for kind in (*_MODEL_EVENTS, ToolFinished, TimerFired)},
+    **{(Phase.IDLE, kind): _late for kind in (*MODEL_EVENTS, ToolFinished, TimerFired)},
     (Phase.IDLE, HookDecided): _late,
     **{
         (phase, ToolFinished): _late

@@ -21,6 +21,7 @@ from returns.result import Failure, Result, Success
 
 from toolreel.adapters import Journal, JSONLJournal, effect_record
 from toolreel.core import (
+    MODEL_EVENTS,
     CallModel,
     FinishReason,
     ModelCallFailed,
@@ -28,26 +29,13 @@ from toolreel.core import (
     ModelRequest,
     ModelResponded,
     PromptSubmitted,
-    ReasoningDelta,
     RetryPolicy,
-    TextDelta,
-    ToolCallArgumentsDelta,
-    ToolCallStarted,
     ToolFinished,
 )
 
 from ._client import Client
 from ._options import AgentOptions
 from ._tools import Tool
-
-_MODEL_EVENTS = (
-    TextDelta,
-    ReasoningDelta,
-    ToolCallStarted,
-    ToolCallArgumentsDelta,
-    ModelResponded,
-    ModelCallFailed,
-)
 
 
 class RequestMismatch(AssertionError):
@@ -108,7 +96,7 @@ class Recording:
             event = entry.event
             if isinstance(event, PromptSubmitted):
                 self.prompts.append(event.text)
-            elif isinstance(event, _MODEL_EVENTS) and current is not None:
+            elif isinstance(event, MODEL_EVENTS) and current is not None:
                 current.append(event)
                 if isinstance(event, ModelResponded | ModelCallFailed):
                     assert request is not None
