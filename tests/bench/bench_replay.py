@@ -1,6 +1,6 @@
 """Benchmark: replay a long journal from SQLite (run on demand).
 
-Builds a SQLite journal of an R-round session (default 10,000 rounds; the
+Builds SQLite journals of an R-round session (default 10,000 rounds; the
 session of bench_step.py: 50 text deltas and 2 streamed tool calls of 20
 argument fragments per round), then
 replays it — reading and decoding every row, folding every event through
@@ -28,13 +28,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_step import session
 
 
-def build(path: Path, rounds: int) -> tuple[str, int]:
+def build(path: Path, rounds: int, deltas: int = 50) -> tuple[str, int]:
     """A journal of one synthetic session; its id and event count."""
     config = LoopConfig(model="bench", tools=(ToolSpec(name="work"),), max_iterations=rounds + 1)
     journal = SQLiteJournal(path)
     journal.begin("bench", config)
     state, batch, seq = initial_state(config), [], 0
-    for event in session(rounds):
+    for event in session(rounds, deltas=deltas):
         state, effects = step(state, event)
         seq += 1
         batch.append(Step(seq=seq, event=event, effects=effects))
@@ -80,10 +80,13 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         small, large = Path(folder) / "small.db", Path(folder) / "large.db"
+        chatty = Path(folder) / "chatty.db"
         _, small_events = build(small, args.rounds // 10)
+        _, chatty_events = build(chatty, args.rounds // 10, deltas=250)
         _, events = build(large, args.rounds)
         seconds = min(timed(large) for _ in range(2))
         _, small_peak = measure(small)
+        _, chatty_peak = measure(chatty)
         _, large_peak = measure(large)
     print(f"journal: {args.rounds:,} rounds, {events:,} events")
     print(f"replay: {seconds:.2f} s, {events / seconds:,.0f} events/s (goal >= 200,000)")
@@ -91,6 +94,10 @@ def main() -> None:
         f"peak memory: {small_peak / 1e6:.1f} MB at {args.rounds // 10:,} rounds, "
         f"{large_peak / 1e6:.1f} MB at {args.rounds:,} rounds; per event "
         f"{small_peak / small_events:.0f} B vs {large_peak / events:.0f} B"
+    )
+    print(
+        f"same {args.rounds // 10:,} rounds with 5x the text deltas ({chatty_events:,} events): "
+        f"{chatty_peak / 1e6:.1f} MB (vs {small_peak / 1e6:.1f} MB for {small_events:,} events)"
     )
 
 
