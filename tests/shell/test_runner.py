@@ -253,3 +253,34 @@ def test_every_step_and_message_is_journaled(tmp_path, suffix: str) -> None:
     assert [m.role for m in persisted_messages(iter(entries))] == ["user", "assistant"]
     assert persisted_messages(iter(entries))[-1].tool_rounds == result.rounds
     journal.close()
+
+
+def test_a_cap_on_concurrent_tools_is_respected() -> None:
+    active = {"now": 0, "max": 0}
+
+    @tool
+    async def slow(n: int) -> int:
+        """Slow identity."""
+        active["now"] += 1
+        active["max"] = max(active["max"], active["now"])
+        await anyio.sleep(0.02)
+        active["now"] -= 1
+        return n
+
+    calls = [(f"c{i}", "slow", {"n": i}) for i in range(5)]
+    with ScriptedServer([tool_calls(*calls), text("done")]) as server:
+        result = anyio.run(run, "go", options(server, tools=[slow], max_concurrent_tools=2))
+    assert active["max"] == 2
+    assert [r.content for r in result.rounds[0].results] == ["0", "1", "2", "3", "4"]
+
+
+def test_the_global_tool_timeout_applies_to_tools_without_their_own() -> None:
+    @tool
+    async def stuck() -> str:
+        """Never returns in time."""
+        await anyio.sleep(10)
+        return "late"
+
+    with ScriptedServer([tool_calls(("c1", "stuck", {})), text("ok")]) as server:
+        result = anyio.run(run, "go", options(server, tools=[stuck], tool_timeout=0.05))
+    assert result.rounds[0].results[0].content == "Tool stuck timed out after 0.05 s"
