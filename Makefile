@@ -5,7 +5,7 @@ PY      = $(VENV)/bin/python
 DEPS    = $(VENV)/.deps-installed
 LINKS   = $(VENV)/.links-installed
 
-.PHONY: test lint typecheck layers unit demo bench clean
+.PHONY: test lint typecheck layers unit live demo bench clean
 
 test: lint typecheck layers unit
 
@@ -34,8 +34,12 @@ typecheck: $(LINKS)
 layers: $(LINKS)
 	$(VENV)/bin/lint-imports
 
+# Tests marked `live` talk to real providers: never in `make test`, only here.
 unit: $(LINKS)
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -m "not live"
+
+live: $(LINKS)
+	$(VENV)/bin/pytest -m live -rs
 
 demo: $(LINKS)
 	$(PY) -m toolreel.shell.demo
