@@ -225,11 +225,10 @@ def event_data(event: Event) -> dict[str, Any]:
 
 def event_of(data: dict[str, Any]) -> Event:
     """An event back from tagged JSON data."""
-    kind = _EVENT_TYPES[data["type"]]
-    if kind in _FLAT_EVENTS:  # str/int/bool fields only: the deltas of every stream
-        return kind(**{k: v for k, v in data.items() if k != "type"})  # type: ignore[no-any-return]
     fields = dict(data)
-    del fields["type"]
+    kind = _EVENT_TYPES[fields.pop("type")]
+    if kind in _FLAT_EVENTS:  # str/int/bool fields only: the deltas of every stream
+        return kind(**fields)  # type: ignore[no-any-return]
     event: Event = _STRUCTURE[kind](fields, kind)
     return event
 

@@ -101,13 +101,15 @@ class SessionBuilder:
         self.events += 1
         if isinstance(event, PromptSubmitted):
             self._prompt = event.text
-        answer = None
-        for effect in effects:
-            if isinstance(effect, Persist) and effect.message.role == "assistant":
-                answer = effect.message
-            if isinstance(effect, Finish):
-                self.turns.append(summarize(effect, self._prompt or "", answer))
-                self._prompt = None
+        if effects and isinstance(effects[-1], Finish):  # a Finish is always a step's last effect
+            answers = [
+                e.message
+                for e in effects
+                if isinstance(e, Persist) and e.message.role == "assistant"
+            ]
+            summary = summarize(effects[-1], self._prompt or "", answers[-1] if answers else None)
+            self.turns.append(summary)
+            self._prompt = None
         return effects
 
     def session(self) -> Session:
