@@ -3,8 +3,9 @@
 It reads the arithmetic in the last user prompt ("What is 25 plus 17?",
 "What's 7 times 8, then add 5?") and answers the way a tool-calling model
 does: independent steps as parallel tool calls in one response, dependent
-steps ("then ...") as chained rounds, then a final text — streamed as core
-model events. It is pure (request in, events out), so any transport can serve it.
+steps ("then ...") as chained rounds, then a final text. `openai_reply` maps an
+OpenAI chat.completions request to the scripted `Reply` a `ScriptedServer`
+streams back, so the whole stack — adapter, shell, journal — runs offline.
 """
 
 from __future__ import annotations
@@ -13,18 +14,6 @@ import json
 import re
 
 import attrs
-
-from toolreel.core import (
-    ChatMessage,
-    ModelEvent,
-    ModelRequest,
-    ModelResponded,
-    TextDelta,
-    ToolCallArgumentsDelta,
-    ToolCallStarted,
-    ToolRound,
-    Usage,
-)
 
 from ._openai_server import Reply
 
@@ -86,80 +75,6 @@ def plan(prompt: str) -> list[list[Step]]:
         if found:
             rounds.append(found)
     return rounds
-
-
-def _chunks(text: str, size: int) -> list[str]:
-    """`text` cut into pieces of `size` characters."""
-    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
-
-
-def _usage(request: ModelRequest) -> Usage:
-    """A plausible, deterministic token count."""
-    size = sum(len(m.content) for m in request.messages)
-    return Usage(input_tokens=20 + size // 4, output_tokens=12)
-
-
-def _turn_rounds(messages: tuple[ChatMessage, ...]) -> tuple[ToolRound, ...]:
-    """The rounds of the turn in progress (on the trailing assistant message)."""
-    last = messages[-1]
-    return last.tool_rounds if last.role == "assistant" else ()
-
-
-def _last_prompt(messages: tuple[ChatMessage, ...]) -> str:
-    """The text of the last user message."""
-    return next((m.content for m in reversed(messages) if m.role == "user"), "")
-
-
-def respond(request: ModelRequest, call_prefix: str = "call") -> list[ModelEvent]:
-    """The scripted model's streamed answer to `request`."""
-    rounds = _turn_rounds(request.messages)
-    steps = plan(_last_prompt(request.messages))
-    if len(rounds) < len(steps) and request.tool_choice != "none":
-        previous = _previous_result(rounds)
-        return _calls(steps[len(rounds)], previous, len(rounds), call_prefix, request)
-    return _final_text(rounds, steps, request)
-
-
-def _previous_result(rounds: tuple[ToolRound, ...]) -> float | None:
-    """The last result of the previous round, if it was a number."""
-    if not rounds or not rounds[-1].results:
-        return None
-    return number_in(rounds[-1].results[-1].content)
-
-
-def _calls(
-    steps: list[Step], previous: float | None, number: int, prefix: str, request: ModelRequest
-) -> list[ModelEvent]:
-    """One response with a tool call per step, arguments streamed in small fragments."""
-    events: list[ModelEvent] = [TextDelta(text="Let me work that out. ")] if number == 0 else []
-    for index, step in enumerate(steps):
-        a = step.a if step.a is not None else (previous if previous is not None else 0)
-        arguments = json.dumps({"a": a, "b": step.b})
-        call_id = f"{prefix}_{number + 1}_{index + 1}"
-        events.append(ToolCallStarted(index=index, call_id=call_id, name=step.operation))
-        events += [
-            ToolCallArgumentsDelta(index=index, fragment=piece) for piece in _chunks(arguments, 5)
-        ]
-    events.append(ModelResponded(finish_reason="tool_calls", usage=_usage(request)))
-    return events
-
-
-def _final_text(
-    rounds: tuple[ToolRound, ...], steps: list[list[Step]], request: ModelRequest
-) -> list[ModelEvent]:
-    """The closing answer, built from the tool results it was given."""
-    if not steps:
-        text = "I can only do arithmetic: try 'What is 25 plus 17?'."
-    elif rounds and any(r.is_error for r in rounds[-1].results):
-        error = next(r.content for r in rounds[-1].results if r.is_error)
-        text = f"The calculation failed: {error}"
-    else:
-        answers = [result.content for tool_round in rounds for result in tool_round.results]
-        text = f"The answer is {answers[-1]}." if answers else "I could not calculate that."
-
-    events: list[ModelEvent] = [TextDelta(text=piece) for piece in _chunks(text, 8)]
-    events.append(ModelResponded(finish_reason="stop", usage=_usage(request)))
-    return events
 
 
 def _openai_turn(messages: list[dict[str, object]]) -> tuple[str, int, float | None]:

@@ -1,28 +1,11 @@
-"""The scripted calculator model and the demo that drives the reducer with it."""
+"""The scripted calculator model and the demo that runs the calculator agent against it."""
 
 from __future__ import annotations
 
 import pytest
 
-from toolreel.core import (
-    ChatMessage,
-    ModelRequest,
-    ModelResponded,
-    TextDelta,
-    ToolCall,
-    ToolCallArgumentsDelta,
-    ToolCallStarted,
-    ToolResult,
-    ToolRound,
-)
 from toolreel.shell import demo
-from toolreel.shell._calculator_model import Step, openai_reply, plan, respond
-
-
-def request(*messages: ChatMessage, tool_choice: str = "auto") -> ModelRequest:
-    return ModelRequest(
-        model="m", system=None, messages=messages, tools=(), tool_choice=tool_choice
-    )
+from toolreel.shell._calculator_model import Step, openai_reply, plan
 
 
 @pytest.mark.parametrize(
@@ -39,37 +22,24 @@ def test_plan_reads_chained_and_parallel_steps(prompt: str, expected: list) -> N
     assert plan(prompt) == expected
 
 
-def test_independent_steps_are_parallel_calls_in_one_streamed_response() -> None:
-    events = respond(request(ChatMessage(role="user", content="2 plus 3 and 4 times 5")))
-    starts = [e for e in events if isinstance(e, ToolCallStarted)]
-    assert [(s.index, s.name) for s in starts] == [(0, "add"), (1, "multiply")]
-    args = "".join(
-        e.fragment for e in events if isinstance(e, ToolCallArgumentsDelta) and e.index == 1
+def test_independent_steps_are_parallel_calls_and_a_chain_uses_the_last_result() -> None:
+    first = openai_reply({"messages": [{"role": "user", "content": "2 plus 3 and 4 times 5"}]})
+    assert first.calls == (
+        ("call_1_1", "add", '{"a": 2, "b": 3}'),
+        ("call_1_2", "multiply", '{"a": 4, "b": 5}'),
     )
-    assert args == '{"a": 4, "b": 5}'
-    assert isinstance(events[-1], ModelResponded)
-    assert events[-1].finish_reason == "tool_calls"
-
-
-def test_a_chained_step_uses_the_previous_result_then_the_answer_follows() -> None:
-    user = ChatMessage(role="user", content="What's 7 times 8, then add 5?")
-    first = ToolRound(
-        assistant_text="",
-        tool_calls=(ToolCall(id="c", name="multiply", arguments='{"a": 7, "b": 8}'),),
-        results=(ToolResult(call_id="c", name="multiply", content="56"),),
+    user = {"role": "user", "content": "What's 7 times 8, then add 5?"}
+    asked = {"role": "assistant", "tool_calls": [{"id": "c"}]}
+    second = openai_reply(
+        {"messages": [user, asked, {"role": "tool", "tool_call_id": "c", "content": "56"}]}
     )
-    events = respond(request(user, ChatMessage(role="assistant", content="", tool_rounds=(first,))))
-    args = "".join(e.fragment for e in events if isinstance(e, ToolCallArgumentsDelta))
-    assert args == '{"a": 56, "b": 5}'
-    second = ToolRound(
-        assistant_text="",
-        tool_calls=(ToolCall(id="d", name="add", arguments=args),),
-        results=(ToolResult(call_id="d", name="add", content="61"),),
+    assert second.calls == (("call_2_1", "add", '{"a": 56, "b": 5}'),)
+    answered = {"role": "tool", "tool_call_id": "d", "content": '{"result": 61.0}'}
+    final = openai_reply({"messages": [user, asked, answered, asked, answered]})
+    assert (final.calls, final.text) == ((), "The answer is 61.")
+    assert (
+        "only do arithmetic" in openai_reply({"messages": [{"role": "user", "content": "hi"}]}).text
     )
-    final = respond(
-        request(user, ChatMessage(role="assistant", content="", tool_rounds=(first, second)))
-    )
-    assert "".join(e.text for e in final if isinstance(e, TextDelta)) == "The answer is 61."
 
 
 def test_the_demo_answers_the_three_calculator_prompts(capsys, monkeypatch, tmp_path) -> None:
