@@ -56,6 +56,7 @@ from toolreel.core import (
     RunTool,
     StartTimer,
     State,
+    StepError,
     TimerFired,
     ToolCall,
     ToolCallAnnounced,
@@ -244,6 +245,8 @@ class Runner:
                     await self.feed(event)
                     if self.state.phase is not Phase.STREAMING or self._finish:
                         break
+            except StepError:
+                raise  # a bug in toolreel or the model port, not the model's doing
             except Exception as exc:
                 failure = f"model client raised {type(exc).__name__}: {exc}"
                 await self.feed(ModelCallFailed(retryable=False, message=failure))
