@@ -18,10 +18,8 @@ recorded in `callback_errors` and never breaks the run.
 
 from __future__ import annotations
 
-import inspect
 import json
-import math
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -40,14 +38,11 @@ from toolreel.core import (
     CallModel,
     Cancelled,
     FinishAgent,
-    ModelCallFailed,
-    ModelResponded,
     Notify,
     PromptSubmitted,
     Reflect,
     RunTool,
     StartTimer,
-    TimerFired,
     ToolCall,
     ToolFinished,
     Validate,
@@ -58,6 +53,7 @@ from toolreel.core import (
 )
 
 from ._agent_output import OutputTool, Validator, check_output
+from ._interpreter import Interpreter
 from ._tools import Tool
 
 
@@ -71,8 +67,10 @@ class AgentCallbacks:
     on_validation_failure: Callable[..., Any] | None = None
 
 
-class AgentRunner:
+class AgentRunner(Interpreter[AgentEvent]):
     """Interprets one agent run's effects (see the module docstring)."""
+
+    bugs = (AgentStepError,)
 
     def __init__(
         self,
@@ -87,7 +85,7 @@ class AgentRunner:
         abort: anyio.Event | None = None,
     ) -> None:
         """A runner before the run."""
-        self.model = model
+        super().__init__(model)
         self.helpers = dict(helpers)
         self.output = output
         self.validators = tuple(validators)
@@ -95,13 +93,23 @@ class AgentRunner:
         self.tool_timeout = tool_timeout
         self.abort = abort
         self.state: AgentState = initial_agent_state(config)
-        self.callback_errors: list[str] = []
         self.accepted: Any = None
-        self._send, self._inbox = anyio.create_memory_object_stream[AgentEvent](math.inf)
-        self._call: CallModel | None = None
         self._finish: FinishAgent | None = None
-        self._model_scope: anyio.CancelScope | None = None
-        self._tasks: anyio.abc.TaskGroup | None = None
+
+    def finished(self) -> bool:
+        """Whether the run has finished."""
+        return self._finish is not None
+
+    async def before_call(self, call: CallModel) -> bool:
+        """Checked before every model call: an aborted run gets `Cancelled` instead."""
+        if self.abort is not None and self.abort.is_set():
+            await self.feed(Cancelled())
+            return False
+        return True
+
+    async def stream_cancelled(self) -> None:
+        """An abort cut the model call in flight."""
+        await self.feed(Cancelled())
 
     async def run(self, prompt: str) -> FinishAgent:
         """Run the agent on `prompt` to its end (an anyio cancel is recorded, then raised)."""
@@ -111,7 +119,7 @@ class AgentRunner:
                 if self.abort is not None:
                     tasks.start_soon(self._watch_abort, self.abort)
                 await self.feed(PromptSubmitted(text=prompt))
-                await self._loop()
+                await self.loop()
                 tasks.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
@@ -123,27 +131,10 @@ class AgentRunner:
         assert self._finish is not None
         return self._finish
 
-    async def _loop(self) -> None:
-        """Make model calls and take events from the inbox until the run finishes."""
-        while self._finish is None:
-            if self._call is not None:
-                call, self._call = self._call, None
-                if self.abort is not None and self.abort.is_set():
-                    await self.feed(Cancelled())  # checked before every model call
-                else:
-                    await self._stream(call)
-            else:
-                await self.feed(await self._inbox.receive())
-
     async def _watch_abort(self, abort: anyio.Event) -> None:
         """Cut a model call in flight once the caller aborts (the loop then feeds `Cancelled`)."""
         await abort.wait()
-        if self._model_scope is not None:
-            self._model_scope.cancel()
-
-    def post(self, event: AgentEvent) -> None:
-        """Hand the runner an event (a tool outcome, a validation, a timer)."""
-        self._send.send_nowait(event)
+        self.cut_stream()
 
     async def feed(self, event: AgentEvent) -> None:
         """Apply one event and carry out its effects in order."""
@@ -159,51 +150,19 @@ class AgentRunner:
             case RunTool(call=call):
                 helper = self.helpers[call.name]
                 timeout = helper.timeout if helper.timeout is not None else self.tool_timeout
-                self._spawn(self._execute, call, helper.run, timeout)
+                self.spawn(self._execute, call, helper.run, timeout)
             case Reflect(call=call):
-                self._spawn(self._execute, call, self.output.reflect, self.tool_timeout)
+                self.spawn(self._execute, call, self.output.reflect, self.tool_timeout)
             case Validate():
-                self._spawn(self._validate, effect)
+                self.spawn(self._validate, effect)
             case StartTimer(token=token, seconds=seconds):
-                self._spawn(self._timer, token, seconds)
+                self.spawn(self.timer, token, seconds)
             case Notify(notice=AttemptStarted(attempt=attempt)):
                 await self._safe(self.callbacks.on_attempt_start, attempt)
             case Notify(notice=ValidationFailed(attempt=attempt, problems=problems)):
                 await self._safe(self.callbacks.on_validation_failure, attempt, list(problems))
             case FinishAgent():
                 self._finish = effect
-
-    def _spawn(self, work: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
-        """Start background work in the run's task group."""
-        assert self._tasks is not None
-        self._tasks.start_soon(work, *args)
-
-    async def _stream(self, call: CallModel) -> None:
-        """Feed the model's events for `call`; a cut stream is a failure, an abort a cancel."""
-        ended = False
-        with anyio.CancelScope() as scope:
-            self._model_scope = scope
-            try:
-                async for event in self.model.stream(call.request):
-                    with anyio.CancelScope(shield=True):  # an abort never splits a step
-                        await self.feed(event)
-                    if isinstance(event, ModelResponded | ModelCallFailed):
-                        ended = True
-                        break
-            except AgentStepError:
-                raise  # a bug, not the model's doing
-            except Exception as exc:
-                failure = f"model client raised {type(exc).__name__}: {exc}"
-                await self.feed(ModelCallFailed(retryable=False, message=failure))
-                ended = True
-        self._model_scope = None
-        if ended:
-            return
-        if scope.cancelled_caught:
-            await self.feed(Cancelled())
-        else:
-            ended_early = "model stream ended without a complete response"
-            await self.feed(ModelCallFailed(retryable=True, message=ended_early))
 
     async def _execute(
         self, call: ToolCall, work: Callable[[str], Awaitable[Result[str, str]]], timeout: float
@@ -231,22 +190,9 @@ class AgentRunner:
             case Failure(problems):
                 self.post(ValidationFinished(attempt=effect.attempt, problems=problems))
 
-    async def _timer(self, token: str, seconds: float) -> None:
-        """Sleep, then say so."""
-        await anyio.sleep(seconds)
-        self.post(TimerFired(token=token))
-
     async def _safe(self, callback: Callable[..., Any] | None, *args: Any) -> None:
         """Call a callback with the state first; record what it raised instead of raising."""
-        if callback is None:
-            return
-        try:
-            result = callback(self.state, *args)
-            if inspect.isawaitable(result):
-                await result
-        except Exception as exc:
-            name = getattr(callback, "__qualname__", repr(callback))
-            self.callback_errors.append(f"{name} raised {type(exc).__name__}: {exc}")
+        await self.guarded(callback, self.state, *args)
 
 
 def _arguments(call: ToolCall) -> Any:

@@ -19,10 +19,8 @@ outcome, before each model call, and at the end of a turn.
 
 from __future__ import annotations
 
-import inspect
 import json
-import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -73,6 +71,7 @@ from ._hooks import (
     UserPromptSubmitEvent,
     decide,
 )
+from ._interpreter import Interpreter
 from ._tools import Tool
 
 Sink = Callable[[Notice | Finish], None]
@@ -96,8 +95,10 @@ class RunMetadata:
     callback_errors: list[str] = attrs.Factory(list)
 
 
-class Runner:
+class Runner(Interpreter[Event]):
     """Interprets one session's effects (see the module docstring)."""
+
+    bugs = (StepError,)
 
     def __init__(
         self,
@@ -113,15 +114,15 @@ class Runner:
         observers: Observers | None = None,
     ) -> None:
         """A runner at the start of a new session."""
+        super().__init__(model)
         self.config = config
-        self.model = model
         self.tools = dict(tools)
         self.hooks = dict(hooks)
         self.journal = journal
         self.session_id = session_id
         self.tool_timeout = tool_timeout
         self.observers = observers or Observers()
-        self.metadata = RunMetadata()
+        self.metadata = RunMetadata(callback_errors=self.callback_errors)
         self.state: State = initial_state(config)
         self.seq = 0
         self.sink: Sink | None = None
@@ -129,14 +130,12 @@ class Runner:
             anyio.CapacityLimiter(max_concurrent_tools) if max_concurrent_tools else None
         )
         self._unsaved: list[Step] = []
-        self._inbox_send, self._inbox = anyio.create_memory_object_stream[
-            tuple[Event, anyio.Event | None]
-        ](math.inf)
-        self._call: CallModel | None = None
         self._finish: Finish | None = None
         self._runs: list[ToolCall] = []
-        self._model_scope: anyio.CancelScope | None = None
-        self._tasks: anyio.abc.TaskGroup | None = None
+
+    def finished(self) -> bool:
+        """Whether the turn has finished."""
+        return self._finish is not None
 
     # --- running a turn -------------------------------------------------------
 
@@ -148,7 +147,7 @@ class Runner:
                 self._tasks = tasks
                 if first is not None:
                     await self.feed(first)
-                await self._loop()
+                await self.loop()
                 tasks.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
@@ -159,39 +158,16 @@ class Runner:
         assert self._finish is not None
         return self._finish
 
-    async def _loop(self) -> None:
-        """Stream model calls and take events from the inbox until a `Finish`."""
-        while self._finish is None:
-            if self._call is not None:
-                call, self._call = self._call, None
-                await self._stream(call)
-            else:
-                event, done = await self._inbox.receive()
-                await self.feed(event)
-                if done is not None:
-                    done.set()
-
     async def _abandon(self) -> None:
         """The awaiting task was cancelled: record a cancel so the history stays valid."""
         if self._finish is None and self.state.phase is not Phase.IDLE:
             await self.feed(Cancelled())
         await self._save()
 
-    def post(self, event: Event) -> None:
-        """Hand the runner an event (a tool outcome, a caller's result, a cancel)."""
-        self._inbox_send.send_nowait((event, None))
-
-    async def submit(self, event: Event) -> None:
-        """Hand the runner an event and wait until it has been applied."""
-        done = anyio.Event()
-        self._inbox_send.send_nowait((event, done))
-        await done.wait()
-
     def interrupt(self) -> None:
         """Stop the model stream and the tools now; the turn finishes as cancelled."""
         self.post(Cancelled())
-        if self._model_scope is not None:
-            self._model_scope.cancel()
+        self.cut_stream()
 
     async def feed(self, event: Event) -> None:
         """Apply one event and carry out its effects."""
@@ -204,7 +180,7 @@ class Runner:
             await self._save()  # a tool call is on disk before it starts
             runs, self._runs = self._runs, []
             for call in runs:
-                self._spawn(self._run_tool, call)
+                self.spawn(self._run_tool, call)
         elif isinstance(event, ToolFinished) or self._call is not None or self._finish:
             await self._save()
 
@@ -216,46 +192,20 @@ class Runner:
             case RunTool(call=call):
                 self._runs.append(call)
             case AskHook():
-                self._spawn(self._ask_hook, effect)
+                self.spawn(self._ask_hook, effect)
             case StartTimer(token=token, seconds=seconds):
-                self._spawn(self._timer, token, seconds)
+                self.spawn(self.timer, token, seconds)
             case Emit(notice=notice):
                 await self._notify(notice)
             case Persist():
                 pass  # the step, Persist included, is journaled
             case Finish():
                 self._finish = effect
-                await self._observe(self.observers.on_finish, effect)
+                await self.guarded(self.observers.on_finish, effect)
                 if self.sink is not None:
                     self.sink(effect)
 
-    def _spawn(self, work: Callable[..., Awaitable[None]], *args: Any) -> None:
-        """Start background work in the turn's task group."""
-        assert self._tasks is not None
-        self._tasks.start_soon(work, *args)
-
     # --- the effects --------------------------------------------------------------
-
-    async def _stream(self, call: CallModel) -> None:
-        """Feed the model's events for `call` as they arrive; a stream cut short is a failure."""
-        with anyio.CancelScope() as scope:
-            self._model_scope = scope
-            try:
-                async for event in self.model.stream(call.request):
-                    await self.feed(event)
-                    if self.state.phase is not Phase.STREAMING or self._finish:
-                        break
-            except StepError:
-                raise  # a bug in toolreel or the model port, not the model's doing
-            except Exception as exc:
-                failure = f"model client raised {type(exc).__name__}: {exc}"
-                await self.feed(ModelCallFailed(retryable=False, message=failure))
-        self._model_scope = None
-        if scope.cancelled_caught or self.state.phase is not Phase.STREAMING or self._finish:
-            return
-        if self._call is None:
-            ended = "model stream ended without a complete response"
-            await self.feed(ModelCallFailed(retryable=True, message=ended))
 
     async def _run_tool(self, call: ToolCall) -> None:
         """Run one tool call with its timeout; its outcome goes to the inbox."""
@@ -293,7 +243,7 @@ class Runner:
                 history=history,
             )
             for hook in hooks:
-                await self._observe(hook, event)
+                await self.guarded(hook, event)
             return
         if ask.point is HookPoint.PRE_TOOL_USE:
             assert ask.call is not None
@@ -307,36 +257,19 @@ class Runner:
             asked = UserPromptSubmitEvent(prompt=ask.prompt or "", history=history)
         self.post(HookDecided(hook_id=ask.hook_id, decision=await decide(hooks, asked)))
 
-    async def _timer(self, token: str, seconds: float) -> None:
-        """Sleep, then say so."""
-        await anyio.sleep(seconds)
-        self.post(TimerFired(token=token))
-
     async def _notify(self, notice: Notice) -> None:
         """Tell the sink and the observers."""
         if self.sink is not None:
             self.sink(notice)
         match notice:
             case ToolCallAnnounced(call=call):
-                await self._observe(self.observers.on_tool_call, call)
+                await self.guarded(self.observers.on_tool_call, call)
             case ToolResultReady(result=result):
-                await self._observe(self.observers.on_tool_result, result)
+                await self.guarded(self.observers.on_tool_result, result)
             case RoundFinished(round=tool_round):
-                await self._observe(self.observers.on_round, tool_round)
+                await self.guarded(self.observers.on_round, tool_round)
             case _:
                 pass
-
-    async def _observe(self, callback: Callable[..., Any] | None, value: Any) -> None:
-        """Call an observer; record what it raised instead of raising."""
-        if callback is None:
-            return
-        try:
-            result = callback(value)
-            if inspect.isawaitable(result):
-                await result
-        except Exception as exc:
-            name = getattr(callback, "__qualname__", repr(callback))
-            self.metadata.callback_errors.append(f"{name} raised {type(exc).__name__}: {exc}")
 
     async def _save(self) -> None:
         """Make the unsaved steps durable."""
@@ -384,12 +317,12 @@ class Runner:
             if self._runs:
                 runs, self._runs = self._runs, []
                 for call in runs:
-                    self._spawn(self._run_tool, call)
+                    self.spawn(self._run_tool, call)
             if self.state.phase is Phase.AWAITING_RESULTS:
                 tasks.cancel_scope.cancel()
                 self._tasks = None
                 return None
-            await self._loop()
+            await self.loop()
             tasks.cancel_scope.cancel()
         self._tasks = None
         return self._finish
