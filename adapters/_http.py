@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Mapping
 import attrs
 import httpx
 
-from toolreel.core import ModelCallFailed, ModelEvent, ModelRequest
+from toolreel.core import ModelCallFailed, ModelEvent, ModelRequest, ModelResponded
 
 from ._codec import Codec
 
@@ -96,8 +96,15 @@ class HttpModel:
                 yield event
             return
         decoder = self.codec.stream_decoder()
-        async for chunk in response.aiter_bytes():
-            for event in decoder.feed(chunk):
+        chunks = response.aiter_bytes()
+        async for chunk in chunks:
+            events = decoder.feed(chunk)
+            if events and isinstance(events[-1], ModelResponded | ModelCallFailed):
+                # The response is complete: read what is left (a `[DONE]`, the chunked
+                # terminator) before the consumer stops, so the connection is reused.
+                async for _ in chunks:
+                    pass
+            for event in events:
                 yield event
         for event in decoder.close():
             yield event

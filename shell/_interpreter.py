@@ -1,9 +1,11 @@
 """The skeleton every effect interpreter shares: one event at a time, a model stream, an inbox.
 
 A reducer's interpreter feeds it events one at a time, in the order they
-happen. Model events are fed as the model port streams them; everything
-else that happens in the background (tool outcomes, hook decisions, timers,
-the caller's results or cancel) arrives through the inbox. `Runner` (the tool
+happen; a cancel (an interrupt, an abort) never splits the carrying out of one
+step's effects: the few places that wait inside a step are shielded. Model
+events are fed as the model port streams them; everything else that happens
+in the background (tool outcomes, hook decisions, timers, the caller's results
+or cancel) arrives through the inbox. `Runner` (the tool
 loop) and `AgentRunner` (structured-output agents) build on this.
 """
 
@@ -92,8 +94,7 @@ class Interpreter(Generic[E]):
             self._model_scope = scope
             try:
                 async for event in self.model.stream(call.request):
-                    with anyio.CancelScope(shield=True):  # a cancel never splits a step
-                        await self.feed(event)  # type: ignore[arg-type]
+                    await self.feed(event)  # type: ignore[arg-type]
                     if isinstance(event, ModelResponded | ModelCallFailed) or self.finished():
                         ended = True
                         break
@@ -128,7 +129,8 @@ class Interpreter(Generic[E]):
         try:
             result = callback(*args)
             if inspect.isawaitable(result):
-                await result
+                with anyio.CancelScope(shield=True):  # a cancel never splits a step
+                    await result
         except Exception as exc:
             name = getattr(callback, "__qualname__", repr(callback))
             self.callback_errors.append(f"{name} raised {type(exc).__name__}: {exc}")

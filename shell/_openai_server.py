@@ -137,6 +137,7 @@ class ScriptedServer:
         """Serve `script` once started."""
         self.script = script
         self.requests: list[dict[str, Any]] = []
+        self.connections = 0
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -193,6 +194,7 @@ class ScriptedServer:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
+        self.connections += 1
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")

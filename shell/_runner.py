@@ -278,7 +278,8 @@ class Runner(Interpreter[Event]):
         steps, self._unsaved = self._unsaved, []
         if isinstance(self.journal, MemoryJournal):
             self.journal.append(self.session_id, steps)
-        else:
+            return
+        with anyio.CancelScope(shield=True):  # a cancel never loses journaled steps
             await anyio.to_thread.run_sync(self.journal.append, self.session_id, steps)
 
     # --- resuming -------------------------------------------------------------------

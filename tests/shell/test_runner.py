@@ -284,3 +284,17 @@ def test_the_global_tool_timeout_applies_to_tools_without_their_own() -> None:
     with ScriptedServer([tool_calls(("c1", "stuck", {})), text("ok")]) as server:
         result = anyio.run(run, "go", options(server, tools=[stuck], tool_timeout=0.05))
     assert result.rounds[0].results[0].content == "Tool stuck timed out after 0.05 s"
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_model_calls_reuse_one_connection(stream: bool) -> None:
+    script = [
+        tool_calls(("c1", "echo", {"x": "a"})),
+        tool_calls(("c2", "echo", {"x": "b"})),
+        text("ok"),
+    ]
+    with ScriptedServer(script) as server:
+        result = anyio.run(run, "go", options(server, tools=[tool(echo)], stream=stream))
+        assert result.text == "ok"
+        assert len(server.requests) == 3
+        assert server.connections == 1  # a streamed response is read to its end, then reused
