@@ -80,6 +80,16 @@ def api_key(
     return None
 
 
+def require_key(codec: Codec, secret: Secret | None, base_url: str | None) -> None:
+    """Refuse a hosted provider's own URL without a key, naming the variable to set."""
+    if secret is None and base_url is None and codec.api_key_env:
+        names = " or ".join(codec.api_key_env)
+        raise ValueError(
+            f"no API key for {codec.name}: pass api_key= or set {names} "
+            "(or give base_url for a server that needs none)"
+        )
+
+
 def http_model(
     provider: str,
     *,
@@ -89,12 +99,18 @@ def http_model(
     timeouts: Timeouts | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> HttpModel:
-    """An HTTP model client for a provider by name (`base_url` may point at any server)."""
+    """An HTTP model client for a provider by name (`base_url` may point at any server).
+
+    A hosted provider's own URL without a key is refused at once, with the
+    variable to set, rather than failing on the first call.
+    """
     codec = codec_for(provider)
+    secret = api_key(codec, key, environ)
+    require_key(codec, secret, base_url)
     return HttpModel(
         codec,
         base_url=base_url,
-        api_key=api_key(codec, key, environ),
+        api_key=secret,
         stream=stream,
         timeouts=timeouts or Timeouts(),
     )

@@ -23,6 +23,7 @@ import attrs
 import click
 
 from toolreel.adapters import PROVIDERS, Journal, load_session, render_transcript
+from toolreel.adapters._providers import api_key, codec_for, require_key
 
 from . import _cli_render as render
 from . import demo as demo_module
@@ -222,6 +223,11 @@ def agent_options(params: dict[str, Any], journal: Journal | None) -> AgentOptio
 def _converse(params: dict[str, Any], prompts: render.Prompts) -> int:
     """Run the prompts as turns of one session; the exit code."""
     options = agent_options(params, None)  # usage errors before any file is touched
+    try:  # a hosted provider without a key: say which variable to set, before anything runs
+        codec = codec_for(options.provider)
+        require_key(codec, api_key(codec, options.api_key), options.base_url)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
     path: Path | None = params["journal"]
     journal = writing(path) if path else None
     view = render.TurnView(*render.consoles(), secrets=(params["api_key"],))
