@@ -84,7 +84,7 @@ def test_function_model_plays_its_handlers_events_and_keeps_the_requests() -> No
 
 
 def test_a_hosted_provider_without_a_key_is_refused_at_once_naming_the_variable() -> None:
-    with pytest.raises(ValueError, match="no API key for anthropic: .*ANTHROPIC_API_KEY"):
+    with pytest.raises(ValueError, match=r"no API key for anthropic: .*ANTHROPIC_API_KEY"):
         http_model("anthropic", environ={})
     assert http_model("openai", base_url="http://127.0.0.1:1234/v1", environ={}) is not None
     assert http_model("ollama", environ={}) is not None  # a local server needs no key
