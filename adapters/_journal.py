@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol, get_args
+from typing import Any, Protocol
 
 import attrs
 
@@ -31,15 +31,11 @@ from toolreel.core import (
     LoopConfig,
     MessageRecorded,
     Persist,
-    TextDelta,
     TextStreamed,
-    ToolCallArgumentsDelta,
-    ToolCallStarted,
-    ToolFinished,
 )
 
 from ._memo import IdentityMemo
-from ._serde import converter
+from ._serde import converter, effect_data
 
 
 @attrs.frozen(kw_only=True)
@@ -175,24 +171,20 @@ def effect_record(effect: Effect) -> dict[str, Any]:
         return {"notice": {"text": effect.notice.text, "type": "TextStreamed"}, "type": "Emit"}
     if isinstance(effect, Finish):  # its rounds are in the step's Persist: digest them here
         rounds = effect.rounds
-        data = _UNSTRUCTURE[Finish](attrs.evolve(effect, rounds=()))
+        data = effect_data(attrs.evolve(effect, rounds=()))
         del data["rounds"]
         data["rounds_count"] = len(rounds)
         data["rounds_digest"] = _DIGESTS.chain(rounds, _record_digest)
-        data["type"] = "Finish"
         return data
     if isinstance(effect, Emit) and isinstance(effect.notice, MessageRecorded):
         message = effect.notice.message  # the step's Persist holds it whole
         notice = {"type": "MessageRecorded", "message_digest": _DIGESTS.message(message)}
         return {"notice": notice, "type": "Emit"}
     if not isinstance(effect, CallModel):
-        kind = type(effect)
-        data = _UNSTRUCTURE[kind](effect)
-        data["type"] = kind.__name__
-        return data
+        return effect_data(effect)
     messages = effect.request.messages
     bare = attrs.evolve(effect, request=attrs.evolve(effect.request, messages=()))
-    data = converter.unstructure(bare, Effect)
+    data = effect_data(bare)
     request = data["request"]
     del request["messages"]
     request["messages_count"] = len(messages)
@@ -215,30 +207,6 @@ def persisted_messages(entries: Iterator[JournalEntry]) -> list[ChatMessage]:
             if data.get("type") == Persist.__name__:
                 found.append(converter.structure(data["message"], ChatMessage))
     return found
-
-
-def event_data(event: Event) -> dict[str, Any]:
-    """An event as tagged JSON data."""
-    data: dict[str, Any] = converter.unstructure(event, Event)
-    return data
-
-
-def event_of(data: dict[str, Any]) -> Event:
-    """An event back from tagged JSON data."""
-    fields = dict(data)
-    kind = _EVENT_TYPES[fields.pop("type")]
-    if kind in _FLAT_EVENTS:  # str/int/bool fields only: the deltas of every stream
-        return kind(**fields)  # type: ignore[no-any-return]
-    event: Event = _STRUCTURE[kind](fields, kind)
-    return event
-
-
-# Per-class hooks looked up once: replay decodes and encodes every step, and the
-# tagged-union dispatch costs more than the generated per-class functions.
-_EVENT_TYPES: dict[str, type] = {kind.__name__: kind for kind in get_args(Event)}
-_STRUCTURE = {kind: converter.get_structure_hook(kind) for kind in get_args(Event)}
-_UNSTRUCTURE = {kind: converter.get_unstructure_hook(kind) for kind in get_args(Effect)}
-_FLAT_EVENTS = frozenset({TextDelta, ToolCallArgumentsDelta, ToolCallStarted, ToolFinished})
 
 
 def config_data(config: LoopConfig) -> dict[str, Any]:

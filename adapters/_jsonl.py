@@ -22,9 +22,8 @@ from ._journal import (
     config_data,
     config_of,
     effect_record,
-    event_data,
-    event_of,
 )
+from ._serde import event_data, event_of
 
 
 class JSONLJournal:

@@ -7,12 +7,21 @@ carries a `"type"` key naming its class, so a journal line reads on its own.
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar, cast, get_origin
+from typing import Any, TypeVar, get_args, get_origin
 
 import cattrs
 from cattrs.strategies import configure_tagged_union
 
-from toolreel.core import Decision, Effect, Event, Notice
+from toolreel.core import (
+    Decision,
+    Effect,
+    Event,
+    Notice,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    ToolFinished,
+)
 
 T = TypeVar("T")
 
@@ -47,11 +56,43 @@ def structure(data: Any, kind: type[T]) -> T:
     return result
 
 
+# Per-class hooks looked up once: journals encode and replay decodes every step,
+# and the tagged-union dispatch costs more than the generated per-class functions.
+_EVENT_TYPES: dict[str, type] = {kind.__name__: kind for kind in get_args(Event)}
+_STRUCTURE = {kind: converter.get_structure_hook(kind) for kind in get_args(Event)}
+_UNSTRUCTURE = {kind: converter.get_unstructure_hook(kind) for kind in get_args(Effect)}
+_FLAT_EVENTS = frozenset({TextDelta, ToolCallArgumentsDelta, ToolCallStarted, ToolFinished})
+
+
+def event_data(event: Event) -> dict[str, Any]:
+    """An event as tagged JSON data."""
+    data: dict[str, Any] = converter.unstructure(event, Event)
+    return data
+
+
+def event_of(data: dict[str, Any]) -> Event:
+    """An event back from tagged JSON data."""
+    fields = dict(data)
+    kind = _EVENT_TYPES[fields.pop("type")]
+    if kind in _FLAT_EVENTS:  # str/int/bool fields only: the deltas of every stream
+        return kind(**fields)  # type: ignore[no-any-return]
+    event: Event = _STRUCTURE[kind](fields, kind)
+    return event
+
+
+def effect_data(effect: Effect) -> dict[str, Any]:
+    """An effect as tagged JSON data."""
+    kind = type(effect)
+    data: dict[str, Any] = _UNSTRUCTURE[kind](effect)
+    data["type"] = kind.__name__
+    return data
+
+
 def event_to_json(event: Event) -> str:
     """One event as compact JSON text."""
-    return json.dumps(converter.unstructure(event, Event), separators=(",", ":"))
+    return json.dumps(event_data(event), separators=(",", ":"))
 
 
 def event_from_json(text: str) -> Event:
     """One event from the JSON text `event_to_json` made."""
-    return cast(Event, converter.structure(json.loads(text), Event))  # type: ignore[arg-type]
+    return event_of(json.loads(text))

@@ -29,9 +29,8 @@ from ._journal import (
     config_data,
     config_of,
     effect_record,
-    event_data,
-    event_of,
 )
+from ._serde import event_data, event_of
 
 BATCH = 256
 
