@@ -58,6 +58,14 @@ PROVIDERS: dict[str, type[Codec]] = {
 }
 
 
+#: A sensible model per hosted provider, when the caller names none.
+DEFAULT_MODELS = {
+    "openai": "gpt-4o-mini",
+    "anthropic": "claude-3-5-haiku-latest",
+    "gemini": "gemini-2.5-flash",
+}
+
+
 def codec_for(provider: str) -> Codec:
     """The codec of a provider by name."""
     try:

@@ -42,7 +42,7 @@ from toolreel.core import (
 from ._agent_output import OutputTool, Validator
 from ._agent_runner import AgentCallbacks, AgentRunner
 from ._options import AgentOptions
-from ._tools import Tool, tool
+from ._tools import Tool, registry
 
 I = TypeVar("I")  # noqa: E741 - the input type, as in the issue's signature
 T = TypeVar("T")
@@ -131,17 +131,6 @@ def agent_config(
     )
 
 
-def _helpers(definition: AgentDefinition[Any, Any]) -> dict[str, Tool]:
-    """The helper tools by name; plain functions are wrapped with `@tool`."""
-    helpers: dict[str, Tool] = {}
-    for given in definition.helpers:
-        item = given if isinstance(given, Tool) else tool(given)
-        if item.name in helpers:
-            raise ValueError(f"Duplicate tool name: {item.name}")
-        helpers[item.name] = item
-    return helpers
-
-
 async def execute_agent(
     definition: AgentDefinition[I, T],
     input: I,
@@ -159,7 +148,7 @@ async def execute_agent(
     `EXECUTION_CANCELLED`. A cancelled anyio scope stops the run too, and the
     cancellation propagates as anyio requires.
     """
-    helpers = _helpers(definition)
+    helpers = registry(definition.helpers)
     config = agent_config(definition, options, helpers)
     port: ModelPort = model or http_model(
         options.provider,

@@ -18,7 +18,6 @@ recorded in `callback_errors` and never breaks the run.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -54,7 +53,7 @@ from toolreel.core import (
 
 from ._agent_output import OutputTool, Validator, check_output
 from ._interpreter import Interpreter
-from ._tools import Tool
+from ._tools import Tool, call_arguments
 
 
 @attrs.frozen(kw_only=True)
@@ -168,7 +167,7 @@ class AgentRunner(Interpreter[AgentEvent]):
         self, call: ToolCall, work: Callable[[str], Awaitable[Result[str, str]]], timeout: float
     ) -> None:
         """One helper or reflection run, between its callbacks, answered with `ToolFinished`."""
-        await self._safe(self.callbacks.on_tool_call, call.name, _arguments(call))
+        await self._safe(self.callbacks.on_tool_call, call.name, call_arguments(call))
         event = ToolFinished(
             call_id=call.id, output=f"Tool {call.name} timed out after {timeout:g} s", is_error=True
         )
@@ -193,11 +192,3 @@ class AgentRunner(Interpreter[AgentEvent]):
     async def _safe(self, callback: Callable[..., Any] | None, *args: Any) -> None:
         """Call a callback with the state first; record what it raised instead of raising."""
         await self.guarded(callback, self.state, *args)
-
-
-def _arguments(call: ToolCall) -> Any:
-    """A call's arguments as data (the core checked they are a JSON object)."""
-    try:
-        return json.loads(call.arguments)
-    except ValueError:
-        return {}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -51,7 +51,7 @@ from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
 from ._hooks import hook_points
 from ._options import AgentOptions
 from ._runner import Observers, RunMetadata, Runner, in_progress
-from ._tools import Tool, output_text, tool
+from ._tools import Tool, output_text, registry
 
 
 class ToolreelError(Exception):
@@ -77,17 +77,6 @@ def open_journal(journal: str | Path | Journal | None) -> Journal:
         path = Path(journal)
         return JSONLJournal(path) if path.suffix == ".jsonl" else SQLiteJournal(path)
     return journal
-
-
-def _tools(options: AgentOptions) -> dict[str, Tool]:
-    """The tool registry; plain functions are wrapped with `@tool`."""
-    registry: dict[str, Tool] = {}
-    for given in options.tools:
-        item = given if isinstance(given, Tool) else tool(given)
-        if item.name in registry:
-            raise ValueError(f"Duplicate tool name: {item.name}")
-        registry[item.name] = item
-    return registry
 
 
 def loop_config(options: AgentOptions, tools: dict[str, Tool]) -> LoopConfig:
@@ -119,7 +108,7 @@ class Client:
     ) -> None:
         """Check the options and prepare; nothing is sent until `query`."""
         self.options = options
-        self._tools = _tools(options)
+        self._tools = registry(options.tools)
         self.config = loop_config(options, self._tools)
         self._own_model = model is None
         self._model: ModelPort = model or http_model(
@@ -378,8 +367,3 @@ async def run(prompt: str, options: AgentOptions, *, model: ModelPort | None = N
             history=client.history,
             callback_errors=tuple(client.metadata.callback_errors),
         )
-
-
-def tools_of(items: Sequence[Any]) -> list[Tool]:
-    """Tools from Tool objects or plain functions."""
-    return [item if isinstance(item, Tool) else tool(item) for item in items]

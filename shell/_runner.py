@@ -19,7 +19,6 @@ outcome, before each model call, and at the end of a turn.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -49,7 +48,6 @@ from toolreel.core import (
     Notice,
     Persist,
     Phase,
-    ResultsRequested,
     RoundFinished,
     RunTool,
     StartTimer,
@@ -72,7 +70,7 @@ from ._hooks import (
     decide,
 )
 from ._interpreter import Interpreter
-from ._tools import Tool
+from ._tools import Tool, call_arguments
 
 Sink = Callable[[Notice | Finish], None]
 INTERRUPTED = "interrupted; outcome unknown"
@@ -236,7 +234,7 @@ class Runner(Interpreter[Event]):
             assert ask.call is not None and ask.result is not None
             event = PostToolUseEvent(
                 tool_name=ask.call.name,
-                tool_input=_arguments(ask.call),
+                tool_input=call_arguments(ask.call),
                 tool_result=ask.result.content,
                 tool_use_id=ask.call.id,
                 is_error=ask.result.is_error,
@@ -249,7 +247,7 @@ class Runner(Interpreter[Event]):
             assert ask.call is not None
             asked: PreToolUseEvent | UserPromptSubmitEvent = PreToolUseEvent(
                 tool_name=ask.call.name,
-                tool_input=_arguments(ask.call),
+                tool_input=call_arguments(ask.call),
                 tool_use_id=ask.call.id,
                 history=history,
             )
@@ -340,12 +338,6 @@ class Runner(Interpreter[Event]):
         await self._dispatch(effect)
 
 
-def _arguments(call: ToolCall) -> dict[str, Any]:
-    """A call's arguments as a dict (the core checked they are a JSON object)."""
-    value = json.loads(call.arguments)
-    return value if isinstance(value, dict) else {}
-
-
 def _owe(owed: dict[str, Effect], effect: Effect) -> None:
     """Note an effect that expects an answering event."""
     match effect:
@@ -382,8 +374,3 @@ def in_progress(state: State) -> tuple[ChatMessage, ...]:
     if turn is None or not turn.rounds:
         return state.history
     return (*state.history, ChatMessage(role="assistant", content="", tool_rounds=turn.rounds))
-
-
-def results_requested(notice: Notice | Finish) -> bool:
-    """Whether a notice asks the caller for results (manual mode)."""
-    return isinstance(notice, ResultsRequested)

@@ -23,7 +23,7 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, overload
 
 import anyio
@@ -32,7 +32,7 @@ import attrs
 import cattrs
 from returns.result import Failure, Result, Success
 
-from toolreel.core import ToolSpec
+from toolreel.core import ToolCall, ToolSpec
 
 from ._schema import object_schema, signature_types, type_schema
 
@@ -254,17 +254,36 @@ def tool(
     return decorate
 
 
-def _as_tool(item: Any, spec: str) -> Tool:
-    """A Tool as it is; a plain function wrapped with `tool`."""
+def as_tool(item: Any) -> Tool:
+    """A Tool as it is; a plain function wrapped with `tool`; anything else a ValueError."""
     if isinstance(item, Tool):
         return item
     if not callable(item) or isinstance(item, type):
-        raise ValueError(f"{spec} holds {type(item).__name__}, not a tool or a function")
+        raise ValueError(f"{type(item).__name__} is not a tool or a function")
     try:
         made: Tool = tool(item)
     except Exception as exc:
-        raise ValueError(f"{spec}: cannot make a tool of {item!r}: {exc}") from exc
+        raise ValueError(f"cannot make a tool of {item!r}: {exc}") from exc
     return made
+
+
+def registry(items: Sequence[Any]) -> dict[str, Tool]:
+    """Tools by name (plain functions wrapped); two with one name are refused."""
+    tools: dict[str, Tool] = {}
+    for item in map(as_tool, items):
+        if item.name in tools:
+            raise ValueError(f"Duplicate tool name: {item.name}")
+        tools[item.name] = item
+    return tools
+
+
+def call_arguments(call: ToolCall) -> dict[str, Any]:
+    """A call's arguments as a dict ({} when they are not a JSON object)."""
+    try:
+        value = json.loads(call.arguments)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def tools_from_spec(spec: str) -> list[Tool]:
@@ -289,7 +308,23 @@ def tools_from_spec(spec: str) -> list[Tool]:
     items = list(value) if isinstance(value, list | tuple) else [value]
     if not items:
         raise ValueError(f"{spec} is an empty list")
-    return [_as_tool(item, spec) for item in items]
+    for item in items:
+        if not isinstance(item, Tool) and (not callable(item) or isinstance(item, type)):
+            raise ValueError(f"{spec} holds {type(item).__name__}, not a tool or a function")
+    try:
+        return [as_tool(item) for item in items]
+    except ValueError as exc:
+        raise ValueError(f"{spec}: {exc}") from exc
 
 
-__all__ = ["CONVERTER", "Tool", "output_text", "tool", "tools_from_spec", "type_schema"]
+__all__ = [
+    "CONVERTER",
+    "Tool",
+    "as_tool",
+    "call_arguments",
+    "output_text",
+    "registry",
+    "tool",
+    "tools_from_spec",
+    "type_schema",
+]

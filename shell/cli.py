@@ -23,7 +23,7 @@ import attrs
 import click
 
 from toolreel.adapters import PROVIDERS, Journal, load_session, render_transcript
-from toolreel.adapters._providers import api_key, codec_for, require_key
+from toolreel.adapters._providers import DEFAULT_MODELS, api_key, codec_for, require_key
 
 from . import _cli_render as render
 from . import demo as demo_module
@@ -198,7 +198,7 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def agent_options(params: dict[str, Any], journal: Journal | None) -> AgentOptions:
     """The Client options the `run`/`chat` parameters describe (tools always executed)."""
-    model = params["model"] or demo_module.MODELS.get(params["provider"])
+    model = params["model"] or DEFAULT_MODELS.get(params["provider"])
     if not model or (params["base_url"] and not params["model"]):
         raise click.UsageError("--model is required with --base-url or this provider")
     if params["base_url"] is not None and not params["base_url"].startswith(

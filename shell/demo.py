@@ -22,6 +22,7 @@ from pathlib import Path
 import anyio
 
 from toolreel.adapters import render_transcript
+from toolreel.adapters._providers import DEFAULT_MODELS
 from toolreel.core import FinishReason
 
 from ._blocks import TextBlock, ToolUseBlock, ToolUseError
@@ -42,11 +43,6 @@ SYSTEM = (
     "calculations. Always show your work and explain the result."
 )
 KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
-MODELS = {
-    "openai": "gpt-4o-mini",
-    "anthropic": "claude-3-5-haiku-latest",
-    "gemini": "gemini-2.5-flash",
-}
 
 
 @tool("add", "Add two numbers", {"a": float, "b": float})
@@ -102,7 +98,7 @@ def options(args: argparse.Namespace, journal: Path, server: ScriptedServer | No
     provider = "openai" if server else (_real_provider(args) or "openai")
     return AgentOptions(
         system_prompt=SYSTEM,
-        model=args.model or ("scripted-calculator" if server else MODELS.get(provider, "")),
+        model=args.model or ("scripted-calculator" if server else DEFAULT_MODELS.get(provider, "")),
         base_url=server.url if server else args.base_url,
         provider=provider,
         tools=TOOLS,
