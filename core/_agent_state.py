@@ -9,7 +9,7 @@ import attrs
 from ._agent_config import AgentConfig
 from ._agent_outcome import AgentOutcome, AttemptErrors
 from ._records import NO_USAGE, ChatMessage, ToolRound, Usage
-from ._state import EMPTY_STREAM, PendingRound, Stream
+from ._state import EMPTY_STREAM, PendingRound, StepError, Stream
 
 
 class AgentPhase(enum.Enum):
@@ -29,15 +29,10 @@ class AgentPhase(enum.Enum):
     FINISHED = "finished"
 
 
-class AgentStepError(Exception):
-    """An event the caller may not feed in this phase (a programmer error, never bad data)."""
+class AgentStepError(StepError):
+    """An event the caller may not feed in this agent phase (a programmer error)."""
 
-    def __init__(self, phase: AgentPhase, event: object, detail: str = "") -> None:
-        """Name the phase and the event, so the misuse is plain."""
-        message = f"can't handle event {event!r} when agent phase={phase.name}"
-        super().__init__(f"{message}: {detail}" if detail else message)
-        self.phase = phase
-        self.event = event
+    phase_label = "agent phase"
 
 
 @attrs.frozen(kw_only=True)

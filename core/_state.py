@@ -32,9 +32,12 @@ class Phase(enum.Enum):
 class StepError(Exception):
     """An event the caller may not feed in this phase (a programmer error, never bad data)."""
 
-    def __init__(self, phase: Phase, event: object, detail: str = "") -> None:
+    #: How messages name the phase.
+    phase_label = "phase"
+
+    def __init__(self, phase: enum.Enum, event: object, detail: str = "") -> None:
         """Name the phase and the event, so the misuse is plain."""
-        message = f"can't handle event {event!r} when phase={phase.name}"
+        message = f"can't handle event {event!r} when {self.phase_label}={phase.name}"
         super().__init__(f"{message}: {detail}" if detail else message)
         self.phase = phase
         self.event = event

@@ -32,7 +32,6 @@ from toolreel.core import (
     AgentEffect,
     AgentEvent,
     AgentState,
-    AgentStepError,
     AttemptStarted,
     CallModel,
     Cancelled,
@@ -68,8 +67,6 @@ class AgentCallbacks:
 
 class AgentRunner(Interpreter[AgentEvent]):
     """Interprets one agent run's effects (see the module docstring)."""
-
-    bugs = (AgentStepError,)
 
     def __init__(
         self,

@@ -20,7 +20,7 @@ import anyio
 import anyio.abc
 
 from toolreel.adapters import ModelPort
-from toolreel.core import CallModel, ModelCallFailed, ModelResponded, TimerFired
+from toolreel.core import CallModel, ModelCallFailed, ModelResponded, StepError, TimerFired
 
 E = TypeVar("E")
 
@@ -30,8 +30,9 @@ STREAM_ENDED = "model stream ended without a complete response"
 class Interpreter(Generic[E]):
     """Feeds a reducer; subclasses say how to apply an event and when the run is over."""
 
-    #: Exceptions from the model port that are bugs to raise, not model failures to feed.
-    bugs: tuple[type[BaseException], ...] = ()
+    #: Exceptions from the model port that are bugs to raise, not model failures to feed
+    #: (a reducer refusing an event: misuse, never the model's doing).
+    bugs: tuple[type[BaseException], ...] = (StepError,)
 
     def __init__(self, model: ModelPort) -> None:
         """No model call under way, nothing in the inbox."""

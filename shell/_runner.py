@@ -52,7 +52,6 @@ from toolreel.core import (
     RunTool,
     StartTimer,
     State,
-    StepError,
     TimerFired,
     ToolCall,
     ToolCallAnnounced,
@@ -95,8 +94,6 @@ class RunMetadata:
 
 class Runner(Interpreter[Event]):
     """Interprets one session's effects (see the module docstring)."""
-
-    bugs = (StepError,)
 
     def __init__(
         self,
