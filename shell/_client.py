@@ -118,7 +118,7 @@ class Client:
             stream=options.stream,
             timeouts=Timeouts(read=options.timeout),
         )
-        self._own_journal = not hasattr(options.journal, "append")
+        self._own_journal = options.journal is None or isinstance(options.journal, str | Path)
         self.journal = open_journal(options.journal)
         self.session_id = options.session_id or uuid.uuid4().hex
         self._resume = _resume
