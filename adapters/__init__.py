@@ -2,6 +2,14 @@
 
 from ._anthropic import AnthropicCodec
 from ._codec import Codec, StreamDecoder
+from ._errors import (
+    JournalCorrupt,
+    JournalError,
+    JournalUnavailable,
+    SessionBusy,
+    SessionError,
+    SessionNotFound,
+)
 from ._gemini import GeminiCodec
 from ._http import HttpModel, Secret, Timeouts
 from ._journal import (
@@ -30,7 +38,10 @@ __all__ = [
     "HttpModel",
     "JSONLJournal",
     "Journal",
+    "JournalCorrupt",
     "JournalEntry",
+    "JournalError",
+    "JournalUnavailable",
     "MemoryJournal",
     "ModelPort",
     "OllamaCodec",
@@ -39,6 +50,9 @@ __all__ = [
     "Secret",
     "Session",
     "SessionBuilder",
+    "SessionBusy",
+    "SessionError",
+    "SessionNotFound",
     "Step",
     "StreamDecoder",
     "Timeouts",

@@ -53,6 +53,7 @@ from ._effects import (
     RunTool,
     StartTimer,
 )
+from ._errors import ConfigError, ToolreelError, UsageError
 from ._events import (
     MODEL_EVENTS,
     Allowed,
@@ -124,6 +125,7 @@ __all__ = [
     "CallModel",
     "Cancelled",
     "ChatMessage",
+    "ConfigError",
     "Decision",
     "Effect",
     "Emit",
@@ -179,7 +181,9 @@ __all__ = [
     "ToolResultReady",
     "ToolRound",
     "ToolSpec",
+    "ToolreelError",
     "Usage",
+    "UsageError",
     "Validate",
     "ValidationFailed",
     "ValidationFinished",

@@ -7,6 +7,7 @@ import enum
 import attrs
 
 from ._config import LoopConfig
+from ._errors import UsageError
 from ._records import NO_USAGE, ChatMessage, Reasoning, ToolCall, ToolResult, ToolRound, Usage
 
 
@@ -29,7 +30,7 @@ class Phase(enum.Enum):
     AWAITING_RESULTS = "awaiting_results"
 
 
-class StepError(Exception):
+class StepError(UsageError):
     """An event the caller may not feed in this phase (a programmer error, never bad data)."""
 
     #: How messages name the phase.

@@ -48,25 +48,11 @@ from toolreel.core import (
 )
 
 from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
+from ._errors import RunFailed
 from ._hooks import hook_points
 from ._options import AgentOptions
 from ._runner import Observers, RunMetadata, Runner, in_progress
 from ._tools import Tool, output_text, registry
-
-
-class ToolreelError(Exception):
-    """A run that could not complete."""
-
-
-class RunFailed(ToolreelError):
-    """The turn finished FAILED: a model error, retries exhausted, or max iterations (RAISE)."""
-
-    def __init__(self, finish: Finish) -> None:
-        """Say why, in the provider's words where there are any."""
-        error = finish.error
-        detail = f"{error.kind}: {error.message}" if error else "failed"
-        super().__init__(detail)
-        self.finish = finish
 
 
 def open_journal(journal: str | Path | Journal | None) -> Journal:

@@ -34,11 +34,12 @@ from toolreel.core import (
 )
 
 from ._client import Client
+from ._errors import ReplayError
 from ._options import AgentOptions
 from ._tools import Tool
 
 
-class RequestMismatch(AssertionError):
+class RequestMismatch(ReplayError):
     """The program asked the model something the recording did not."""
 
 

@@ -19,6 +19,8 @@ from toolreel.adapters import Journal, effect_record, unstructure
 from toolreel.adapters._session import Session, SessionBuilder, with_configs
 from toolreel.core import Event, LoopConfig, StepError
 
+from ._errors import ReplayError
+
 
 @attrs.frozen(kw_only=True)
 class Divergence:
@@ -47,7 +49,7 @@ class Divergence:
         )
 
 
-class ReplayDiverged(AssertionError):
+class ReplayDiverged(ReplayError):
     """Raised by `replay(..., strict=True)` on a divergence."""
 
     def __init__(self, divergence: Divergence) -> None:

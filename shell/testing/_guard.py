@@ -8,10 +8,12 @@ from typing import Any
 
 import httpx
 
+from toolreel.core import ToolreelError
+
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 
-class NetworkBlocked(RuntimeError):
+class NetworkBlocked(ToolreelError, RuntimeError):
     """A test tried to reach a real provider."""
 
 

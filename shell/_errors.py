@@ -1,0 +1,82 @@
+"""The one error tree: everything toolreel raises on purpose is a `ToolreelError`.
+
+    ToolreelError                       (toolreel.core)  anything raised on purpose
+    ├── UsageError                      (toolreel.core)  the caller misused the API
+    │   ├── StepError                   (toolreel.core)  an event impossible in this phase
+    │   │   └── AgentStepError          (toolreel.core)
+    │   ├── ConfigError (ValueError)    (toolreel.core)  an option value not allowed
+    │   ├── NotOpen (RuntimeError)                        used without `async with`
+    │   ├── TurnInProgress (RuntimeError)                 a query while a turn runs
+    │   ├── UnknownToolCall (ValueError)                  a result for no awaited call
+    │   └── SessionNotFound (LookupError) (adapters)     no such session in the journal
+    ├── SessionError                    (adapters)
+    │   ├── SessionNotFound
+    │   └── SessionBusy                 (adapters)       another writer owns the session
+    ├── JournalError                    (adapters)
+    │   ├── JournalCorrupt              (adapters)       damaged data: file, session, step
+    │   └── JournalUnavailable          (adapters)       cannot open, or locked too long
+    ├── RunFailed                                         a turn that finished FAILED
+    └── ReplayError (AssertionError)                      a recording does not match
+        ├── ReplayDiverged                                replay(strict) found a divergence
+        └── RequestMismatch                               rerun asked something unrecorded
+
+Messages are one line saying what happened and what to do. Anything else
+reaching a caller of a public function is a bug.
+"""
+
+from __future__ import annotations
+
+from toolreel.adapters._errors import (
+    JournalCorrupt,
+    JournalError,
+    JournalUnavailable,
+    SessionBusy,
+    SessionError,
+    SessionNotFound,
+)
+from toolreel.core import ConfigError, Finish, StepError, ToolreelError, UsageError
+
+__all__ = [
+    "ConfigError",
+    "JournalCorrupt",
+    "JournalError",
+    "JournalUnavailable",
+    "NotOpen",
+    "ReplayError",
+    "RunFailed",
+    "SessionBusy",
+    "SessionError",
+    "SessionNotFound",
+    "StepError",
+    "ToolreelError",
+    "TurnInProgress",
+    "UnknownToolCall",
+    "UsageError",
+]
+
+
+class NotOpen(UsageError, RuntimeError):
+    """A Client used before `async with Client(...)` opened it (or after it closed)."""
+
+
+class TurnInProgress(UsageError, RuntimeError):
+    """A new prompt while a turn still runs."""
+
+
+class UnknownToolCall(UsageError, ValueError):
+    """A manual result for a call that awaits none."""
+
+
+class RunFailed(ToolreelError):
+    """The turn finished FAILED: a model error, retries exhausted, or max iterations (RAISE)."""
+
+    def __init__(self, finish: Finish) -> None:
+        """Say why, in the provider's words where there are any."""
+        error = finish.error
+        detail = f"{error.kind}: {error.message}" if error else "failed"
+        super().__init__(detail)
+        self.finish = finish
+
+
+class ReplayError(ToolreelError, AssertionError):
+    """A recording and the program disagree (AssertionError, so pytest shows it as a failure)."""
