@@ -91,6 +91,10 @@ class Journal(Protocol):
         """Session ids, oldest first."""
         ...
 
+    def release(self, session_id: str) -> None:
+        """Give up this writer's ownership of the session (another writer may take it)."""
+        ...
+
     def close(self) -> None:
         """Release files and connections."""
         ...
@@ -262,6 +266,9 @@ class MemoryJournal:
     def sessions(self) -> list[str]:
         """Session ids in the order they began."""
         return list(self._configs)
+
+    def release(self, session_id: str) -> None:
+        """Give up this writer's ownership of the session."""
 
     def close(self) -> None:
         """Nothing to release."""

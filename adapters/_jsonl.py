@@ -126,6 +126,9 @@ class JSONLJournal:
             seen.setdefault(line["session"], None)
         return list(seen)
 
+    def release(self, session_id: str) -> None:
+        """Give up this writer's ownership of the session."""
+
     def close(self) -> None:
         """Close the file."""
         with self._lock:

@@ -161,6 +161,9 @@ class SQLiteJournal:
             rows = self._db.execute("SELECT id FROM sessions ORDER BY started").fetchall()
         return [row[0] for row in rows]
 
+    def release(self, session_id: str) -> None:
+        """Give up this writer's ownership of the session."""
+
     def close(self) -> None:
         """Close the connection."""
         with self._lock:
