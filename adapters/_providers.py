@@ -13,7 +13,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Protocol
 
-from toolreel.core import ModelEvent, ModelRequest
+from toolreel.core import ConfigError, ModelEvent, ModelRequest
 
 from ._anthropic import AnthropicCodec
 from ._codec import Codec
@@ -72,7 +72,8 @@ def codec_for(provider: str) -> Codec:
         return PROVIDERS[provider]()
     except KeyError:
         known = ", ".join(sorted(PROVIDERS))
-        raise ValueError(f"unknown provider {provider!r}; known: {known}") from None
+        detail = f"unknown provider {provider!r}; known: {known}"
+        raise ConfigError("provider", provider, detail) from None
 
 
 def api_key(
@@ -92,10 +93,11 @@ def require_key(codec: Codec, secret: Secret | None, base_url: str | None) -> No
     """Refuse a hosted provider's own URL without a key, naming the variable to set."""
     if secret is None and base_url is None and codec.api_key_env:
         names = " or ".join(codec.api_key_env)
-        raise ValueError(
+        detail = (
             f"no API key for {codec.name}: pass api_key= or set {names} "
             "(or give base_url for a server that needs none)"
         )
+        raise ConfigError("api_key", None, detail)
 
 
 def http_model(

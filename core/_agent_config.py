@@ -16,7 +16,8 @@ from typing import TypeAlias
 
 import attrs
 
-from ._config import RetryPolicy
+from ._config import RetryPolicy, at_least
+from ._errors import ConfigError
 from ._records import ToolSpec
 
 SUBMIT_TOOL = ToolSpec(
@@ -62,7 +63,7 @@ def _specs(specs: Iterable[ToolSpec]) -> tuple[ToolSpec, ...]:
 def _choice(_: object, __: object, value: str) -> None:
     """Only "auto" or "required": the agent must be free to pick among its tools."""
     if value not in AGENT_TOOL_CHOICES:
-        raise ValueError(f"tool_choice must be one of {sorted(AGENT_TOOL_CHOICES)}, got {value!r}")
+        raise ConfigError("tool_choice", value, f"one of {sorted(AGENT_TOOL_CHOICES)}")
 
 
 @attrs.frozen(kw_only=True)
@@ -73,9 +74,9 @@ class AgentConfig:
     helpers: tuple[ToolSpec, ...] = attrs.field(default=(), converter=_specs)
     model: str = ""
     system_prompt: str | None = None
-    max_attempts: int = attrs.field(default=3, validator=attrs.validators.ge(1))
+    max_attempts: int = attrs.field(default=3, validator=at_least(1))
     max_iterations_per_attempt: int = attrs.field(
-        default=DEFAULT_MAX_ITERATIONS_PER_ATTEMPT, validator=attrs.validators.ge(1)
+        default=DEFAULT_MAX_ITERATIONS_PER_ATTEMPT, validator=at_least(1)
     )
     tool_choice: str = attrs.field(default="auto", validator=_choice)
     max_tokens: int | None = None
@@ -87,7 +88,9 @@ class AgentConfig:
         seen: set[str] = set()
         for spec in self.tools:
             if spec.name in seen:
-                raise ValueError(f"Duplicate tool name: {spec.name}")
+                raise ConfigError(
+                    "tools", spec.name, f"unique tool names (Duplicate tool name: {spec.name})"
+                )
             seen.add(spec.name)
 
     @property

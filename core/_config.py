@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
+from ._errors import ConfigError
 from ._records import ToolSpec
 
 DEFAULT_FINAL_ANSWER_PROMPT = (
@@ -14,6 +17,16 @@ DEFAULT_FINAL_ANSWER_PROMPT = (
 )
 
 TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
+
+
+def at_least(minimum: float) -> Callable[[object, attrs.Attribute[Any], Any], None]:
+    """An attrs validator: a number >= `minimum`, else `ConfigError` naming the field."""
+
+    def check(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= minimum:
+            raise ConfigError(attribute.name, value, f"a number >= {minimum:g}")
+
+    return check
 
 
 class MaxIterationsPolicy(enum.Enum):
@@ -47,11 +60,11 @@ class RetryPolicy:
     `max_retry_after`).
     """
 
-    max_retries: int = attrs.field(default=3, validator=attrs.validators.ge(0))
-    base_delay: float = attrs.field(default=1.0, validator=attrs.validators.ge(0))
-    multiplier: float = attrs.field(default=2.0, validator=attrs.validators.ge(1))
-    max_delay: float = attrs.field(default=30.0, validator=attrs.validators.ge(0))
-    max_retry_after: float = attrs.field(default=120.0, validator=attrs.validators.ge(0))
+    max_retries: int = attrs.field(default=3, validator=at_least(0))
+    base_delay: float = attrs.field(default=1.0, validator=at_least(0))
+    multiplier: float = attrs.field(default=2.0, validator=at_least(1))
+    max_delay: float = attrs.field(default=30.0, validator=at_least(0))
+    max_retry_after: float = attrs.field(default=120.0, validator=at_least(0))
 
     def delay(self, retry: int, retry_after: float | None) -> float:
         """Seconds to wait before retry number `retry` (0-based)."""
@@ -65,7 +78,9 @@ def _unique_tool_names(_: object, __: object, tools: tuple[ToolSpec, ...]) -> No
     seen: set[str] = set()
     for spec in tools:
         if spec.name in seen:
-            raise ValueError(f"Duplicate tool name: {spec.name}")
+            raise ConfigError(
+                "tools", spec.name, f"unique tool names (Duplicate tool name: {spec.name})"
+            )
         seen.add(spec.name)
 
 
@@ -85,7 +100,7 @@ class LoopConfig:
     tool_choice: str = "auto"
     max_tokens: int | None = None
     temperature: float | None = None
-    max_iterations: int = attrs.field(default=5, validator=attrs.validators.ge(1))
+    max_iterations: int = attrs.field(default=5, validator=at_least(1))
     on_max_iterations: MaxIterationsPolicy = MaxIterationsPolicy.STOP
     final_answer_prompt: str = DEFAULT_FINAL_ANSWER_PROMPT
     retry: RetryPolicy = RetryPolicy()
@@ -96,7 +111,10 @@ class LoopConfig:
         """Check that a forced tool choice names a tool that exists."""
         choice = self.tool_choice
         if choice not in TOOL_CHOICE_MODES and choice not in self.tool_names:
-            raise ValueError(f"tool_choice names no configured tool: {choice}")
+            allowed = "'auto', 'none', 'required' or the name of a configured tool"
+            raise ConfigError(
+                "tool_choice", choice, f"tool_choice names no configured tool: {choice}; {allowed}"
+            )
 
     @property
     def tool_names(self) -> frozenset[str]:

@@ -22,6 +22,8 @@ from typing import Any, Literal
 
 import attrs
 
+from ._errors import ConfigError
+
 Role = Literal["user", "assistant"]
 
 
@@ -64,11 +66,17 @@ class Usage:
 NO_USAGE = Usage()
 
 
+def _tool_name(_: object, __: object, value: object) -> None:
+    """A tool is called by its name: a non-empty str."""
+    if not isinstance(value, str) or not value:
+        raise ConfigError("name", value, "a tool name (a non-empty str)")
+
+
 @attrs.frozen(kw_only=True)
 class ToolSpec:
     """A tool as offered to the model; `parameters` is a JSON Schema (dict or JSON text)."""
 
-    name: str
+    name: str = attrs.field(validator=_tool_name)
     description: str = ""
     parameters: str = attrs.field(default='{"properties":{},"type":"object"}', converter=_json_text)
 

@@ -39,6 +39,7 @@ from toolreel.core import (
     Usage,
 )
 
+from . import _checks as check
 from ._agent_output import OutputTool, Validator
 from ._agent_runner import AgentCallbacks, AgentRunner
 from ._options import AgentOptions
@@ -60,18 +61,39 @@ class AgentDefinition(Generic[I, T]):
     problems)`; sync or async; one that raises is recorded in the metadata.
     """
 
-    build_prompt: Callable[[I], str]
-    output: OutputTool[T]
-    system_prompt: str | None = None
-    helpers: Sequence[Tool | Callable[..., Any]] = ()
-    validators: Sequence[Validator[T]] = ()
-    max_attempts: int = 3
-    max_iterations_per_attempt: int = DEFAULT_MAX_ITERATIONS_PER_ATTEMPT
-    tool_choice: str = "auto"
-    on_tool_call: Callable[..., Any] | None = None
-    on_tool_result: Callable[..., Any] | None = None
-    on_attempt_start: Callable[..., Any] | None = None
-    on_validation_failure: Callable[..., Any] | None = None
+    build_prompt: Callable[[I], str] = attrs.field(validator=check.a_callable)
+    output: OutputTool[T] = attrs.field(validator=check.instance_of(OutputTool, "an OutputTool"))
+    system_prompt: str | None = attrs.field(
+        default=None, validator=check.instance_of(str, "a str", optional=True)
+    )
+    helpers: Sequence[Tool | Callable[..., Any]] = attrs.field(
+        default=(),
+        validator=check.sequence_of(
+            lambda item: isinstance(item, Tool) or check.is_function(item), "a Tool or a function"
+        ),
+    )
+    validators: Sequence[Validator[T]] = attrs.field(
+        default=(), validator=check.sequence_of(callable, "a callable")
+    )
+    max_attempts: int = attrs.field(default=3, validator=check.int_at_least(1))
+    max_iterations_per_attempt: int = attrs.field(
+        default=DEFAULT_MAX_ITERATIONS_PER_ATTEMPT, validator=check.int_at_least(1)
+    )
+    tool_choice: str = attrs.field(
+        default="auto", validator=check.one_of(("auto", "required"), "'auto' or 'required'")
+    )
+    on_tool_call: Callable[..., Any] | None = attrs.field(
+        default=None, validator=check.callable_or_none
+    )
+    on_tool_result: Callable[..., Any] | None = attrs.field(
+        default=None, validator=check.callable_or_none
+    )
+    on_attempt_start: Callable[..., Any] | None = attrs.field(
+        default=None, validator=check.callable_or_none
+    )
+    on_validation_failure: Callable[..., Any] | None = attrs.field(
+        default=None, validator=check.callable_or_none
+    )
 
 
 @attrs.frozen(kw_only=True)

@@ -17,6 +17,7 @@ output has its type, the custom validators in order.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeAlias, TypeVar
@@ -26,8 +27,9 @@ import cattrs
 from cattrs.v import format_exception
 from returns.result import Failure, Result, Success
 
-from toolreel.core import OutputSpec, PlainOutput, ReflectiveOutput, ToolSpec
+from toolreel.core import ConfigError, OutputSpec, PlainOutput, ReflectiveOutput, ToolSpec
 
+from . import _checks as check
 from ._agent_jsonschema import schema_problems
 from ._schema import type_schema
 from ._tools import CONVERTER, _call, output_text
@@ -74,15 +76,28 @@ def _schema_checker(schema: Mapping[str, Any]) -> Callable[[Any], Result[Any, li
     return check
 
 
+def _object_schema(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """The `parameters` field holds an object schema (see `_check_schema`)."""
+    _check_schema(attribute.name, value)
+
+
+def _check_schema(field: str, value: Any) -> None:
+    """A JSON Schema of an object: the model's arguments are always an object."""
+    if not isinstance(value, Mapping) or value.get("type", "object") != "object":
+        raise ConfigError(field, value, "a JSON Schema (a dict) of type 'object'")
+
+
 @attrs.frozen(kw_only=True)
 class OutputTool(Generic[T]):
     """The tool whose arguments are the agent's output; build it with `of` or `from_schema`."""
 
-    name: str
-    description: str
-    parameters: Mapping[str, Any]
-    parse: Callable[[Any], Result[T, list[str]]]
-    reflection_handler: Callable[[T], Any] | None = None
+    name: str = attrs.field(validator=check.name)
+    description: str = attrs.field(validator=check.instance_of(str, "a str"))
+    parameters: Mapping[str, Any] = attrs.field(validator=_object_schema)
+    parse: Callable[[Any], Result[T, list[str]]] = attrs.field(validator=check.a_callable)
+    reflection_handler: Callable[[T], Any] | None = attrs.field(
+        default=None, validator=check.callable_or_none
+    )
 
     @classmethod
     def of(
@@ -94,6 +109,8 @@ class OutputTool(Generic[T]):
         reflection_handler: Callable[[T], Any] | None = None,
     ) -> OutputTool[T]:
         """An output tool for an attrs class (or dataclass): schema from its fields."""
+        if not attrs.has(output_type) and not dataclasses.is_dataclass(output_type):
+            raise ConfigError("output_type", output_type, "an attrs class or a dataclass")
         return cls(
             name=name,
             description=description,
@@ -112,6 +129,7 @@ class OutputTool(Generic[T]):
         reflection_handler: Callable[[dict[str, Any]], Any] | None = None,
     ) -> OutputTool[dict[str, Any]]:
         """An output tool for a JSON Schema; the output is the arguments as a dict."""
+        _check_schema("schema", schema)
         return OutputTool[dict[str, Any]](
             name=name,
             description=description,

@@ -24,11 +24,12 @@ import anyio
 import anyio.abc
 import attrs
 
-from toolreel.adapters import Journal, JSONLJournal, MemoryJournal, SQLiteJournal
+from toolreel.adapters import Journal, MemoryJournal
 from toolreel.adapters._http import HttpModel, Timeouts
 from toolreel.adapters._providers import ModelPort, http_model
 from toolreel.core import (
     ChatMessage,
+    ConfigError,
     Finish,
     FinishReason,
     LoopConfig,
@@ -50,6 +51,7 @@ from toolreel.core import (
 from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
 from ._errors import RunFailed
 from ._hooks import hook_points
+from ._journal_files import open_path
 from ._options import AgentOptions
 from ._runner import Observers, RunMetadata, Runner, in_progress
 from ._tools import Tool, output_text, registry
@@ -60,8 +62,9 @@ def open_journal(journal: str | Path | Journal | None) -> Journal:
     if journal is None:
         return MemoryJournal()
     if isinstance(journal, str | Path):
-        path = Path(journal)
-        return JSONLJournal(path) if path.suffix == ".jsonl" else SQLiteJournal(path)
+        return open_path(Path(journal))  # a path that cannot be a journal: a JournalError
+    if not callable(getattr(journal, "sessions", None)):
+        raise ConfigError("journal", journal, "None, a path (.db or .jsonl) or a Journal")
     return journal
 
 

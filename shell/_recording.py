@@ -19,10 +19,17 @@ from typing import Any
 import attrs
 from returns.result import Failure, Result, Success
 
-from toolreel.adapters import Journal, JSONLJournal, effect_record
+from toolreel.adapters import (
+    Journal,
+    JournalCorrupt,
+    JournalUnavailable,
+    SessionNotFound,
+    effect_record,
+)
 from toolreel.core import (
     MODEL_EVENTS,
     CallModel,
+    ConfigError,
     FinishReason,
     ModelCallFailed,
     ModelEvent,
@@ -31,10 +38,12 @@ from toolreel.core import (
     PromptSubmitted,
     RetryPolicy,
     ToolFinished,
+    ToolreelError,
 )
 
 from ._client import Client
 from ._errors import ReplayError
+from ._journal_files import is_sqlite, journal_name, open_path
 from ._options import AgentOptions
 from ._tools import Tool
 
@@ -63,11 +72,18 @@ class Recording:
 
     def __init__(self, journal: Journal, session_id: str | None = None) -> None:
         """Read the session (the only one in the journal when no id is given)."""
+        sessions = journal.sessions()
         if session_id is None:
-            sessions = journal.sessions()
             if len(sessions) != 1:
-                raise ValueError(f"the journal holds {len(sessions)} sessions; name one")
+                listed = ", ".join(repr(sid) for sid in sessions[:5]) or "none"
+                raise ConfigError(
+                    "session_id",
+                    None,
+                    f"the session to read: {journal_name(journal)} holds {listed}",
+                )
             session_id = sessions[0]
+        elif session_id not in sessions:
+            raise SessionNotFound(session_id, journal_name(journal))
         self.session_id = session_id
         self.prompts: list[str] = []
         self.calls: list[RecordedCall] = []
@@ -79,12 +95,21 @@ class Recording:
 
     @classmethod
     def from_file(cls, path: str | Path, session_id: str | None = None) -> Recording:
-        """A recording from an exported (or any JSON-lines) journal file."""
-        if not Path(path).exists():
-            raise FileNotFoundError(f"no recording at {path}")
-        journal = JSONLJournal(path)
+        """A recording from a journal file: an exported (or any) JSON-lines file, or SQLite.
+
+        A missing file is `JournalUnavailable`; one that is neither kind, or
+        damaged, `JournalCorrupt`; a session it does not hold, `SessionNotFound`.
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise JournalUnavailable(f"no recording at {path}")
+        journal = open_path(path, jsonl=not is_sqlite(path))
         try:
             return cls(journal, session_id)
+        except ToolreelError:
+            raise
+        except (ValueError, KeyError, TypeError) as exc:  # a line or row of the wrong shape
+            raise JournalCorrupt(str(path), f"{type(exc).__name__}: {exc}") from exc
         finally:
             journal.close()
 

@@ -15,11 +15,12 @@ from typing import Any
 
 import attrs
 
-from toolreel.adapters import Journal, effect_record, unstructure
+from toolreel.adapters import Journal, SessionNotFound, effect_record, unstructure
 from toolreel.adapters._session import Session, SessionBuilder, with_configs
 from toolreel.core import Event, LoopConfig, StepError
 
 from ._errors import ReplayError
+from ._journal_files import journal_name
 
 
 @attrs.frozen(kw_only=True)
@@ -69,8 +70,11 @@ def replay(
     """The rebuilt session if every effect matches the journal, else the first divergence.
 
     Each step replays under the config the session recorded for it (a continued
-    session may have changed it), or all under `config` when one is given.
+    session may have changed it), or all under `config` when one is given. An
+    unknown `session_id` is `SessionNotFound`.
     """
+    if session_id not in journal.sessions():
+        raise SessionNotFound(session_id, journal_name(journal))
     configs = [(0, config)] if config is not None else journal.configs(session_id)
     builder = SessionBuilder(session_id, configs[0][1])
     for entry, change in with_configs(journal.entries(session_id), configs):

@@ -32,7 +32,7 @@ import attrs
 import cattrs
 from returns.result import Failure, Result, Success
 
-from toolreel.core import ToolCall, ToolSpec
+from toolreel.core import ConfigError, ToolCall, ToolSpec
 
 from ._schema import object_schema, signature_types, type_schema
 
@@ -272,7 +272,9 @@ def registry(items: Sequence[Any]) -> dict[str, Tool]:
     tools: dict[str, Tool] = {}
     for item in map(as_tool, items):
         if item.name in tools:
-            raise ValueError(f"Duplicate tool name: {item.name}")
+            raise ConfigError(
+                "tools", item.name, f"unique names (Duplicate tool name: {item.name})"
+            )
         tools[item.name] = item
     return tools
 

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolreel.adapters import Journal, JSONLJournal
+from toolreel.adapters import Journal, JournalUnavailable, SessionError, SessionNotFound
+from toolreel.core import ConfigError
+
+from ._journal_files import journal_name, open_path
 
 
 def export_session(journal: Journal, session_id: str, path: str | Path) -> Path:
     """Write one session (config and every step) to a new JSON-lines file."""
     target = Path(path)
     if target.suffix != ".jsonl":
-        raise ValueError(f"{target}: an export is a JSON-lines file; name it *.jsonl")
+        raise ConfigError("path", str(target), "a new JSON-lines file: name it *.jsonl")
     if target.exists():
-        raise FileExistsError(f"{target} exists; export writes a new file")
-    out = JSONLJournal(target)
+        raise JournalUnavailable(f"{target} exists; export writes a new file")
+    if session_id not in journal.sessions():
+        raise SessionNotFound(session_id, journal_name(journal))
+    out = open_path(target)
     try:
         _copy(journal, out, session_id)
     finally:
@@ -31,15 +36,21 @@ def _copy(source: Journal, target: Journal, session_id: str) -> None:
 
 def import_session(path: str | Path, journal: Journal, session_id: str | None = None) -> str:
     """Copy the session of an exported file into `journal`; its id there."""
-    source = JSONLJournal(path)
+    if not Path(path).is_file():
+        raise JournalUnavailable(f"no export at {path}")
+    source = open_path(Path(path), jsonl=True)
     try:
         sessions = source.sessions()
         if session_id is None:
             if len(sessions) != 1:
-                raise ValueError(f"{path} holds {len(sessions)} sessions; name the one to import")
+                detail = f"{path} holds {len(sessions)} sessions; name the one to import"
+                raise ConfigError("session_id", None, detail)
             session_id = sessions[0]
+        elif session_id not in sessions:
+            raise SessionNotFound(session_id, str(path))
         if session_id in journal.sessions():
-            raise ValueError(f"session {session_id!r} already exists in the target journal")
+            where = journal_name(journal)
+            raise SessionError(f"session {session_id!r} already exists in {where}")
         _copy(source, journal, session_id)
     finally:
         source.close()

@@ -24,10 +24,12 @@ import click
 
 from toolreel.adapters import PROVIDERS, Journal, load_session, render_transcript
 from toolreel.adapters._providers import DEFAULT_MODELS, api_key, codec_for, require_key
+from toolreel.core import ConfigError, ToolreelError, UsageError
 
 from . import _cli_render as render
 from . import demo as demo_module
 from ._client import open_journal
+from ._journal_files import is_sqlite
 from ._options import AgentOptions
 from ._replay import Divergence
 from ._replay import replay as replay_session
@@ -35,7 +37,6 @@ from ._tools import Tool, tools_from_spec
 from ._transfer import export_session, import_session
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-SQLITE_HEADER = b"SQLite format 3\x00"
 PROVIDER = click.Choice(sorted(PROVIDERS))
 PROVIDER_HELP = "Wire format [default: openai, for any OpenAI-compatible server]."
 MODEL_HELP = "Model [default: gpt-4o-mini, ... per provider; required with --base-url]."
@@ -63,6 +64,11 @@ class ToolreelGroup(click.Group):
             code = _fail(exc.format_message(), exc.exit_code)
         except click.Abort:
             code = _fail("interrupted", EXIT_INTERRUPTED)
+        except (ToolreelError, BaseExceptionGroup) as exc:
+            error = user_error(exc)
+            if error is None or os.environ.get("TOOLREEL_DEBUG"):
+                raise
+            code = _fail(str(error), EXIT_USAGE if isinstance(error, UsageError) else EXIT_FAILED)
         except (OSError, sqlite3.Error) as exc:
             if os.environ.get("TOOLREEL_DEBUG"):
                 raise
@@ -70,6 +76,17 @@ class ToolreelGroup(click.Group):
         if not standalone_mode:
             return code
         sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+def user_error(exc: BaseException) -> ToolreelError | None:
+    """The toolreel error `exc` is, or the first one a group of them holds (None: a bug)."""
+    if isinstance(exc, ToolreelError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        found = [user_error(inner) for inner in exc.exceptions]
+        if found and all(found):
+            return found[0]
+    return None
 
 
 def _fail(message: str, code: int) -> int:
@@ -118,19 +135,14 @@ def check_journal(path: Path, *, must_exist: bool = True) -> None:
         if must_exist:
             raise click.ClickException(f"no journal at {path}")
         return
-    if path.suffix != ".jsonl" and path.stat().st_size:
-        with path.open("rb") as file:
-            if file.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
-                raise click.ClickException(f"{path} is not a journal (SQLite, or .jsonl)")
+    if path.suffix != ".jsonl" and path.is_file() and path.stat().st_size and not is_sqlite(path):
+        raise click.ClickException(f"{path} is not a journal (SQLite, or .jsonl)")
 
 
 def writing(path: Path) -> Journal:
-    """A journal to write to (created if missing)."""
+    """A journal to write to (created if missing); one that cannot be is a `JournalError`."""
     check_journal(path, must_exist=False)
-    try:
-        return open_journal(path)
-    except (OSError, sqlite3.Error) as exc:
-        raise click.ClickException(f"cannot open {path}: {exc}") from exc
+    return open_journal(path)
 
 
 @contextlib.contextmanager
@@ -140,6 +152,8 @@ def reading(path: Path) -> Iterator[Journal]:
     journal = open_journal(path)
     try:
         yield journal
+    except ToolreelError:
+        raise
     except (ValueError, KeyError, TypeError, sqlite3.DatabaseError) as exc:
         if os.environ.get("TOOLREEL_DEBUG"):
             raise
@@ -201,10 +215,24 @@ def agent_options(params: dict[str, Any], journal: Journal | None) -> AgentOptio
     model = params["model"] or DEFAULT_MODELS.get(params["provider"])
     if not model or (params["base_url"] and not params["model"]):
         raise click.UsageError("--model is required with --base-url or this provider")
-    if params["base_url"] is not None and not params["base_url"].startswith(
-        ("http://", "https://")
-    ):
-        raise click.BadParameter("expected an http:// or https:// URL", param_hint="'--base-url'")
+    try:
+        return _options(params, model, journal)
+    except ConfigError as exc:
+        option = OPTION_OF.get(exc.field.partition("[")[0], "--" + exc.field.replace("_", "-"))
+        raise click.BadParameter(str(exc), param_hint=f"'{option}'") from exc
+
+
+#: The command-line option of each AgentOptions field whose name differs from it.
+OPTION_OF = {
+    "max_tool_iterations": "--max-iterations",
+    "system_prompt": "--system",
+    "session_id": "--session",
+    "stream": "--no-stream",
+}
+
+
+def _options(params: dict[str, Any], model: str, journal: Journal | None) -> AgentOptions:
+    """The AgentOptions themselves (each value checked by AgentOptions)."""
     return AgentOptions(
         system_prompt=params["system"],
         model=model,
@@ -226,8 +254,8 @@ def _converse(params: dict[str, Any], prompts: render.Prompts) -> int:
     try:  # a hosted provider without a key: say which variable to set, before anything runs
         codec = codec_for(options.provider)
         require_key(codec, api_key(codec, options.api_key), options.base_url)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from exc
+    except ConfigError as exc:
+        raise click.UsageError(exc.allowed) from exc
     path: Path | None = params["journal"]
     journal = writing(path) if path else None
     view = render.TurnView(*render.consoles(), secrets=(params["api_key"],))
@@ -358,10 +386,7 @@ def export_command(journal: Path, session: str, out: Path) -> None:
         raise click.BadParameter("the export file must end .jsonl", param_hint="OUT")
     with reading(journal) as store:
         sid = session_in(store, journal, session)
-        try:
-            export_session(store, sid, out)
-        except FileExistsError as exc:
-            raise click.ClickException(str(exc)) from exc
+        export_session(store, sid, out)  # an existing OUT is a JournalError
     click.echo(f"exported session {sid} to {out}", err=True)
 
 
@@ -385,7 +410,9 @@ def import_command(source: Path, journal: Path, session: str | None) -> None:
     target = writing(journal)
     try:
         sid = import_session(source, target, session)
-    except ValueError as exc:
+    except ToolreelError:
+        raise
+    except (ValueError, KeyError, TypeError) as exc:  # a damaged export, or a clash
         raise click.ClickException(str(exc)) from exc
     finally:
         target.close()

@@ -334,7 +334,7 @@ def test_a_file_that_is_not_a_journal_is_left_alone(tmp_path: Path) -> None:
     assert path.read_text() == "not a database\n"
     garbled = tmp_path / "garbled.jsonl"
     garbled.write_text("{oops\n")
-    assert "cannot read" in one_error_line(invoke("sessions", garbled))
+    assert f"journal {garbled} is damaged" in one_error_line(invoke("sessions", garbled))
 
 
 def test_an_empty_journal_has_no_sessions(tmp_path: Path) -> None:

@@ -23,9 +23,11 @@ from toolreel.shell import (
     Client,
     Divergence,
     HookDecision,
+    JournalUnavailable,
     Recording,
     ReplayDiverged,
     RequestMismatch,
+    SessionError,
     export_session,
     import_session,
     replay,
@@ -230,9 +232,9 @@ def test_export_then_import_round_trips_and_still_replays(tmp_path, kind: str) -
     assert import_session(out, target) == "p"
     assert list(target.entries("p")) == list(source.entries("p"))
     assert not isinstance(replay(target, "p"), Divergence)
-    with pytest.raises(ValueError, match="already exists"):
+    with pytest.raises(SessionError, match=r"session 'p' already exists in .*b.db"):
         import_session(out, target)
-    with pytest.raises(FileExistsError):
+    with pytest.raises(JournalUnavailable, match="exists; export writes a new file"):
         export_session(source, "p", out)
 
 
@@ -311,7 +313,7 @@ def test_recorded_session_fixture_reads_an_exported_file(tmp_path, recorded_sess
     recording = recorded_session(path)
     assert recording.prompts == ["go"]
     assert len(recording.calls) == 2
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(JournalUnavailable, match="no recording at"):
         recorded_session(tmp_path / "missing.jsonl")
 
 
