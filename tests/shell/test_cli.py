@@ -22,6 +22,7 @@ from rich.console import Console
 
 from toolreel.adapters import SQLiteJournal
 from toolreel.core import ReasoningStreamed, RetryScheduled, TextStreamed
+from toolreel.shell import JournalUnavailable, Runner
 from toolreel.shell._calculator_model import openai_reply
 from toolreel.shell._cli_render import TurnView
 from toolreel.shell._openai_server import Reply, ScriptedServer, http_error
@@ -342,6 +343,110 @@ def test_an_empty_journal_has_no_sessions(tmp_path: Path) -> None:
     path.touch()
     result = invoke("sessions", path)
     assert (result.exit_code, result.stdout, result.stderr) == (0, "", f"no sessions in {path}\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--base-url", "http://"], "'--base-url': base_url='http://' is not allowed: an http://"),
+        (["--session", "a\tb"], "'--session': session_id='a\\tb' is not allowed: a non-empty"),
+        (["--system", ""], None),
+    ],
+)
+def test_an_option_the_client_refuses_is_a_usage_error_naming_the_option(
+    server: ScriptedServer, args: list[str], message: str | None
+) -> None:
+    result = invoke("run", "What is 25 plus 17?", "--model", "m", "--base-url", server.url, *args)
+    if message is None:  # an empty system prompt is allowed
+        assert result.exit_code == 0, result.output
+        return
+    assert result.exit_code == 2
+    assert message in one_error_line(result)
+
+
+def bad_journals(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """Journal paths `run` cannot use, and what the one error line says."""
+    not_json = tmp_path / "notes.jsonl"
+    not_json.write_text("these are my notes\n")
+    not_sqlite = tmp_path / "notes.db"
+    not_sqlite.write_text("these are my notes\n")
+    return {
+        "not JSON lines": (not_json, f"error: journal {not_json} is damaged: JSONDecodeError"),
+        "not SQLite": (not_sqlite, f"error: {not_sqlite} is not a journal (SQLite, or .jsonl)"),
+        "in a missing folder": (
+            tmp_path / "gone" / "j.jsonl",
+            f"error: cannot open journal {tmp_path / 'gone' / 'j.jsonl'}: No such file",
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", ["not JSON lines", "not SQLite", "in a missing folder"])
+def test_run_with_a_journal_it_cannot_use_is_one_line_and_exit_1(
+    server: ScriptedServer, tmp_path: Path, case: str
+) -> None:
+    path, line = bad_journals(tmp_path)[case]
+    before = path.read_bytes() if path.is_file() else None
+    result = invoke("run", "What is 25 plus 17?", *model_args(server), "--journal", path)
+    assert result.exit_code == 1, result.output
+    assert one_error_line(result).startswith(line)
+    assert result.stdout == ""  # nothing ran
+    assert (path.read_bytes() if path.is_file() else None) == before
+
+
+def test_a_toolreel_error_inside_a_running_turn_is_one_line_not_a_group_traceback(
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(self: object, event: object) -> None:
+        raise JournalUnavailable("cannot write journal j.db: No space left on device")
+
+    monkeypatch.setattr(Runner, "run", broken)
+    result = invoke("run", "What is 25 plus 17?", *model_args(server))
+    assert result.exit_code == 1
+    assert one_error_line(result) == "error: cannot write journal j.db: No space left on device"
+
+
+def test_importing_a_damaged_export_is_one_line_and_creates_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "target.db"
+    garbled = tmp_path / "garbled.jsonl"
+    garbled.write_text('{"session": "s", "kind": "config"\n')
+    result = invoke("import", garbled, target)
+    assert result.exit_code == 1
+    assert one_error_line(result).startswith(f"error: journal {garbled} is damaged")
+    headless = tmp_path / "headless.jsonl"  # a step, but no config line for its session
+    headless.write_text('{"session": "s", "kind": "step", "seq": 1}\n')
+    result = invoke("import", headless, target)
+    assert result.exit_code == 1
+    assert one_error_line(result).startswith(f"error: cannot import {headless}: ")
+    assert not target.exists() or "s" not in SQLiteJournal(target).sessions()
+
+
+def test_export_of_an_unknown_session_or_into_an_existing_file_is_one_line(
+    journal: Path, tmp_path: Path
+) -> None:
+    taken = tmp_path / "taken.jsonl"
+    taken.write_text("")
+    result = invoke("export", journal, "calc", taken)
+    assert result.exit_code == 1
+    assert one_error_line(result) == f"error: {taken} exists; export writes a new file"
+    assert taken.read_text() == ""
+
+
+def test_the_demo_refuses_a_bad_base_url_as_a_usage_error() -> None:
+    result = invoke("demo", "--base-url", "localhost:11434", "--model", "m")
+    assert result.exit_code == 2
+    assert "base_url='localhost:11434' is not allowed" in one_error_line(result)
+
+
+def test_an_unexpected_exception_still_shows_its_traceback(
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def buggy(self: object, event: object) -> None:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(Runner, "run", buggy)
+    result = invoke("run", "What is 25 plus 17?", *model_args(server))
+    assert result.exit_code == 1
+    assert isinstance(result.exception, ZeroDivisionError | BaseExceptionGroup)
 
 
 # --- the live view ------------------------------------------------------------------------
