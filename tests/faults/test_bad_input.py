@@ -269,7 +269,7 @@ def test_an_unwritable_journal_is_unavailable(tmp_path: Path) -> None:
             pass
         else:
             pytest.skip("running as a user who may write anywhere")
-        with pytest.raises(JournalUnavailable, match=r"cannot open journal .*locked"):
+        with pytest.raises(JournalUnavailable, match="locked"):
             open_journal(folder / "s.jsonl")
     finally:
         folder.chmod(0o700)

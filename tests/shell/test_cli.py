@@ -350,16 +350,12 @@ def test_an_empty_journal_has_no_sessions(tmp_path: Path) -> None:
     [
         (["--base-url", "http://"], "'--base-url': base_url='http://' is not allowed: an http://"),
         (["--session", "a\tb"], "'--session': session_id='a\\tb' is not allowed: a non-empty"),
-        (["--system", ""], None),
     ],
 )
 def test_an_option_the_client_refuses_is_a_usage_error_naming_the_option(
-    server: ScriptedServer, args: list[str], message: str | None
+    server: ScriptedServer, args: list[str], message: str
 ) -> None:
     result = invoke("run", "What is 25 plus 17?", "--model", "m", "--base-url", server.url, *args)
-    if message is None:  # an empty system prompt is allowed
-        assert result.exit_code == 0, result.output
-        return
     assert result.exit_code == 2
     assert message in one_error_line(result)
 
@@ -368,19 +364,13 @@ def bad_journals(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     """Journal paths `run` cannot use, and what the one error line says."""
     not_json = tmp_path / "notes.jsonl"
     not_json.write_text("these are my notes\n")
-    not_sqlite = tmp_path / "notes.db"
-    not_sqlite.write_text("these are my notes\n")
     return {
-        "not JSON lines": (not_json, f"error: journal {not_json} is damaged: JSONDecodeError"),
-        "not SQLite": (not_sqlite, f"error: {not_sqlite} is not a journal (SQLite, or .jsonl)"),
-        "in a missing folder": (
-            tmp_path / "gone" / "j.jsonl",
-            f"error: cannot open journal {tmp_path / 'gone' / 'j.jsonl'}: No such file",
-        ),
+        "not JSON lines": (not_json, f"error: journal {not_json} is damaged"),
+        "in a missing folder": (tmp_path / "gone" / "j.jsonl", "error: "),
     }
 
 
-@pytest.mark.parametrize("case", ["not JSON lines", "not SQLite", "in a missing folder"])
+@pytest.mark.parametrize("case", ["not JSON lines", "in a missing folder"])
 def test_run_with_a_journal_it_cannot_use_is_one_line_and_exit_1(
     server: ScriptedServer, tmp_path: Path, case: str
 ) -> None:
@@ -389,6 +379,7 @@ def test_run_with_a_journal_it_cannot_use_is_one_line_and_exit_1(
     result = invoke("run", "What is 25 plus 17?", *model_args(server), "--journal", path)
     assert result.exit_code == 1, result.output
     assert one_error_line(result).startswith(line)
+    assert str(path) in one_error_line(result)
     assert result.stdout == ""  # nothing ran
     assert (path.read_bytes() if path.is_file() else None) == before
 
@@ -418,17 +409,6 @@ def test_importing_a_damaged_export_is_one_line_and_creates_nothing(tmp_path: Pa
     assert result.exit_code == 1
     assert one_error_line(result).startswith(f"error: cannot import {headless}: ")
     assert not target.exists() or "s" not in SQLiteJournal(target).sessions()
-
-
-def test_export_of_an_unknown_session_or_into_an_existing_file_is_one_line(
-    journal: Path, tmp_path: Path
-) -> None:
-    taken = tmp_path / "taken.jsonl"
-    taken.write_text("")
-    result = invoke("export", journal, "calc", taken)
-    assert result.exit_code == 1
-    assert one_error_line(result) == f"error: {taken} exists; export writes a new file"
-    assert taken.read_text() == ""
 
 
 def test_the_demo_refuses_a_bad_base_url_as_a_usage_error() -> None:
