@@ -66,7 +66,7 @@ class Usage:
 NO_USAGE = Usage()
 
 
-def _tool_name(_: object, __: object, value: object) -> None:
+def _tool_name(_: object, __: object, value: Any) -> None:
     """A tool is called by its name: a non-empty str."""
     if not isinstance(value, str) or not value:
         raise ConfigError("name", value, "a tool name (a non-empty str)")

@@ -71,7 +71,7 @@ def open_journal(journal: str | Path | Journal | None) -> Journal:
 def loop_config(options: AgentOptions, tools: dict[str, Tool]) -> LoopConfig:
     """The core config the options describe."""
     return LoopConfig(
-        model=options.model,
+        model=options.model_name,
         system_prompt=options.system_prompt,
         tools=tuple(item.spec for item in tools.values()),
         tool_choice=options.tool_choice,

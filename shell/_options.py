@@ -162,6 +162,11 @@ class AgentOptions:
         default=None, validator=check.callable_or_none
     )
 
+    @property
+    def model_name(self) -> str:
+        """The model to ask for: `model`, or the hosted provider's default when it is empty."""
+        return self.model or DEFAULT_MODELS.get(self.provider, "")
+
     def __attrs_post_init__(self) -> None:
         """The checks that read two fields: the model for the provider, tool_choice for tools."""
         if not self.model and (self.base_url is not None or self.provider not in DEFAULT_MODELS):

@@ -12,11 +12,12 @@ import math
 from pathlib import Path
 from typing import Any
 
+import anyio
 import attrs
 import pytest
 
-from toolreel.adapters import MemoryJournal, SQLiteJournal
-from toolreel.core import ConfigError, LoopConfig
+from toolreel.adapters import FunctionModel, MemoryJournal, SQLiteJournal
+from toolreel.core import ConfigError, LoopConfig, ModelRequest, ModelResponded, TextDelta
 from toolreel.shell import (
     AgentDefinition,
     AgentOptions,
@@ -29,6 +30,7 @@ from toolreel.shell import (
     export_session,
     open_journal,
     replay,
+    run,
     tool,
     verify,
 )
@@ -335,3 +337,16 @@ def test_a_damaged_sqlite_journal_is_corrupt_not_a_raw_sqlite_error(tmp_path: Pa
     path.write_bytes(bytes(data))
     with pytest.raises(JournalCorrupt, match=r"s.db is damaged"):
         open_journal(path)
+
+
+def test_an_empty_model_for_a_hosted_provider_asks_for_its_default() -> None:
+    seen: list[str] = []
+
+    def model(request: ModelRequest) -> list[object]:
+        seen.append(request.model)
+        return [TextDelta(text="hi"), ModelResponded()]
+
+    options = AgentOptions(provider="anthropic")
+    assert options.model_name == "claude-3-5-haiku-latest"
+    anyio.run(lambda: run("hello", options, model=FunctionModel(model)))
+    assert seen == ["claude-3-5-haiku-latest"]
