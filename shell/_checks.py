@@ -10,8 +10,9 @@ as a type mistake rather than a range one.
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 import attrs
@@ -21,7 +22,7 @@ from toolreel.core import ConfigError
 Check = Callable[[Any, "attrs.Attribute[Any]", Any], None]
 
 
-def _kind(value: object) -> str:
+def kind(value: object) -> str:
     """`a str`, `a float`, ...: the type a value has, for messages."""
     name = type(value).__name__
     return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
@@ -37,9 +38,35 @@ def _is_number(value: object) -> bool:
     return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)  # type: ignore[arg-type]
 
 
-def _refuse(attribute: attrs.Attribute[Any], value: object, allowed: str) -> None:
-    """Raise the one error a check raises, naming the field."""
-    raise ConfigError(attribute.name, value, allowed)
+_SHORT = reprlib.Repr()  # keyword arguments need Python 3.12
+_SHORT.maxstring = _SHORT.maxother = 60
+
+
+class _Shown:
+    """A value as a message shows it: its repr, cut short (a Tool's repr runs to lines)."""
+
+    def __init__(self, value: object) -> None:
+        """Keep the value."""
+        self.value = value
+
+    def __repr__(self) -> str:
+        """The value's repr, or its type and name when that repr is long."""
+        name = getattr(self.value, "name", None)
+        if isinstance(name, str) and len(repr(self.value)) > 80:
+            return f"<{type(self.value).__name__} {name!r}>"
+        return _SHORT.repr(self.value)
+
+
+def refuse(field: str, value: object, allowed: str) -> NoReturn:
+    """Raise the one error a check raises: the field, the value (shown short), what is allowed."""
+    error = ConfigError(field, _Shown(value), allowed)
+    error.value = value
+    raise error
+
+
+def _refuse(attribute: attrs.Attribute[Any], value: object, allowed: str) -> NoReturn:
+    """`refuse`, naming the attribute's field."""
+    refuse(attribute.name, value, allowed)
 
 
 def int_at_least(minimum: int, *, optional: bool = False) -> Check:
@@ -50,7 +77,7 @@ def int_at_least(minimum: int, *, optional: bool = False) -> Check:
         if value is None and optional:
             return
         if not _is_int(value):
-            _refuse(attribute, value, f"{allowed}, not {_kind(value)}")
+            _refuse(attribute, value, f"{allowed}, not {kind(value)}")
         if value < minimum:
             _refuse(attribute, value, allowed)
 
@@ -71,7 +98,7 @@ def number_in(
         if value is None and optional:
             return
         if not _is_number(value):
-            what = f"not {_kind(value)}" if not isinstance(value, float) else "not infinity or NaN"
+            what = f"not {kind(value)}" if not isinstance(value, float) else "not infinity or NaN"
             _refuse(attribute, value, f"{allowed}, {what}")
         if value > high or value < low or (low_open and value == low):
             _refuse(attribute, value, allowed)
@@ -87,7 +114,7 @@ def instance_of(kinds: type | tuple[type, ...], label: str, *, optional: bool = 
         if value is None and optional:
             return
         if not isinstance(value, kinds):
-            _refuse(attribute, value, f"{allowed}, not {_kind(value)}")
+            _refuse(attribute, value, f"{allowed}, not {kind(value)}")
 
     return check
 
@@ -106,13 +133,13 @@ def one_of(choices: Collection[Any], label: str) -> Check:
 def callable_or_none(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     """None or something callable."""
     if value is not None and not callable(value):
-        _refuse(attribute, value, f"a callable or None, not {_kind(value)}")
+        _refuse(attribute, value, f"a callable or None, not {kind(value)}")
 
 
 def a_callable(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     """Something callable."""
     if not callable(value):
-        _refuse(attribute, value, f"a callable, not {_kind(value)}")
+        _refuse(attribute, value, f"a callable, not {kind(value)}")
 
 
 def name(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -126,7 +153,7 @@ def optional_id(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value is None:
         return
     if not isinstance(value, str):
-        _refuse(attribute, value, f"a non-empty str or None, not {_kind(value)}")
+        _refuse(attribute, value, f"a non-empty str or None, not {kind(value)}")
     if not value or any(ord(char) < 32 or ord(char) == 127 for char in value):
         _refuse(attribute, value, "a non-empty str without control characters, or None")
 
@@ -137,7 +164,7 @@ def http_url(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
         return
     allowed = "an http:// or https:// URL with a host, e.g. http://127.0.0.1:11434/v1, or None"
     if not isinstance(value, str):
-        _refuse(attribute, value, f"{allowed}, not {_kind(value)}")
+        _refuse(attribute, value, f"{allowed}, not {kind(value)}")
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018 - a bad port raises here
@@ -152,10 +179,10 @@ def sequence_of(item_ok: Callable[[Any], bool], label: str) -> Check:
 
     def check(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
         if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-            _refuse(attribute, value, f"a list or tuple of {label}, not {_kind(value)}")
+            _refuse(attribute, value, f"a list or tuple of {label}, not {kind(value)}")
         for index, item in enumerate(value):
             if not item_ok(item):
-                raise ConfigError(f"{attribute.name}[{index}]", item, f"{label}, not {_kind(item)}")
+                refuse(f"{attribute.name}[{index}]", item, f"{label}, not {kind(item)}")
 
     return check
 
@@ -168,7 +195,7 @@ def is_function(value: object) -> bool:
 def mapping(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     """A mapping (a dict)."""
     if not isinstance(value, Mapping):
-        _refuse(attribute, value, f"a mapping, not {_kind(value)}")
+        _refuse(attribute, value, f"a mapping, not {kind(value)}")
 
 
 __all__ = [
@@ -178,10 +205,12 @@ __all__ = [
     "instance_of",
     "int_at_least",
     "is_function",
+    "kind",
     "mapping",
     "name",
     "number_in",
     "one_of",
     "optional_id",
+    "refuse",
     "sequence_of",
 ]

@@ -46,7 +46,7 @@ def _tools(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
         try:
             as_tool(item)
         except ValueError as exc:
-            raise ConfigError(f"tools[{index}]", item, str(exc)) from exc
+            check.refuse(f"tools[{index}]", item, str(exc))
 
 
 def _hooks(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -55,11 +55,11 @@ def _hooks(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     known = ", ".join(repr(key) for key in HOOK_POINT_NAMES)
     for key, hooks in value.items():
         if not isinstance(key, HookPoint) and key not in HOOK_POINT_NAMES:
-            raise ConfigError("hooks", key, f"hook point keys are {known} (or a HookPoint)")
+            check.refuse("hooks", key, f"hook point keys are {known} (or a HookPoint)")
         given = hooks if isinstance(hooks, Sequence) and not isinstance(hooks, str) else [hooks]
         for hook in given:
             if not check.is_function(hook):
-                raise ConfigError(f"hooks[{key!r}]", hook, "a callable or a list of callables")
+                check.refuse(f"hooks[{key!r}]", hook, "a callable or a list of callables")
 
 
 def _journal(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -68,11 +68,13 @@ def _journal(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
         return
     if isinstance(value, str):
         if not value.strip():
-            check._refuse(attribute, value, "a file path, not an empty str")
+            check.refuse(attribute.name, value, "a file path, not an empty str")
         return
     if not all(callable(getattr(value, method, None)) for method in JOURNAL_METHODS):
-        check._refuse(
-            attribute, value, "None, a path (.db for SQLite, .jsonl for JSON lines) or a Journal"
+        check.refuse(
+            attribute.name,
+            value,
+            "None, a path (.db for SQLite, .jsonl for JSON lines) or a Journal",
         )
 
 
@@ -80,13 +82,13 @@ def _policy(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     """A MaxIterationsPolicy or its value ("stop", "raise", "final_answer")."""
     values = [policy.value for policy in MaxIterationsPolicy]
     if not isinstance(value, MaxIterationsPolicy) and value not in values:
-        check._refuse(attribute, value, "one of " + ", ".join(repr(v) for v in values))
+        check.refuse(attribute.name, value, "one of " + ", ".join(repr(v) for v in values))
 
 
 def _model(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     """A str (empty only where the provider has a default model: see `AgentOptions`)."""
     if not isinstance(value, str):
-        check._refuse(attribute, value, f"a model name (str), not {check._kind(value)}")
+        check.refuse(attribute.name, value, f"a model name (str), not {check.kind(value)}")
 
 
 @attrs.define(kw_only=True)
