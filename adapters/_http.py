@@ -36,6 +36,11 @@ log = logger(__name__)
 ERROR_BODY_LIMIT = 64 * 1024
 
 
+def _key_value(value: str) -> str:
+    """A key as `clean_key` leaves it ("" for none)."""
+    return clean_key(value) or ""
+
+
 @attrs.frozen(repr=False)
 class Secret:
     """A credential that never shows in a repr, a log line or an exception.
@@ -45,7 +50,7 @@ class Secret:
     refused with a `ConfigError` that does not show it.
     """
 
-    value: str = attrs.field(converter=clean_key)
+    value: str = attrs.field(converter=_key_value)
 
     def __repr__(self) -> str:
         """Never the value."""

@@ -9,16 +9,21 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import attrs
 import pytest
 from click.testing import CliRunner
 from fault_server import FaultServer, answer, echo_error
 
-from toolreel.adapters import http_model, load_session, render_transcript
-from toolreel.core import ConfigError, RetryPolicy, RetryScheduled
+from toolreel.adapters import FunctionModel, http_model, load_session, render_transcript
+from toolreel.core import ConfigError, ModelCallFailed, RetryPolicy, RetryScheduled
 from toolreel.shell import (
+    AgentDefinition,
+    AgentFailure,
     AgentOptions,
     Client,
+    OutputTool,
     RunFailed,
+    execute_agent,
     export_session,
     open_journal,
     run,
@@ -30,6 +35,13 @@ KEY = "sk-proj-Zq8vN3xR7tLw2Yp5Kd9Hs4Bm6Jc1Fg0"
 RAW_KEY = KEY + "\n"  # as read from a file
 PREFIX = KEY[:12]
 FAST_RETRY = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05)
+
+
+@attrs.frozen
+class Verdict:
+    """An agent's output."""
+
+    ok: bool
 
 
 @tool
@@ -173,3 +185,17 @@ def test_log_records_of_toolreel_loggers_are_masked(caplog: pytest.LogCaptureFix
         logging.getLogger("toolreel").exception("failed")
     assert "server said bad key ***..." in caplog.text
     assert_clean("logs", caplog.text)
+
+
+def test_structured_output_agents_redact_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", RAW_KEY)
+    model = FunctionModel(lambda request: [ModelCallFailed(retryable=False, message=f"no {KEY}")])
+    definition = AgentDefinition(
+        build_prompt=lambda text: text, output=OutputTool.of(Verdict, name="verdict")
+    )
+    result = anyio.run(
+        lambda: execute_agent(definition, "hi", AgentOptions(model="m"), model=model)
+    )
+    assert isinstance(result, AgentFailure)
+    assert "no ***" in result.error.message
+    assert_clean("agent failure", repr(result))
