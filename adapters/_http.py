@@ -200,6 +200,13 @@ class HttpModel:
             for event in self.codec.decode_body(body):
                 yield event
             return
+        async for event in self._decode_stream(response, deadline):
+            yield event
+
+    async def _decode_stream(
+        self, response: httpx.Response, deadline: _Deadline
+    ) -> AsyncIterator[ModelEvent]:
+        """Decode a stream: content resets the idle limit; it is done at its terminal event."""
         decoder = self.codec.stream_decoder()
         chunks = response.aiter_bytes()
         while True:
@@ -211,9 +218,10 @@ class HttpModel:
             if events:
                 deadline.content()
             if events and isinstance(events[-1], ModelResponded | ModelCallFailed):
-                await self._finish_body(response, chunks)  # complete: no waiting for the end
-                for event in events:
+                for event in events[:-1]:
                     yield event
+                await self._finish_body(response, chunks)  # complete: no waiting for the end
+                yield events[-1]
                 return
             for event in events:
                 yield event
