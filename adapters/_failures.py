@@ -4,11 +4,18 @@ Retryable: 408 (timeout), 409 (conflict/lock), 425, 429 (rate limit), every
 5xx, and 529 (Anthropic "overloaded"). Fatal: every other 4xx — a bad request,
 a bad key, a missing model will not get better by asking again. A provider
 body may overrule the status (OpenAI's 429 `insufficient_quota` is fatal).
+
+The wait asked for: `retry-after-ms` (OpenAI), else `Retry-After` as seconds
+or as an HTTP date (RFC 9110 §10.2.3: `delay-seconds / HTTP-date`), the date
+becoming the seconds from now (never negative: a date past means "now").
 """
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import re
+import time
 from collections.abc import Mapping
 
 from toolreel.core import ModelCallFailed
@@ -30,13 +37,30 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
     return None
 
 
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from `retry-after-ms` or `retry-after` (delta-seconds form), if sent."""
+def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds from `retry-after-ms`, or `retry-after` (seconds or an HTTP date), if sent.
+
+    `now` is the Unix time a date is counted from (default: the clock).
+    """
     millis = header(headers, "retry-after-ms")
     if millis is not None:
         seconds = _number(millis)
         return None if seconds is None else seconds / 1000
-    return _number(header(headers, "retry-after") or "")
+    value = header(headers, "retry-after") or ""
+    seconds = _number(value)
+    return seconds if seconds is not None else _until(value, now)
+
+
+def _until(date: str, now: float | None) -> float | None:
+    """Seconds from `now` until an HTTP date (0 if it is past), or None if it is not one."""
+    try:
+        when = email.utils.parsedate_to_datetime(date.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is GMT; "-0000" parses as naive
+        when = when.replace(tzinfo=datetime.UTC)
+    clock = time.time() if now is None else now
+    return max(0.0, when.timestamp() - clock)
 
 
 def duration(text: str) -> float | None:

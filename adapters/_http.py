@@ -4,25 +4,53 @@ One `httpx.AsyncClient` per `HttpModel` (connections are reused across calls).
 Transport trouble — connect errors, timeouts, a connection dropped mid-stream —
 becomes a retryable `ModelCallFailed`; nothing escapes as an exception except
 cancellation. The API key lives in a `Secret` and goes only into the headers.
+
+Limits (`Timeouts`): `connect` and `read` bound each connect and each read;
+`total` bounds a whole call, however the server trickles bytes; `idle` bounds
+the wait for content in a stream — only a decoded event (text, reasoning, a
+tool-call piece) resets it, never a keep-alive comment. A response is complete
+at its terminal event: the rest of the body (`[DONE]`, the chunked terminator)
+is read for `drain` seconds at most, so the connection is reused, else the
+connection is closed; the answer is never thrown away for want of an end.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+import math
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from typing import TypeVar
 
+import anyio
 import attrs
 import httpx
 
-from toolreel.core import ModelCallFailed, ModelEvent, ModelRequest, ModelResponded
+from toolreel.core import ConfigError, ModelCallFailed, ModelEvent, ModelRequest, ModelResponded
 
 from ._codec import Codec
+from ._redact import Redactor, clean_key, logger
+
+T = TypeVar("T")
+log = logger(__name__)
+
+#: At most this much of an error body is read (a hostile server may never end one).
+ERROR_BODY_LIMIT = 64 * 1024
+
+
+def _key_value(value: str) -> str:
+    """A key as `clean_key` leaves it ("" for none)."""
+    return clean_key(value) or ""
 
 
 @attrs.frozen(repr=False)
 class Secret:
-    """A credential that never shows in a repr, a log line or an exception."""
+    """A credential that never shows in a repr, a log line or an exception.
 
-    value: str
+    The value is stripped of surrounding whitespace (a key read from a file
+    ends in a newline); one with whitespace or control characters inside is
+    refused with a `ConfigError` that does not show it.
+    """
+
+    value: str = attrs.field(converter=_key_value)
 
     def __repr__(self) -> str:
         """Never the value."""
@@ -31,12 +59,56 @@ class Secret:
     __str__ = __repr__
 
 
+def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    """A limit is a positive number of seconds (`math.inf` for none)."""
+    if not value > 0:
+        raise ConfigError(attribute.name, value, "a positive number of seconds (math.inf: none)")
+
+
 @attrs.frozen(kw_only=True)
 class Timeouts:
-    """Seconds to connect, and to wait for each piece of the response."""
+    """Seconds: to connect, per read, per whole call, without content, to drain a finished body."""
 
-    connect: float = 10.0
-    read: float = 300.0
+    connect: float = attrs.field(default=10.0, validator=_positive)
+    read: float = attrs.field(default=300.0, validator=_positive)
+    total: float = attrs.field(default=600.0, validator=_positive)
+    idle: float = attrs.field(default=120.0, validator=_positive)
+    drain: float = attrs.field(default=0.5, validator=_positive)
+
+
+class _Expired(Exception):
+    """A call's total deadline or idle limit passed (turned into a retryable failure)."""
+
+
+class _Deadline:
+    """The clock of one call: when its total deadline and its idle limit run out."""
+
+    def __init__(self, timeouts: Timeouts) -> None:
+        """Both limits start now."""
+        self.timeouts = timeouts
+        now = anyio.current_time()
+        self.total_at = now + timeouts.total
+        self.idle_at = now + timeouts.idle
+
+    def content(self) -> None:
+        """Content arrived: the idle limit starts again."""
+        self.idle_at = anyio.current_time() + self.timeouts.idle
+
+    async def within(self, work: Awaitable[T], *, idle: bool) -> T:
+        """`work`'s result, or `_Expired` naming the limit that ran out first."""
+        at, why = (
+            self.total_at,
+            (f"model call exceeded its total deadline (call_timeout) of {self.timeouts.total:g} s"),
+        )
+        if idle and self.idle_at < at:
+            at = self.idle_at
+            why = (
+                f"no content from the model for {self.timeouts.idle:g} s (idle_timeout); "
+                "keep-alive comments do not count"
+            )
+        with anyio.move_on_after(max(0.0, at - anyio.current_time())):
+            return await work
+        raise _Expired(why)
 
 
 class HttpModel:
@@ -57,10 +129,16 @@ class HttpModel:
         self.codec = codec
         self.base_url = (base_url or codec.default_base_url).rstrip("/")
         self.streaming = stream
+        self.timeouts = timeouts
         self._api_key = api_key
+        #: Masks this model's key (and its echoes) in any text; the shell applies it.
+        self.redactor = Redactor.of([api_key.value if api_key else None])
         self._extra_headers = dict(extra_headers or {})
-        timeout = httpx.Timeout(timeouts.read, connect=timeouts.connect)
-        self._client = httpx.AsyncClient(timeout=timeout, transport=transport)
+        read = None if math.isinf(timeouts.read) else timeouts.read
+        connect = None if math.isinf(timeouts.connect) else timeouts.connect
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(read, connect=connect), transport=transport
+        )
 
     def __repr__(self) -> str:
         """Provider and where it points; never the key."""
@@ -72,42 +150,103 @@ class HttpModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """The events of one model call, as they arrive; the last is terminal."""
-        url = self.codec.endpoint(self.base_url, request, stream=self.streaming)
-        body = self.codec.encode(request, stream=self.streaming)
+        async for event in self._call(request):
+            if isinstance(event, ModelCallFailed):
+                failure = self.redactor.event(event)
+                log.debug("model call failed: %s", failure.message)
+                yield failure
+            else:
+                yield event
+
+    async def _call(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """One call's events, every transport trouble and limit turned into a failure."""
+        deadline = _Deadline(self.timeouts)
         key = self._api_key.value if self._api_key else None
-        headers = {**self.codec.headers(key), **self._extra_headers}
+        sent = self._client.build_request(
+            "POST",
+            self.codec.endpoint(self.base_url, request, stream=self.streaming),
+            json=self.codec.encode(request, stream=self.streaming),
+            headers={**self.codec.headers(key), **self._extra_headers},
+        )
+        response: httpx.Response | None = None
         try:
-            async with self._client.stream("POST", url, json=body, headers=headers) as response:
-                if response.status_code >= 300:  # httpx does not follow redirects
-                    raw = await response.aread()
-                    yield self.codec.decode_error(response.status_code, response.headers, raw)
-                    return
-                async for event in self._decode(response):
-                    yield event
+            response = await deadline.within(
+                self._client.send(sent, stream=True), idle=self.streaming
+            )
+            async for event in self._decode(response, deadline):
+                yield event
         except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
             yield ModelCallFailed(retryable=False, message=_transport_message(exc))  # a bad URL
         except httpx.RequestError as exc:  # transport trouble, a broken gzip stream, ...
             yield ModelCallFailed(retryable=True, message=_transport_message(exc))
+        except _Expired as exc:
+            yield ModelCallFailed(retryable=True, message=str(exc))
+        finally:
+            if response is not None:
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
 
-    async def _decode(self, response: httpx.Response) -> AsyncIterator[ModelEvent]:
-        """Decode a successful response, streamed or whole."""
+    async def _decode(
+        self, response: httpx.Response, deadline: _Deadline
+    ) -> AsyncIterator[ModelEvent]:
+        """Decode a response: an error, a whole body, or a stream."""
+        if response.status_code >= 300:  # httpx does not follow redirects
+            raw = await deadline.within(_read_some(response, ERROR_BODY_LIMIT), idle=False)
+            await response.aclose()
+            yield self.codec.decode_error(response.status_code, response.headers, raw)
+            return
         if not self.streaming:
-            for event in self.codec.decode_body(await response.aread()):
+            body = await deadline.within(response.aread(), idle=False)
+            for event in self.codec.decode_body(body):
                 yield event
             return
+        async for event in self._decode_stream(response, deadline):
+            yield event
+
+    async def _decode_stream(
+        self, response: httpx.Response, deadline: _Deadline
+    ) -> AsyncIterator[ModelEvent]:
+        """Decode a stream: content resets the idle limit; it is done at its terminal event."""
         decoder = self.codec.stream_decoder()
         chunks = response.aiter_bytes()
-        async for chunk in chunks:
+        while True:
+            try:
+                chunk = await deadline.within(anext(chunks), idle=True)
+            except StopAsyncIteration:
+                break
             events = decoder.feed(chunk)
+            if events:
+                deadline.content()
             if events and isinstance(events[-1], ModelResponded | ModelCallFailed):
-                # The response is complete: read what is left (a `[DONE]`, the chunked
-                # terminator) before the consumer stops, so the connection is reused.
-                async for _ in chunks:
-                    pass
+                for event in events[:-1]:
+                    yield event
+                await self._finish_body(response, chunks)  # complete: no waiting for the end
+                yield events[-1]
+                return
             for event in events:
                 yield event
         for event in decoder.close():
             yield event
+
+    async def _finish_body(self, response: httpx.Response, chunks: AsyncIterator[bytes]) -> None:
+        """The response is complete: read its end briefly (to reuse the connection), else close."""
+        with anyio.move_on_after(self.timeouts.drain):
+            async for _ in chunks:
+                pass
+            return
+        await response.aclose()
+
+
+async def _read_some(response: httpx.Response, limit: int) -> bytes:
+    """The body's first `limit` bytes (an error body need not be read to its end)."""
+    parts: list[bytes] = []
+    size = 0
+    async for part in response.aiter_bytes():
+        parts.append(part)
+        size += len(part)
+        if size >= limit:
+            break
+    return b"".join(parts)[:limit]
 
 
 def _transport_message(exc: httpx.RequestError) -> str:

@@ -26,6 +26,12 @@ Rules, each learnt from recorded traffic (tests/conformance/test_openai.py):
    code decides whether asking again can help.
 5. Unknown fields (`obfuscation`, `provider`, `native_finish_reason`,
    Gemini's `extra_content`/`thought_signature`) are ignored.
+6. A response without a usable choice (choice 0) is a failure, streamed or
+   not: `NO_CHOICE`, retryable. A 200 without an answer is the server's
+   fault (a router whose upstream failed), not the request's, so asking again
+   may help, and the retry policy bounds the cost. Chunks with `choices: []`
+   are fine *after* a choice (the usage chunk of rule 2), and before one
+   (Azure's prompt-filter chunk).
 """
 
 from __future__ import annotations
@@ -89,6 +95,8 @@ FATAL_KINDS = frozenset(
 )
 #: Codes that make even a 429 fatal: the account is out of credit, not rate limited.
 QUOTA_KINDS = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
+#: A 200 response that carried no choice to answer with (rule 6).
+NO_CHOICE = "response has no choices"
 
 
 @attrs.frozen(kw_only=True)
@@ -246,6 +254,7 @@ class OpenAIStreamDecoder(GuardedDecoder):
         self._started: dict[int, tuple[str, str]] = {}
         self._next_index = 0
         self._last_index = 0
+        self._chose = False
 
     def _frames(self, chunk: bytes) -> list[Any]:
         """Complete server-sent events."""
@@ -259,6 +268,8 @@ class OpenAIStreamDecoder(GuardedDecoder):
         """`[DONE]` ends the response; anything else must be a JSON chunk."""
         data = frame.data.strip()
         if data == "[DONE]":
+            if not self._chose:
+                return [self._fail(NO_CHOICE, retryable=True)]
             return [self._respond(self._finish_reason(), self._usage)]
         match parse_json(data):
             case Success(chunk) if isinstance(chunk, dict):
@@ -290,6 +301,7 @@ class OpenAIStreamDecoder(GuardedDecoder):
         for choice in dicts(chunk.get("choices")):
             if choice.get("index", 0) != 0:
                 continue  # n > 1 is not supported: only the first choice is the answer
+            self._chose = True
             events += self._on_delta(as_dict(choice.get("delta")))
             reason = choice.get("finish_reason")
             if isinstance(reason, str) and reason:
@@ -358,7 +370,7 @@ def _completion_events(data: Any) -> list[ModelEvent]:
         return [ModelCallFailed(retryable=payload_retryable(error), message=error_message(error))]
     choices = dicts(data.get("choices"))
     if not choices:
-        return [fatal("response has no choices")]
+        return [ModelCallFailed(retryable=True, message=NO_CHOICE)]
     choice = choices[0]
     message = as_dict(choice.get("message"))
     events: list[ModelEvent] = []

@@ -21,6 +21,7 @@ from ._gemini import GeminiCodec
 from ._http import HttpModel, Secret, Timeouts
 from ._ollama import OllamaCodec
 from ._openai import OpenAICodec
+from ._redact import LOG_FILTER, Redactor, clean_key
 
 
 class ModelPort(Protocol):
@@ -79,14 +80,46 @@ def codec_for(provider: str) -> Codec:
 def api_key(
     codec: Codec, given: str | None, environ: Mapping[str, str] | None = None
 ) -> Secret | None:
-    """The key given, else the first of the provider's usual environment variables that is set."""
-    if given:
-        return Secret(given)
+    """The key given, else the first of the provider's usual environment variables that is set.
+
+    Keys are cleaned as they enter (`clean_key`): surrounding whitespace is
+    stripped, a key with whitespace or control characters inside is refused
+    with a `ConfigError` that never shows it.
+    """
+    key = clean_key(given)
+    if key:
+        return Secret(key)
     env = os.environ if environ is None else environ
     for name in codec.api_key_env:
-        if env.get(name):
-            return Secret(env[name])
+        key = clean_key(env.get(name), source=name)
+        if key:
+            return Secret(key)
     return None
+
+
+def environment_keys(environ: Mapping[str, str] | None = None) -> Redactor:
+    """A redactor for every provider key set in the environment (however mangled)."""
+    env = os.environ if environ is None else environ
+    names = {name for codec in PROVIDERS.values() for name in codec.api_key_env}
+    return Redactor.of(env.get(name) for name in sorted(names))
+
+
+def redactor_for(model: object, provider: str, given: str | None) -> Redactor:
+    """The secrets a session must never store: the model's key and the one the options resolve.
+
+    (`given`, else the provider's variable.) Registered with the log filter too.
+    """
+    codec = PROVIDERS.get(provider)
+    key = clean_key(given)
+    if codec is not None:
+        secret = api_key(codec(), key)
+        key = secret.value if secret else None
+    own = getattr(model, "redactor", None)
+    redactor = Redactor.of([key])
+    if isinstance(own, Redactor):
+        redactor = redactor | own
+    LOG_FILTER.add(redactor)
+    return redactor
 
 
 def require_key(codec: Codec, secret: Secret | None, base_url: str | None) -> None:
@@ -112,15 +145,19 @@ def http_model(
     """An HTTP model client for a provider by name (`base_url` may point at any server).
 
     A hosted provider's own URL without a key is refused at once, with the
-    variable to set, rather than failing on the first call.
+    variable to set, rather than failing on the first call. `timeouts` bound
+    each connect and read, each whole call (`total`) and the wait for content
+    in a stream (`idle`); see `Timeouts`.
     """
     codec = codec_for(provider)
     secret = api_key(codec, key, environ)
     require_key(codec, secret, base_url)
-    return HttpModel(
+    model = HttpModel(
         codec,
         base_url=base_url,
         api_key=secret,
         stream=stream,
         timeouts=timeouts or Timeouts(),
     )
+    LOG_FILTER.add(model.redactor)
+    return model

@@ -27,7 +27,8 @@ from typing import Any, Generic, TypeVar
 import anyio
 import attrs
 
-from toolreel.adapters import HttpModel, ModelPort, Timeouts, http_model
+from toolreel.adapters import HttpModel, ModelPort, http_model
+from toolreel.adapters._providers import redactor_for
 from toolreel.core import (
     DEFAULT_MAX_ITERATIONS_PER_ATTEMPT,
     AgentConfig,
@@ -177,7 +178,7 @@ async def execute_agent(
         base_url=options.base_url,
         key=options.api_key,
         stream=options.stream,
-        timeouts=Timeouts(read=options.timeout),
+        timeouts=options.timeouts(),
     )
     runner = AgentRunner(
         config=config,
@@ -193,6 +194,7 @@ async def execute_agent(
         ),
         tool_timeout=options.tool_timeout,
         abort=abort,
+        redactor=redactor_for(port, options.provider, options.api_key),
     )
     started = time.monotonic()
     try:

@@ -27,6 +27,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from toolreel.adapters import ModelPort
+from toolreel.adapters._redact import Redactor
 from toolreel.core import (
     AgentConfig,
     AgentEffect,
@@ -79,9 +80,11 @@ class AgentRunner(Interpreter[AgentEvent]):
         callbacks: AgentCallbacks | None = None,
         tool_timeout: float = 60.0,
         abort: anyio.Event | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         """A runner before the run."""
         super().__init__(model)
+        self.redactor = redactor or getattr(model, "redactor", None) or Redactor()
         self.helpers = dict(helpers)
         self.output = output
         self.validators = tuple(validators)
@@ -134,6 +137,7 @@ class AgentRunner(Interpreter[AgentEvent]):
 
     async def feed(self, event: AgentEvent) -> None:
         """Apply one event and carry out its effects in order."""
+        event = self.redactor.event(event)  # no key is ever kept or shown
         self.state, effects = agent_step(self.state, event)
         for effect in effects:
             await self._dispatch(effect)

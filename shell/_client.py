@@ -25,8 +25,8 @@ import anyio.abc
 import attrs
 
 from toolreel.adapters import Journal, MemoryJournal
-from toolreel.adapters._http import HttpModel, Timeouts
-from toolreel.adapters._providers import ModelPort, http_model
+from toolreel.adapters._http import HttpModel
+from toolreel.adapters._providers import ModelPort, http_model, redactor_for
 from toolreel.core import (
     ChatMessage,
     ConfigError,
@@ -105,8 +105,9 @@ class Client:
             base_url=options.base_url,
             key=options.api_key,
             stream=options.stream,
-            timeouts=Timeouts(read=options.timeout),
+            timeouts=options.timeouts(),
         )
+        self.redactor = redactor_for(self._model, options.provider, options.api_key)
         self._own_journal = options.journal is None or isinstance(options.journal, str | Path)
         self.journal = open_journal(options.journal)
         self.session_id = options.session_id or uuid.uuid4().hex
@@ -118,6 +119,7 @@ class Client:
             hooks=hook_points(options.hooks),
             journal=self.journal,
             session_id=self.session_id,
+            redactor=self.redactor,
             tool_timeout=options.tool_timeout,
             max_concurrent_tools=options.max_concurrent_tools,
             observers=Observers(

@@ -13,8 +13,9 @@ from typing import Any
 
 import attrs
 
-from toolreel.adapters import PROVIDERS, Journal
+from toolreel.adapters import PROVIDERS, Journal, Timeouts
 from toolreel.adapters._providers import DEFAULT_MODELS
+from toolreel.adapters._redact import clean_key
 from toolreel.core import ConfigError, HookPoint, MaxIterationsPolicy, RetryPolicy
 
 from . import _checks as check
@@ -100,7 +101,10 @@ class AgentOptions:
     (native /api/chat); `base_url` points it anywhere, with the provider's usual
     paths below it. `api_key` defaults to the provider's environment variable.
     `journal` is a path (".db" for SQLite, ".jsonl" for JSON lines) or a
-    Journal; without one, the session is journaled in memory.
+    Journal; without one, the session is journaled in memory. `timeout` bounds
+    each read, `call_timeout` a whole model call, `idle_timeout` a stream
+    without content (keep-alives do not count); past either, the call fails
+    and is retried like any transient failure.
 
     `model` may be left empty only for a hosted provider at its own URL (no
     `base_url`): "openai", "anthropic" and "gemini" then use their default model
@@ -118,7 +122,10 @@ class AgentOptions:
         validator=check.one_of(PROVIDERS, "one of " + ", ".join(sorted(PROVIDERS))),
     )
     api_key: str | None = attrs.field(
-        default=None, repr=False, validator=check.instance_of(str, "a str", optional=True)
+        default=None,
+        repr=False,
+        converter=clean_key,
+        validator=check.instance_of(str, "a str", optional=True),
     )
     tools: Sequence[Tool | Callable[..., Any]] = attrs.field(default=(), validator=_tools)
     auto_execute_tools: bool = attrs.field(
@@ -134,6 +141,8 @@ class AgentOptions:
     )
     stream: bool = attrs.field(default=True, validator=check.instance_of(bool, "a bool"))
     timeout: float = attrs.field(default=300.0, validator=check.number_in(0, low_open=True))
+    call_timeout: float = attrs.field(default=600.0, validator=check.number_in(0, low_open=True))
+    idle_timeout: float = attrs.field(default=120.0, validator=check.number_in(0, low_open=True))
     # toolreel's own
     on_max_iterations: MaxIterationsPolicy | str = attrs.field(
         default=MaxIterationsPolicy.STOP, validator=_policy
@@ -163,6 +172,10 @@ class AgentOptions:
     on_finish: Callable[..., Any] | None = attrs.field(
         default=None, validator=check.callable_or_none
     )
+
+    def timeouts(self) -> Timeouts:
+        """The HTTP limits these options ask for."""
+        return Timeouts(read=self.timeout, total=self.call_timeout, idle=self.idle_timeout)
 
     @property
     def model_name(self) -> str:

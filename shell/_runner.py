@@ -30,6 +30,7 @@ from returns.result import Failure
 
 from toolreel.adapters import Journal, MemoryJournal, Step
 from toolreel.adapters._providers import ModelPort
+from toolreel.adapters._redact import Redactor
 from toolreel.adapters._session import with_configs
 from toolreel.core import (
     AskHook,
@@ -104,6 +105,7 @@ class Runner(Interpreter[Event]):
         hooks: Mapping[HookPoint, tuple[Hook, ...]],
         journal: Journal,
         session_id: str,
+        redactor: Redactor | None = None,
         tool_timeout: float = 60.0,
         max_concurrent_tools: int | None = None,
         observers: Observers | None = None,
@@ -115,6 +117,7 @@ class Runner(Interpreter[Event]):
         self.hooks = dict(hooks)
         self.journal = journal
         self.session_id = session_id
+        self.redactor = redactor or getattr(model, "redactor", None) or Redactor()
         self.tool_timeout = tool_timeout
         self.observers = observers or Observers()
         self.metadata = RunMetadata(callback_errors=self.callback_errors)
@@ -166,6 +169,7 @@ class Runner(Interpreter[Event]):
 
     async def feed(self, event: Event) -> None:
         """Apply one event and carry out its effects."""
+        event = self.redactor.event(event)  # no key is ever stored, shown or sent on
         self.state, effects = step(self.state, event)
         self.seq += 1
         self._unsaved.append(Step(seq=self.seq, event=event, effects=effects))

@@ -23,7 +23,14 @@ import attrs
 import click
 
 from toolreel.adapters import PROVIDERS, Journal, load_session, render_transcript
-from toolreel.adapters._providers import DEFAULT_MODELS, api_key, codec_for, require_key
+from toolreel.adapters._providers import (
+    DEFAULT_MODELS,
+    api_key,
+    codec_for,
+    environment_keys,
+    require_key,
+)
+from toolreel.adapters._redact import LOG_FILTER
 from toolreel.core import ConfigError, ToolreelError, UsageError
 
 from . import _cli_render as render
@@ -90,7 +97,8 @@ def user_error(exc: BaseException) -> ToolreelError | None:
 
 
 def _fail(message: str, code: int) -> int:
-    """Print `error: message` on one line of stderr; the exit code."""
+    """Print `error: message` on one line of stderr (keys masked); the exit code."""
+    message = (environment_keys() | LOG_FILTER.redactor).text(message)
     click.echo("error: " + " ".join(message.split()), err=True)
     return code
 
@@ -250,15 +258,17 @@ def _options(params: dict[str, Any], model: str, journal: Journal | None) -> Age
 
 def _converse(params: dict[str, Any], prompts: render.Prompts) -> int:
     """Run the prompts as turns of one session; the exit code."""
-    options = agent_options(params, None)  # usage errors before any file is touched
-    try:  # a hosted provider without a key: say which variable to set, before anything runs
+    try:  # usage errors (a bad key, no key: say which variable to set) before anything runs
+        options = agent_options(params, None)
         codec = codec_for(options.provider)
         require_key(codec, api_key(codec, options.api_key), options.base_url)
     except ConfigError as exc:
         raise click.UsageError(exc.allowed) from exc
     path: Path | None = params["journal"]
     journal = writing(path) if path else None
-    view = render.TurnView(*render.consoles(), secrets=(params["api_key"],))
+    view = render.TurnView(
+        *render.consoles(), secrets=(options.api_key, *environment_keys().secrets)
+    )
     try:
         options = attrs.evolve(options, journal=journal)
         return anyio.run(render.converse, options, prompts, view, str(path or ""))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import email.utils
+import time
+
 import anyio
 import pytest
 
-from toolreel.adapters import HttpModel, OpenAICodec
+from toolreel.adapters import HttpModel, OpenAICodec, codec_for
 from toolreel.adapters._failures import duration, http_failure, retry_after, status_retryable
 from toolreel.core import ModelCallFailed, ModelRequest
 
@@ -23,8 +26,24 @@ def test_client_errors_are_fatal(status: int) -> None:
 def test_retry_after_in_seconds_or_milliseconds_any_header_case() -> None:
     assert retry_after({"Retry-After": "7"}) == 7.0
     assert retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
-    assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) is None
+    assert retry_after({"retry-after": "soon"}) is None
     assert retry_after({}) is None
+
+
+def test_retry_after_as_an_http_date_is_the_seconds_from_now() -> None:
+    now = 1445412480.0  # Wed, 21 Oct 2015 07:28:00 GMT
+    assert retry_after({"Retry-After": "Wed, 21 Oct 2015 07:28:30 GMT"}, now=now) == 30.0
+    assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:27:00 GMT"}, now=now) == 0.0
+    assert retry_after({"retry-after": "Wednesday, 21-Oct-15 07:28:05 GMT"}, now=now) == 5.0
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "ollama"])
+def test_every_provider_honours_a_retry_after_date(provider: str) -> None:
+    codec = codec_for(provider)
+    later = email.utils.formatdate(time.time() + 120, usegmt=True)
+    failure = codec.decode_error(503, {"Retry-After": later}, b'{"error": "busy"}')
+    assert failure.retryable and failure.retry_after is not None
+    assert 100 < failure.retry_after <= 120
 
 
 def test_protobuf_durations() -> None:

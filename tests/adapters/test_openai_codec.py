@@ -355,7 +355,7 @@ def test_usage_extras_only_when_nonzero() -> None:
         )
     ]
     both = {**usage, "completion_tokens_details": {"reasoning_tokens": 30}}
-    [done] = decode(sse({"choices": [], "usage": both}))
+    [done] = decode(sse(delta(finish_reason="stop"), {"choices": [], "usage": both}))
     assert isinstance(done, ModelResponded)
     assert done.usage.extra == (("cached_tokens", 64), ("reasoning_tokens", 30))
 
@@ -446,14 +446,36 @@ def test_body_events_in_order_reasoning_text_calls() -> None:
     [
         (b"<html>oops</html>", "response body is not JSON"),
         (b"[]", "response body is not a JSON object"),
-        (b'{"choices": []}', "response has no choices"),
-        (b'{"id": "x"}', "response has no choices"),
     ],
 )
 def test_bad_bodies_are_fatal_failures(body: bytes, says: str) -> None:
     [failure] = CODEC.decode_body(body)
     assert isinstance(failure, ModelCallFailed) and not failure.retryable
     assert failure.message.startswith(says)
+
+
+NO_CHOICE = ModelCallFailed(retryable=True, message="response has no choices")
+
+
+@pytest.mark.parametrize("body", [b'{"choices": []}', b'{"id": "x"}'])
+def test_a_body_without_a_choice_is_a_retryable_failure(body: bytes) -> None:
+    assert CODEC.decode_body(body) == [NO_CHOICE]
+
+
+def test_a_stream_without_a_choice_fails_as_the_same_body_does() -> None:
+    usage = {"prompt_tokens": 3, "completion_tokens": 0}
+    assert decode(sse({"choices": []}, {"choices": [], "usage": usage})) == [NO_CHOICE]
+    assert decode(sse({"choices": [{"index": 1, "delta": {"content": "other"}}]})) == [NO_CHOICE]
+
+
+def test_choiceless_chunks_around_a_choice_are_fine() -> None:
+    prompt_filter = {"choices": [], "prompt_filter_results": [{"prompt_index": 0}]}
+    usage = {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+    events = decode(sse(prompt_filter, delta(content="Hi", finish_reason="stop"), usage))
+    assert events == [
+        TextDelta(text="Hi"),
+        ModelResponded(finish_reason="stop", usage=Usage(input_tokens=3, output_tokens=1)),
+    ]
 
 
 def test_error_object_in_a_200_body() -> None:

@@ -136,6 +136,7 @@ CORE: dict[str, Case] = {
 }
 
 ADAPTERS: dict[str, Case] = {
+    "Timeouts(read=-1)": lambda _: Timeouts(read=-1),
     "codec_for('mistral')": lambda _: codec_for("mistral"),
     "http_model('mistral')": lambda _: http_model("mistral"),
     "http_model(hosted, no key)": lambda _: http_model("anthropic", environ={}),
@@ -159,7 +160,6 @@ ELSEWHERE: dict[str, tuple[Case, str]] = {
     ),
     "load_session(unknown)": (lambda _: load_session(MemoryJournal(), "nope"), "journals branch"),
     "event_from_json('{')": (lambda _: event_from_json("{"), "journals branch (serde)"),
-    "Timeouts(read=-1)": (lambda _: Timeouts(read=-1), "httpx driver branch"),
     "query() without async with": (lambda _: anyio.run(query_unopened), "runner branch"),
     "Client.resume(unknown session)": (lambda _: anyio.run(resume_unknown), "runner branch"),
 }
