@@ -11,12 +11,13 @@ reflection cannot be written down:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
 from typing import TypeAlias
 
 import attrs
 
 from ._config import RetryPolicy
+from ._model import ModelSettings, tool_specs
 from ._records import ToolSpec
 
 SUBMIT_TOOL = ToolSpec(
@@ -54,11 +55,6 @@ class ReflectiveOutput:
 OutputSpec: TypeAlias = PlainOutput | ReflectiveOutput
 
 
-def _specs(specs: Iterable[ToolSpec]) -> tuple[ToolSpec, ...]:
-    """Any iterable of tool specs, held as a tuple."""
-    return tuple(specs)
-
-
 def _choice(_: object, __: object, value: str) -> None:
     """Only "auto" or "required": the agent must be free to pick among its tools."""
     if value not in AGENT_TOOL_CHOICES:
@@ -67,10 +63,13 @@ def _choice(_: object, __: object, value: str) -> None:
 
 @attrs.frozen(kw_only=True)
 class AgentConfig:
-    """Everything that decides how an agent run goes, fixed for the run."""
+    """Everything that decides how an agent run goes, fixed for the run.
+
+    The model fields, with `tools`, make up `settings`.
+    """
 
     output: OutputSpec
-    helpers: tuple[ToolSpec, ...] = attrs.field(default=(), converter=_specs)
+    helpers: tuple[ToolSpec, ...] = attrs.field(default=(), converter=tool_specs)
     model: str = ""
     system_prompt: str | None = None
     max_attempts: int = attrs.field(default=3, validator=attrs.validators.ge(1))
@@ -90,6 +89,18 @@ class AgentConfig:
                 raise ValueError(f"Duplicate tool name: {spec.name}")
             seen.add(spec.name)
 
+    @functools.cached_property
+    def settings(self) -> ModelSettings:
+        """What every model call of the run sends besides the messages."""
+        return ModelSettings(
+            model=self.model,
+            system_prompt=self.system_prompt,
+            tools=self.tools,
+            tool_choice=self.tool_choice,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+        )
+
     @property
     def tools(self) -> tuple[ToolSpec, ...]:
         """What the model is offered: the helpers, the output tool, then `submit` if reflective."""
@@ -107,7 +118,7 @@ class AgentConfig:
         """Whether output-tool calls are reflected and `submit` ends an attempt."""
         return isinstance(self.output, ReflectiveOutput)
 
-    @property
+    @functools.cached_property
     def helper_names(self) -> frozenset[str]:
         """The helper tools' names."""
         return frozenset(spec.name for spec in self.helpers)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import enum
+import functools
+from collections.abc import Iterable
 
 import attrs
 
+from ._model import ModelSettings, tool_specs
 from ._records import ToolSpec
 
 DEFAULT_FINAL_ANSWER_PROMPT = (
@@ -60,6 +63,11 @@ class RetryPolicy:
         return float(min(self.max_delay, self.base_delay * self.multiplier**retry))
 
 
+def hook_points(points: Iterable[HookPoint]) -> frozenset[HookPoint]:
+    """Any iterable of hook points, held as a frozenset (a typed converter: strict callers pass)."""
+    return frozenset(points)
+
+
 def _unique_tool_names(_: object, __: object, tools: tuple[ToolSpec, ...]) -> None:
     """Reject two tools with one name: the model could not tell them apart."""
     seen: set[str] = set()
@@ -74,13 +82,13 @@ class LoopConfig:
     """How one session's loop runs: model, tools, limits, policies and hooks.
 
     `auto_execute=False` is manual mode: the caller runs the tools and hands the
-    results back with `ToolResultAdded`.
+    results back with `ToolResultAdded`. The model fields make up `settings`.
     """
 
     model: str = ""
     system_prompt: str | None = None
     tools: tuple[ToolSpec, ...] = attrs.field(
-        default=(), converter=tuple, validator=_unique_tool_names
+        default=(), converter=tool_specs, validator=_unique_tool_names
     )
     tool_choice: str = "auto"
     max_tokens: int | None = None
@@ -89,7 +97,7 @@ class LoopConfig:
     on_max_iterations: MaxIterationsPolicy = MaxIterationsPolicy.STOP
     final_answer_prompt: str = DEFAULT_FINAL_ANSWER_PROMPT
     retry: RetryPolicy = RetryPolicy()
-    hooks: frozenset[HookPoint] = attrs.field(default=frozenset(), converter=frozenset)
+    hooks: frozenset[HookPoint] = attrs.field(default=frozenset(), converter=hook_points)
     auto_execute: bool = True
 
     def __attrs_post_init__(self) -> None:
@@ -98,7 +106,19 @@ class LoopConfig:
         if choice not in TOOL_CHOICE_MODES and choice not in self.tool_names:
             raise ValueError(f"tool_choice names no configured tool: {choice}")
 
-    @property
+    @functools.cached_property
     def tool_names(self) -> frozenset[str]:
-        """The names of the configured tools."""
+        """The names of the configured tools (asked once per call the model makes)."""
         return frozenset(spec.name for spec in self.tools)
+
+    @functools.cached_property
+    def settings(self) -> ModelSettings:
+        """What every model call of the session sends besides the messages."""
+        return ModelSettings(
+            model=self.model,
+            system_prompt=self.system_prompt,
+            tools=self.tools,
+            tool_choice=self.tool_choice,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+        )

@@ -13,7 +13,8 @@ from ._effects import CallModel, Effect, Emit, Failure, Finish, FinishReason, Pe
 from ._history import build_request, turn_message
 from ._notices import MessageRecorded
 from ._records import Reasoning
-from ._state import EMPTY_STREAM, Phase, State, Turn
+from ._response import EMPTY_STREAM
+from ._state import Phase, State, Turn
 
 Step = tuple[State, tuple[Effect, ...]]
 
