@@ -113,14 +113,7 @@ from ._events import (
     ToolFinished,
 )
 from ._records import ChatMessage
-from ._response import (
-    EMPTY_STREAM,
-    add_fragment,
-    add_reasoning,
-    add_text,
-    finished_calls,
-    start_call,
-)
+from ._response import DELTAS, EMPTY_STREAM, Delta, finished_calls
 from ._retry import RetryTimer, backoff
 from ._round import awaited_position, cancel, not_awaited
 
@@ -146,26 +139,9 @@ def _on_prompt(state: AgentState, event: PromptSubmitted) -> AgentStep:
 # Rule 2: the per-delta hot path (no `evolve`; core/_slots.py) ----------------
 
 
-def _on_text(state: AgentState, event: TextDelta) -> AgentStep:
-    """Accumulate the response's text."""
-    return with_stream(state, add_text(state.stream, event.text)), ()
-
-
-def _on_reasoning(state: AgentState, event: ReasoningDelta) -> AgentStep:
-    """Accumulate a reasoning block (sent back with the round)."""
-    stream = add_reasoning(state.stream, event.text, event.signature, event.redacted)
-    return with_stream(state, stream), ()
-
-
-def _on_call_started(state: AgentState, event: ToolCallStarted) -> AgentStep:
-    """Open the tool call at its index."""
-    stream = start_call(state.stream, event.index, event.call_id, event.name, event.signature)
-    return with_stream(state, stream), ()
-
-
-def _on_fragment(state: AgentState, event: ToolCallArgumentsDelta) -> AgentStep:
-    """Append an argument fragment to the call at its index."""
-    return with_stream(state, add_fragment(state.stream, event.index, event.fragment)), ()
+def _on_delta(state: AgentState, event: Delta) -> AgentStep:
+    """Accumulate one delta of the response (nothing is told while it streams)."""
+    return with_stream(state, DELTAS[type(event)](state.stream, event)), ()
 
 
 # Rules 3, 4, 10 --------------------------------------------------------------
@@ -282,10 +258,10 @@ def _late(state: AgentState, event: AgentEvent) -> AgentStep:
 #: Rules 1-8: the transitions of a run.
 _RULE_ROWS: dict[tuple[AgentPhase, type], AgentHandler] = {
     (AgentPhase.IDLE, PromptSubmitted): _on_prompt,
-    (AgentPhase.STREAMING, TextDelta): _on_text,
-    (AgentPhase.STREAMING, ReasoningDelta): _on_reasoning,
-    (AgentPhase.STREAMING, ToolCallStarted): _on_call_started,
-    (AgentPhase.STREAMING, ToolCallArgumentsDelta): _on_fragment,
+    (AgentPhase.STREAMING, TextDelta): _on_delta,
+    (AgentPhase.STREAMING, ReasoningDelta): _on_delta,
+    (AgentPhase.STREAMING, ToolCallStarted): _on_delta,
+    (AgentPhase.STREAMING, ToolCallArgumentsDelta): _on_delta,
     (AgentPhase.STREAMING, ModelResponded): _on_responded,
     (AgentPhase.STREAMING, ModelCallFailed): _on_failed,
     (AgentPhase.BACKING_OFF, TimerFired): _on_timer,

@@ -17,7 +17,7 @@ from typing import TypeAlias
 import attrs
 
 from ._config import RetryPolicy
-from ._model import ModelSettings, tool_specs
+from ._model import ModelSettings, settings_of, tool_specs
 from ._records import ToolSpec
 
 SUBMIT_TOOL = ToolSpec(
@@ -92,14 +92,7 @@ class AgentConfig:
     @functools.cached_property
     def settings(self) -> ModelSettings:
         """What every model call of the run sends besides the messages."""
-        return ModelSettings(
-            model=self.model,
-            system_prompt=self.system_prompt,
-            tools=self.tools,
-            tool_choice=self.tool_choice,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-        )
+        return settings_of(self)
 
     @property
     def tools(self) -> tuple[ToolSpec, ...]:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from ._model import ModelSettings, tool_specs
+from ._model import ModelSettings, settings_of, tool_specs
 from ._records import ToolSpec
 
 DEFAULT_FINAL_ANSWER_PROMPT = (
@@ -114,11 +114,4 @@ class LoopConfig:
     @functools.cached_property
     def settings(self) -> ModelSettings:
         """What every model call of the session sends besides the messages."""
-        return ModelSettings(
-            model=self.model,
-            system_prompt=self.system_prompt,
-            tools=self.tools,
-            tool_choice=self.tool_choice,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-        )
+        return settings_of(self)

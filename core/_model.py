@@ -8,6 +8,7 @@ as they are); both reducers build each `CallModel`'s request with `request`.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 import attrs
 
@@ -24,6 +25,35 @@ class ModelSettings:
     tool_choice: str = "auto"
     max_tokens: int | None = None
     temperature: float | None = None
+
+
+class ModelFields(Protocol):
+    """A config that names the model settings field by field (`LoopConfig`, `AgentConfig`)."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def system_prompt(self) -> str | None: ...
+    @property
+    def tools(self) -> tuple[ToolSpec, ...]: ...
+    @property
+    def tool_choice(self) -> str: ...
+    @property
+    def max_tokens(self) -> int | None: ...
+    @property
+    def temperature(self) -> float | None: ...
+
+
+def settings_of(config: ModelFields) -> ModelSettings:
+    """The model settings a config's fields make up."""
+    return ModelSettings(
+        model=config.model,
+        system_prompt=config.system_prompt,
+        tools=config.tools,
+        tool_choice=config.tool_choice,
+        max_tokens=config.max_tokens,
+        temperature=config.temperature,
+    )
 
 
 def tool_specs(specs: Iterable[ToolSpec]) -> tuple[ToolSpec, ...]:

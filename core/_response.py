@@ -13,10 +13,17 @@ skip attrs' keyword `__init__` (see core/_slots.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, TypeAlias
+
 import attrs
 
+from ._events import ReasoningDelta, TextDelta, ToolCallArgumentsDelta, ToolCallStarted
 from ._records import Reasoning, ToolCall
 from ._slots import blank, setters
+
+Delta: TypeAlias = TextDelta | ReasoningDelta | ToolCallStarted | ToolCallArgumentsDelta
 
 
 @attrs.frozen(kw_only=True)
@@ -133,12 +140,48 @@ def start_call(
 
 def add_fragment(stream: Stream, index: int, fragment: str) -> Stream:
     """Append an argument fragment to the call at `index` (opening it if it never started)."""
-    position = _call_at(stream.calls, index)
+    calls = stream.calls
+    if calls and calls[-1].index == index:  # the usual case: the call streaming now
+        old = calls[-1]
+        call = _partial(index, old.call_id, old.name, old.arguments + fragment, old.signature)
+        return _stream(stream.text, stream.reasoning, stream.reasoning_open, (*calls[:-1], call))
+    position = _call_at(calls, index)
     if position < 0:
         return _put(stream, position, _partial(index, "", "", fragment, None))
     old = stream.calls[position]
     call = _partial(index, old.call_id, old.name, old.arguments + fragment, old.signature)
     return _put(stream, position, call)
+
+
+def _text_delta(stream: Stream, event: TextDelta) -> Stream:
+    """The response after a piece of text."""
+    return add_text(stream, event.text)
+
+
+def _reasoning_delta(stream: Stream, event: ReasoningDelta) -> Stream:
+    """The response after a piece of a reasoning block."""
+    return add_reasoning(stream, event.text, event.signature, event.redacted)
+
+
+def _call_started(stream: Stream, event: ToolCallStarted) -> Stream:
+    """The response after a tool call began."""
+    return start_call(stream, event.index, event.call_id, event.name, event.signature)
+
+
+def _arguments_delta(stream: Stream, event: ToolCallArgumentsDelta) -> Stream:
+    """The response after an argument fragment."""
+    return add_fragment(stream, event.index, event.fragment)
+
+
+#: The four delta handlers, by event type: `DELTAS[type(event)](stream, event)`.
+DELTAS: Mapping[type, Callable[[Stream, Any], Stream]] = MappingProxyType(
+    {
+        TextDelta: _text_delta,
+        ReasoningDelta: _reasoning_delta,
+        ToolCallStarted: _call_started,
+        ToolCallArgumentsDelta: _arguments_delta,
+    }
+)
 
 
 def finished_calls(stream: Stream, scope: int, iteration: int) -> tuple[ToolCall, ...]:
