@@ -3,9 +3,10 @@
 The text of an invalid-arguments result goes to the model and into the journal,
 so it must be the same on every interpreter: CPython's `json` messages change
 between versions (3.13 added new ones) and its nesting limit follows the
-process-wide recursion limit. So `json` only decides the common, valid case;
-every problem is described by the small scanner below, and nesting is bounded
-explicitly at `MAX_DEPTH` levels.
+process-wide recursion limit. So `json` only reads arguments that cannot nest
+deeper than `MAX_DEPTH` levels (counting their brackets); every problem is
+described by the small scanner below, which also decides alone when the
+parser must not or could not read the arguments.
 
 Vocabulary (N is the 0-based character offset):
 "Expecting value", "Expecting property name", "Expecting ':'",
@@ -35,16 +36,27 @@ _ESCAPES = frozenset('"\\/bfnrt')
 def arguments_error(arguments: str) -> str | None:
     """Why `arguments` is not a JSON object (for the model to read), or None when it is."""
     if arguments.count("[") + arguments.count("{") > MAX_DEPTH:
-        problem = syntax_problem(arguments)  # may nest too deep: never hand it to the parser
-        if problem is not None:
-            return PROBLEM + problem
+        return _scanned(arguments)  # it may nest too deep: never hand it to the parser
     try:
         value = json.loads(arguments)
     except ValueError:
         return PROBLEM + (syntax_problem(arguments) or "rejected")
+    except RecursionError:  # the host's recursion limit is lower than this nesting
+        return _scanned(arguments)
     if not isinstance(value, dict):
         return f"{PROBLEM}expected an object, got {type(value).__name__}"
     return None
+
+
+def _scanned(arguments: str) -> str | None:
+    """The scanner's verdict alone, for arguments the parser must not (or could not) read."""
+    problem = syntax_problem(arguments)
+    if problem is not None:
+        return PROBLEM + problem
+    top = arguments[_skip(arguments, 0)]
+    if top == "{":
+        return None
+    return f"{PROBLEM}expected an object, got {'list' if top == '[' else 'str'}"
 
 
 def syntax_problem(text: str) -> str | None:
