@@ -33,7 +33,8 @@ Rules
     `Finish(COMPLETED)`.
 5.  A response with tool calls opens a round: each call is announced, checked
     (unknown tool -> "Unknown tool: NAME"), and put to the PreToolUse hook
-    (allow / block with reason / replace arguments). All runnable calls are
+    (allow / block with reason / replace arguments; several hooks' answers
+    are combined by the shell, shell/_hooks.py). All runnable calls are
     issued at once as `RunTool`; results enter the round in call order, each
     told to PostToolUse. Every call has exactly one result before the next
     `CallModel` (core/_loop_round.py; placing results: core/_round.py).
