@@ -109,6 +109,7 @@ from ._response import (
 )
 from ._retry import RetryTimer, backoff
 from ._round import awaited_position, cancel, not_awaited
+from ._slots import blank, setters
 from ._state import Phase, State, StepError, Turn, with_stream
 
 Handler = Callable[[State, Any], Step]
@@ -168,13 +169,25 @@ def _begin(state: State, turn: Turn) -> Step:
 # Rule 2: the per-delta hot path (no `evolve`; core/_slots.py) ----------------
 
 
+(_streamed,) = setters(TextStreamed)
+(_emitted,) = setters(Emit)
+
+
+def _text_told(text: str) -> Emit:
+    """`Emit(notice=TextStreamed(text=text))`, built slot by slot (once per text delta)."""
+    notice = blank(TextStreamed)
+    _streamed(notice, text)
+    told = blank(Emit)
+    _emitted(told, notice)
+    return told
+
+
 def _on_text(state: State, event: TextDelta) -> Step:
     """Accumulate answer text and stream it to the caller."""
     text = event.text
     if not text:
         return state, ()
-    state = with_stream(state, add_text(state.stream, text))
-    return state, (Emit(notice=TextStreamed(text=text)),)
+    return with_stream(state, add_text(state.stream, text)), (_text_told(text),)
 
 
 def _on_reasoning(state: State, event: ReasoningDelta) -> Step:
