@@ -60,7 +60,7 @@ Rules
     (`StartTimer`, the tool loop's `RetryPolicy`); `TimerFired` repeats the
     same iteration's call (core/_retry.py). Fatal, or out of retries:
     `PROVIDER_ERROR` with the provider's message and status. Unlike the loop,
-    the agent tells no `RetryScheduled`: it has no caller stream to tell.
+    the agent tells no `RetryScheduled`: no agent callback hears of retries.
 9.  `Cancelled` finishes `EXECUTION_CANCELLED` in any phase (phase iteration,
     or validation while validating; attempt and iteration). Once the caller
     aborted, the shell feeds it instead of the next model call (and when it
