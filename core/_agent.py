@@ -10,17 +10,21 @@ conversation, with the problems fed back. The model sees helper tools (to
 explore), the output tool (whose arguments *are* the output) and, with
 reflection, `submit`. `agent_step` never does I/O: the shell carries out each
 effect (core/_agent_effects.py) and feeds back what happened as events
-(core/_agent_events.py). The transitions are the table `AGENT_RULES` at the
-bottom of this module: one handler per (phase, event type); any other pair is
-a programmer error and raises `AgentStepError` naming both. Nothing the model,
-a tool, a validator or the network sends can raise.
+(core/_agent_events.py). The transitions are the read-only table `AGENT_RULES`
+at the bottom of this module: one handler per (phase, event type); any other
+pair is a programmer error and raises `AgentStepError` naming both. Nothing the
+model, a tool, a validator or the network sends can raise. The machinery
+shared with the tool loop lives in its own modules: the partial response
+(core/_response.py), argument checks (core/_arguments.py), the round in flight
+(core/_round.py), retries (core/_retry.py) and requests (core/_model.py); this
+module and core/_agent_round.py, core/_agent_finish.py hold the agent's policy.
 
 Rules
 -----
 1.  `PromptSubmitted` starts attempt 1: the prompt is the conversation's first
     user message; `Notify(AttemptStarted(1))`, then one `CallModel` offering
     the helpers, the output tool and, only for a `ReflectiveOutput`, `submit`.
-2.  Model events accumulate one response as in the tool loop (core/_stream.py):
+2.  Model events accumulate one response as in the tool loop (core/_response.py):
     text, reasoning blocks, tool calls by index, argument fragments split
     anywhere. `ModelResponded` ends it and adds its usage.
 3.  A response without any tool call finishes `INVALID_RESPONSE` (phase
@@ -54,8 +58,9 @@ Rules
     else `VALIDATION_FAILED` (phase validation, limit `max_attempts`).
 8.  A retryable `ModelCallFailed` discards the partial response and waits
     (`StartTimer`, the tool loop's `RetryPolicy`); `TimerFired` repeats the
-    same iteration's call. Fatal, or out of retries: `PROVIDER_ERROR` with the
-    provider's message and status.
+    same iteration's call (core/_retry.py). Fatal, or out of retries:
+    `PROVIDER_ERROR` with the provider's message and status. Unlike the loop,
+    the agent tells no `RetryScheduled`: no agent callback hears of retries.
 9.  `Cancelled` finishes `EXECUTION_CANCELLED` in any phase (phase iteration,
     or validation while validating; attempt and iteration). Once the caller
     aborted, the shell feeds it instead of the next model call (and when it
@@ -75,7 +80,8 @@ Rules
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -92,11 +98,9 @@ from ._agent_finish import (
 )
 from ._agent_notices import ValidationFailed
 from ._agent_outcome import AgentError, AgentOutput, AttemptErrors, ErrorCode, ErrorPhase
-from ._agent_round import add_result, cancel_round, open_round
-from ._agent_state import AgentPhase, AgentState, AgentStepError
-from ._effects import StartTimer
+from ._agent_round import add_result, start_round
+from ._agent_state import AgentPhase, AgentState, AgentStepError, with_stream
 from ._events import (
-    MODEL_EVENTS,
     Cancelled,
     ModelCallFailed,
     ModelResponded,
@@ -109,16 +113,16 @@ from ._events import (
     ToolFinished,
 )
 from ._records import ChatMessage
-from ._rounds import awaited_position
-from ._state import EMPTY_STREAM
-from ._stream import add_fragment, add_reasoning, add_text, finished_calls, start_call
+from ._response import DELTAS, EMPTY_STREAM, Delta, finished_calls
+from ._retry import RetryTimer, backoff
+from ._round import awaited_position, cancel, not_awaited
 
 AgentHandler = Callable[[AgentState, Any], AgentStep]
 
 
 def agent_step(state: AgentState, event: AgentEvent) -> AgentStep:
     """Apply one event: the new state and the effects the shell must carry out."""
-    handler = AGENT_RULES.get((state.phase, type(event)))
+    handler = _handler((state.phase, type(event)))
     if handler is None:
         raise AgentStepError(state.phase, event)
     return handler(state, event)
@@ -132,29 +136,12 @@ def _on_prompt(state: AgentState, event: PromptSubmitted) -> AgentStep:
     return start_attempt(state, ChatMessage(role="user", content=event.text))
 
 
-# Rule 2 ----------------------------------------------------------------------
+# Rule 2: the per-delta hot path (no `evolve`; core/_slots.py) ----------------
 
 
-def _on_text(state: AgentState, event: TextDelta) -> AgentStep:
-    """Accumulate the response's text."""
-    return attrs.evolve(state, stream=add_text(state.stream, event.text)), ()
-
-
-def _on_reasoning(state: AgentState, event: ReasoningDelta) -> AgentStep:
-    """Accumulate a reasoning block (sent back with the round)."""
-    stream = add_reasoning(state.stream, event.text, event.signature, event.redacted)
-    return attrs.evolve(state, stream=stream), ()
-
-
-def _on_call_started(state: AgentState, event: ToolCallStarted) -> AgentStep:
-    """Open the tool call at its index."""
-    stream = start_call(state.stream, event.index, event.call_id, event.name, event.signature)
-    return attrs.evolve(state, stream=stream), ()
-
-
-def _on_fragment(state: AgentState, event: ToolCallArgumentsDelta) -> AgentStep:
-    """Append an argument fragment to the call at its index."""
-    return attrs.evolve(state, stream=add_fragment(state.stream, event.index, event.fragment)), ()
+def _on_delta(state: AgentState, event: Delta) -> AgentStep:
+    """Accumulate one delta of the response (nothing is told while it streams)."""
+    return with_stream(state, DELTAS[type(event)](state.stream, event)), ()
 
 
 # Rules 3, 4, 10 --------------------------------------------------------------
@@ -173,7 +160,7 @@ def _on_responded(state: AgentState, event: ModelResponded) -> AgentStep:
             text=stream.text,
             reasoning=stream.reasoning,
         )
-    return open_round(state, stream.text, stream.reasoning, calls)
+    return start_round(state, stream.text, stream.reasoning, calls)
 
 
 # Rules 5, 6 ------------------------------------------------------------------
@@ -185,13 +172,7 @@ def _on_tool_finished(state: AgentState, event: ToolFinished) -> AgentStep:
     assert pending is not None
     position = awaited_position(pending, event.call_id)
     if position < 0:
-        awaited = [
-            call.id
-            for call, run, result in zip(pending.calls, pending.runs, pending.results, strict=True)
-            if run is not None and result is None
-        ]
-        detail = f"no call {event.call_id!r} awaits a result; awaiting {awaited}"
-        raise AgentStepError(state.phase, event, detail)
+        raise AgentStepError(state.phase, event, not_awaited(pending, event.call_id))
     return add_result(state, position, event.output, event.is_error)
 
 
@@ -225,26 +206,25 @@ def _on_validated(state: AgentState, event: ValidationFinished) -> AgentStep:
 # Rule 8 ----------------------------------------------------------------------
 
 
-def _token(state: AgentState) -> str:
-    """The backoff timer's token for the next retry of the current call."""
-    return f"retry:{state.attempt}:{state.iteration}:{state.retry + 1}"
+def _timer(state: AgentState) -> RetryTimer:
+    """The backoff timer before the next retry of the attempt's current model call."""
+    return RetryTimer(scope=state.attempt, iteration=state.iteration, retry=state.retry + 1)
 
 
 def _on_failed(state: AgentState, event: ModelCallFailed) -> AgentStep:
     """Retry a retryable failure after a backoff, else finish PROVIDER_ERROR."""
     state = attrs.evolve(state, stream=EMPTY_STREAM)
-    retry = state.config.retry
-    if event.retryable and state.retry < retry.max_retries:
-        seconds = retry.delay(state.retry, event.retry_after)
-        timer = StartTimer(token=_token(state), seconds=seconds)
+    timer = backoff(state.config.retry, state.retry, event, _timer(state))
+    if timer is not None:
         return attrs.evolve(state, phase=AgentPhase.BACKING_OFF), (timer,)
     return fail(state, ErrorCode.PROVIDER_ERROR, event.message, status=event.status)
 
 
 def _on_timer(state: AgentState, event: TimerFired) -> AgentStep:
     """The backoff elapsed: repeat the same model call."""
-    if event.token != _token(state):
-        raise AgentStepError(state.phase, event, f"awaiting timer {_token(state)!r}")
+    expected = _timer(state)
+    if event.token != expected.token:
+        raise AgentStepError(state.phase, event, expected.awaited())
     return call_model(state, retry=state.retry + 1)
 
 
@@ -254,7 +234,9 @@ def _on_timer(state: AgentState, event: TimerFired) -> AgentStep:
 def _on_cancel(state: AgentState, event: Cancelled) -> AgentStep:
     """Finish EXECUTION_CANCELLED, closing the round in flight with "cancelled" results."""
     phase = ErrorPhase.VALIDATION if state.phase is AgentPhase.VALIDATING else ErrorPhase.ITERATION
-    state = cancel_round(state)
+    if state.pending is not None:
+        closed, _ = cancel(state.pending)
+        state = attrs.evolve(state, rounds=(*state.rounds, closed), pending=None)
     return fail(state, ErrorCode.EXECUTION_CANCELLED, "cancelled by the caller", phase=phase)
 
 
@@ -273,25 +255,44 @@ def _late(state: AgentState, event: AgentEvent) -> AgentStep:
 
 # The transition table --------------------------------------------------------
 
-_ANSWERS: tuple[type, ...] = (
-    *MODEL_EVENTS,
-    ToolFinished,
-    ValidationFinished,
-    TimerFired,
-)
-
-AGENT_RULES: dict[tuple[AgentPhase, type], AgentHandler] = {
+#: Rules 1-8: the transitions of a run.
+_RULE_ROWS: dict[tuple[AgentPhase, type], AgentHandler] = {
     (AgentPhase.IDLE, PromptSubmitted): _on_prompt,
-    (AgentPhase.STREAMING, TextDelta): _on_text,
-    (AgentPhase.STREAMING, ReasoningDelta): _on_reasoning,
-    (AgentPhase.STREAMING, ToolCallStarted): _on_call_started,
-    (AgentPhase.STREAMING, ToolCallArgumentsDelta): _on_fragment,
+    (AgentPhase.STREAMING, TextDelta): _on_delta,
+    (AgentPhase.STREAMING, ReasoningDelta): _on_delta,
+    (AgentPhase.STREAMING, ToolCallStarted): _on_delta,
+    (AgentPhase.STREAMING, ToolCallArgumentsDelta): _on_delta,
     (AgentPhase.STREAMING, ModelResponded): _on_responded,
     (AgentPhase.STREAMING, ModelCallFailed): _on_failed,
     (AgentPhase.BACKING_OFF, TimerFired): _on_timer,
     (AgentPhase.RUNNING_TOOLS, ToolFinished): _on_tool_finished,
     (AgentPhase.VALIDATING, ValidationFinished): _on_validated,
+}
+
+#: Rule 9: a cancel ends the run in any phase before the end; after it, it does nothing.
+_CANCEL_ROWS: dict[tuple[AgentPhase, type], AgentHandler] = {
     **{(phase, Cancelled): _on_cancel for phase in AgentPhase if phase is not AgentPhase.FINISHED},
     (AgentPhase.FINISHED, Cancelled): _nothing,
-    **{(AgentPhase.FINISHED, kind): _late for kind in _ANSWERS},
 }
+
+#: Rule 9: the answers a cancelled run may still receive: dropped after a cancel, else misuse.
+_IGNORED_WHEN_FINISHED: dict[tuple[AgentPhase, type], AgentHandler] = {
+    (AgentPhase.FINISHED, kind): _late
+    for kind in (
+        TextDelta,
+        ReasoningDelta,
+        ToolCallStarted,
+        ToolCallArgumentsDelta,
+        ModelResponded,
+        ModelCallFailed,
+        ToolFinished,
+        ValidationFinished,
+        TimerFired,
+    )
+}
+
+#: The agent's transitions, read-only: (phase, event type) -> handler.
+AGENT_RULES: Mapping[tuple[AgentPhase, type], AgentHandler] = MappingProxyType(
+    {**_RULE_ROWS, **_CANCEL_ROWS, **_IGNORED_WHEN_FINISHED}
+)
+_handler = AGENT_RULES.get

@@ -11,13 +11,14 @@ reflection cannot be written down:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
 from typing import TypeAlias
 
 import attrs
 
 from ._config import RetryPolicy, at_least
 from ._errors import ConfigError
+from ._model import ModelSettings, settings_of, tool_specs
 from ._records import ToolSpec
 
 SUBMIT_TOOL = ToolSpec(
@@ -55,11 +56,6 @@ class ReflectiveOutput:
 OutputSpec: TypeAlias = PlainOutput | ReflectiveOutput
 
 
-def _specs(specs: Iterable[ToolSpec]) -> tuple[ToolSpec, ...]:
-    """Any iterable of tool specs, held as a tuple."""
-    return tuple(specs)
-
-
 def _choice(_: object, __: object, value: str) -> None:
     """Only "auto" or "required": the agent must be free to pick among its tools."""
     if value not in AGENT_TOOL_CHOICES:
@@ -68,10 +64,13 @@ def _choice(_: object, __: object, value: str) -> None:
 
 @attrs.frozen(kw_only=True)
 class AgentConfig:
-    """Everything that decides how an agent run goes, fixed for the run."""
+    """Everything that decides how an agent run goes, fixed for the run.
+
+    The model fields, with `tools`, make up `settings`.
+    """
 
     output: OutputSpec
-    helpers: tuple[ToolSpec, ...] = attrs.field(default=(), converter=_specs)
+    helpers: tuple[ToolSpec, ...] = attrs.field(default=(), converter=tool_specs)
     model: str = ""
     system_prompt: str | None = None
     max_attempts: int = attrs.field(default=3, validator=at_least(1))
@@ -93,6 +92,11 @@ class AgentConfig:
                 )
             seen.add(spec.name)
 
+    @functools.cached_property
+    def settings(self) -> ModelSettings:
+        """What every model call of the run sends besides the messages."""
+        return settings_of(self)
+
     @property
     def tools(self) -> tuple[ToolSpec, ...]:
         """What the model is offered: the helpers, the output tool, then `submit` if reflective."""
@@ -110,7 +114,7 @@ class AgentConfig:
         """Whether output-tool calls are reflected and `submit` ends an attempt."""
         return isinstance(self.output, ReflectiveOutput)
 
-    @property
+    @functools.cached_property
     def helper_names(self) -> frozenset[str]:
         """The helper tools' names."""
         return frozenset(spec.name for spec in self.helpers)

@@ -20,6 +20,7 @@ From the shell, answering an effect:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TypeAlias
 
 import attrs
@@ -38,6 +39,11 @@ from ._events import (
 )
 
 
+def _problems(problems: Iterable[str]) -> tuple[str, ...]:
+    """Any iterable of problems, held as a tuple (a typed converter: strict callers pass)."""
+    return tuple(problems)
+
+
 @attrs.frozen(kw_only=True)
 class ValidationFinished:
     """The output of attempt `attempt` was checked: `problems` lists what is wrong (none: valid).
@@ -47,7 +53,7 @@ class ValidationFinished:
     """
 
     attempt: int
-    problems: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    problems: tuple[str, ...] = attrs.field(default=(), converter=_problems)
 
 
 AgentEvent: TypeAlias = (

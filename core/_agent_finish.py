@@ -11,29 +11,13 @@ import attrs
 from ._agent_effects import AgentEffect, FinishAgent, Notify
 from ._agent_notices import AttemptStarted
 from ._agent_outcome import AgentError, AgentOutcome, ErrorCode, ErrorContext, ErrorPhase
-from ._agent_state import AgentPhase, AgentState, attempt_message
+from ._agent_state import AgentPhase, AgentState, conversation
 from ._effects import CallModel
-from ._records import ChatMessage, ModelRequest, Reasoning
-from ._state import EMPTY_STREAM
+from ._model import request, rounds_message
+from ._records import ChatMessage, Reasoning
+from ._response import EMPTY_STREAM
 
 AgentStep = tuple[AgentState, tuple[AgentEffect, ...]]
-
-
-def agent_request(state: AgentState) -> ModelRequest:
-    """The request for the next model call: the conversation with the attempt's rounds so far."""
-    config = state.config
-    messages = state.history
-    if state.rounds:
-        messages = (*messages, attempt_message(state))
-    return ModelRequest(
-        model=config.model,
-        system=config.system_prompt,
-        messages=messages,
-        tools=config.tools,
-        tool_choice=config.tool_choice,
-        max_tokens=config.max_tokens,
-        temperature=config.temperature,
-    )
 
 
 def call_model(state: AgentState, *, retry: int = 0) -> AgentStep:
@@ -45,15 +29,16 @@ def call_model(state: AgentState, *, retry: int = 0) -> AgentStep:
     else:
         state = attrs.evolve(state, retry=retry)
     state = attrs.evolve(state, phase=AgentPhase.STREAMING, stream=EMPTY_STREAM)
-    effect = CallModel(request=agent_request(state), iteration=state.iteration, retry=retry)
+    messages = conversation(state)
+    effect = CallModel(
+        request=request(state.config.settings, messages), iteration=state.iteration, retry=retry
+    )
     return state, (effect,)
 
 
 def start_attempt(state: AgentState, user: ChatMessage) -> AgentStep:
     """Open the next attempt with `user` (the prompt or the feedback) and call the model."""
-    history = state.history
-    if state.rounds:
-        history = (*history, attempt_message(state))
+    history = conversation(state)
     attempt = state.attempt + 1
     state = attrs.evolve(
         state, history=(*history, user), attempt=attempt, iteration=0, rounds=(), output=None
@@ -109,7 +94,7 @@ def finish(
     """End the run: the attempt's messages join the conversation, then `FinishAgent`."""
     history = state.history
     if state.rounds or text or reasoning:
-        message = attrs.evolve(attempt_message(state, text), reasoning=reasoning)
+        message = rounds_message(state.rounds, text, reasoning)
         history = (*history, message)
     effect = FinishAgent(
         outcome=outcome,

@@ -1,8 +1,10 @@
-"""One agent iteration's tool round: answer or run each call, then decide how the attempt goes on.
+"""The agent's round policy: answer or run each call, then decide how the attempt goes on.
 
-Every call gets exactly one result, placed at the call's position whatever
-order results arrive in, so the round enters the conversation in issue order
-(one assistant message with every call, one user message with every result).
+The round's bookkeeping (placing results in call order, completing, cancelling)
+is shared with the loop (core/_round.py); the round enters the conversation in
+issue order (one assistant message with every call, one user message with
+every result). What is the agent's own: which calls are answered at once and
+how (rule 4), which run as `RunTool` or `Reflect`, and rules 6a-c.
 """
 
 from __future__ import annotations
@@ -14,19 +16,13 @@ from ._agent_effects import AgentEffect, Reflect, Validate
 from ._agent_finish import AgentStep, call_model, fail
 from ._agent_outcome import ErrorCode
 from ._agent_state import AgentPhase, AgentState
+from ._arguments import arguments_error
 from ._effects import RunTool
-from ._records import Reasoning, ToolCall, ToolResult, ToolRound
-from ._rounds import CANCELLED_RESULT
-from ._state import PendingRound
-from ._stream import arguments_error
+from ._records import Reasoning, ToolCall, ToolResult
+from ._round import complete, error_result, is_complete, open_round, place, runnable
 
 OUTPUT_RECEIVED = "Output received."
 SUBMITTED = "Output submitted for validation."
-
-
-def _error(call: ToolCall, content: str) -> ToolResult:
-    """An error result for `call` that the model will read."""
-    return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
 
 
 def _ok(call: ToolCall, content: str) -> ToolResult:
@@ -53,15 +49,15 @@ def _answer(config: AgentConfig, call: ToolCall, has_output: bool) -> ToolResult
     if is_submit(config, call):
         if has_output:
             return _ok(call, SUBMITTED)
-        return _error(call, f"Nothing to submit: call {config.output_name} first.")
+        return error_result(call, f"Nothing to submit: call {config.output_name} first.")
     problem = arguments_error(call.arguments)
     if problem is not None:
-        return _error(call, problem)
+        return error_result(call, problem)
     if call.name == config.output_name:
         return None if config.reflective else _ok(call, OUTPUT_RECEIVED)
     if call.name in config.helper_names:
         return None
-    return _error(call, f"Unknown tool: {call.name}")
+    return error_result(call, f"Unknown tool: {call.name}")
 
 
 def _execution(config: AgentConfig, call: ToolCall) -> AgentEffect:
@@ -69,19 +65,16 @@ def _execution(config: AgentConfig, call: ToolCall) -> AgentEffect:
     return Reflect(call=call) if call.name == config.output_name else RunTool(call=call)
 
 
-def open_round(
+def start_round(
     state: AgentState, text: str, reasoning: tuple[Reasoning, ...], calls: tuple[ToolCall, ...]
 ) -> AgentStep:
     """Answer what needs no run, issue every execution at once, or close the round now."""
     config = state.config
     has_output = state.output is not None or bool(outputs(config, calls))
-    results = tuple(_answer(config, call, has_output) for call in calls)
-    runs = tuple(
-        call if result is None else None for call, result in zip(calls, results, strict=True)
-    )
-    pending = PendingRound(text=text, reasoning=reasoning, calls=calls, runs=runs, results=results)
+    answers = tuple(_answer(config, call, has_output) for call in calls)
+    pending = open_round(text, reasoning, calls, answers)
     state = attrs.evolve(state, pending=pending)
-    effects = tuple(_execution(config, call) for call in runs if call is not None)
+    effects = tuple(_execution(config, call) for call in runnable(pending))
     if not effects:
         return close_round(state)
     return attrs.evolve(state, phase=AgentPhase.RUNNING_TOOLS), effects
@@ -89,25 +82,12 @@ def open_round(
 
 def add_result(state: AgentState, position: int, output: str, is_error: bool) -> AgentStep:
     """Record the result of the call at `position`; close the round once all are in."""
-    pending = state.pending
-    assert pending is not None
-    call = pending.calls[position]
-    result = ToolResult(call_id=call.id, name=call.name, content=output, is_error=is_error)
-    results = (*pending.results[:position], result, *pending.results[position + 1 :])
-    state = attrs.evolve(state, pending=attrs.evolve(pending, results=results))
-    if any(slot is None for slot in results):
+    assert state.pending is not None
+    pending, _ = place(state.pending, position, output, is_error)
+    state = attrs.evolve(state, pending=pending)
+    if not is_complete(pending):
         return state, ()
     return close_round(state)
-
-
-def _completed(pending: PendingRound) -> ToolRound:
-    """The pending round as a record (every result present)."""
-    return ToolRound(
-        assistant_text=pending.text,
-        tool_calls=pending.calls,
-        results=tuple(result for result in pending.results if result is not None),
-        reasoning=pending.reasoning,
-    )
 
 
 def close_round(state: AgentState) -> AgentStep:
@@ -119,7 +99,7 @@ def close_round(state: AgentState) -> AgentStep:
     latest = produced[-1].arguments if produced else None  # the last call wins
     output = state.output if latest is None else latest
     state = attrs.evolve(
-        state, rounds=(*state.rounds, _completed(pending)), pending=None, output=output
+        state, rounds=(*state.rounds, complete(pending)), pending=None, output=output
     )
     if any(is_submit(config, call) for call in pending.calls):
         if output is None:
@@ -147,29 +127,3 @@ def validate(state: AgentState, output: str) -> AgentStep:
     """Ask for the attempt's output to be validated."""
     state = attrs.evolve(state, phase=AgentPhase.VALIDATING)
     return state, (Validate(output=output, attempt=state.attempt),)
-
-
-def cancel_round(state: AgentState) -> AgentState:
-    """Close the round in flight on cancel: unanswered calls get a "cancelled" error result.
-
-    Their late results are dropped from then on (`ignored_calls`).
-    """
-    pending = state.pending
-    if pending is None:
-        return state
-    results = tuple(
-        result or _error(call, CANCELLED_RESULT)
-        for call, result in zip(pending.calls, pending.results, strict=True)
-    )
-    abandoned = frozenset(
-        call.id
-        for call, result in zip(pending.calls, pending.results, strict=True)
-        if result is None
-    )
-    closed = _completed(attrs.evolve(pending, results=results))
-    return attrs.evolve(
-        state,
-        rounds=(*state.rounds, closed),
-        pending=None,
-        ignored_calls=state.ignored_calls | abandoned,
-    )

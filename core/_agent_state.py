@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import enum
+import operator
 
 import attrs
 
 from ._agent_config import AgentConfig
 from ._agent_outcome import AgentOutcome, AttemptErrors
+from ._model import so_far
 from ._records import NO_USAGE, ChatMessage, ToolRound, Usage
-from ._state import EMPTY_STREAM, PendingRound, StepError, Stream
+from ._response import EMPTY_STREAM, Stream
+from ._round import PendingRound
+from ._slots import blank, setters
+from ._state import StepError
 
 
 class AgentPhase(enum.Enum):
@@ -27,6 +32,10 @@ class AgentPhase(enum.Enum):
     VALIDATING = "validating"
     #: `FinishAgent` was issued; the run is over.
     FINISHED = "finished"
+
+    #: Members are singletons: identity hashing spares `agent_step`'s table lookup
+    #: (one per event) the Python-level `Enum.__hash__` (as `Phase` does).
+    __hash__ = object.__hash__
 
 
 class AgentStepError(StepError):
@@ -61,7 +70,6 @@ class AgentState:
     errors: tuple[AttemptErrors, ...] = ()
     usage: Usage = NO_USAGE
     outcome: AgentOutcome | None = None
-    ignored_calls: frozenset[str] = frozenset()
 
 
 def initial_agent_state(config: AgentConfig) -> AgentState:
@@ -69,13 +77,21 @@ def initial_agent_state(config: AgentConfig) -> AgentState:
     return AgentState(config=config)
 
 
-def attempt_message(state: AgentState, text: str = "") -> ChatMessage:
-    """The running attempt's assistant message: its rounds, then any final text."""
-    return ChatMessage(role="assistant", content=text, tool_rounds=state.rounds)
+_SLOTS = setters(AgentState)
+_FIELDS = tuple(field.name for field in attrs.fields(AgentState))
+_read = operator.attrgetter(*_FIELDS)
+_put_stream = _SLOTS[_FIELDS.index("stream")]
+
+
+def with_stream(state: AgentState, stream: Stream) -> AgentState:
+    """`state` with a new partial response, built slot by slot (once per delta; core/_slots.py)."""
+    new = blank(AgentState)
+    for put, value in zip(_SLOTS, _read(state), strict=True):
+        put(new, value)
+    _put_stream(new, stream)
+    return new
 
 
 def conversation(state: AgentState) -> tuple[ChatMessage, ...]:
     """The conversation so far, the running attempt's completed iterations included."""
-    if not state.rounds:
-        return state.history
-    return (*state.history, attempt_message(state))
+    return so_far(state.history, state.rounds)

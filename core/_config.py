@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
 
 from ._errors import ConfigError
+from ._model import ModelSettings, settings_of, tool_specs
 from ._records import ToolSpec
 
 DEFAULT_FINAL_ANSWER_PROMPT = (
@@ -73,6 +75,11 @@ class RetryPolicy:
         return float(min(self.max_delay, self.base_delay * self.multiplier**retry))
 
 
+def hook_points(points: Iterable[HookPoint]) -> frozenset[HookPoint]:
+    """Any iterable of hook points, held as a frozenset (a typed converter: strict callers pass)."""
+    return frozenset(points)
+
+
 def _unique_tool_names(_: object, __: object, tools: tuple[ToolSpec, ...]) -> None:
     """Reject two tools with one name: the model could not tell them apart."""
     seen: set[str] = set()
@@ -89,13 +96,13 @@ class LoopConfig:
     """How one session's loop runs: model, tools, limits, policies and hooks.
 
     `auto_execute=False` is manual mode: the caller runs the tools and hands the
-    results back with `ToolResultAdded`.
+    results back with `ToolResultAdded`. The model fields make up `settings`.
     """
 
     model: str = ""
     system_prompt: str | None = None
     tools: tuple[ToolSpec, ...] = attrs.field(
-        default=(), converter=tuple, validator=_unique_tool_names
+        default=(), converter=tool_specs, validator=_unique_tool_names
     )
     tool_choice: str = "auto"
     max_tokens: int | None = None
@@ -104,7 +111,7 @@ class LoopConfig:
     on_max_iterations: MaxIterationsPolicy = MaxIterationsPolicy.STOP
     final_answer_prompt: str = DEFAULT_FINAL_ANSWER_PROMPT
     retry: RetryPolicy = RetryPolicy()
-    hooks: frozenset[HookPoint] = attrs.field(default=frozenset(), converter=frozenset)
+    hooks: frozenset[HookPoint] = attrs.field(default=frozenset(), converter=hook_points)
     auto_execute: bool = True
 
     def __attrs_post_init__(self) -> None:
@@ -116,7 +123,12 @@ class LoopConfig:
                 "tool_choice", choice, f"tool_choice names no configured tool: {choice}; {allowed}"
             )
 
-    @property
+    @functools.cached_property
     def tool_names(self) -> frozenset[str]:
-        """The names of the configured tools."""
+        """The names of the configured tools (asked once per call the model makes)."""
         return frozenset(spec.name for spec in self.tools)
+
+    @functools.cached_property
+    def settings(self) -> ModelSettings:
+        """What every model call of the session sends besides the messages."""
+        return settings_of(self)

@@ -1,7 +1,10 @@
-"""Termination: the one place that decides whether a turn goes on, and how it ends.
+"""Going on and stopping: the loop's model calls, and the one place that ends a turn.
 
-`advance` is applied whenever a response or a round concludes; `finish` is the
-only function that produces a `Finish` effect.
+`call_model` is the only maker of `CallModel`, and `finish` the only maker of
+`Finish`. The decisions to end are made where their rule is (core/_step.py):
+BLOCKED (rule 1, `_on_prompt_hook`), COMPLETED (rule 4, `_on_responded`),
+FAILED (rule 8, `_on_failed`), CANCELLED (rule 9, `_on_cancel`); and here,
+after each round, the iteration cap (rule 7, `advance`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from ._effects import CallModel, Effect, Emit, Failure, Finish, FinishReason, Pe
 from ._history import build_request, turn_message
 from ._notices import MessageRecorded
 from ._records import Reasoning
-from ._state import EMPTY_STREAM, Phase, State, Turn
+from ._response import EMPTY_STREAM
+from ._state import Phase, State, Turn
 
 Step = tuple[State, tuple[Effect, ...]]
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ._config import LoopConfig
+from ._model import request, rounds_message, so_far
 from ._records import ChatMessage, ModelRequest, Reasoning, ToolRound
 from ._state import Turn
 
 
 def turn_message(turn: Turn, text: str = "", reasoning: tuple[Reasoning, ...] = ()) -> ChatMessage:
     """The turn's assistant message: its final text after its rounds."""
-    return ChatMessage(role="assistant", content=text, tool_rounds=turn.rounds, reasoning=reasoning)
+    return rounds_message(turn.rounds, text, reasoning)
 
 
 def build_request(config: LoopConfig, history: tuple[ChatMessage, ...], turn: Turn) -> ModelRequest:
@@ -22,23 +23,11 @@ def build_request(config: LoopConfig, history: tuple[ChatMessage, ...], turn: Tu
     tools (`tool_choice="none"`, tools still listed since some providers reject
     tool blocks in the history without them) and ends with the instruction to answer.
     """
-    messages = history
-    if turn.rounds:
-        messages = (*messages, turn_message(turn))
-    tool_choice = config.tool_choice if config.tools else "auto"
-    if turn.final_call:
-        final = ChatMessage(role="user", content=config.final_answer_prompt)
-        messages = (*messages, final)
-        tool_choice = "none"
-    return ModelRequest(
-        model=config.model,
-        system=config.system_prompt,
-        messages=messages,
-        tools=config.tools,
-        tool_choice=tool_choice,
-        max_tokens=config.max_tokens,
-        temperature=config.temperature,
-    )
+    messages = so_far(history, turn.rounds)
+    if not turn.final_call:
+        return request(config.settings, messages)
+    final = ChatMessage(role="user", content=config.final_answer_prompt)
+    return request(config.settings, (*messages, final), tool_choice="none")
 
 
 def unanswered_calls(messages: Iterable[ChatMessage]) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""State: where the loop stands — its phase, the history, the turn, the stream."""
+"""State: where the loop stands — its phase, the history, the turn, the partial response."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ import attrs
 
 from ._config import LoopConfig
 from ._errors import UsageError
-from ._records import NO_USAGE, ChatMessage, Reasoning, ToolCall, ToolResult, ToolRound, Usage
+from ._records import NO_USAGE, ChatMessage, ToolRound, Usage
+from ._response import EMPTY_STREAM, Stream
+from ._round import PendingRound
+from ._slots import blank, setters
 
 
 class Phase(enum.Enum):
@@ -29,6 +32,10 @@ class Phase(enum.Enum):
     #: Manual mode; waiting for the caller's `ToolResultAdded` for each call.
     AWAITING_RESULTS = "awaiting_results"
 
+    #: Members are singletons, so identity hashing agrees with their equality; it spares
+    #: `step`'s table lookup (one per event) the Python-level `Enum.__hash__`.
+    __hash__ = object.__hash__
+
 
 class StepError(UsageError):
     """An event the caller may not feed in this phase (a programmer error, never bad data)."""
@@ -42,46 +49,6 @@ class StepError(UsageError):
         super().__init__(f"{message}: {detail}" if detail else message)
         self.phase = phase
         self.event = event
-
-
-@attrs.frozen(kw_only=True)
-class PartialCall:
-    """A tool call still streaming in: id and name from its start, argument text so far."""
-
-    index: int
-    call_id: str = ""
-    name: str = ""
-    arguments: str = ""
-    signature: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class Stream:
-    """What the current model response has streamed so far."""
-
-    text: str = ""
-    reasoning: tuple[Reasoning, ...] = ()
-    reasoning_open: bool = False
-    calls: tuple[PartialCall, ...] = ()
-
-
-EMPTY_STREAM = Stream()
-
-
-@attrs.frozen(kw_only=True)
-class PendingRound:
-    """A round whose calls are being checked, run, or answered.
-
-    `runs[i]` is the call to run for `calls[i]` (arguments as hooks left them),
-    or None when it will not run; `results[i]` is its result once known.
-    """
-
-    text: str
-    reasoning: tuple[Reasoning, ...]
-    calls: tuple[ToolCall, ...]
-    runs: tuple[ToolCall | None, ...]
-    results: tuple[ToolResult | None, ...]
-    awaiting_hooks: frozenset[str] = frozenset()
 
 
 @attrs.frozen(kw_only=True)
@@ -115,6 +82,24 @@ class State:
     turns: int = 0
     ignored_calls: frozenset[str] = frozenset()
     after_cancel: bool = False
+
+
+_config, _phase, _history, _turn, _stream, _usage, _turns, _ignored, _after_cancel = setters(State)
+
+
+def with_stream(state: State, stream: Stream) -> State:
+    """`state` with a new partial response, built slot by slot (once per delta; core/_slots.py)."""
+    new = blank(State)
+    _config(new, state.config)
+    _phase(new, state.phase)
+    _history(new, state.history)
+    _turn(new, state.turn)
+    _stream(new, stream)
+    _usage(new, state.usage)
+    _turns(new, state.turns)
+    _ignored(new, state.ignored_calls)
+    _after_cancel(new, state.after_cancel)
+    return new
 
 
 def initial_state(config: LoopConfig, history: tuple[ChatMessage, ...] = ()) -> State:

@@ -5,10 +5,14 @@ Theory of operation
 A turn starts with a user prompt and ends with exactly one `Finish`. In
 between, the loop alternates model calls and tool rounds. `step` never does
 I/O: the shell carries out each effect and feeds back what happened as events.
-The transitions are the table `RULES` at the bottom of this module: one
-handler per (phase, event type). Any other pair is a programmer error and
+The transitions are the read-only table `RULES` at the bottom of this module:
+one handler per (phase, event type). Any other pair is a programmer error and
 raises `StepError` naming both; nothing the model, a tool or the network sends
-can raise.
+can raise. The machinery shared with `agent_step` lives in its own modules:
+the partial response (core/_response.py), argument checks (core/_arguments.py),
+the round in flight (core/_round.py), retries (core/_retry.py) and requests
+(core/_model.py); this module and core/_loop_round.py, core/_finish.py hold
+the loop's own policy.
 
 Rules
 -----
@@ -18,19 +22,22 @@ Rules
     and one `CallModel` carries the provider-neutral request.
 2.  Model events accumulate a stream: text (emitted as it arrives), reasoning
     blocks, tool calls keyed by index (id and name on the first delta only,
-    argument fragments split anywhere). `ModelResponded` ends it; a
-    non-streamed response arrives as the same events. Empty arguments mean {}.
+    argument fragments split anywhere; core/_response.py). `ModelResponded`
+    ends it; a non-streamed response arrives as the same events. Empty
+    arguments mean {}.
 3.  After the response, arguments that are not a JSON object give that call an
-    error result ("arguments are not valid JSON: ...") and the tool never runs.
+    error result ("arguments are not valid JSON: ...", in the fixed vocabulary
+    of core/_arguments.py) and the tool never runs.
 4.  A response without tool calls ends the turn: the assistant message (final
     text plus the turn's `tool_rounds`) is persisted and emitted, then
     `Finish(COMPLETED)`.
 5.  A response with tool calls opens a round: each call is announced, checked
     (unknown tool -> "Unknown tool: NAME"), and put to the PreToolUse hook
-    (allow / block with reason / replace arguments). All runnable calls are
+    (allow / block with reason / replace arguments; several hooks' answers
+    are combined by the shell, shell/_hooks.py). All runnable calls are
     issued at once as `RunTool`; results enter the round in call order, each
     told to PostToolUse. Every call has exactly one result before the next
-    `CallModel`.
+    `CallModel` (core/_loop_round.py; placing results: core/_round.py).
 6.  A tool failure (exception, timeout) is a result with `is_error`; the loop
     goes on and the model sees it.
 7.  Iterations (model calls) are counted; once a round of iteration
@@ -39,8 +46,8 @@ Rules
     last call with `tool_choice="none"` (calls it returns anyway are dropped).
 8.  A retryable `ModelCallFailed` discards the partial response and schedules
     `StartTimer` with capped exponential backoff (or the provider's
-    `retry_after`), up to `retry.max_retries`; then, or when fatal,
-    `Finish(FAILED)` with the provider's message. Completed rounds are kept.
+    `retry_after`), up to `retry.max_retries` (core/_retry.py); then, or when
+    fatal, `Finish(FAILED)` with the provider's message. Completed rounds are kept.
 9.  `Cancelled` finishes with `Finish(CANCELLED)` in any phase: completed
     rounds are kept, a round in flight is closed with "cancelled" error
     results, and late results, timers and model events are then ignored.
@@ -57,15 +64,15 @@ Rules
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import attrs
 
 from ._config import HookPoint
-from ._effects import AskHook, Effect, Emit, Failure, FinishReason, Persist, StartTimer
+from ._effects import AskHook, Effect, Emit, Failure, FinishReason, Persist
 from ._events import (
-    MODEL_EVENTS,
     Blocked,
     Cancelled,
     Event,
@@ -83,18 +90,34 @@ from ._events import (
     ToolResultAdded,
 )
 from ._finish import Step, call_model, finish
-from ._notices import MessageRecorded, ReasoningStreamed, RetryScheduled, TextStreamed
+from ._loop_round import add_result, decide_call, start_round
+from ._notices import (
+    MessageRecorded,
+    ReasoningStreamed,
+    RetryScheduled,
+    TextStreamed,
+    ToolResultReady,
+)
 from ._records import ChatMessage
-from ._rounds import add_result, awaited_position, cancel_round, decide_call, open_round
-from ._state import EMPTY_STREAM, Phase, State, StepError, Turn
-from ._stream import add_fragment, add_reasoning, add_text, finished_calls, start_call
+from ._response import (
+    EMPTY_STREAM,
+    add_fragment,
+    add_reasoning,
+    add_text,
+    finished_calls,
+    start_call,
+)
+from ._retry import RetryTimer, backoff
+from ._round import awaited_position, cancel, not_awaited
+from ._slots import blank, setters
+from ._state import Phase, State, StepError, Turn, with_stream
 
 Handler = Callable[[State, Any], Step]
 
 
 def step(state: State, event: Event) -> Step:
     """Apply one event: the new state and the effects the shell must carry out."""
-    handler = RULES.get((state.phase, type(event)))
+    handler = _handler((state.phase, type(event)))
     if handler is None:
         raise StepError(state.phase, event)
     return handler(state, event)
@@ -143,48 +166,46 @@ def _begin(state: State, turn: Turn) -> Step:
     return state, (*recorded, *effects)
 
 
-# Rule 2 ----------------------------------------------------------------------
+# Rule 2: the per-delta hot path (no `evolve`; core/_slots.py) ----------------
 
 
-def _with_stream(state: State, stream: Any) -> State:
-    """The state with a new stream (the per-delta hot path: no `evolve`)."""
-    return State(
-        config=state.config,
-        phase=state.phase,
-        history=state.history,
-        turn=state.turn,
-        stream=stream,
-        usage=state.usage,
-        turns=state.turns,
-        ignored_calls=state.ignored_calls,
-        after_cancel=state.after_cancel,
-    )
+(_streamed,) = setters(TextStreamed)
+(_emitted,) = setters(Emit)
+
+
+def _text_told(text: str) -> Emit:
+    """`Emit(notice=TextStreamed(text=text))`, built slot by slot (once per text delta)."""
+    notice = blank(TextStreamed)
+    _streamed(notice, text)
+    told = blank(Emit)
+    _emitted(told, notice)
+    return told
 
 
 def _on_text(state: State, event: TextDelta) -> Step:
     """Accumulate answer text and stream it to the caller."""
-    if not event.text:
+    text = event.text
+    if not text:
         return state, ()
-    stream = add_text(state.stream, event.text)
-    return _with_stream(state, stream), (Emit(notice=TextStreamed(text=event.text)),)
+    return with_stream(state, add_text(state.stream, text)), (_text_told(text),)
 
 
 def _on_reasoning(state: State, event: ReasoningDelta) -> Step:
     """Accumulate a reasoning block (kept to be sent back) and stream its text."""
     stream = add_reasoning(state.stream, event.text, event.signature, event.redacted)
     effects = (Emit(notice=ReasoningStreamed(text=event.text)),) if event.text else ()
-    return _with_stream(state, stream), effects
+    return with_stream(state, stream), effects
 
 
 def _on_call_started(state: State, event: ToolCallStarted) -> Step:
     """Open the tool call at its index."""
     stream = start_call(state.stream, event.index, event.call_id, event.name, event.signature)
-    return _with_stream(state, stream), ()
+    return with_stream(state, stream), ()
 
 
 def _on_fragment(state: State, event: ToolCallArgumentsDelta) -> Step:
     """Append an argument fragment to the call at its index."""
-    return _with_stream(state, add_fragment(state.stream, event.index, event.fragment)), ()
+    return with_stream(state, add_fragment(state.stream, event.index, event.fragment)), ()
 
 
 # Rules 3-5, 7 ----------------------------------------------------------------
@@ -206,7 +227,7 @@ def _on_responded(state: State, event: ModelResponded) -> Step:
             reasoning=stream.reasoning,
             model_finish_reason=event.finish_reason,
         )
-    return open_round(state, turn, stream.text, stream.reasoning, calls)
+    return start_round(state, turn, stream.text, stream.reasoning, calls)
 
 
 def _on_tool_hook(state: State, event: HookDecided) -> Step:
@@ -241,35 +262,29 @@ def _take_result(state: State, event: Event, call_id: str, output: str, is_error
     if position < 0 and call_id in state.ignored_calls:
         return state, ()
     if position < 0:
-        awaited = [
-            call.id
-            for call, run, result in zip(
-                turn.pending.calls, turn.pending.runs, turn.pending.results, strict=True
-            )
-            if run is not None and result is None
-        ]
-        raise StepError(
-            state.phase, event, f"no call {call_id!r} awaits a result; awaiting {awaited}"
-        )
+        raise StepError(state.phase, event, not_awaited(turn.pending, call_id))
     return add_result(state, turn, position, output, is_error)
 
 
 # Rule 8 ----------------------------------------------------------------------
 
 
+def _timer(turn: Turn) -> RetryTimer:
+    """The backoff timer before the next retry of the turn's current model call."""
+    return RetryTimer(scope=turn.number, iteration=turn.iteration, retry=turn.retry + 1)
+
+
 def _on_failed(state: State, event: ModelCallFailed) -> Step:
     """Retry a retryable failure after a backoff, else finish FAILED."""
     turn = _turn(state)
     state = attrs.evolve(state, stream=EMPTY_STREAM)
-    retry = state.config.retry
-    if event.retryable and turn.retry < retry.max_retries:
-        seconds = retry.delay(turn.retry, event.retry_after)
-        token = f"retry:{turn.number}:{turn.iteration}:{turn.retry + 1}"
+    timer = backoff(state.config.retry, turn.retry, event, _timer(turn))
+    if timer is not None:
         notice = RetryScheduled(
-            retry=turn.retry + 1, seconds=seconds, message=event.message, status=event.status
+            retry=turn.retry + 1, seconds=timer.seconds, message=event.message, status=event.status
         )
         state = attrs.evolve(state, phase=Phase.BACKING_OFF)
-        return state, (Emit(notice=notice), StartTimer(token=token, seconds=seconds))
+        return state, (Emit(notice=notice), timer)
     kind = "retries_exhausted" if event.retryable else "model_error"
     failure = Failure(kind=kind, message=event.message, status=event.status)
     return finish(state, turn, FinishReason.FAILED, error=failure)
@@ -278,9 +293,9 @@ def _on_failed(state: State, event: ModelCallFailed) -> Step:
 def _on_timer(state: State, event: TimerFired) -> Step:
     """The backoff elapsed: repeat the same model call."""
     turn = _turn(state)
-    expected = f"retry:{turn.number}:{turn.iteration}:{turn.retry + 1}"
-    if event.token != expected:
-        raise StepError(state.phase, event, f"awaiting timer {expected!r}")
+    expected = _timer(turn)
+    if event.token != expected.token:
+        raise StepError(state.phase, event, expected.awaited())
     return call_model(state, turn, retry=turn.retry + 1)
 
 
@@ -290,12 +305,13 @@ def _on_timer(state: State, event: TimerFired) -> Step:
 def _on_cancel(state: State, event: Cancelled) -> Step:
     """Finish CANCELLED, keeping completed rounds and closing the one in flight."""
     turn = _turn(state)
-    ignored = state.ignored_calls
     notices: tuple[Effect, ...] = ()
     if turn.pending is not None:
-        turn, abandoned, notices = cancel_round(turn)
-        ignored = ignored | abandoned
-    state = attrs.evolve(state, ignored_calls=ignored)
+        closed, made = cancel(turn.pending)
+        turn = attrs.evolve(turn, rounds=(*turn.rounds, closed), pending=None)
+        notices = tuple(Emit(notice=ToolResultReady(result=result)) for result in made)
+        abandoned = frozenset(result.call_id for result in made)
+        state = attrs.evolve(state, ignored_calls=state.ignored_calls | abandoned)
     state, effects = finish(state, turn, FinishReason.CANCELLED)
     return state, (*notices, *effects)
 
@@ -316,8 +332,10 @@ def _late(state: State, event: Event) -> Step:
 
 # The transition table --------------------------------------------------------
 
+_TURN_PHASES = tuple(phase for phase in Phase if phase is not Phase.IDLE)
 
-RULES: dict[tuple[Phase, type], Handler] = {
+#: Rules 1-10: the transitions of a turn.
+_RULE_ROWS: dict[tuple[Phase, type], Handler] = {
     (Phase.IDLE, PromptSubmitted): _on_prompt,
     (Phase.PROMPT_HOOK, HookDecided): _on_prompt_hook,
     (Phase.STREAMING, TextDelta): _on_text,
@@ -330,14 +348,38 @@ RULES: dict[tuple[Phase, type], Handler] = {
     (Phase.TOOL_HOOKS, HookDecided): _on_tool_hook,
     (Phase.RUNNING_TOOLS, ToolFinished): _on_tool_finished,
     (Phase.AWAITING_RESULTS, ToolResultAdded): _on_result_added,
+}
+
+#: Rule 9: a cancel finishes the turn in any phase of one; while idle it does nothing.
+_CANCEL_ROWS: dict[tuple[Phase, type], Handler] = {
     (Phase.IDLE, Cancelled): _nothing,
-    **{(phase, Cancelled): _on_cancel for phase in Phase if phase is not Phase.IDLE},
-    **{(Phase.IDLE, kind): _late for kind in (*MODEL_EVENTS, ToolFinished, TimerFired)},
-    (Phase.IDLE, HookDecided): _late,
-    **{
-        (phase, ToolFinished): _late
-        for phase in Phase
-        if phase not in (Phase.IDLE, Phase.RUNNING_TOOLS)
-    },
+    **{(phase, Cancelled): _on_cancel for phase in _TURN_PHASES},
+}
+
+#: Rule 9: the answers a cancelled turn may still receive, once idle: dropped after a cancel.
+_IGNORED_WHEN_IDLE: dict[tuple[Phase, type], Handler] = {
+    (Phase.IDLE, kind): _late
+    for kind in (
+        TextDelta,
+        ReasoningDelta,
+        ToolCallStarted,
+        ToolCallArgumentsDelta,
+        ModelResponded,
+        ModelCallFailed,
+        ToolFinished,
+        TimerFired,
+        HookDecided,
+    )
+}
+
+#: Rule 9: a result for a call a cancel abandoned, arriving in a later turn, is dropped.
+_ABANDONED_RESULTS: dict[tuple[Phase, type], Handler] = {
+    **{(phase, ToolFinished): _late for phase in _TURN_PHASES if phase is not Phase.RUNNING_TOOLS},
     **{(phase, ToolResultAdded): _late for phase in Phase if phase is not Phase.AWAITING_RESULTS},
 }
+
+#: The loop's transitions, read-only: (phase, event type) -> handler.
+RULES: Mapping[tuple[Phase, type], Handler] = MappingProxyType(
+    {**_RULE_ROWS, **_CANCEL_ROWS, **_IGNORED_WHEN_IDLE, **_ABANDONED_RESULTS}
+)
+_handler = RULES.get

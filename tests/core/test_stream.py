@@ -1,18 +1,12 @@
-"""Accumulating a streamed response (core/_stream.py)."""
+"""A streamed response (core/_response.py) and its arguments (core/_arguments.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from toolreel.core import Reasoning
-from toolreel.core._state import Stream
-from toolreel.core._stream import (
-    add_fragment,
-    add_reasoning,
-    arguments_error,
-    finished_calls,
-    start_call,
-)
+from toolreel.core._arguments import arguments_error
+from toolreel.core._response import Stream, add_fragment, add_reasoning, finished_calls, start_call
 
 
 def test_fragments_before_a_start_are_kept_and_the_start_fills_in_id_and_name() -> None:

@@ -1,0 +1,144 @@
+"""The loop's round policy: refuse what cannot run, ask PreToolUse, dispatch, tell PostToolUse.
+
+The round's bookkeeping (placing results in call order, completing, cancelling)
+is shared with the agent (core/_round.py); what is the loop's own: which calls
+are refused (rule 3, "Unknown tool"), the PreToolUse decisions (rule 5),
+auto or manual dispatch (rule 10), and going on after a round (core/_finish.py).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ._arguments import arguments_error
+from ._config import HookPoint
+from ._effects import AskHook, Effect, Emit, RunTool
+from ._events import Allowed, Blocked, Decision, Replaced
+from ._finish import Step, advance
+from ._notices import ResultsRequested, RoundFinished, ToolCallAnnounced, ToolResultReady
+from ._records import Reasoning, ToolCall, ToolResult
+from ._round import (
+    complete,
+    error_result,
+    is_complete,
+    open_round,
+    place,
+    replace,
+    runnable,
+)
+from ._state import Phase, State, Turn
+
+
+def _refusal(state: State, call: ToolCall) -> ToolResult | None:
+    """The error result of a call that cannot run at all (invalid arguments, unknown tool)."""
+    problem = arguments_error(call.arguments)
+    if problem is None and call.name not in state.config.tool_names:
+        problem = f"Unknown tool: {call.name}"
+    return None if problem is None else error_result(call, problem)
+
+
+def _pre_hook(call: ToolCall) -> AskHook:
+    """Ask PreToolUse about one call."""
+    return AskHook(hook_id=f"pre:{call.id}", point=HookPoint.PRE_TOOL_USE, call=call)
+
+
+def start_round(
+    state: State,
+    turn: Turn,
+    text: str,
+    reasoning: tuple[Reasoning, ...],
+    calls: tuple[ToolCall, ...],
+) -> Step:
+    """Announce every call, answer those that cannot run, then ask hooks or dispatch."""
+    refusals = tuple(_refusal(state, call) for call in calls)
+    pending = open_round(text, reasoning, calls, refusals)
+    effects: list[Effect] = [
+        Emit(notice=ToolCallAnnounced(call=call, iteration=turn.iteration)) for call in calls
+    ]
+    effects += [Emit(notice=ToolResultReady(result=result)) for result in refusals if result]
+    asking = HookPoint.PRE_TOOL_USE in state.config.hooks
+    asks = [_pre_hook(call) for call in runnable(pending)] if asking else []
+    if asks:
+        pending = attrs.evolve(pending, awaiting_hooks=frozenset(ask.hook_id for ask in asks))
+        turn = attrs.evolve(turn, pending=pending)
+        return attrs.evolve(state, phase=Phase.TOOL_HOOKS, turn=turn), (*effects, *asks)
+    state, more = _dispatch(state, attrs.evolve(turn, pending=pending))
+    return state, (*effects, *more)
+
+
+def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> Step:
+    """Apply a PreToolUse decision to the call at `position`; dispatch once all are in."""
+    pending = turn.pending
+    assert pending is not None
+    call = pending.calls[position]
+    run: ToolCall | None = pending.runs[position]
+    result: ToolResult | None = None
+    match decision:
+        case Allowed():
+            pass
+        case Blocked(reason=reason):
+            result = error_result(call, f"Tool call blocked: {reason}")
+        case Replaced(value=arguments):
+            problem = arguments_error(arguments)
+            if problem is None:
+                run = attrs.evolve(call, arguments=arguments)
+            else:
+                result = error_result(call, f"hook replaced the {problem}")
+    effects: tuple[Effect, ...] = ()
+    if result is not None:
+        run = None
+        effects = (Emit(notice=ToolResultReady(result=result)),)
+    pending = attrs.evolve(
+        pending,
+        runs=replace(pending.runs, position, run),
+        results=replace(pending.results, position, result),
+        awaiting_hooks=pending.awaiting_hooks - {f"pre:{call.id}"},
+    )
+    turn = attrs.evolve(turn, pending=pending)
+    if pending.awaiting_hooks:
+        return attrs.evolve(state, turn=turn), effects
+    state, more = _dispatch(state, turn)
+    return state, (*effects, *more)
+
+
+def _dispatch(state: State, turn: Turn) -> Step:
+    """Issue every runnable call at once (auto), or ask the caller for them (manual)."""
+    assert turn.pending is not None
+    calls = runnable(turn.pending)
+    if not calls:
+        return close_round(state, turn)
+    if state.config.auto_execute:
+        effects: tuple[Effect, ...] = tuple(RunTool(call=call) for call in calls)
+        phase = Phase.RUNNING_TOOLS
+    else:
+        effects = (Emit(notice=ResultsRequested(calls=calls)),)
+        phase = Phase.AWAITING_RESULTS
+    return attrs.evolve(state, phase=phase, turn=turn), effects
+
+
+def add_result(state: State, turn: Turn, position: int, output: str, is_error: bool) -> Step:
+    """Record the result of the call at `position`, tell PostToolUse; close the round once full."""
+    assert turn.pending is not None
+    run = turn.pending.runs[position]
+    pending, result = place(turn.pending, position, output, is_error)
+    effects: list[Effect] = [Emit(notice=ToolResultReady(result=result))]
+    if HookPoint.POST_TOOL_USE in state.config.hooks:
+        hook_id = f"post:{result.call_id}"
+        effects.append(
+            AskHook(hook_id=hook_id, point=HookPoint.POST_TOOL_USE, call=run, result=result)
+        )
+    turn = attrs.evolve(turn, pending=pending)
+    if not is_complete(pending):
+        return attrs.evolve(state, turn=turn), tuple(effects)
+    state, more = close_round(state, turn)
+    return state, (*effects, *more)
+
+
+def close_round(state: State, turn: Turn) -> Step:
+    """Store the completed round on the turn, tell the caller, and go on."""
+    assert turn.pending is not None
+    tool_round = complete(turn.pending)
+    turn = attrs.evolve(turn, rounds=(*turn.rounds, tool_round), pending=None)
+    notice = Emit(notice=RoundFinished(round=tool_round, iteration=turn.iteration))
+    state, effects = advance(state, turn)
+    return state, (notice, *effects)

@@ -1,0 +1,208 @@
+"""The model response being streamed in, shared by both reducers.
+
+Tool calls are keyed by index (OpenAI streams the id and name only on a call's
+first delta; argument fragments may split anywhere, even inside a number), so
+arguments are only parsed when the response is complete (`finished_calls`,
+then `arguments_error` in core/_arguments.py). The four delta functions take
+the partial response and return the next one; what a reducer tells its caller
+about a delta (the loop streams text and reasoning) is its own policy.
+
+Every delta makes a new `Stream` (old states stay valid), so the builders here
+skip attrs' keyword `__init__` (see core/_slots.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, TypeAlias
+
+import attrs
+
+from ._events import ReasoningDelta, TextDelta, ToolCallArgumentsDelta, ToolCallStarted
+from ._records import Reasoning, ToolCall
+from ._slots import blank, setters
+
+Delta: TypeAlias = TextDelta | ReasoningDelta | ToolCallStarted | ToolCallArgumentsDelta
+
+
+@attrs.frozen(kw_only=True)
+class PartialCall:
+    """A tool call still streaming in: id and name from its start, argument text so far."""
+
+    index: int
+    call_id: str = ""
+    name: str = ""
+    arguments: str = ""
+    signature: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Stream:
+    """The partial response: what the current model call has streamed so far."""
+
+    text: str = ""
+    reasoning: tuple[Reasoning, ...] = ()
+    reasoning_open: bool = False
+    calls: tuple[PartialCall, ...] = ()
+
+
+EMPTY_STREAM = Stream()
+
+_text, _reasoning, _open, _calls = setters(Stream)
+_index, _id, _name, _arguments, _signature = setters(PartialCall)
+
+
+def _stream(
+    text: str,
+    reasoning: tuple[Reasoning, ...],
+    reasoning_open: bool,
+    calls: tuple[PartialCall, ...],
+) -> Stream:
+    """A `Stream` built slot by slot."""
+    stream = blank(Stream)
+    _text(stream, text)
+    _reasoning(stream, reasoning)
+    _open(stream, reasoning_open)
+    _calls(stream, calls)
+    return stream
+
+
+def _partial(
+    index: int, call_id: str, name: str, arguments: str, signature: str | None
+) -> PartialCall:
+    """A `PartialCall` built slot by slot."""
+    call = blank(PartialCall)
+    _index(call, index)
+    _id(call, call_id)
+    _name(call, name)
+    _arguments(call, arguments)
+    _signature(call, signature)
+    return call
+
+
+def add_text(stream: Stream, text: str) -> Stream:
+    """Append answer text."""
+    return _stream(stream.text + text, stream.reasoning, stream.reasoning_open, stream.calls)
+
+
+def add_reasoning(stream: Stream, text: str, signature: str | None, redacted: str | None) -> Stream:
+    """Append reasoning text to the open block; a signature closes it; redacted stands alone."""
+    blocks = stream.reasoning
+    if redacted is not None:
+        blocks = (*blocks, Reasoning(redacted=redacted))
+        return _stream(stream.text, blocks, False, stream.calls)
+    if stream.reasoning_open:
+        block = Reasoning(text=blocks[-1].text + text, signature=signature)
+        blocks = (*blocks[:-1], block)
+    else:
+        blocks = (*blocks, Reasoning(text=text, signature=signature))
+    return _stream(stream.text, blocks, signature is None, stream.calls)
+
+
+def _call_at(calls: tuple[PartialCall, ...], index: int) -> int:
+    """Position of the call with `index`, or -1 (few calls per response: a scan is cheapest)."""
+    for position in range(len(calls) - 1, -1, -1):
+        if calls[position].index == index:
+            return position
+    return -1
+
+
+def _put(stream: Stream, position: int, call: PartialCall) -> Stream:
+    """Replace (or, at -1, append) one partial call."""
+    calls = stream.calls
+    if position < 0:
+        calls = (*calls, call)
+    elif position == len(calls) - 1:
+        calls = (*calls[:-1], call)
+    else:
+        calls = (*calls[:position], call, *calls[position + 1 :])
+    return _stream(stream.text, stream.reasoning, stream.reasoning_open, calls)
+
+
+def start_call(
+    stream: Stream, index: int, call_id: str, name: str, signature: str | None
+) -> Stream:
+    """Open the call at `index`; a repeated start only fills in what was missing."""
+    position = _call_at(stream.calls, index)
+    if position < 0:
+        return _put(stream, position, _partial(index, call_id, name, "", signature))
+    old = stream.calls[position]
+    call = _partial(
+        index,
+        old.call_id or call_id,
+        old.name or name,
+        old.arguments,
+        old.signature or signature,
+    )
+    return _put(stream, position, call)
+
+
+def add_fragment(stream: Stream, index: int, fragment: str) -> Stream:
+    """Append an argument fragment to the call at `index` (opening it if it never started)."""
+    calls = stream.calls
+    if calls and calls[-1].index == index:  # the usual case: the call streaming now
+        old = calls[-1]
+        call = _partial(index, old.call_id, old.name, old.arguments + fragment, old.signature)
+        return _stream(stream.text, stream.reasoning, stream.reasoning_open, (*calls[:-1], call))
+    position = _call_at(calls, index)
+    if position < 0:
+        return _put(stream, position, _partial(index, "", "", fragment, None))
+    old = stream.calls[position]
+    call = _partial(index, old.call_id, old.name, old.arguments + fragment, old.signature)
+    return _put(stream, position, call)
+
+
+def _text_delta(stream: Stream, event: TextDelta) -> Stream:
+    """The response after a piece of text."""
+    return add_text(stream, event.text)
+
+
+def _reasoning_delta(stream: Stream, event: ReasoningDelta) -> Stream:
+    """The response after a piece of a reasoning block."""
+    return add_reasoning(stream, event.text, event.signature, event.redacted)
+
+
+def _call_started(stream: Stream, event: ToolCallStarted) -> Stream:
+    """The response after a tool call began."""
+    return start_call(stream, event.index, event.call_id, event.name, event.signature)
+
+
+def _arguments_delta(stream: Stream, event: ToolCallArgumentsDelta) -> Stream:
+    """The response after an argument fragment."""
+    return add_fragment(stream, event.index, event.fragment)
+
+
+#: The four delta handlers, by event type: `DELTAS[type(event)](stream, event)`.
+DELTAS: Mapping[type, Callable[[Stream, Any], Stream]] = MappingProxyType(
+    {
+        TextDelta: _text_delta,
+        ReasoningDelta: _reasoning_delta,
+        ToolCallStarted: _call_started,
+        ToolCallArgumentsDelta: _arguments_delta,
+    }
+)
+
+
+def finished_calls(stream: Stream, scope: int, iteration: int) -> tuple[ToolCall, ...]:
+    """The response's calls in index order, with ids made present and unique.
+
+    A missing id becomes `call_<scope>_<iteration>_<index>` (scope: the loop's
+    turn, the agent's attempt); a repeated one gets `_<index>` appended, so
+    every result can be paired with exactly one call. Empty or absent
+    arguments mean `{}`.
+    """
+    calls: list[ToolCall] = []
+    seen: set[str] = set()
+    for partial in sorted(stream.calls, key=lambda call: call.index):
+        call_id = partial.call_id or f"call_{scope}_{iteration}_{partial.index}"
+        if call_id in seen:
+            call_id = f"{call_id}_{partial.index}"
+        seen.add(call_id)
+        arguments = partial.arguments if partial.arguments.strip() else "{}"
+        calls.append(
+            ToolCall(
+                id=call_id, name=partial.name, arguments=arguments, signature=partial.signature
+            )
+        )
+    return tuple(calls)

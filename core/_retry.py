@@ -1,0 +1,45 @@
+"""Retrying a failed model call, shared by both reducers: the backoff decision and its timer.
+
+A retryable `ModelCallFailed` is retried after `RetryPolicy.delay` seconds
+until `max_retries` retries were made; a fatal one is not. The timer's token
+names the call it repeats, so a stale `TimerFired` is caught as misuse.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ._config import RetryPolicy
+from ._effects import StartTimer
+from ._events import ModelCallFailed
+
+
+@attrs.frozen(kw_only=True)
+class RetryTimer:
+    """The backoff timer before retry `retry` (1-based) of model call `iteration`.
+
+    `scope` is the loop's turn number, or the agent's attempt. On the wire (in
+    `StartTimer` and `TimerFired`) it is the text `token`.
+    """
+
+    scope: int
+    iteration: int
+    retry: int
+
+    @property
+    def token(self) -> str:
+        """The timer's token: `retry:<scope>:<iteration>:<retry>`."""
+        return f"retry:{self.scope}:{self.iteration}:{self.retry}"
+
+    def awaited(self) -> str:
+        """The misuse message's detail when another timer fires."""
+        return f"awaiting timer {self.token!r}"
+
+
+def backoff(
+    policy: RetryPolicy, retries: int, failure: ModelCallFailed, timer: RetryTimer
+) -> StartTimer | None:
+    """The timer to wait before retrying after `retries` retries, or None: give up now."""
+    if not failure.retryable or retries >= policy.max_retries:
+        return None
+    return StartTimer(token=timer.token, seconds=policy.delay(retries, failure.retry_after))

@@ -1,0 +1,129 @@
+"""A round in flight, shared by both reducers: place results, see who awaits, complete, cancel.
+
+Every call of a round gets exactly one result, placed at the call's position
+whatever order results arrive in, so the round enters the history in issue
+order. A call that will not run (refused, answered at once, blocked) has its
+result from the start and no run; a call that runs awaits its result. What
+decides those answers, and what happens once the round is complete, is each
+reducer's policy (core/_loop_round.py, core/_agent_round.py).
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import attrs
+
+from ._records import Reasoning, ToolCall, ToolResult, ToolRound
+
+#: The result a call gets when a cancel closes its round before it finished.
+CANCELLED_RESULT = "Cancelled before the tool finished."
+
+T = TypeVar("T")
+
+
+@attrs.frozen(kw_only=True)
+class PendingRound:
+    """A round whose calls are being checked, run, or answered.
+
+    `runs[i]` is the call to run for `calls[i]` (arguments as hooks left them),
+    or None when it will not run; `results[i]` is its result once known.
+    `awaiting_hooks` is the loop's: the PreToolUse decisions still to come.
+    """
+
+    text: str
+    reasoning: tuple[Reasoning, ...]
+    calls: tuple[ToolCall, ...]
+    runs: tuple[ToolCall | None, ...]
+    results: tuple[ToolResult | None, ...]
+    awaiting_hooks: frozenset[str] = frozenset()
+
+
+def error_result(call: ToolCall, content: str) -> ToolResult:
+    """An error result for `call` that the model will read."""
+    return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
+
+
+def open_round(
+    text: str,
+    reasoning: tuple[Reasoning, ...],
+    calls: tuple[ToolCall, ...],
+    answers: tuple[ToolResult | None, ...],
+) -> PendingRound:
+    """A round whose calls with an answer already have their result; the others will run."""
+    runs = tuple(
+        call if answer is None else None for call, answer in zip(calls, answers, strict=True)
+    )
+    return PendingRound(text=text, reasoning=reasoning, calls=calls, runs=runs, results=answers)
+
+
+def replace(slots: tuple[T, ...], position: int, value: T) -> tuple[T, ...]:
+    """`slots` with one slot replaced."""
+    return (*slots[:position], value, *slots[position + 1 :])
+
+
+def runnable(pending: PendingRound) -> tuple[ToolCall, ...]:
+    """The calls that will run, as they will run (in call order)."""
+    return tuple(run for run in pending.runs if run is not None)
+
+
+def awaiting(pending: PendingRound) -> tuple[ToolCall, ...]:
+    """The calls that run and still await their result, in call order."""
+    return tuple(
+        call
+        for call, run, result in zip(pending.calls, pending.runs, pending.results, strict=True)
+        if run is not None and result is None
+    )
+
+
+def awaited_position(pending: PendingRound, call_id: str) -> int:
+    """Position of the call still awaiting its result as `call_id`, or -1."""
+    for position, call in enumerate(pending.calls):
+        if call.id == call_id and pending.runs[position] and pending.results[position] is None:
+            return position
+    return -1
+
+
+def not_awaited(pending: PendingRound, call_id: str) -> str:
+    """Why a result for `call_id` cannot be placed: the misuse message's detail."""
+    awaited = [call.id for call in awaiting(pending)]
+    return f"no call {call_id!r} awaits a result; awaiting {awaited}"
+
+
+def place(
+    pending: PendingRound, position: int, output: str, is_error: bool
+) -> tuple[PendingRound, ToolResult]:
+    """Give the call at `position` its result; the round and the result placed."""
+    call = pending.calls[position]
+    result = ToolResult(call_id=call.id, name=call.name, content=output, is_error=is_error)
+    return attrs.evolve(pending, results=replace(pending.results, position, result)), result
+
+
+def is_complete(pending: PendingRound) -> bool:
+    """Whether every call has its result."""
+    return None not in pending.results
+
+
+def complete(pending: PendingRound) -> ToolRound:
+    """The round as a record (every result present)."""
+    return ToolRound(
+        assistant_text=pending.text,
+        tool_calls=pending.calls,
+        results=tuple(result for result in pending.results if result is not None),
+        reasoning=pending.reasoning,
+    )
+
+
+def cancel(pending: PendingRound) -> tuple[ToolRound, tuple[ToolResult, ...]]:
+    """Close the round on cancel: each call without a result gets a "cancelled" error result.
+
+    Returns the completed round and the results the cancel made, in call order.
+    """
+    made = tuple(
+        error_result(call, CANCELLED_RESULT)
+        for call, result in zip(pending.calls, pending.results, strict=True)
+        if result is None
+    )
+    supply = iter(made)
+    results = tuple(result or next(supply) for result in pending.results)
+    return complete(attrs.evolve(pending, results=results)), made

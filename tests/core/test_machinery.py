@@ -1,0 +1,196 @@
+"""The machinery both reducers share: tables, model settings and requests, retry timers,
+rounds in flight, and the slot-filled records of the per-delta hot path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+from loop import ADD, WEATHER, call, done, fold, run, text
+
+from toolreel.core import (
+    AGENT_RULES,
+    AgentConfig,
+    AgentPhase,
+    AgentState,
+    AgentStepError,
+    CallModel,
+    Cancelled,
+    ChatMessage,
+    HookPoint,
+    LoopConfig,
+    ModelCallFailed,
+    Phase,
+    PlainOutput,
+    PromptSubmitted,
+    ReflectiveOutput,
+    StartTimer,
+    State,
+    StepError,
+    TextDelta,
+    TimerFired,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Usage,
+    agent_step,
+    build_request,
+    initial_agent_state,
+    initial_state,
+    step,
+)
+from toolreel.core._agent_state import with_stream as agent_with_stream
+from toolreel.core._model import ModelSettings, request
+from toolreel.core._response import PartialCall, Stream, add_fragment, start_call
+from toolreel.core._retry import RetryTimer
+from toolreel.core._round import CANCELLED_RESULT, cancel, not_awaited, open_round, place
+from toolreel.core._state import Turn, with_stream
+from toolreel.core._step import RULES
+
+OUT = ToolSpec(name="record")
+A = ToolCall(id="a", name="add")
+B = ToolCall(id="b", name="add")
+
+
+# Transition tables -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("table", [RULES, AGENT_RULES])
+def test_transition_tables_are_read_only(table: Any) -> None:
+    with pytest.raises(TypeError):
+        table[(Phase.IDLE, TextDelta)] = lambda state, event: (state, ())
+
+
+def test_an_event_outside_the_tables_still_names_phase_and_event() -> None:
+    with pytest.raises(StepError, match=r"can't handle event TimerFired.* when phase=IDLE"):
+        step(initial_state(LoopConfig()), TimerFired(token="t"))
+    agent = initial_agent_state(AgentConfig(output=PlainOutput(tool=OUT)))
+    with pytest.raises(AgentStepError, match=r"TimerFired.* when agent phase=IDLE"):
+        agent_step(agent, TimerFired(token="t"))
+
+
+def test_every_phase_answers_a_cancel() -> None:
+    assert {phase for phase, kind in RULES if kind is Cancelled} == set(Phase)
+    assert {phase for phase, kind in AGENT_RULES if kind is Cancelled} == set(AgentPhase)
+
+
+# Model settings and the one request builder --------------------------------------
+
+
+def test_both_configs_hold_their_model_fields_as_model_settings() -> None:
+    fields: dict[str, Any] = {
+        "model": "m",
+        "system_prompt": "Be brief.",
+        "tool_choice": "required",
+        "max_tokens": 100,
+        "temperature": 0.5,
+    }
+    loop = LoopConfig(tools=(ADD, OUT), **fields)
+    agent = AgentConfig(output=PlainOutput(tool=OUT), helpers=(ADD,), **fields)
+    assert loop.settings == ModelSettings(tools=(ADD, OUT), **fields)
+    assert agent.settings == loop.settings
+
+
+def test_the_reflective_agent_offers_submit_in_its_settings() -> None:
+    agent = AgentConfig(output=ReflectiveOutput(tool=OUT))
+    assert [spec.name for spec in agent.settings.tools] == ["record", "submit"]
+
+
+def test_a_tool_choice_without_tools_is_auto_but_a_final_answer_still_forbids_tools() -> None:
+    settings = ModelSettings(tool_choice="required")
+    messages = (ChatMessage(role="user", content="hi"),)
+    assert request(settings, messages).tool_choice == "auto"
+    assert request(settings, messages, tool_choice="none").tool_choice == "none"
+
+
+def test_the_loop_and_the_agent_build_the_same_request_from_the_same_settings() -> None:
+    loop = LoopConfig(model="m", tools=(ADD, OUT), system_prompt="s")
+    agent = AgentConfig(model="m", output=PlainOutput(tool=OUT), helpers=(ADD,), system_prompt="s")
+    effect = run(loop, [PromptSubmitted(text="hi")])[1][-1]
+    _, effects = agent_step(initial_agent_state(agent), PromptSubmitted(text="hi"))
+    assert isinstance(effect, CallModel) and isinstance(effects[-1], CallModel)
+    assert effect.request == effects[-1].request
+    turn = Turn(number=1, prompt="hi")
+    assert build_request(loop, effect.request.messages, turn) == effect.request
+
+
+# Retry timers ----------------------------------------------------------------------
+
+
+def test_a_retry_timer_token_names_scope_iteration_and_retry() -> None:
+    timer = RetryTimer(scope=2, iteration=3, retry=1)
+    assert timer.token == "retry:2:3:1"
+    assert timer.awaited() == "awaiting timer 'retry:2:3:1'"
+
+
+def test_both_reducers_start_the_same_timer_for_the_same_failure() -> None:
+    failure = ModelCallFailed(retryable=True, message="busy", status=529)
+    loop = LoopConfig(model="m", tools=(OUT,))
+    _, effects = fold(initial_state(loop), [PromptSubmitted(text="hi"), failure])
+    agent = initial_agent_state(AgentConfig(model="m", output=PlainOutput(tool=OUT)))
+    agent, _ = agent_step(agent, PromptSubmitted(text="hi"))
+    _, (timer,) = agent_step(agent, failure)
+    assert effects[-1][-1] == timer == StartTimer(token="retry:1:1:1", seconds=1.0)
+
+
+# Rounds in flight -----------------------------------------------------------------
+
+
+def test_results_are_placed_at_their_calls_position_whatever_order_they_come() -> None:
+    pending = open_round("", (), (A, B), (None, None))
+    pending, result = place(pending, 1, "2", False)
+    assert result == ToolResult(call_id="b", name="add", content="2")
+    assert pending.results == (None, result)
+    assert not_awaited(pending, "b") == "no call 'b' awaits a result; awaiting ['a']"
+
+
+def test_a_cancel_answers_every_call_without_a_result_in_call_order() -> None:
+    answered = ToolResult(call_id="a", name="add", content="1")
+    closed, made = cancel(open_round("", (), (A, B), (answered, None)))
+    cancelled = ToolResult(call_id="b", name="add", content=CANCELLED_RESULT, is_error=True)
+    assert made == (cancelled,)
+    assert closed.results == (answered, cancelled)
+
+
+def test_the_agent_state_keeps_no_record_of_abandoned_calls() -> None:
+    assert "ignored_calls" not in attrs.fields_dict(AgentState)
+
+
+# Slot-filled records (core/_slots.py) ----------------------------------------------
+
+
+def test_fragments_build_the_same_partial_call_as_its_constructor() -> None:
+    stream = start_call(Stream(), 0, "c1", "add", "sig")
+    stream = add_fragment(add_fragment(stream, 0, '{"a"'), 0, ": 1}")
+    assert stream == Stream(
+        calls=(
+            PartialCall(index=0, call_id="c1", name="add", arguments='{"a": 1}', signature="sig"),
+        )
+    )
+
+
+def test_a_new_partial_response_keeps_every_other_field_of_the_loop_state() -> None:
+    config = LoopConfig(tools=(ADD, WEATHER), hooks={HookPoint.POST_TOOL_USE})
+    state, _ = fold(initial_state(config), [PromptSubmitted(text="hi"), *text("a", "b")])
+    state = attrs.evolve(
+        state, usage=Usage(input_tokens=1), ignored_calls=frozenset({"x"}), after_cancel=True
+    )
+    stream = Stream(text="new")
+    assert with_stream(state, stream) == attrs.evolve(state, stream=stream)
+
+
+def test_a_new_partial_response_keeps_every_other_field_of_the_agent_state() -> None:
+    state = initial_agent_state(AgentConfig(output=PlainOutput(tool=OUT)))
+    state, _ = agent_step(state, PromptSubmitted(text="hi"))
+    state = attrs.evolve(state, output="{}", usage=Usage(output_tokens=2), retry=1)
+    stream = Stream(text="new")
+    assert agent_with_stream(state, stream) == attrs.evolve(state, stream=stream)
+
+
+def test_a_whole_turn_folds_to_states_equal_to_ones_built_by_attrs() -> None:
+    config = LoopConfig(tools=(ADD,))
+    events = [PromptSubmitted(text="hi"), *call(0, "c", "add", '{"a": 1}'), done("tool_calls")]
+    state, _ = fold(initial_state(config), events)
+    rebuilt = State(**{field.name: getattr(state, field.name) for field in attrs.fields(State)})
+    assert rebuilt == state and hash(rebuilt) == hash(state)
