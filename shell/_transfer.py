@@ -1,10 +1,16 @@
-"""Moving one session between journals: export to a self-contained JSONL file, import back."""
+"""Moving one session between journals: export to a self-contained JSONL file, import back.
+
+A damaged source raises `JournalCorrupt` (naming file, session and step) and
+leaves no half-written export behind; a file that cannot be opened raises
+`JournalUnavailable`.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from toolreel.adapters import Journal, JSONLJournal
+from toolreel.adapters import Journal, JournalEntry, JournalUnavailable, JSONLJournal
+from toolreel.core import LoopConfig
 
 
 def export_session(journal: Journal, session_id: str, path: str | Path) -> Path:
@@ -14,23 +20,44 @@ def export_session(journal: Journal, session_id: str, path: str | Path) -> Path:
         raise ValueError(f"{target}: an export is a JSON-lines file; name it *.jsonl")
     if target.exists():
         raise FileExistsError(f"{target} exists; export writes a new file")
+    entries = list(journal.entries(session_id))  # read (and check) it all before writing
+    configs = journal.configs(session_id)
     out = JSONLJournal(target)
     try:
-        _copy(journal, out, session_id)
-    finally:
+        _write(out, session_id, configs, entries)
+    except BaseException:
         out.close()
+        target.unlink(missing_ok=True)
+        raise
+    out.close()
     return target
+
+
+def _write(
+    target: Journal,
+    session_id: str,
+    configs: list[tuple[int, LoopConfig]],
+    entries: list[JournalEntry],
+) -> None:
+    """Write a session's configs and steps, in order, then give the session up."""
+    for index, (from_seq, config) in enumerate(configs):
+        if index:
+            target.release(session_id)
+        target.begin(session_id, config, from_seq=from_seq)
+    target.append_entries(session_id, entries)
+    target.release(session_id)
 
 
 def _copy(source: Journal, target: Journal, session_id: str) -> None:
     """Copy a session's configs and steps, in order."""
-    for from_seq, config in source.configs(session_id):
-        target.begin(session_id, config, from_seq=from_seq)
-    target.append_entries(session_id, list(source.entries(session_id)))
+    entries = list(source.entries(session_id))
+    _write(target, session_id, source.configs(session_id), entries)
 
 
 def import_session(path: str | Path, journal: Journal, session_id: str | None = None) -> str:
     """Copy the session of an exported file into `journal`; its id there."""
+    if not Path(path).is_file():
+        raise JournalUnavailable(f"cannot import {path}: no such file")
     source = JSONLJournal(path)
     try:
         sessions = source.sessions()

@@ -22,7 +22,7 @@ import anyio
 import attrs
 import click
 
-from toolreel.adapters import PROVIDERS, Journal, load_session, render_transcript
+from toolreel.adapters import PROVIDERS, Journal, JournalError, load_session, render_transcript
 from toolreel.adapters._providers import DEFAULT_MODELS, api_key, codec_for, require_key
 
 from . import _cli_render as render
@@ -137,10 +137,13 @@ def writing(path: Path) -> Journal:
 def reading(path: Path) -> Iterator[Journal]:
     """An existing journal, opened for reading (never created); unreadable content is an error."""
     check_journal(path)
-    journal = open_journal(path)
+    try:
+        journal = open_journal(path)
+    except JournalError as exc:
+        raise click.ClickException(f"cannot read {path}: {exc}") from exc
     try:
         yield journal
-    except (ValueError, KeyError, TypeError, sqlite3.DatabaseError) as exc:
+    except (JournalError, ValueError, KeyError, TypeError, sqlite3.DatabaseError) as exc:
         if os.environ.get("TOOLREEL_DEBUG"):
             raise
         raise click.ClickException(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
@@ -315,6 +318,8 @@ def show(journal: Path, session: str, expand: bool, ids: bool) -> None:
     """
     with reading(journal) as store:
         loaded = load_session(store, session_in(store, journal, session))
+    for warning in loaded.warnings:  # edited or missing steps: shown, but said so
+        click.echo(f"warning: {warning}", err=True)
     click.echo(render_transcript(loaded, expand=expand, ids=ids), nl=False)
 
 
