@@ -193,8 +193,17 @@ def decoded_steps(
         ) from exc
     if not isinstance(steps, list):
         raise JournalCorrupt(path, "undecodable steps", session_id=session_id, seq=first)
-    for data in steps:
-        yield decoded_step(path, session_id, data, legacy=legacy, seq=_seq_of(data) or first)
+    for data in steps:  # the hot loop of every replay: inline, no call per step
+        try:
+            seq, event, effects = data
+            if legacy:  # written before long tool results were kept once
+                effects = [slim(effect) for effect in effects]
+            item = JournalEntry(seq=seq, event=event_of(event), effects=tuple(effects))
+        except Exception as exc:
+            detail = f"undecodable step ({type(exc).__name__}: {exc})"
+            where = _seq_of(data) or first
+            raise JournalCorrupt(path, detail, session_id=session_id, seq=where) from exc
+        yield item
 
 
 def _slim_result(result: dict[str, Any]) -> None:
@@ -313,8 +322,8 @@ def effect_record(effect: Effect) -> dict[str, Any]:
         message = effect.notice.message  # the step's Persist holds it whole
         notice = {"type": "MessageRecorded", "message_digest": _DIGESTS.message(message)}
         return {"notice": notice, "type": "Emit"}
-    if isinstance(effect, Persist | AskHook) or (
-        isinstance(effect, Emit) and isinstance(effect.notice, ToolResultReady | RoundFinished)
+    if isinstance(effect, (Persist, AskHook)) or (
+        isinstance(effect, Emit) and isinstance(effect.notice, (ToolResultReady, RoundFinished))
     ):
         return slim(effect_data(effect))
     if not isinstance(effect, CallModel):

@@ -77,6 +77,7 @@ class JSONLJournal:
         self.owner = Owner.here()
         self._lock = threading.Lock()
         self._held: set[str] = set()
+        self._expiry: dict[str, float] = {}  # when each of our leases runs out
         self._heartbeat = Heartbeat(self.heartbeat, lease_seconds / 3)
         if self.path.is_dir():
             raise JournalUnavailable(f"cannot open journal {self.path}: it is a directory")
@@ -172,12 +173,16 @@ class JSONLJournal:
         """Take or renew the session's lease (under `_locked`); `SessionBusy` if held."""
         if fresh and session_id in self._held:
             raise SessionBusy(session_id, f"{self.owner}, which began it and did not release it")
+        if session_id in self._held and self._expiry[session_id] - now() > self.lease_seconds / 2:
+            return  # ours for a while yet: nobody else may have taken it
         leases = self._leases()
         lease = leases.get(session_id)
         holder = Owner.of(lease["owner"]) if lease else None
         check_free(session_id, self.owner, holder, lease["expires"] if lease else 0.0, now())
-        leases[session_id] = {"owner": self.owner.data(), "expires": now() + self.lease_seconds}
+        expires = now() + self.lease_seconds
+        leases[session_id] = {"owner": self.owner.data(), "expires": expires}
         self._save_leases(leases)
+        self._expiry[session_id] = expires
         self._held.add(session_id)
         self._heartbeat.start()
 

@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,7 @@ def test_two_writers_sharing_one_memory_journal_are_refused() -> None:
 
 HOLDER = """
 import sys
+import time
 from toolreel.adapters import SQLiteJournal, JSONLJournal
 from toolreel.core import LoopConfig
 path = sys.argv[1]
@@ -310,3 +312,16 @@ def test_a_large_tool_output_is_stored_once_and_replays(tmp_path: Path, name: st
     assert persisted_messages(journal.entries("s"))[1].tool_rounds[0].results[0].content == output
     assert not isinstance(replay(journal, "s"), Divergence)
     journal.close()
+
+
+@pytest.mark.parametrize("name", KINDS)
+def test_an_idle_writer_keeps_its_session_by_heartbeat(tmp_path: Path, name: str) -> None:
+    first = open_journal(tmp_path / name, lease_seconds=0.3)
+    first.begin("s", CONFIG)
+    time.sleep(0.9)  # three leases long, nothing written: the heartbeat renews it
+    second = open_journal(tmp_path / name, lease_seconds=0.3)
+    with pytest.raises(SessionBusy):
+        second.begin("s", CONFIG)
+    first.close()
+    second.begin("s", CONFIG)
+    second.close()
