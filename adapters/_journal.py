@@ -183,8 +183,11 @@ def _seq_of(data: Any) -> int | None:
 
 def decoded_steps(
     path: str, session_id: str, first: int, body: str, *, legacy: bool = False
-) -> Iterator[JournalEntry]:
-    """The steps of a stored batch (`[[seq, event, effects], ...]`), decoded."""
+) -> list[JournalEntry]:
+    """The steps of a stored batch (`[[seq, event, effects], ...]`), decoded.
+
+    A list, not a generator: `yield from` a list costs the reader no frame per step.
+    """
     try:
         steps = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
@@ -193,6 +196,7 @@ def decoded_steps(
         ) from exc
     if not isinstance(steps, list):
         raise JournalCorrupt(path, "undecodable steps", session_id=session_id, seq=first)
+    decoded = []
     for data in steps:  # the hot loop of every replay: inline, no call per step
         try:
             seq, event, effects = data
@@ -203,7 +207,8 @@ def decoded_steps(
             detail = f"undecodable step ({type(exc).__name__}: {exc})"
             where = _seq_of(data) or first
             raise JournalCorrupt(path, detail, session_id=session_id, seq=where) from exc
-        yield item
+        decoded.append(item)
+    return decoded
 
 
 def _slim_result(result: dict[str, Any]) -> None:

@@ -310,7 +310,7 @@ class SQLiteJournal:
             self._pending.append((session_id, chunk[0][0], chunk[-1][0], body, body_digest(body)))
         self.flush()
         if turn_ended:
-            self.checkpoint()
+            self.checkpoint("PASSIVE")
 
     def flush(self) -> None:
         """Write the steps a locked file kept back; `JournalUnavailable` if it still cannot."""
@@ -333,10 +333,14 @@ class SQLiteJournal:
             raise
         del self._pending[: len(rows)]
 
-    def checkpoint(self) -> None:
-        """Move the WAL's pages into the main file, so the file alone holds every step."""
+    def checkpoint(self, mode: str = "TRUNCATE") -> None:
+        """Move the WAL's pages into the main file, so the file alone holds every step.
+
+        At the end of a turn PASSIVE (it never waits for another process's
+        readers, so it never holds a turn up); on close TRUNCATE (the WAL emptied).
+        """
         with self._lock, contextlib.suppress(sqlite3.Error):  # readers in the way: next time
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            self._db.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
 
     # --- reading -----------------------------------------------------------------------
 
