@@ -66,3 +66,4 @@ class SessionBusy(SessionError):
         super().__init__(f"session {session_id!r} is in use by {owner}{detail}")
         self.session_id = session_id
         self.owner = owner
+        self.expires_in = expires_in

@@ -16,9 +16,9 @@ when no session is held.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
 import os
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -41,6 +41,9 @@ from ._journal import (
 )
 from ._lease import LEASE_SECONDS, Heartbeat, Owner, check_free, now
 from ._serde import event_data
+
+if sys.platform != "win32":  # Windows has no flock: one writing process per file there
+    import fcntl
 
 log = logging.getLogger("toolreel.journal")
 _DIGEST = b',"digest":"'
@@ -100,6 +103,9 @@ class JSONLJournal:
     def _locked(self) -> Iterator[None]:
         """Hold this object's lock and the file's `flock` (other processes wait)."""
         with self._lock:
+            if sys.platform == "win32":
+                yield
+                return
             try:
                 fcntl.flock(self._file.fileno(), fcntl.LOCK_EX)
             except (OSError, ValueError) as exc:

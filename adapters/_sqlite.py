@@ -149,9 +149,9 @@ class SQLiteJournal:
 
     # --- the database, guarded ---------------------------------------------------------
 
-    def _retry(self, work: Callable[[], T], doing: str) -> T:
+    def _retry(self, work: Callable[[], T], doing: str, *, patient: bool = True) -> T:
         """Run `work`; while the file is locked, retry with backoff up to `busy_seconds`."""
-        deadline = time.monotonic() + self.busy_seconds
+        deadline = time.monotonic() + (self.busy_seconds if patient else 0.0)
         pause = 0.01
         while True:
             try:
@@ -175,7 +175,7 @@ class SQLiteJournal:
             return JournalError(f"cannot {doing} journal {self.path}: {exc}")
         return JournalCorrupt(str(self.path), f"not a readable SQLite journal ({exc})")
 
-    def _transaction(self, work: Callable[[], T], doing: str) -> T:
+    def _transaction(self, work: Callable[[], T], doing: str, *, patient: bool = True) -> T:
         """Run `work` in one write transaction (rolled back if it fails), retried if locked."""
 
         def attempt() -> T:
@@ -189,7 +189,7 @@ class SQLiteJournal:
             return result
 
         with self._lock:
-            return self._retry(attempt, doing)
+            return self._retry(attempt, doing, patient=patient)
 
     def _read(self, query: str, args: tuple[Any, ...]) -> list[Any]:
         """Rows of a query (readers never wait for writers in WAL mode)."""
@@ -223,7 +223,8 @@ class SQLiteJournal:
     def heartbeat(self) -> None:
         """Renew every lease this journal holds (the heartbeat thread calls this)."""
         for session_id in list(self._held):
-            self._transaction(functools.partial(self._renew, session_id), "renew")
+            # one try (the lock not held for long): a busy file waits for the next beat
+            self._transaction(functools.partial(self._renew, session_id), "renew", patient=False)
 
     def _renew(self, session_id: str) -> None:
         """Renew the lease if this journal still holds it (a release may have come between)."""
