@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import anyio
 import pytest
 from click.testing import CliRunner
 from journal_damage import open_journal, record, recorded, rows, sql
@@ -29,9 +30,10 @@ from toolreel.adapters import (
     load_session,
     persisted_messages,
 )
-from toolreel.core import LoopConfig, PromptSubmitted, initial_state, step
-from toolreel.shell import Divergence, export_session, replay
+from toolreel.core import LoopConfig, PromptSubmitted, ToolFinished, initial_state, step
+from toolreel.shell import Client, Divergence, export_session, replay, tool
 from toolreel.shell.cli import cli
+from toolreel.testing import ScriptedModel, text, tool_calls
 
 CONFIG = LoopConfig(model="m")
 KINDS = ["j.db", "j.jsonl"]
@@ -325,3 +327,37 @@ def test_an_idle_writer_keeps_its_session_by_heartbeat(tmp_path: Path, name: str
     first.close()
     second.begin("s", CONFIG)
     second.close()
+
+
+def test_a_lock_held_through_a_tool_outcome_loses_no_step(tmp_path: Path) -> None:
+    path = tmp_path / "j.db"
+    journal = SQLiteJournal(path, busy_seconds=0.2)
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+
+    @tool
+    def fetch(n: int) -> str:
+        """A tool during which another connection locks the file."""
+        other.execute("BEGIN IMMEDIATE")
+        return "the outcome"
+
+    model = ScriptedModel([tool_calls(("c1", "fetch", {"n": 1})), text("done")], http=False)
+    options = model.options(tools=[fetch], auto_execute_tools=True, journal=journal, session_id="s")
+
+    async def main() -> None:
+        async with Client(options, model=model.model) as client:
+            await client.query("fetch")
+            with pytest.raises(Exception) as failed:  # (the Runner may still wrap it in a group)
+                await client.wait()
+            if isinstance(failed.value, ExceptionGroup):
+                assert failed.group_contains(JournalUnavailable, match=rf"{path}.*locked")
+            else:
+                assert failed.match(rf"{path}.*locked") and failed.type is JournalUnavailable
+
+    anyio.run(main)
+    other.execute("COMMIT")
+    journal.close()  # writes the steps the lock kept back
+    journal = SQLiteJournal(path)
+    outputs = [e.event.output for e in journal.entries("s") if isinstance(e.event, ToolFinished)]
+    assert outputs == ["the outcome"]
+    journal.close()
+    other.close()
