@@ -196,19 +196,18 @@ def decoded_steps(
         ) from exc
     if not isinstance(steps, list):
         raise JournalCorrupt(path, "undecodable steps", session_id=session_id, seq=first)
-    decoded = []
-    for data in steps:  # the hot loop of every replay: inline, no call per step
-        try:
-            seq, event, effects = data
-            if legacy:  # written before long tool results were kept once
-                effects = [slim(effect) for effect in effects]
-            item = JournalEntry(seq=seq, event=event_of(event), effects=tuple(effects))
-        except Exception as exc:
-            detail = f"undecodable step ({type(exc).__name__}: {exc})"
-            where = _seq_of(data) or first
-            raise JournalCorrupt(path, detail, session_id=session_id, seq=where) from exc
-        decoded.append(item)
-    return decoded
+    try:  # the hot loop of every replay: one comprehension, no call per step
+        if legacy:  # written before long tool results were kept once
+            steps = [[seq, event, [slim(e) for e in effects]] for seq, event, effects in steps]
+        return [
+            JournalEntry(seq=seq, event=event_of(event), effects=tuple(effects))
+            for seq, event, effects in steps
+        ]
+    except Exception:
+        pass  # find the step at fault, and say which
+    for data in steps:
+        decoded_step(path, session_id, data, seq=_seq_of(data) or first)
+    raise JournalCorrupt(path, "undecodable steps", session_id=session_id, seq=first)
 
 
 def _slim_result(result: dict[str, Any]) -> None:

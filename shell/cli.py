@@ -129,7 +129,7 @@ def writing(path: Path) -> Journal:
     check_journal(path, must_exist=False)
     try:
         return open_journal(path)
-    except (OSError, sqlite3.Error) as exc:
+    except (OSError, sqlite3.Error, JournalError) as exc:
         raise click.ClickException(f"cannot open {path}: {exc}") from exc
 
 
