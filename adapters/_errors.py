@@ -9,6 +9,7 @@ from __future__ import annotations
 from toolreel.core import ToolreelError, UsageError
 
 __all__ = [
+    "DecodeError",
     "JournalCorrupt",
     "JournalError",
     "JournalUnavailable",
@@ -16,6 +17,10 @@ __all__ = [
     "SessionError",
     "SessionNotFound",
 ]
+
+
+class DecodeError(ToolreelError, ValueError):
+    """Text that is not the JSON form of an event or record (e.g. `event_from_json`)."""
 
 
 class JournalError(ToolreelError):
@@ -66,3 +71,4 @@ class SessionBusy(SessionError):
         super().__init__(f"session {session_id!r} is in use by {owner}{detail}")
         self.session_id = session_id
         self.owner = owner
+        self.expires_in = expires_in

@@ -7,6 +7,15 @@ their count and a digest — the messages follow from the events, and storing
 them per call would grow the journal with the square of the session. For the
 same reason a `Finish` keeps a digest of its rounds and a `MessageRecorded`
 notice a digest of its message: the step's `Persist` holds the message whole.
+A tool result longer than `LONG` characters is kept once, in the event that
+brought it (`ToolFinished`, `ToolResultAdded`): the notices, hook requests
+and `Persist` messages that repeat it keep its length and digest instead
+(`persisted_messages` puts it back). Replay records its effects the same way.
+
+Reading reports damage: data that does not decode raises `JournalCorrupt`
+naming file, session and step; data that decodes but fails its checksum, or a
+session missing steps, is told to a `Damage` (`load_session` turns it into
+`Session.warnings`).
 
 `MemoryJournal` is the default; `SQLiteJournal` (adapters/_sqlite.py) and
 `JSONLJournal` (adapters/_jsonl.py) keep sessions on disk.
@@ -20,8 +29,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 import attrs
+import orjson
 
 from toolreel.core import (
+    AskHook,
     CallModel,
     ChatMessage,
     Effect,
@@ -31,11 +42,20 @@ from toolreel.core import (
     LoopConfig,
     MessageRecorded,
     Persist,
+    RoundFinished,
     TextStreamed,
+    ToolFinished,
+    ToolResultAdded,
+    ToolResultReady,
 )
 
+from ._errors import JournalCorrupt, SessionBusy, SessionNotFound
+from ._lease import Owner
 from ._memo import IdentityMemo
-from ._serde import converter, effect_data
+from ._serde import converter, effect_data, event_of
+
+#: Tool results longer than this are stored once, in their event (see the module docstring).
+LONG = 1024
 
 
 @attrs.frozen(kw_only=True)
@@ -83,8 +103,8 @@ class Journal(Protocol):
         """The session's latest config (KeyError if no such session)."""
         ...
 
-    def entries(self, session_id: str) -> Iterator[JournalEntry]:
-        """The session's steps in order."""
+    def entries(self, session_id: str, *, damage: Damage | None = None) -> Iterator[JournalEntry]:
+        """The session's steps in order (checksum failures told to `damage`)."""
         ...
 
     def sessions(self) -> list[str]:
@@ -95,9 +115,131 @@ class Journal(Protocol):
         """Give up this writer's ownership of the session (another writer may take it)."""
         ...
 
-    def close(self) -> None:
-        """Release files and connections."""
+    def flush(self) -> None:
+        """Write steps an earlier `append` could not (the file was locked)."""
         ...
+
+    def close(self) -> None:
+        """Write what is pending, give up every session, release files and connections."""
+        ...
+
+
+class Damage:
+    """What reading found wrong but still readable: edited rows, missing steps."""
+
+    def __init__(self) -> None:
+        """Nothing found yet."""
+        self._edited: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        self._missing: list[str] = []
+
+    def edited(self, path: str, session_id: str, first: int, last: int) -> None:
+        """Steps `first`..`last` no longer match the checksum written with them."""
+        self._edited.setdefault((path, session_id), []).append((first, last))
+
+    def missing(self, path: str, session_id: str, first: int, last: int) -> None:
+        """Steps `first`..`last` are not in the journal (lost or deleted)."""
+        steps = f"step {first} is" if first == last else f"steps {first}-{last} are"
+        self._missing.append(f"{path}: session {session_id!r}: {steps} missing")
+
+    @property
+    def warnings(self) -> list[str]:
+        """One line per finding, naming file, session and steps."""
+        found = []
+        for (path, session_id), spans in self._edited.items():
+            steps = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+            found.append(
+                f"{path}: session {session_id!r}: step(s) {steps} changed after they were "
+                "written (checksum mismatch)"
+            )
+        return found + self._missing
+
+
+def body_digest(text: str) -> str:
+    """The checksum of a stored batch or line."""
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def decoded_step(
+    path: str, session_id: str, data: Any, *, legacy: bool = False, seq: int | None = None
+) -> JournalEntry:
+    """One stored `[seq, event, effects]` decoded; `JournalCorrupt` if it does not."""
+    try:
+        number, event, effects = data
+        if legacy:  # written before long tool results were kept once
+            effects = [slim(effect) for effect in effects]
+        return JournalEntry(seq=number, event=event_of(event), effects=tuple(effects))
+    except Exception as exc:
+        where = seq if seq is not None else _seq_of(data)
+        detail = f"undecodable step ({type(exc).__name__}: {exc})"
+        raise JournalCorrupt(path, detail, session_id=session_id, seq=where) from exc
+
+
+def _seq_of(data: Any) -> int | None:
+    """The sequence number of a stored step, if it has a readable one."""
+    if isinstance(data, list) and data and isinstance(data[0], int):
+        return data[0]
+    return None
+
+
+def decoded_steps(
+    path: str, session_id: str, first: int, body: str, *, legacy: bool = False
+) -> list[JournalEntry]:
+    """The steps of a stored batch (`[[seq, event, effects], ...]`), decoded.
+
+    A list, not a generator: `yield from` a list costs the reader no frame per step.
+    """
+    try:
+        steps = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise JournalCorrupt(
+            path, f"undecodable steps ({exc})", session_id=session_id, seq=first
+        ) from exc
+    if not isinstance(steps, list):
+        raise JournalCorrupt(path, "undecodable steps", session_id=session_id, seq=first)
+    try:  # the hot loop of every replay: one comprehension, no call per step
+        if legacy:  # written before long tool results were kept once
+            steps = [[seq, event, [slim(e) for e in effects]] for seq, event, effects in steps]
+        return [
+            JournalEntry(seq=seq, event=event_of(event), effects=tuple(effects))
+            for seq, event, effects in steps
+        ]
+    except Exception:
+        pass  # find the step at fault, and say which
+    for data in steps:
+        decoded_step(path, session_id, data, seq=_seq_of(data) or first)
+    raise JournalCorrupt(path, "undecodable steps", session_id=session_id, seq=first)
+
+
+def _slim_result(result: dict[str, Any]) -> None:
+    """Replace a long result's content by its length and digest (in place)."""
+    content = result.get("content")
+    if isinstance(content, str) and len(content) > LONG:
+        del result["content"]
+        result["content_length"] = len(content)
+        result["content_digest"] = _sha(content)
+
+
+def _slim_rounds(rounds: list[dict[str, Any]]) -> None:
+    """`_slim_result` for every result of recorded rounds."""
+    for tool_round in rounds:
+        for result in tool_round.get("results", ()):
+            _slim_result(result)
+
+
+def slim(data: dict[str, Any]) -> dict[str, Any]:
+    """A recorded effect with long tool results kept once (see the module docstring)."""
+    kind = data.get("type")
+    if kind == "Emit":
+        notice = data.get("notice", {})
+        if notice.get("type") == "ToolResultReady":
+            _slim_result(notice["result"])
+        elif notice.get("type") == "RoundFinished":
+            _slim_rounds([notice["round"]])
+    elif kind == "Persist":
+        _slim_rounds(data["message"].get("tool_rounds", []))
+    elif kind == "AskHook" and data.get("result"):
+        _slim_result(data["result"])
+    return data
 
 
 def _sha(text: str) -> str:
@@ -184,6 +326,10 @@ def effect_record(effect: Effect) -> dict[str, Any]:
         message = effect.notice.message  # the step's Persist holds it whole
         notice = {"type": "MessageRecorded", "message_digest": _DIGESTS.message(message)}
         return {"notice": notice, "type": "Emit"}
+    if isinstance(effect, (Persist, AskHook)) or (
+        isinstance(effect, Emit) and isinstance(effect.notice, (ToolResultReady, RoundFinished))
+    ):
+        return slim(effect_data(effect))
     if not isinstance(effect, CallModel):
         return effect_data(effect)
     messages = effect.request.messages
@@ -204,13 +350,40 @@ def entry(step: Step) -> JournalEntry:
 
 
 def persisted_messages(entries: Iterator[JournalEntry]) -> list[ChatMessage]:
-    """The messages a session persisted, in order (from its `Persist` effects)."""
+    """The messages a session persisted, in order (from its `Persist` effects).
+
+    Long tool results, kept once in their events, are put back in place.
+    """
     found = []
+    outputs: dict[str, str] = {}
     for item in entries:
+        event = item.event
+        if isinstance(event, ToolFinished):
+            outputs[_sha(event.output)] = event.output
+        elif isinstance(event, ToolResultAdded):
+            outputs[_sha(event.content)] = event.content
         for data in item.effects:
             if data.get("type") == Persist.__name__:
-                found.append(converter.structure(data["message"], ChatMessage))
+                message = dict(data["message"])
+                message["tool_rounds"] = [
+                    {**r, "results": [_restored(x, outputs) for x in r.get("results", ())]}
+                    for r in message.get("tool_rounds", ())
+                ]
+                found.append(converter.structure(message, ChatMessage))
     return found
+
+
+def _restored(result: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]:
+    """A long result with its content put back from the events."""
+    if "content_digest" not in result:
+        return result
+    restored = dict(result)
+    digest = restored.pop("content_digest")
+    del restored["content_length"]
+    if digest not in outputs:
+        raise JournalCorrupt("journal", f"the output of tool call {result['call_id']} is missing")
+    restored["content"] = outputs[digest]
+    return restored
 
 
 def config_data(config: LoopConfig) -> dict[str, Any]:
@@ -226,15 +399,24 @@ def config_of(data: dict[str, Any]) -> LoopConfig:
 
 
 class MemoryJournal:
-    """Sessions kept in this process only (the default when no journal is given)."""
+    """Sessions kept in this process only (the default when no journal is given).
+
+    One writer per session here too: `begin` holds a session until `release`
+    (two Clients sharing this object cannot both write one session).
+    """
 
     def __init__(self) -> None:
         """No sessions yet."""
+        self.owner = Owner.here()
         self._configs: dict[str, list[tuple[int, LoopConfig]]] = {}
         self._steps: dict[str, list[Step | JournalEntry]] = {}
+        self._held: set[str] = set()
 
     def begin(self, session_id: str, config: LoopConfig, *, from_seq: int = 0) -> None:
-        """Remember the config from `from_seq` on (unless it is the one already in force)."""
+        """Hold the session; remember the config from `from_seq` on (unless already in force)."""
+        if session_id in self._held:
+            raise SessionBusy(session_id, f"{self.owner}, which began it and did not release it")
+        self._held.add(session_id)
         history = self._configs.setdefault(session_id, [])
         if not history or history[-1][1] != config:
             history.append((from_seq, config))
@@ -242,6 +424,8 @@ class MemoryJournal:
 
     def configs(self, session_id: str) -> list[tuple[int, LoopConfig]]:
         """The session's configs with the step after which each applies."""
+        if session_id not in self._configs:
+            raise SessionNotFound(session_id, repr(self))
         return list(self._configs[session_id])
 
     def append(self, session_id: str, steps: Sequence[Step]) -> None:
@@ -254,10 +438,10 @@ class MemoryJournal:
 
     def config(self, session_id: str) -> LoopConfig:
         """The session's latest config."""
-        return self._configs[session_id][-1][1]
+        return self.configs(session_id)[-1][1]
 
-    def entries(self, session_id: str) -> Iterator[JournalEntry]:
-        """The session's steps."""
+    def entries(self, session_id: str, *, damage: Damage | None = None) -> Iterator[JournalEntry]:
+        """The session's steps (memory is never damaged)."""
         return (
             item if isinstance(item, JournalEntry) else entry(item)
             for item in list(self._steps.get(session_id, ()))
@@ -269,6 +453,11 @@ class MemoryJournal:
 
     def release(self, session_id: str) -> None:
         """Give up this writer's ownership of the session."""
+        self._held.discard(session_id)
+
+    def flush(self) -> None:
+        """Nothing is ever pending."""
 
     def close(self) -> None:
-        """Nothing to release."""
+        """Give up every session."""
+        self._held.clear()

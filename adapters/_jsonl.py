@@ -1,78 +1,258 @@
 """JSONLJournal: sessions as JSON lines in one file — human-readable and diffable.
 
-Each line is `{"session", "kind": "config" | "step", ...}`; `append` writes
-its lines, flushes and fsyncs before returning.
+Each line is `{"session", "kind": "config" | "step", ..., "digest"}`, the
+digest (last) a checksum of the line without it, checked on read; `append`
+writes its lines, flushes and fsyncs before returning, holding an exclusive
+`flock` on the file so writers in several processes never interleave.
+
+A crash can leave a torn last line (no newline, or not JSON): opening the
+file sets it aside into `<file>.torn-<offset>` (no byte is lost), cuts it off
+and logs a warning, so every complete line stays readable and appends go on
+cleanly. Session leases (one writer per session, see `_lease.py`) live in the
+sidecar `<file>.leases`, read and written under the same lock, and removed
+when no session is held.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
 from toolreel.core import LoopConfig
 
+from ._errors import JournalCorrupt, JournalUnavailable, SessionBusy, SessionNotFound
 from ._journal import (
+    Damage,
     JournalEntry,
     Step,
+    body_digest,
     config_data,
     config_of,
+    decoded_step,
     effect_record,
 )
-from ._serde import event_data, event_of
+from ._lease import LEASE_SECONDS, Heartbeat, Owner, check_free, now
+from ._serde import event_data
+
+if sys.platform != "win32":  # Windows has no flock: one writing process per file there
+    import fcntl
+
+log = logging.getLogger("toolreel.journal")
+_DIGEST = b',"digest":"'
+
+
+def _line(data: dict[str, Any]) -> bytes:
+    """One JSON line with its digest as the last field."""
+    body = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    digest = body_digest(body.decode())
+    return body[:-1] + _DIGEST + digest.encode() + b'"}\n'
+
+
+def _checked(raw: bytes, data: dict[str, Any]) -> bool:
+    """Whether a parsed line matches its digest (a line without one is not checked)."""
+    digest = data.pop("digest", None)
+    if digest is None:
+        return True
+    cut = raw.rstrip(b"\n")
+    suffix = _DIGEST + str(digest).encode() + b'"}'
+    if cut.endswith(suffix):
+        body = cut[: -len(suffix)] + b"}"
+    else:  # rewritten by another tool: compare the canonical form
+        body = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    return body_digest(body.decode()) == str(digest)
 
 
 class JSONLJournal:
     """A journal in the JSON-lines file at `path` (created if missing)."""
 
-    def __init__(self, path: str | Path) -> None:
-        """Open the file for appending."""
+    def __init__(self, path: str | Path, *, lease_seconds: float = LEASE_SECONDS) -> None:
+        """Open the file for appending (a torn last line is set aside first)."""
         self.path = Path(path)
+        self.lease_seconds = lease_seconds
+        self.owner = Owner.here()
         self._lock = threading.Lock()
-        self._file = self.path.open("a", encoding="utf-8")
+        self._held: set[str] = set()
+        self._expiry: dict[str, float] = {}  # when each of our leases runs out
+        self._heartbeat = Heartbeat(self.heartbeat, lease_seconds / 3)
+        if self.path.is_dir():
+            raise JournalUnavailable(f"cannot open journal {self.path}: it is a directory")
+        try:
+            self._file: IO[bytes] = self.path.open("ab")
+        except OSError as exc:
+            raise JournalUnavailable(f"cannot open journal {self.path}: {exc}") from exc
+        try:
+            with self._locked():
+                self._cut_torn_tail()
+        except BaseException:
+            self._file.close()
+            raise
 
     def __repr__(self) -> str:
         """Where the journal is."""
         return f"JSONLJournal({str(self.path)!r})"
 
-    def _write(self, lines: list[dict[str, Any]]) -> None:
-        """Append lines durably."""
-        text = "".join(
-            orjson.dumps(line, option=orjson.OPT_SORT_KEYS).decode() + "\n" for line in lines
-        )
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold this object's lock and the file's `flock` (other processes wait)."""
         with self._lock:
-            self._file.write(text)
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            if sys.platform == "win32":
+                yield
+                return
+            try:
+                fcntl.flock(self._file.fileno(), fcntl.LOCK_EX)
+            except (OSError, ValueError) as exc:
+                raise JournalUnavailable(f"cannot lock journal {self.path}: {exc}") from exc
+            try:
+                yield
+            finally:
+                fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
+
+    def _cut_torn_tail(self) -> None:
+        """Set a torn last line aside into `<file>.torn-<offset>` and cut it off."""
+        with self.path.open("rb") as file:
+            first = file.readline()
+            if first.endswith(b"\n") and not _parses(first):
+                raise JournalCorrupt(str(self.path), "line 1 is not a journal line (not JSON)")
+            size = file.seek(0, os.SEEK_END)
+            if not size:
+                return
+            start = max(size - 65536, 0)
+            while True:  # find where the last line starts
+                file.seek(start)
+                chunk = file.read(size - start)
+                cut = chunk.rstrip(b"\n").rfind(b"\n")
+                if cut >= 0 or start == 0:
+                    break
+                start = max(start - (1 << 20), 0)
+            offset = start + cut + 1 if cut >= 0 else 0
+            last = chunk[cut + 1 :] if cut >= 0 else chunk
+        if last.endswith(b"\n") and _parses(last):
+            return
+        torn = self.path.with_name(f"{self.path.name}.torn-{offset}")
+        try:
+            torn.write_bytes(last)
+            os.truncate(self.path, offset)
+        except OSError as exc:
+            raise JournalUnavailable(f"cannot set aside torn line of {self.path}: {exc}") from exc
+        log.warning(
+            "%s: torn last line at byte offset %d (%d bytes, from a crash) set aside into %s",
+            self.path,
+            offset,
+            len(last),
+            torn,
+        )
+
+    # --- leases ------------------------------------------------------------------------
+
+    @property
+    def _leases_path(self) -> Path:
+        """The sidecar file holding the leases."""
+        return self.path.with_name(self.path.name + ".leases")
+
+    def _leases(self) -> dict[str, Any]:
+        """The leases on record (under `_locked`); a damaged sidecar counts as none."""
+        try:
+            data = orjson.loads(self._leases_path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _save_leases(self, leases: dict[str, Any]) -> None:
+        """Write the leases back (or remove the sidecar when there are none)."""
+        try:
+            if leases:
+                self._leases_path.write_bytes(orjson.dumps(leases))
+            else:
+                self._leases_path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise JournalUnavailable(f"cannot write leases of {self.path}: {exc}") from exc
+
+    def _take(self, session_id: str, *, fresh: bool) -> None:
+        """Take or renew the session's lease (under `_locked`); `SessionBusy` if held."""
+        if fresh and session_id in self._held:
+            raise SessionBusy(session_id, f"{self.owner}, which began it and did not release it")
+        if session_id in self._held and self._expiry[session_id] - now() > self.lease_seconds / 2:
+            return  # ours for a while yet: nobody else may have taken it
+        leases = self._leases()
+        lease = leases.get(session_id)
+        holder = Owner.of(lease["owner"]) if lease else None
+        check_free(session_id, self.owner, holder, lease["expires"] if lease else 0.0, now())
+        expires = now() + self.lease_seconds
+        leases[session_id] = {"owner": self.owner.data(), "expires": expires}
+        self._save_leases(leases)
+        self._expiry[session_id] = expires
+        self._held.add(session_id)
+        self._heartbeat.start()
+
+    def heartbeat(self) -> None:
+        """Renew every lease this journal holds (the heartbeat thread calls this)."""
+        with self._locked():
+            for session_id in list(self._held):
+                self._take(session_id, fresh=False)
+
+    def release(self, session_id: str) -> None:
+        """Give up this writer's ownership of the session."""
+        if session_id not in self._held:
+            return
+        with self._locked():
+            self._held.discard(session_id)
+            leases = self._leases()
+            lease = leases.get(session_id)
+            if lease and lease.get("owner") == self.owner.data():
+                del leases[session_id]
+                self._save_leases(leases)
+
+    # --- writing -----------------------------------------------------------------------
+
+    def _write(self, session_id: str, lines: list[dict[str, Any]], *, fresh: bool = False) -> None:
+        """Append lines durably, holding (or taking) the session's lease."""
+        text = b"".join(_line(line) for line in lines)
+        with self._locked():
+            self._take(session_id, fresh=fresh)
+            try:
+                self._file.write(text)
+                self._file.flush()
+                os.fsync(self._file.fileno())
+            except OSError as exc:
+                raise JournalUnavailable(f"cannot write journal {self.path}: {exc}") from exc
 
     def begin(self, session_id: str, config: LoopConfig, *, from_seq: int = 0) -> None:
-        """Record the config in force after step `from_seq` (unless it already is)."""
+        """Take the session's lease; record the config in force after `from_seq` (if new)."""
         try:
-            if self.config(session_id) == config:
-                return
-        except KeyError:
-            pass
+            unchanged = self.config(session_id) == config
+        except SessionNotFound:
+            unchanged = False
         line = {"session": session_id, "kind": "config", "from_seq": from_seq}
-        self._write([{**line, "config": config_data(config)}])
+        lines = [] if unchanged else [{**line, "config": config_data(config)}]
+        self._write(session_id, lines, fresh=True)
 
     def configs(self, session_id: str) -> list[tuple[int, LoopConfig]]:
         """The session's configs with the step after which each applies."""
-        found = [
-            (line.get("from_seq", 0), config_of(line["config"]))
-            for line in self._lines()
-            if line["session"] == session_id and line["kind"] == "config"
-        ]
+        found = []
+        for line in self._lines():
+            if line.get("session") == session_id and line.get("kind") == "config":
+                try:
+                    found.append((line.get("from_seq", 0), config_of(line["config"])))
+                except Exception as exc:
+                    raise JournalCorrupt(
+                        str(self.path), f"undecodable config ({exc})", session_id=session_id
+                    ) from exc
         if not found:
-            raise KeyError(session_id)
+            raise SessionNotFound(session_id, str(self.path))
         return found
 
     def append(self, session_id: str, steps: Sequence[Step]) -> None:
         """Record the steps."""
         self._write(
+            session_id,
             [
                 {
                     "session": session_id,
@@ -82,12 +262,13 @@ class JSONLJournal:
                     "effects": [effect_record(e) for e in step.effects],
                 }
                 for step in steps
-            ]
+            ],
         )
 
     def append_entries(self, session_id: str, entries: Sequence[JournalEntry]) -> None:
         """Record steps given in their recorded form."""
         self._write(
+            session_id,
             [
                 {
                     "session": session_id,
@@ -97,27 +278,55 @@ class JSONLJournal:
                     "effects": list(item.effects),
                 }
                 for item in entries
-            ]
+            ],
         )
 
+    def flush(self) -> None:
+        """Nothing is kept back: each append is written (or fails) at once."""
+
+    # --- reading -----------------------------------------------------------------------
+
+    def _raw_lines(self) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
+        """Every complete line: its number, text and data; one that is not JSON raises."""
+        try:
+            file = self.path.open("rb")
+        except OSError as exc:
+            raise JournalUnavailable(f"cannot read journal {self.path}: {exc}") from exc
+        with file:
+            for number, raw in enumerate(file, start=1):
+                if not raw.endswith(b"\n"):
+                    return  # torn by a writer that crashed since we opened
+                try:
+                    data = orjson.loads(raw)
+                except orjson.JSONDecodeError as exc:
+                    raise JournalCorrupt(str(self.path), f"line {number} is not JSON") from exc
+                if not isinstance(data, dict) or not isinstance(data.get("session"), str):
+                    raise JournalCorrupt(str(self.path), f"line {number} is not a journal line")
+                yield number, raw, data
+
     def _lines(self) -> Iterator[dict[str, Any]]:
-        """Every complete line of the file (a torn last line from a crash is skipped)."""
-        with self.path.open(encoding="utf-8") as file:
-            for line in file:
-                if line.endswith("\n"):
-                    yield orjson.loads(line)
+        """Every complete line's data (digests not checked)."""
+        for _, _, data in self._raw_lines():
+            data.pop("digest", None)
+            yield data
 
     def config(self, session_id: str) -> LoopConfig:
         """The session's latest config."""
         return self.configs(session_id)[-1][1]
 
-    def entries(self, session_id: str) -> Iterator[JournalEntry]:
-        """The session's steps in order."""
-        for line in self._lines():
-            if line["session"] == session_id and line["kind"] == "step":
-                yield JournalEntry(
-                    seq=line["seq"], event=event_of(line["event"]), effects=tuple(line["effects"])
-                )
+    def entries(self, session_id: str, *, damage: Damage | None = None) -> Iterator[JournalEntry]:
+        """The session's steps in order (a line failing its digest is told to `damage`)."""
+        path = str(self.path)
+        for _, raw, line in self._raw_lines():
+            if line["session"] != session_id or line.get("kind") != "step":
+                continue
+            legacy = "digest" not in line
+            intact = _checked(raw, line)
+            data = [line.get("seq"), line.get("event"), line.get("effects")]
+            item = decoded_step(path, session_id, data, legacy=legacy)
+            if not intact and damage is not None:
+                damage.edited(path, session_id, item.seq, item.seq)
+            yield item
 
     def sessions(self) -> list[str]:
         """Session ids, oldest first."""
@@ -126,10 +335,21 @@ class JSONLJournal:
             seen.setdefault(line["session"], None)
         return list(seen)
 
-    def release(self, session_id: str) -> None:
-        """Give up this writer's ownership of the session."""
-
     def close(self) -> None:
-        """Close the file."""
-        with self._lock:
-            self._file.close()
+        """Give up the leases and close the file."""
+        self._heartbeat.stop()
+        try:
+            for session_id in list(self._held):
+                self.release(session_id)
+        finally:
+            with self._lock:
+                self._file.close()
+
+
+def _parses(line: bytes) -> bool:
+    """Whether a line is a journal line (a JSON object naming its session)."""
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(data, dict) and isinstance(data.get("session"), str)

@@ -23,6 +23,8 @@ from toolreel.core import (
     ToolFinished,
 )
 
+from ._errors import DecodeError
+
 T = TypeVar("T")
 
 
@@ -94,5 +96,9 @@ def event_to_json(event: Event) -> str:
 
 
 def event_from_json(text: str) -> Event:
-    """One event from the JSON text `event_to_json` made."""
-    return event_of(json.loads(text))
+    """One event from the JSON text `event_to_json` made (`DecodeError` if it is not one)."""
+    try:
+        return event_of(json.loads(text))
+    except Exception as exc:  # json, cattrs and KeyError all mean "not an event"
+        detail = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        raise DecodeError(f"not an event's JSON: {detail}") from exc

@@ -1,7 +1,9 @@
 """A stored session, rebuilt: its config, history and one summary per turn.
 
 `load_session` folds the journaled events through `step` again — the journal
-holds facts, the session is what they mean.
+holds facts, the session is what they mean. Damage that still reads (a batch
+failing its checksum, missing steps) becomes `Session.warnings`; data that does
+not decode, or events that cannot follow each other, raise `JournalCorrupt`.
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from toolreel.core import (
     Phase,
     PromptSubmitted,
     State,
+    StepError,
     Usage,
     initial_state,
     step,
 )
 
-from ._journal import Journal, JournalEntry
+from ._errors import JournalCorrupt
+from ._journal import Damage, Journal, JournalEntry
 
 
 @attrs.frozen(kw_only=True)
@@ -55,6 +59,7 @@ class Session:
     turns: tuple[TurnSummary, ...]
     events: int
     phase: Phase
+    warnings: tuple[str, ...] = ()
 
     @property
     def usage(self) -> Usage:
@@ -112,7 +117,7 @@ class SessionBuilder:
             self._prompt = None
         return effects
 
-    def session(self) -> Session:
+    def session(self, warnings: tuple[str, ...] = ()) -> Session:
         """The session so far (an unfinished turn shows with reason None)."""
         turns = list(self.turns)
         if self._prompt is not None:
@@ -124,6 +129,7 @@ class SessionBuilder:
             turns=tuple(turns),
             events=self.events,
             phase=self.state.phase,
+            warnings=warnings,
         )
 
 
@@ -139,12 +145,45 @@ def with_configs(
         yield entry, change
 
 
+def contiguous(
+    entries: Iterable[JournalEntry], path: str, session_id: str, damage: Damage
+) -> Iterator[JournalEntry]:
+    """The entries, telling `damage` where sequence numbers skip (steps lost)."""
+    expected = 1
+    for entry in entries:
+        if entry.seq > expected:
+            damage.missing(path, session_id, expected, entry.seq - 1)
+        elif entry.seq < expected:
+            raise JournalCorrupt(
+                path, "a step is stored twice or out of order", session_id=session_id, seq=entry.seq
+            )
+        expected = entry.seq + 1
+        yield entry
+
+
+def journal_name(journal: Journal) -> str:
+    """The journal's file, or how it names itself."""
+    return str(getattr(journal, "path", None) or repr(journal))
+
+
 def load_session(journal: Journal, session_id: str) -> Session:
-    """Rebuild a journaled session (KeyError if the journal has no such session)."""
+    """Rebuild a journaled session (`SessionNotFound` if the journal has no such session).
+
+    A checksum mismatch or missing steps is a warning in `Session.warnings`
+    (the data still decodes and folds: show it, and say it may be wrong);
+    undecodable data or an impossible event raises `JournalCorrupt`.
+    """
+    path = journal_name(journal)
+    damage = Damage()
     configs = journal.configs(session_id)
     builder = SessionBuilder(session_id, configs[0][1])
-    for entry, change in with_configs(journal.entries(session_id), configs):
+    entries = contiguous(journal.entries(session_id, damage=damage), path, session_id, damage)
+    for entry, change in with_configs(entries, configs):
         if change is not None:
             builder.reconfigure(change)
-        builder.add(entry.event)
-    return builder.session()
+        try:
+            builder.add(entry.event)
+        except StepError as exc:
+            detail = "; ".join([f"the event cannot happen here ({exc})", *damage.warnings])
+            raise JournalCorrupt(path, detail, session_id=session_id, seq=entry.seq) from exc
+    return builder.session(tuple(damage.warnings))

@@ -1,38 +1,62 @@
 """SQLiteJournal: sessions in one SQLite file (WAL mode), the default on-disk journal.
 
 Steps are stored in batches, one row per run of up to 256 consecutive steps
-written together, as JSON text `[[seq, event, effects], ...]`: a replay reads
-and decodes every step, and fewer, larger rows decoded by orjson (~4x faster
-than the standard library) keep that cheap.
+written together, as JSON text `[[seq, event, effects], ...]` with a digest of
+that text (checked on read: an edited row is reported, see `entries`): a
+replay reads and decodes every step, and fewer, larger rows decoded by orjson
+(~4x faster than the standard library) keep that cheap.
 
 Each `append` is one transaction; with WAL and `synchronous=NORMAL` a committed
 step survives the process being killed at any moment (an OS crash may lose the
-last commits). Calls are made from worker threads by the shell, one at a time.
+last commits). The WAL is checkpointed into the main file at the end of each
+turn and on `close`, so a WAL deleted after a crash loses at most the turn in
+flight. A file locked by another connection is waited for (`busy_seconds`,
+with backoff); steps that still cannot be written stay in memory and are
+written first by the next `append`, `flush` or `close`.
+
+One writer per session: `begin` takes the session's lease (see `_lease.py`),
+every write renews it. Calls are made from worker threads by the shell, one
+at a time.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
-from toolreel.core import Event, LoopConfig
+from toolreel.core import Event, Finish, LoopConfig
 
+from ._errors import (
+    JournalCorrupt,
+    JournalError,
+    JournalUnavailable,
+    SessionBusy,
+    SessionNotFound,
+)
 from ._journal import (
+    Damage,
     JournalEntry,
     Step,
+    body_digest,
     config_data,
     config_of,
+    decoded_steps,
     effect_record,
 )
-from ._serde import event_data, event_of
+from ._lease import LEASE_SECONDS, Heartbeat, Owner, check_free, now
+from ._serde import event_data
 
 BATCH = 256
+T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -50,32 +74,186 @@ CREATE TABLE IF NOT EXISTS steps (
     first_seq INTEGER NOT NULL,
     last_seq INTEGER NOT NULL,
     body TEXT NOT NULL,
+    digest TEXT,
     PRIMARY KEY (session_id, first_seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS leases (
+    session_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    expires REAL NOT NULL
+);
 """
+
+Row = tuple[str, int, int, str, str]
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    """Whether the error is another connection holding the file (worth waiting for)."""
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
 
 
 class SQLiteJournal:
     """A journal in the SQLite file at `path` (created if missing)."""
 
-    def __init__(self, path: str | Path) -> None:
-        """Open (or create) the file and its tables."""
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        lease_seconds: float = LEASE_SECONDS,
+        busy_seconds: float = 30.0,
+    ) -> None:
+        """Open (or create) the file and its tables (adding what older files lack)."""
         self.path = Path(path)
+        self.lease_seconds = lease_seconds
+        self.busy_seconds = busy_seconds
+        self.owner = Owner.here()
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        self._held: dict[str, float] = {}  # session -> when our lease runs out
+        self._pending: list[Row] = []  # rows a locked file kept us from writing
+        self._heartbeat = Heartbeat(self.heartbeat, lease_seconds / 3)
+        self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        """The connection, with the schema in place; a path that is no journal is refused."""
+        if self.path.is_dir():
+            raise JournalUnavailable(f"cannot open journal {self.path}: it is a directory")
+        try:
+            db = sqlite3.connect(
+                self.path,
+                check_same_thread=False,
+                isolation_level=None,
+                timeout=min(self.busy_seconds, 1.0),
+            )
+        except sqlite3.Error as exc:
+            raise JournalUnavailable(f"cannot open journal {self.path}: {exc}") from exc
+        try:
+            self._retry(lambda: self._prepare(db), "open")
+        except JournalError:
+            db.close()
+            raise
+        return db
+
+    def _prepare(self, db: sqlite3.Connection) -> None:
+        """WAL mode, the tables, and the columns older files lack."""
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(_SCHEMA)
+        columns = {row[1] for row in db.execute("PRAGMA table_info(steps)")}
+        if "digest" not in columns:
+            db.execute("ALTER TABLE steps ADD COLUMN digest TEXT")
 
     def __repr__(self) -> str:
         """Where the journal is."""
         return f"SQLiteJournal({str(self.path)!r})"
 
-    def begin(self, session_id: str, config: LoopConfig, *, from_seq: int = 0) -> None:
-        """Record the config in force after step `from_seq` (unless it already is)."""
-        text = json.dumps(config_data(config), sort_keys=True)
+    # --- the database, guarded ---------------------------------------------------------
+
+    def _retry(self, work: Callable[[], T], doing: str, *, patient: bool = True) -> T:
+        """Run `work`; while the file is locked, retry with backoff up to `busy_seconds`."""
+        deadline = time.monotonic() + (self.busy_seconds if patient else 0.0)
+        pause = 0.01
+        while True:
+            try:
+                return work()
+            except sqlite3.Error as exc:
+                if not _is_busy(exc) or time.monotonic() + pause > deadline:
+                    raise self._translate(exc, doing) from exc
+            time.sleep(pause)
+            pause = min(pause * 2, 1.0)
+
+    def _translate(self, exc: sqlite3.Error, doing: str) -> JournalError:
+        """A sqlite3 error as a journal error naming the file."""
+        if _is_busy(exc):
+            return JournalUnavailable(
+                f"cannot {doing} journal {self.path}: the file stays locked by another "
+                f"connection ({exc}) after {self.busy_seconds:g} s"
+            )
+        if isinstance(exc, sqlite3.OperationalError):
+            return JournalUnavailable(f"cannot {doing} journal {self.path}: {exc}")
+        if isinstance(exc, sqlite3.IntegrityError):
+            return JournalError(f"cannot {doing} journal {self.path}: {exc}")
+        return JournalCorrupt(str(self.path), f"not a readable SQLite journal ({exc})")
+
+    def _transaction(self, work: Callable[[], T], doing: str, *, patient: bool = True) -> T:
+        """Run `work` in one write transaction (rolled back if it fails), retried if locked."""
+
+        def attempt() -> T:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                result = work()
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+            return result
+
         with self._lock:
-            self._db.execute("BEGIN")
+            return self._retry(attempt, doing, patient=patient)
+
+    def _read(self, query: str, args: tuple[Any, ...]) -> list[Any]:
+        """Rows of a query (readers never wait for writers in WAL mode)."""
+        with self._lock:
+            return self._retry(lambda: self._db.execute(query, args).fetchall(), "read")
+
+    # --- leases ------------------------------------------------------------------------
+
+    def _take(self, session_id: str, *, fresh: bool) -> None:
+        """Take or renew the session's lease (inside a transaction); `SessionBusy` if held."""
+        row = self._db.execute(
+            "SELECT owner, expires FROM leases WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        holder = Owner.of(json.loads(row[0])) if row else None
+        if fresh and session_id in self._held:
+            raise SessionBusy(session_id, f"{self.owner}, which began it and did not release it")
+        check_free(session_id, self.owner, holder, row[1] if row else 0.0, now())
+        expires = now() + self.lease_seconds
+        self._db.execute(
+            "INSERT OR REPLACE INTO leases VALUES (?, ?, ?)",
+            (session_id, json.dumps(self.owner.data()), expires),
+        )
+        self._held[session_id] = expires
+        self._heartbeat.start()
+
+    def _renew_due(self, session_id: str) -> bool:
+        """Whether a write must renew (or take) the lease: past half of it, or not held."""
+        expires = self._held.get(session_id)
+        return expires is None or expires - now() < self.lease_seconds / 2
+
+    def heartbeat(self) -> None:
+        """Renew every lease this journal holds (the heartbeat thread calls this)."""
+        for session_id in list(self._held):
+            # one try (the lock not held for long): a busy file waits for the next beat
+            self._transaction(functools.partial(self._renew, session_id), "renew", patient=False)
+
+    def _renew(self, session_id: str) -> None:
+        """Renew the lease if this journal still holds it (a release may have come between)."""
+        if session_id in self._held:
+            self._take(session_id, fresh=False)
+
+    def release(self, session_id: str) -> None:
+        """Give up this writer's ownership of the session (after writing what is pending)."""
+        if session_id not in self._held:
+            return
+        self.flush()
+        self._held.pop(session_id, None)
+        self._transaction(lambda: self._drop_lease(session_id), "release")
+
+    def _drop_lease(self, session_id: str) -> None:
+        """Delete the session's lease if it is still ours."""
+        self._db.execute(
+            "DELETE FROM leases WHERE session_id = ? AND owner = ?",
+            (session_id, json.dumps(self.owner.data())),
+        )
+
+    # --- writing -----------------------------------------------------------------------
+
+    def begin(self, session_id: str, config: LoopConfig, *, from_seq: int = 0) -> None:
+        """Take the session's lease; record the config in force after `from_seq` (if new)."""
+        text = json.dumps(config_data(config), sort_keys=True)
+
+        def work() -> None:
+            self._take(session_id, fresh=True)
             self._db.execute(
                 "INSERT OR IGNORE INTO sessions (id, started) VALUES "
                 "(?, (SELECT COUNT(*) FROM sessions))",
@@ -89,82 +267,124 @@ class SQLiteJournal:
                 self._db.execute(
                     "INSERT OR REPLACE INTO configs VALUES (?, ?, ?)", (session_id, from_seq, text)
                 )
-            self._db.execute("COMMIT")
+
+        self._transaction(work, "write")
 
     def configs(self, session_id: str) -> list[tuple[int, LoopConfig]]:
         """The session's configs with the step after which each applies."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT from_seq, config FROM configs WHERE session_id = ? ORDER BY from_seq",
-                (session_id,),
-            ).fetchall()
+        rows = self._read(
+            "SELECT from_seq, config FROM configs WHERE session_id = ? ORDER BY from_seq",
+            (session_id,),
+        )
         if not rows:
-            raise KeyError(session_id)
-        return [(seq, config_of(json.loads(text))) for seq, text in rows]
+            raise SessionNotFound(session_id, str(self.path))
+        try:
+            return [(seq, config_of(json.loads(text))) for seq, text in rows]
+        except Exception as exc:
+            raise JournalCorrupt(
+                str(self.path), f"undecodable config ({exc})", session_id=session_id
+            ) from exc
 
     def append(self, session_id: str, steps: Sequence[Step]) -> None:
-        """Write the steps in one transaction."""
+        """Write the steps in one transaction (after any still pending)."""
         self._insert(
-            (session_id, step.seq, step.event, [effect_record(e) for e in step.effects])
-            for step in steps
+            session_id,
+            ((step.seq, step.event, [effect_record(e) for e in step.effects]) for step in steps),
+            turn_ended=any(isinstance(e, Finish) for step in steps for e in step.effects),
         )
 
     def append_entries(self, session_id: str, entries: Sequence[JournalEntry]) -> None:
         """Write recorded steps in one transaction."""
-        self._insert((session_id, e.seq, e.event, list(e.effects)) for e in entries)
+        self._insert(session_id, ((e.seq, e.event, list(e.effects)) for e in entries), True)
 
-    def _insert(self, steps: Iterable[tuple[str, int, Event, list[dict[str, Any]]]]) -> None:
+    def _insert(
+        self,
+        session_id: str,
+        steps: Iterable[tuple[int, Event, list[dict[str, Any]]]],
+        turn_ended: bool,
+    ) -> None:
         """Insert the steps, in rows of up to `BATCH` steps, in one transaction."""
-        items = [(sid, [seq, event_data(event), effects]) for sid, seq, event, effects in steps]
-        rows = [
-            (
-                chunk[0][0],
-                chunk[0][1][0],
-                chunk[-1][1][0],
-                orjson.dumps([step for _, step in chunk]).decode(),
-            )
-            for chunk in (items[i : i + BATCH] for i in range(0, len(items), BATCH))
-        ]
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                self._db.executemany("INSERT INTO steps VALUES (?, ?, ?, ?)", rows)
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        items = [(seq, [seq, event_data(event), effects]) for seq, event, effects in steps]
+        for start in range(0, len(items), BATCH):
+            chunk = items[start : start + BATCH]
+            body = orjson.dumps([data for _, data in chunk]).decode()
+            self._pending.append((session_id, chunk[0][0], chunk[-1][0], body, body_digest(body)))
+        self.flush()
+        if turn_ended:
+            self.checkpoint("PASSIVE")
+
+    def flush(self) -> None:
+        """Write the steps a locked file kept back; `JournalUnavailable` if it still cannot."""
+        if not self._pending:
+            return
+        rows = list(self._pending)
+
+        def work() -> None:
+            for sid in dict.fromkeys(row[0] for row in rows):
+                if self._renew_due(sid):
+                    self._take(sid, fresh=False)
+            self._db.executemany("INSERT INTO steps VALUES (?, ?, ?, ?, ?)", rows)
+
+        try:
+            self._transaction(work, "write")
+        except JournalUnavailable:
+            raise  # kept: written by the next append, flush or close
+        except BaseException:
+            del self._pending[: len(rows)]  # refused for good (another owner, a duplicate)
+            raise
+        del self._pending[: len(rows)]
+
+    def checkpoint(self, mode: str = "TRUNCATE") -> None:
+        """Move the WAL's pages into the main file, so the file alone holds every step.
+
+        At the end of a turn PASSIVE (it never waits for another process's
+        readers, so it never holds a turn up); on close TRUNCATE (the WAL emptied).
+        """
+        with self._lock, contextlib.suppress(sqlite3.Error):  # readers in the way: next time
+            self._db.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
+
+    # --- reading -----------------------------------------------------------------------
 
     def config(self, session_id: str) -> LoopConfig:
         """The session's latest config."""
         return self.configs(session_id)[-1][1]
 
-    def entries(self, session_id: str) -> Iterator[JournalEntry]:
-        """The session's steps in order, decoded as they are read (a page of rows at a time)."""
+    def entries(self, session_id: str, *, damage: Damage | None = None) -> Iterator[JournalEntry]:
+        """The session's steps in order, decoded as they are read (a page of rows at a time).
+
+        A row whose digest does not match its text is told to `damage` (it still
+        decodes); a row that does not decode raises `JournalCorrupt`.
+        """
         last = -1
         while True:
-            with self._lock:
-                rows = self._db.execute(
-                    "SELECT first_seq, body FROM steps WHERE session_id = ? AND first_seq > ? "
-                    "ORDER BY first_seq LIMIT 16",
-                    (session_id, last),
-                ).fetchall()
-            for _, body in rows:
-                for seq, event, effects in orjson.loads(body):
-                    yield JournalEntry(seq=seq, event=event_of(event), effects=tuple(effects))
+            rows = self._read(
+                "SELECT first_seq, last_seq, body, digest FROM steps "
+                "WHERE session_id = ? AND first_seq > ? ORDER BY first_seq LIMIT 16",
+                (session_id, last),
+            )
+            for first, final, body, digest in rows:
+                if damage is not None and digest is not None and digest != body_digest(body):
+                    damage.edited(str(self.path), session_id, first, final)
+                yield from decoded_steps(
+                    str(self.path), session_id, first, body, legacy=digest is None
+                )
             if len(rows) < 16:
                 return
             last = rows[-1][0]
 
     def sessions(self) -> list[str]:
         """Session ids, oldest first."""
-        with self._lock:
-            rows = self._db.execute("SELECT id FROM sessions ORDER BY started").fetchall()
+        rows = self._read("SELECT id FROM sessions ORDER BY started", ())
         return [row[0] for row in rows]
 
-    def release(self, session_id: str) -> None:
-        """Give up this writer's ownership of the session."""
-
     def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
-            self._db.close()
+        """Write what is pending, give up the leases, checkpoint the WAL, close the connection."""
+        self._heartbeat.stop()
+        try:
+            self.flush()
+            for session_id in list(self._held):
+                self.release(session_id)
+            self.checkpoint()
+        finally:
+            with self._lock:
+                self._db.close()

@@ -15,6 +15,7 @@
     ├── JournalError                    (adapters)
     │   ├── JournalCorrupt              (adapters)       damaged data: file, session, step
     │   └── JournalUnavailable          (adapters)       cannot open, or locked too long
+    ├── DecodeError (ValueError)        (adapters)       text that is not an event's JSON
     ├── RunFailed                                         a turn that finished FAILED
     └── ReplayError (AssertionError)                      a recording does not match
         ├── ReplayDiverged                                replay(strict) found a divergence
@@ -27,6 +28,7 @@ reaching a caller of a public function is a bug.
 from __future__ import annotations
 
 from toolreel.adapters._errors import (
+    DecodeError,
     JournalCorrupt,
     JournalError,
     JournalUnavailable,
@@ -38,6 +40,7 @@ from toolreel.core import ConfigError, Finish, StepError, ToolreelError, UsageEr
 
 __all__ = [
     "ConfigError",
+    "DecodeError",
     "JournalCorrupt",
     "JournalError",
     "JournalUnavailable",

@@ -1,11 +1,22 @@
-"""Moving one session between journals: export to a self-contained JSONL file, import back."""
+"""Moving one session between journals: export to a self-contained JSONL file, import back.
+
+A damaged source raises `JournalCorrupt` (naming file, session and step) and
+leaves no half-written export behind; a file that cannot be opened raises
+`JournalUnavailable`.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from toolreel.adapters import Journal, JournalUnavailable, SessionError, SessionNotFound
-from toolreel.core import ConfigError
+from toolreel.adapters import (
+    Journal,
+    JournalEntry,
+    JournalUnavailable,
+    SessionError,
+    SessionNotFound,
+)
+from toolreel.core import ConfigError, LoopConfig
 
 from ._journal_files import journal_name, open_path
 
@@ -19,25 +30,38 @@ def export_session(journal: Journal, session_id: str, path: str | Path) -> Path:
         raise JournalUnavailable(f"{target} exists; export writes a new file")
     if session_id not in journal.sessions():
         raise SessionNotFound(session_id, journal_name(journal))
+    entries = list(journal.entries(session_id))  # read (and check) it all before writing
+    configs = journal.configs(session_id)
     out = open_path(target)
     try:
-        _copy(journal, out, session_id)
-    finally:
+        _write(out, session_id, configs, entries)
+    except BaseException:
         out.close()
+        target.unlink(missing_ok=True)
+        raise
+    out.close()
     return target
 
 
-def _copy(source: Journal, target: Journal, session_id: str) -> None:
-    """Copy a session's configs and steps, in order."""
-    for from_seq, config in source.configs(session_id):
+def _write(
+    target: Journal,
+    session_id: str,
+    configs: list[tuple[int, LoopConfig]],
+    entries: list[JournalEntry],
+) -> None:
+    """Write a session's configs and steps, in order, then give the session up."""
+    for index, (from_seq, config) in enumerate(configs):
+        if index:
+            target.release(session_id)
         target.begin(session_id, config, from_seq=from_seq)
-    target.append_entries(session_id, list(source.entries(session_id)))
+    target.append_entries(session_id, entries)
+    target.release(session_id)
 
 
 def import_session(path: str | Path, journal: Journal, session_id: str | None = None) -> str:
     """Copy the session of an exported file into `journal`; its id there."""
     if not Path(path).is_file():
-        raise JournalUnavailable(f"no export at {path}")
+        raise JournalUnavailable(f"cannot import {path}: no such file")
     source = open_path(Path(path), jsonl=True)
     try:
         sessions = source.sessions()
@@ -51,7 +75,8 @@ def import_session(path: str | Path, journal: Journal, session_id: str | None = 
         if session_id in journal.sessions():
             where = journal_name(journal)
             raise SessionError(f"session {session_id!r} already exists in {where}")
-        _copy(source, journal, session_id)
+        entries = list(source.entries(session_id))
+        _write(journal, session_id, source.configs(session_id), entries)
     finally:
         source.close()
     return session_id

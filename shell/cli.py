@@ -157,7 +157,7 @@ def writing(path: Path) -> Journal:
 def reading(path: Path) -> Iterator[Journal]:
     """An existing journal, opened for reading (never created); unreadable content is an error."""
     check_journal(path)
-    journal = open_journal(path)
+    journal = open_journal(path)  # a JournalError names the path; main prints it on one line
     try:
         yield journal
     except ToolreelError:
@@ -353,6 +353,8 @@ def show(journal: Path, session: str, expand: bool, ids: bool) -> None:
     """
     with reading(journal) as store:
         loaded = load_session(store, session_in(store, journal, session))
+    for warning in loaded.warnings:  # edited or missing steps: shown, but said so
+        click.echo(f"warning: {warning}", err=True)
     click.echo(render_transcript(loaded, expand=expand, ids=ids), nl=False)
 
 

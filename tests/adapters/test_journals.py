@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
+
 import pytest
 
-from toolreel.adapters import JSONLJournal, MemoryJournal, SQLiteJournal, Step
-from toolreel.core import LoopConfig, PromptSubmitted, initial_state, step
+from toolreel.adapters import (
+    JSONLJournal,
+    MemoryJournal,
+    SessionBusy,
+    SessionNotFound,
+    SQLiteJournal,
+    Step,
+    event_to_json,
+    load_session,
+    unstructure,
+)
+from toolreel.core import Cancelled, LoopConfig, PromptSubmitted, initial_state, step
 
 
 @pytest.fixture(params=["memory", "sqlite", "jsonl"])
@@ -24,11 +37,48 @@ def test_configs_are_kept_with_the_step_they_apply_after(journal) -> None:
     journal.begin("s", first)
     _, effects = step(initial_state(first), PromptSubmitted(text="hi"))
     journal.append("s", [Step(seq=1, event=PromptSubmitted(text="hi"), effects=effects)])
+    journal.release("s")
     journal.begin("s", first, from_seq=1)  # unchanged: nothing new recorded
+    journal.release("s")
     journal.begin("s", second, from_seq=1)
     assert journal.configs("s") == [(0, first), (1, second)]
     assert journal.config("s") == second
     assert [entry.seq for entry in journal.entries("s")] == [1]
     assert journal.sessions() == ["s"]
-    with pytest.raises(KeyError):
+    with pytest.raises(SessionNotFound):
         journal.config("nope")
+
+
+OLD_SCHEMA = """
+CREATE TABLE sessions (id TEXT PRIMARY KEY, started INTEGER NOT NULL);
+CREATE TABLE configs (session_id TEXT NOT NULL, from_seq INTEGER NOT NULL, config TEXT NOT NULL,
+    PRIMARY KEY (session_id, from_seq)) WITHOUT ROWID;
+CREATE TABLE steps (session_id TEXT NOT NULL, first_seq INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL, body TEXT NOT NULL,
+    PRIMARY KEY (session_id, first_seq)) WITHOUT ROWID;
+"""
+
+
+def test_a_journal_file_from_before_leases_and_checksums_opens_and_takes_new_steps(
+    tmp_path,
+) -> None:
+    path = tmp_path / "old.db"
+    config = LoopConfig(model="a")
+    first = Step(seq=1, event=PromptSubmitted(text="hi"), effects=())
+    db = sqlite3.connect(path)
+    db.executescript(OLD_SCHEMA)
+    db.execute("INSERT INTO sessions VALUES ('s', 0)")
+    db.execute("INSERT INTO configs VALUES ('s', 0, ?)", (json.dumps(unstructure(config)),))
+    body = json.dumps([[1, json.loads(event_to_json(first.event)), []]])
+    db.execute("INSERT INTO steps VALUES ('s', 1, 1, ?)", (body,))
+    db.commit()
+    db.close()
+    journal, other = SQLiteJournal(path), SQLiteJournal(path)
+    journal.begin("s", config, from_seq=1)
+    with pytest.raises(SessionBusy):
+        other.begin("s", config, from_seq=1)
+    journal.append("s", [Step(seq=2, event=Cancelled(), effects=())])
+    assert [entry.seq for entry in other.entries("s")] == [1, 2]
+    assert load_session(other, "s").warnings == ()
+    journal.close()
+    other.close()

@@ -136,6 +136,13 @@ CORE: dict[str, Case] = {
 }
 
 ADAPTERS: dict[str, Case] = {
+    "SQLiteJournal(a directory)": SQLiteJournal,
+    "SQLiteJournal(a missing folder)": lambda tmp: SQLiteJournal(tmp / "gone" / "s.db"),
+    "JSONLJournal(a missing folder)": lambda tmp: JSONLJournal(tmp / "gone" / "s.jsonl"),
+    "SQLiteJournal(not SQLite)": lambda tmp: SQLiteJournal(not_sqlite(tmp)),
+    "JSONLJournal(not JSON).sessions()": lambda tmp: JSONLJournal(not_json(tmp)).sessions(),
+    "load_session(unknown)": lambda _: load_session(MemoryJournal(), "nope"),
+    "event_from_json('{')": lambda _: event_from_json("{"),
     "Timeouts(read=-1)": lambda _: Timeouts(read=-1),
     "codec_for('mistral')": lambda _: codec_for("mistral"),
     "http_model('mistral')": lambda _: http_model("mistral"),
@@ -144,22 +151,6 @@ ADAPTERS: dict[str, Case] = {
 
 #: Cases other branches fix (journal constructors, sessions, serde, the driver, the runner).
 ELSEWHERE: dict[str, tuple[Case, str]] = {
-    "SQLiteJournal(a directory)": (SQLiteJournal, "journals branch"),
-    "SQLiteJournal(a missing folder)": (
-        lambda tmp: SQLiteJournal(tmp / "gone" / "s.db"),
-        "journals branch",
-    ),
-    "JSONLJournal(a missing folder)": (
-        lambda tmp: JSONLJournal(tmp / "gone" / "s.jsonl"),
-        "journals branch",
-    ),
-    "SQLiteJournal(not SQLite)": (lambda tmp: SQLiteJournal(not_sqlite(tmp)), "journals branch"),
-    "JSONLJournal(not JSON).sessions()": (
-        lambda tmp: JSONLJournal(not_json(tmp)).sessions(),
-        "journals branch",
-    ),
-    "load_session(unknown)": (lambda _: load_session(MemoryJournal(), "nope"), "journals branch"),
-    "event_from_json('{')": (lambda _: event_from_json("{"), "journals branch (serde)"),
     "query() without async with": (lambda _: anyio.run(query_unopened), "runner branch"),
     "Client.resume(unknown session)": (lambda _: anyio.run(resume_unknown), "runner branch"),
 }

@@ -407,7 +407,7 @@ def test_importing_a_damaged_export_is_one_line_and_creates_nothing(tmp_path: Pa
     headless.write_text('{"session": "s", "kind": "step", "seq": 1}\n')
     result = invoke("import", headless, target)
     assert result.exit_code == 1
-    assert one_error_line(result).startswith(f"error: cannot import {headless}: ")
+    assert one_error_line(result).startswith(f"error: journal {headless}, session 's'")
     assert not target.exists() or "s" not in SQLiteJournal(target).sessions()
 
 
