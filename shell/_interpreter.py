@@ -70,6 +70,16 @@ class Interpreter(Generic[E]):
         self._send.send_nowait((event, done))
         await done.wait()
 
+    def drain(self) -> None:
+        """Drop what the inbox still holds from a run that is over (a late interrupt, say)."""
+        while True:
+            try:
+                _, done = self._inbox.receive_nowait()
+            except anyio.WouldBlock:
+                return
+            if done is not None:
+                done.set()
+
     def cut_stream(self) -> None:
         """Stop the model stream under way, if any."""
         if self._model_scope is not None:
@@ -135,3 +145,16 @@ class Interpreter(Generic[E]):
         except Exception as exc:
             name = getattr(callback, "__qualname__", repr(callback))
             self.callback_errors.append(f"{name} raised {type(exc).__name__}: {exc}")
+
+
+def unwrap(exc: BaseException) -> BaseException:
+    """The one exception an anyio task group wrapped in a group (the first, if it wrapped more).
+
+    Cancellation is passed over when something else is in the group, so a
+    real error (a journal that gave up, a Ctrl-C) is what the caller sees.
+    """
+    if not isinstance(exc, BaseExceptionGroup):
+        return exc
+    leaves = [unwrap(inner) for inner in exc.exceptions]
+    others = [leaf for leaf in leaves if not isinstance(leaf, anyio.get_cancelled_exc_class())]
+    return (others or leaves)[0]
