@@ -228,6 +228,7 @@ class Client:
                 if finish is not None:
                     self.last_finish = finish
             except anyio.get_cancelled_exc_class():
+                self.last_finish = self.runner.finish  # the cancel it recorded
                 raise  # the client is closing, or a scope around it was cancelled
             except BaseException as exc:  # a journal that gave up, a real Ctrl-C, a bug
                 self._error = exc

@@ -132,6 +132,11 @@ class Runner(Interpreter[Event]):
         """Whether the turn has finished."""
         return self._finish is not None
 
+    @property
+    def finish(self) -> Finish | None:
+        """How the last turn finished (a turn cancelled from outside included), if it has."""
+        return self._finish
+
     # --- running a turn -------------------------------------------------------
 
     async def run(self, first: Event | None = None) -> Finish:
