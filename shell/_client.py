@@ -272,6 +272,7 @@ class Client:
             )
         self.last_finish = None
         self._discard_notices()
+        self.runner.drain()  # what came too late for the turns that are over
         self._start(lambda: self.runner.run(PromptSubmitted(text=prompt)))
 
     def _discard_notices(self) -> None:
@@ -340,6 +341,7 @@ class Client:
             ) from exc
         event = ToolResultAdded(call_id=tool_call_id, content=text, is_error=is_error)
         if not self._running():  # a resumed session that was awaiting results
+            self.runner.drain()
             self._start(self.runner.run)
         await self._until_done(self.runner.submit(event))
 

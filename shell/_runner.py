@@ -127,6 +127,7 @@ class Runner(Interpreter[Event]):
         self._unsaved: list[Step] = []
         self._finish: Finish | None = None
         self._runs: list[ToolCall] = []
+        self._interrupted = False
 
     def finished(self) -> bool:
         """Whether the turn has finished."""
@@ -160,7 +161,6 @@ class Runner(Interpreter[Event]):
         wrapped in an exception group.
         """
         self._finish = None
-        self.drain()
         error: BaseException | None = None
         try:
             async with anyio.create_task_group() as tasks:
@@ -172,6 +172,7 @@ class Runner(Interpreter[Event]):
             error = unwrap(exc)
         finally:
             self._tasks = None
+            self._interrupted = False
         if error is None:
             return self._finish
         with anyio.CancelScope(shield=True):
@@ -193,9 +194,23 @@ class Runner(Interpreter[Event]):
                 raise
 
     def interrupt(self) -> None:
-        """Stop the model stream and the tools now; the turn finishes as cancelled."""
+        """Stop the model stream and the tools now; the turn finishes as cancelled.
+
+        Said before the turn's task has begun, it still holds: no model call
+        is made, and the loop takes the cancel from the inbox.
+        """
+        self._interrupted = True
         self.post(Cancelled())
         self.cut_stream()
+
+    async def before_call(self, call: CallModel) -> bool:
+        """No model call once interrupted (the cancel waits in the inbox)."""
+        return not self._interrupted
+
+    def drain(self) -> None:
+        """Forget a late interrupt of a turn that is over (before the next one starts)."""
+        super().drain()
+        self._interrupted = False
 
     async def feed(self, event: Event) -> None:
         """Apply one event and carry out its effects."""
