@@ -149,10 +149,11 @@ def assert_cancelled_and_valid(path: Path, *, in_flight: bool = True) -> None:
 
 
 async def resume_and_go_on(server: ScriptedServer, path: Path) -> None:
-    """The same session id and journal continue the conversation; the model gets a valid history."""
-    started = anyio.Event()
-    result = await run("and now?", options(server, path, started))
-    assert result.text == "going on"
+    """`Client.resume` continues the conversation; the model gets a provider-valid history."""
+    async with Client.resume("s1", options(server, path, anyio.Event())) as client:
+        await client.query("and now?")
+        finish = await client.wait()
+    assert finish.text == "going on"
     messages = server.requests[-1]["messages"]
     answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
     assert answered == {"c1", "c2"}
