@@ -32,7 +32,7 @@ from toolreel.core import ConfigError, OutputSpec, PlainOutput, ReflectiveOutput
 from . import _checks as check
 from ._agent_jsonschema import schema_problems
 from ._schema import type_schema
-from ._tools import CONVERTER, _call, output_text
+from ._tools import CONVERTER, _call, describe, result_text
 
 T = TypeVar("T")
 Validator: TypeAlias = Callable[[T], Iterable[str] | Awaitable[Iterable[str] | None] | None]
@@ -168,8 +168,8 @@ class OutputTool(Generic[T]):
         try:
             value = await _call(handler, (output,), {})
         except Exception as exc:
-            return Failure(f"{type(exc).__name__}: {exc}")
-        return Success(output_text(value))
+            return Failure(describe(exc))
+        return result_text(self.name, value)
 
 
 async def check_output(

@@ -18,6 +18,7 @@ recorded in `callback_errors` and never breaks the run.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -52,7 +53,7 @@ from toolreel.core import (
 )
 
 from ._agent_output import OutputTool, Validator, check_output
-from ._interpreter import Interpreter
+from ._interpreter import Interpreter, unwrap
 from ._tools import Tool, call_arguments
 
 
@@ -111,7 +112,14 @@ class AgentRunner(Interpreter[AgentEvent]):
         await self.feed(Cancelled())
 
     async def run(self, prompt: str) -> FinishAgent:
-        """Run the agent on `prompt` to its end (an anyio cancel is recorded, then raised)."""
+        """Run the agent on `prompt` to its end.
+
+        A cancel from outside (a scope, `task.cancel()`) or anything else that
+        stops it is recorded as `Cancelled` under a shield, then propagates
+        as it was — never wrapped in an exception group.
+        """
+        self.drain()
+        error: BaseException | None = None
         try:
             async with anyio.create_task_group() as tasks:
                 self._tasks = tasks
@@ -120,13 +128,16 @@ class AgentRunner(Interpreter[AgentEvent]):
                 await self.feed(PromptSubmitted(text=prompt))
                 await self.loop()
                 tasks.cancel_scope.cancel()
-        except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                if self._finish is None:
-                    await self.feed(Cancelled())
-            raise
+        except BaseException as exc:
+            error = unwrap(exc)
         finally:
             self._tasks = None
+        if error is not None:
+            with anyio.CancelScope(shield=True):
+                if self._finish is None:
+                    with contextlib.suppress(Exception):  # the error on its way says more
+                        await self.feed(Cancelled())
+            raise error
         assert self._finish is not None
         return self._finish
 

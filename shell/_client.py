@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -25,6 +25,7 @@ import anyio.abc
 import attrs
 
 from toolreel.adapters import Journal, MemoryJournal
+from toolreel.adapters._errors import JournalUnavailable, SessionNotFound
 from toolreel.adapters._http import HttpModel
 from toolreel.adapters._providers import ModelPort, http_model, redactor_for
 from toolreel.core import (
@@ -46,10 +47,11 @@ from toolreel.core import (
     ToolResultReady,
     ToolRound,
     Usage,
+    UsageError,
 )
 
 from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
-from ._errors import RunFailed
+from ._errors import NotOpen, RunFailed, TurnInProgress, UnknownToolCall
 from ._hooks import hook_points
 from ._journal_files import open_path
 from ._options import AgentOptions
@@ -149,17 +151,26 @@ class Client:
 
     async def __aenter__(self) -> Client:
         """Open the session (or rebuild it from the journal when resuming)."""
-        known = self.session_id in self.journal.sessions()
-        if self._resume and not known:
-            raise KeyError(f"no session {self.session_id!r} in {self.journal!r}")
+        if self._tasks is not None:
+            raise NotOpen("this Client is already open: use one `async with` per Client")
+        try:
+            known = self.session_id in self.journal.sessions()
+            if self._resume and not known:
+                raise SessionNotFound(self.session_id, repr(self.journal))
+            if known:  # the same session id goes on with the same conversation
+                owed = self.runner.restore()
+                self.journal.begin(self.session_id, self.config, from_seq=self.runner.seq)
+            else:
+                self.journal.begin(self.session_id, self.config)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._close()
+            raise
+        # Entered here and exited in __aexit__, in the caller's task: `async with` nests it
+        # inside every scope the caller opened before, and outside those opened within.
         self._tasks = await anyio.create_task_group().__aenter__()
-        if known:  # the same session id goes on with the same conversation
-            owed = self.runner.restore()
-            self.journal.begin(self.session_id, self.config, from_seq=self.runner.seq)
-            if self.runner.state.phase is not Phase.IDLE:
-                self._start(lambda: self.runner.resume(owed))
-        else:
-            self.journal.begin(self.session_id, self.config)
+        if known and self.runner.state.phase is not Phase.IDLE:
+            self._start(lambda: self.runner.resume(owed))
         return self
 
     async def __aexit__(
@@ -168,50 +179,125 @@ class Client:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        """Stop what still runs, then close what the client opened."""
-        assert self._tasks is not None
-        if self._turn is not None and not self._turn.is_set():
-            self.runner.interrupt()
-            await self._turn.wait()
-        self._tasks.cancel_scope.cancel()
-        await self._tasks.__aexit__(None, None, None)
-        if self._own_model and isinstance(self._model, HttpModel):
-            await self._model.aclose()
-        if self._own_journal:
-            self.journal.close()
+        """Stop what still runs (recorded as cancelled), then close what the client opened.
+
+        Runs to its end even when the caller's task is being cancelled; the
+        exception that ended the block (a cancellation included) goes on as it was.
+        """
+        tasks = self._require_open()
+        try:
+            with anyio.CancelScope(shield=True):
+                await self._stop_turn()
+        finally:
+            self._tasks = None
+            tasks.cancel_scope.cancel()
+            try:
+                await tasks.__aexit__(None, None, None)  # its turns are over: returns at once
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self._close()
+
+    async def _close(self) -> None:
+        """Give the session back to the journal; close the pool and journal the client owns."""
+        try:
+            self.journal.release(self.session_id)
+        except JournalUnavailable:
+            if self._own_journal:
+                raise
+            # The caller's journal keeps the unwritten steps (and the session): its own
+            # flush() or close() writes them once the file is writable again.
+        finally:
+            try:
+                if self._own_model and isinstance(self._model, HttpModel):
+                    await self._model.aclose()
+            finally:
+                if self._own_journal:
+                    self.journal.close()
+
+    def _require_open(self) -> anyio.abc.TaskGroup:
+        """The client's task group; NotOpen outside `async with`."""
+        if self._tasks is None:
+            raise NotOpen("this Client is not open: use `async with Client(options) as client:`")
+        return self._tasks
 
     # --- turns --------------------------------------------------------------------------
 
     def _start(self, work: Callable[[], Any]) -> None:
-        """Run a turn in the background; its notices go to the client's stream."""
-        assert self._tasks is not None, "use `async with Client(options) as client:`"
+        """Run a turn in the background; its notices go to the client's stream.
+
+        The turn's task never raises: what stopped it is kept for the reader
+        (`wait()`, `events()`), which raises it in the caller's own task.
+        """
+        tasks = self._require_open()
         done = self._turn = anyio.Event()
+        self._error = None
 
         async def turn() -> None:
             try:
                 finish = await work()
                 if finish is not None:
                     self.last_finish = finish
-            except Exception as exc:
+            except anyio.get_cancelled_exc_class():
+                self.last_finish = self.runner.finish  # the cancel it recorded
+                raise  # the client is closing, or a scope around it was cancelled
+            except BaseException as exc:  # a journal that gave up, a real Ctrl-C, a bug
                 self._error = exc
             finally:
                 if self._error is not None or self.last_finish is None:
                     self._send.send_nowait(None)
                 done.set()
 
-        self._tasks.start_soon(turn)
+        tasks.start_soon(turn)
+
+    def _running(self) -> bool:
+        """Whether a turn is under way."""
+        return self._turn is not None and not self._turn.is_set()
+
+    async def _stop_turn(self) -> None:
+        """Interrupt the running turn, if any, and wait until it has recorded its cancel."""
+        if self._running():
+            assert self._turn is not None
+            self.runner.interrupt()
+            await self._turn.wait()
+
+    async def _until_done(self, waiting: Awaitable[Any]) -> Any:
+        """Await `waiting`; if the caller is cancelled meanwhile, cancel the turn first.
+
+        The turn is interrupted and its cancel journaled under a shield, then
+        the caller's cancellation goes on as anyio or asyncio expects.
+        """
+        try:
+            return await waiting
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._stop_turn()
+            raise
 
     async def query(self, prompt: str) -> None:
         """Send a user prompt; the turn runs while you read `receive_messages()` or `events()`."""
-        if self._turn is not None and not self._turn.is_set():
-            raise RuntimeError("a turn is still running: read it to the end first")
+        self._require_open()
+        if self._running():
+            raise TurnInProgress(
+                "a turn is still running: read it to its end (or answer its tool calls) first"
+            )
         self.last_finish = None
+        self._discard_notices()
+        self.runner.drain()  # what came too late for the turns that are over
         self._start(lambda: self.runner.run(PromptSubmitted(text=prompt)))
+
+    def _discard_notices(self) -> None:
+        """Drop the unread notices of turns that are over."""
+        while True:
+            try:
+                self._receive.receive_nowait()
+            except anyio.WouldBlock:
+                return
 
     async def events(self) -> AsyncIterator[Notice | Finish]:
         """The running turn's notices, then its `Finish` (manual mode: until results are due)."""
+        self._require_open()
         while True:
-            item = await self._receive.receive()
+            item = await self._until_done(self._receive.receive())
             if item is None:
                 self._raise_turn_error()
                 return
@@ -224,6 +310,7 @@ class Client:
 
     async def receive_messages(self) -> AsyncIterator[Block]:
         """The turn as open_agent blocks; a FAILED turn raises `RunFailed` at its end."""
+        self._require_open()
         text: list[str] = []
         async for notice in self.events():
             for block in _blocks(notice, text):
@@ -232,15 +319,16 @@ class Client:
                 raise RunFailed(notice)
 
     def _raise_turn_error(self) -> None:
-        """Re-raise what broke the turn's task (a programmer error), if anything."""
+        """Re-raise what stopped the turn's task (a journal error, a Ctrl-C, a bug), if anything."""
         if self._error is not None:
             error, self._error = self._error, None
             raise error
 
     async def wait(self) -> Finish | None:
         """Wait for the running turn to finish (its notices stay readable)."""
+        self._require_open()
         if self._turn is not None:
-            await self._turn.wait()
+            await self._until_done(self._turn.wait())
         self._raise_turn_error()
         return self.last_finish
 
@@ -248,15 +336,24 @@ class Client:
         self, tool_call_id: str, content: Any, name: str | None = None, *, is_error: bool = False
     ) -> None:
         """Manual mode: the result of a call the model made (any value; non-text becomes JSON)."""
+        self._require_open()
         awaited = self.pending_tool_calls()
         if tool_call_id not in awaited:
-            raise ValueError(
+            raise UnknownToolCall(
                 f"no tool call {tool_call_id!r} awaits a result; awaiting {sorted(awaited)}"
             )
-        event = ToolResultAdded(
-            call_id=tool_call_id, content=output_text(content), is_error=is_error
-        )
-        await self.runner.submit(event)
+        try:
+            text = output_text(content)
+        except Exception as exc:
+            raise UsageError(
+                f"the result for {tool_call_id!r} is a {type(content).__name__}, which cannot be "
+                "turned into text; pass a str, a number, a list, a dict or an attrs class"
+            ) from exc
+        event = ToolResultAdded(call_id=tool_call_id, content=text, is_error=is_error)
+        if not self._running():  # a resumed session that was awaiting results
+            self.runner.drain()
+            self._start(self.runner.run)
+        await self._until_done(self.runner.submit(event))
 
     def pending_tool_calls(self) -> dict[str, str]:
         """Manual mode: ids and names of the calls waiting for `add_tool_result`."""
@@ -273,9 +370,9 @@ class Client:
 
     async def interrupt(self) -> None:
         """Stop the model stream and running tools now; the turn finishes CANCELLED."""
-        if self._turn is not None and not self._turn.is_set():
-            self.runner.interrupt()
-            await self._turn.wait()
+        self._require_open()
+        with anyio.CancelScope(shield=True):
+            await self._stop_turn()
 
     @property
     def history(self) -> tuple[ChatMessage, ...]:

@@ -70,6 +70,16 @@ class Interpreter(Generic[E]):
         self._send.send_nowait((event, done))
         await done.wait()
 
+    def drain(self) -> None:
+        """Drop what the inbox still holds from a run that is over (a late interrupt, say)."""
+        while True:
+            try:
+                _, done = self._inbox.receive_nowait()
+            except anyio.WouldBlock:
+                return
+            if done is not None:
+                done.set()
+
     def cut_stream(self) -> None:
         """Stop the model stream under way, if any."""
         if self._model_scope is not None:
@@ -89,22 +99,31 @@ class Interpreter(Generic[E]):
                     done.set()
 
     async def _stream(self, call: CallModel) -> None:
-        """Feed the model's events for `call`; a failing or cut-short stream is a failure."""
+        """Feed the model's events for `call`; a failing or cut-short stream is a failure.
+
+        Only what the model port raises is the model's failure: what feeding
+        an event raises (a journal that gave up, a bug) propagates. The
+        stream is closed when the call is over, cut or cancelled.
+        """
         ended = False
         with anyio.CancelScope() as scope:
             self._model_scope = scope
+            events = self.model.stream(call.request)
             try:
-                async for event in self.model.stream(call.request):
-                    await self.feed(event)  # type: ignore[arg-type]
-                    if isinstance(event, ModelResponded | ModelCallFailed) or self.finished():
-                        ended = True
+                while not ended:
+                    try:
+                        event = await anext(events)
+                    except StopAsyncIteration:
                         break
-            except self.bugs:
-                raise
-            except Exception as exc:
-                failure = f"model client raised {type(exc).__name__}: {exc}"
-                await self.feed(ModelCallFailed(retryable=False, message=failure))  # type: ignore[arg-type]
-                ended = True
+                    except self.bugs:
+                        raise
+                    except Exception as exc:
+                        failure = f"model client raised {type(exc).__name__}: {exc}"
+                        event = ModelCallFailed(retryable=False, message=failure)
+                    await self.feed(event)  # type: ignore[arg-type]
+                    ended = isinstance(event, ModelResponded | ModelCallFailed) or self.finished()
+            finally:
+                await _close(events)
         self._model_scope = None
         if ended:
             return
@@ -135,3 +154,24 @@ class Interpreter(Generic[E]):
         except Exception as exc:
             name = getattr(callback, "__qualname__", repr(callback))
             self.callback_errors.append(f"{name} raised {type(exc).__name__}: {exc}")
+
+
+async def _close(events: Any) -> None:
+    """Close a model stream now (its HTTP response with it), even while being cancelled."""
+    aclose = getattr(events, "aclose", None)
+    if aclose is not None:
+        with anyio.CancelScope(shield=True):
+            await aclose()
+
+
+def unwrap(exc: BaseException) -> BaseException:
+    """The one exception an anyio task group wrapped in a group (the first, if it wrapped more).
+
+    Cancellation is passed over when something else is in the group, so a
+    real error (a journal that gave up, a Ctrl-C) is what the caller sees.
+    """
+    if not isinstance(exc, BaseExceptionGroup):
+        return exc
+    leaves = [unwrap(inner) for inner in exc.exceptions]
+    others = [leaf for leaf in leaves if not isinstance(leaf, anyio.get_cancelled_exc_class())]
+    return (others or leaves)[0]

@@ -19,7 +19,7 @@ outcome, before each model call, and at the end of a turn.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -69,7 +69,7 @@ from ._hooks import (
     UserPromptSubmitEvent,
     decide,
 )
-from ._interpreter import Interpreter
+from ._interpreter import Interpreter, unwrap
 from ._tools import Tool, call_arguments
 
 Sink = Callable[[Notice | Finish], None]
@@ -130,42 +130,90 @@ class Runner(Interpreter[Event]):
         self._unsaved: list[Step] = []
         self._finish: Finish | None = None
         self._runs: list[ToolCall] = []
+        self._interrupted = False
 
     def finished(self) -> bool:
         """Whether the turn has finished."""
         return self._finish is not None
 
+    @property
+    def finish(self) -> Finish | None:
+        """How the last turn finished (a turn cancelled from outside included), if it has."""
+        return self._finish
+
     # --- running a turn -------------------------------------------------------
 
     async def run(self, first: Event | None = None) -> Finish:
         """Feed `first` (if any) and carry on until the turn finishes."""
+
+        async def begin() -> bool:
+            if first is not None:
+                await self.feed(first)
+            return True
+
+        finish = await self._drive(begin)
+        assert finish is not None
+        return finish
+
+    async def _drive(self, begin: Callable[[], Awaitable[bool]]) -> Finish | None:
+        """Run a turn in a task group of its own: `begin`, then the loop unless `begin` says no.
+
+        Whatever stops it from outside — a cancel scope, `task.cancel()`, a
+        real Ctrl-C, a journal that gives up — the turn is recorded as
+        cancelled (under a shield) and that very exception propagates, never
+        wrapped in an exception group.
+        """
         self._finish = None
+        error: BaseException | None = None
         try:
             async with anyio.create_task_group() as tasks:
                 self._tasks = tasks
-                if first is not None:
-                    await self.feed(first)
-                await self.loop()
+                if await begin():
+                    await self.loop()
                 tasks.cancel_scope.cancel()
-        except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self._abandon()
-            raise
+        except BaseException as exc:
+            error = unwrap(exc)
         finally:
             self._tasks = None
-        assert self._finish is not None
-        return self._finish
+            self._interrupted = False
+        if error is None:
+            return self._finish
+        with anyio.CancelScope(shield=True):
+            await self._abandon(quiet=not isinstance(error, anyio.get_cancelled_exc_class()))
+        raise error
 
-    async def _abandon(self) -> None:
-        """The awaiting task was cancelled: record a cancel so the history stays valid."""
-        if self._finish is None and self.state.phase is not Phase.IDLE:
-            await self.feed(Cancelled())
-        await self._save()
+    async def _abandon(self, *, quiet: bool) -> None:
+        """The turn was stopped from outside: record a cancel so the history stays valid.
+
+        `quiet` (another error is on its way to the caller): a journal that
+        fails again, or a state that takes no cancel, adds nothing to it.
+        """
+        try:
+            if self._finish is None and self.state.phase is not Phase.IDLE:
+                await self.feed(Cancelled())
+            await self._save()
+        except Exception:
+            if not quiet:
+                raise
 
     def interrupt(self) -> None:
-        """Stop the model stream and the tools now; the turn finishes as cancelled."""
+        """Stop the model stream and the tools now; the turn finishes as cancelled.
+
+        Said before the turn's task has begun, it still holds: no model call
+        is made, and the loop takes the cancel from the inbox.
+        """
+        self._interrupted = True
         self.post(Cancelled())
         self.cut_stream()
+
+    async def before_call(self, call: CallModel) -> bool:
+        """No model call once interrupted (the cancel waits in the inbox)."""
+        return not self._interrupted
+
+    def drain(self) -> None:
+        """Forget a late interrupt of a turn that is over (before the next one starts)."""
+        super().drain()
+        self._interrupted = False
 
     async def feed(self, event: Event) -> None:
         """Apply one event and carry out its effects."""
@@ -309,23 +357,17 @@ class Runner(Interpreter[Event]):
         """Carry out what was owed at the crash and finish the interrupted turn, if any."""
         if self.state.phase is Phase.IDLE:
             return None
-        self._finish = None
-        async with anyio.create_task_group() as tasks:
-            self._tasks = tasks
+
+        async def begin() -> bool:
             for effect in owed:
                 await self._redo(effect)
             if self._runs:
                 runs, self._runs = self._runs, []
                 for call in runs:
                     self.spawn(self._run_tool, call)
-            if self.state.phase is Phase.AWAITING_RESULTS:
-                tasks.cancel_scope.cancel()
-                self._tasks = None
-                return None
-            await self.loop()
-            tasks.cancel_scope.cancel()
-        self._tasks = None
-        return self._finish
+            return self.state.phase is not Phase.AWAITING_RESULTS
+
+        return await self._drive(begin)
 
     async def _redo(self, effect: Effect) -> None:
         """Carry out an owed effect; a started tool without outcome reruns only if idempotent."""

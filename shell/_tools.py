@@ -18,18 +18,25 @@ included); a returned `str` is sent as it is.
 
 from __future__ import annotations
 
+import asyncio
+import datetime
+import decimal
 import importlib
 import inspect
 import json
+import math
 import os
 import sys
+import uuid
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import PurePath
 from typing import Any, overload
 
 import anyio
 import anyio.to_thread
 import attrs
 import cattrs
+import sniffio
 from returns.result import Failure, Result, Success
 
 from toolreel.core import ConfigError, ToolCall, ToolSpec
@@ -135,30 +142,114 @@ class Tool:
         try:
             value = await self.execute(converted.unwrap())
         except Exception as exc:
-            return Failure(f"{type(exc).__name__}: {exc}")
+            return Failure(describe(exc))
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt, CancelledError, ...
+            if not raised_by_tool(exc):
+                raise
+            return Failure(describe(exc))
+        return result_text(self.name, value)
+
+
+class Escaped(Exception):
+    """What a sync handler raised in its worker thread that is no `Exception` (SystemExit, ...).
+
+    Signals and cancellation never reach a worker thread, so whatever it
+    raises is the handler's own doing: carried to the event loop as an
+    ordinary exception, it cannot end the program or cancel the run.
+    """
+
+    def __init__(self, original: BaseException) -> None:
+        """Keep what the handler raised."""
+        super().__init__(describe(original))
+        self.original = original
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as the model reads it: its type, then its message, if any."""
+    if isinstance(exc, Escaped):
+        exc = exc.original
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def raised_by_tool(exc: BaseException) -> bool:
+    """Whether a BaseException from an async handler is its own, not a real cancel or Ctrl-C.
+
+    A KeyboardInterrupt in the event loop's thread may be a real Ctrl-C, and a
+    cancellation while the run is being cancelled is real: both propagate.
+    SystemExit (argparse, click, `sys.exit`) and a CancelledError the tool
+    raised itself become error results.
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return False
+    if isinstance(exc, anyio.get_cancelled_exc_class()):
+        return not cancel_pending()
+    return True
+
+
+def cancel_pending() -> bool:
+    """Whether the current task is being cancelled (an anyio scope, or asyncio's `cancel()`)."""
+    if anyio.current_effective_deadline() == -math.inf:
+        return True
+    if sniffio.current_async_library() == "asyncio":
+        task = asyncio.current_task()
+        return task is not None and task.cancelling() > 0
+    return False
+
+
+def result_text(name: str, value: Any) -> Result[str, str]:
+    """A tool's return value as text, or an error naming the type that cannot be sent."""
+    try:
         return Success(output_text(value))
+    except Exception as exc:
+        return Failure(
+            f"tool {name} returned a {type(value).__name__} that cannot be turned into text "
+            f"({describe(exc)}); return a str, a number, a list, a dict or an attrs class"
+        )
 
 
 async def _call(handler: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Await an async handler; run a sync one in a worker thread."""
+    """Await an async handler; run a sync one in a worker thread (abandoned if cancelled)."""
     if inspect.iscoroutinefunction(handler):
         return await handler(*args, **kwargs)
-    result = await anyio.to_thread.run_sync(
-        lambda: handler(*args, **kwargs), abandon_on_cancel=True
-    )
+
+    def in_thread() -> Any:
+        try:
+            return handler(*args, **kwargs)
+        except Exception:
+            raise
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt: the handler's own
+            raise Escaped(exc) from exc
+
+    result = await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
     if inspect.isawaitable(result):
         return await result
     return result
 
 
 def output_text(value: Any) -> str:
-    """A tool's return value as the text the model reads."""
+    """A tool's return value as the text the model reads (TypeError if it has none).
+
+    A `str` as it is; anything else as JSON, attrs and dataclass instances,
+    enums, dates, paths, UUIDs and decimals included. A value JSON cannot
+    hold (a set, a socket, an arbitrary object) is refused rather than sent
+    as its repr.
+    """
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(CONVERTER.unstructure(value), ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
+        return json.dumps(CONVERTER.unstructure(value), ensure_ascii=False, default=_scalar)
+    except RecursionError as exc:
+        raise ValueError("nested too deeply") from exc
+
+
+def _scalar(value: Any) -> Any:
+    """JSON for the few standard types that have an obvious text form; TypeError otherwise."""
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal | uuid.UUID | PurePath):
         return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def _schema_style(

@@ -150,12 +150,11 @@ ADAPTERS: dict[str, Case] = {
 }
 
 #: Cases other branches fix (journal constructors, sessions, serde, the driver, the runner).
-ELSEWHERE: dict[str, tuple[Case, str]] = {
-    "query() without async with": (lambda _: anyio.run(query_unopened), "runner branch"),
-    "Client.resume(unknown session)": (lambda _: anyio.run(resume_unknown), "runner branch"),
-}
+ELSEWHERE: dict[str, tuple[Case, str]] = {}
 
 SHELL: dict[str, Case] = {
+    "query() without async with": lambda _: anyio.run(query_unopened),
+    "Client.resume(unknown session)": lambda _: anyio.run(resume_unknown),
     "AgentOptions(max_tool_iterations=0)": lambda _: AgentOptions(max_tool_iterations=0),
     "AgentOptions(max_tool_iterations='5')": lambda _: AgentOptions(max_tool_iterations="5"),  # type: ignore[arg-type]
     "AgentOptions(provider='mistral')": lambda _: AgentOptions(provider="mistral"),

@@ -16,8 +16,10 @@ from toolreel.core import (
     ErrorCode,
     ErrorContext,
     ErrorPhase,
+    ModelCallFailed,
     ModelResponded,
     RetryPolicy,
+    TimerFired,
     ToolCallArgumentsDelta,
     ToolCallStarted,
     Usage,
@@ -31,7 +33,15 @@ from toolreel.shell import (
     execute_agent,
     tool,
 )
-from toolreel.shell._openai_server import Reply, ScriptedServer, http_error, text, tool_calls
+from toolreel.shell._interpreter import Interpreter
+from toolreel.shell._openai_server import (
+    Reply,
+    ScriptedServer,
+    http_error,
+    reply_events,
+    text,
+    tool_calls,
+)
 
 
 @attrs.frozen
@@ -469,3 +479,23 @@ def test_duplicate_tool_names_are_refused_before_anything_is_sent() -> None:
     clash = agent(helpers=[tool("record_invoice", "Clash", {})(lambda args: 1)])
     with pytest.raises(ValueError, match="Duplicate tool name: record_invoice"):
         anyio.run(execute_agent, clash, "x", AgentOptions())
+
+
+def test_the_provider_retry_after_sets_the_backoff(monkeypatch) -> None:
+    slept: list[float] = []
+
+    async def no_real_sleep(self: Interpreter, token: str, seconds: float) -> None:
+        slept.append(seconds)
+        self.post(TimerFired(token=token))
+
+    monkeypatch.setattr(Interpreter, "timer", no_real_sleep)
+    replies = [
+        [ModelCallFailed(retryable=True, message="HTTP 429: slow down", status=429, retry_after=7)],
+        reply_events(tool_calls(("c1", "record_invoice", GOOD))),
+    ]
+    model = FunctionModel(lambda request: replies[len(model.requests) - 1])
+    retry = RetryPolicy(max_retries=2, base_delay=0.5, max_delay=30)
+    opts = AgentOptions(model="test", retry=retry)
+    result = anyio.run(lambda: execute_agent(agent(), "INV-1 Widget 40", opts, model=model))
+    assert isinstance(result, AgentSuccess)
+    assert slept == [7]  # the provider's wait, not the policy's 0.5 s

@@ -6,16 +6,24 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from toolreel.adapters import MemoryJournal, SQLiteJournal
 from toolreel.core import ChatMessage, FinishReason
 from toolreel.shell import (
+    HOOK_POST_TOOL_USE,
     HOOK_PRE_TOOL_USE,
     HOOK_USER_PROMPT_SUBMIT,
     AgentOptions,
     Client,
     HookDecision,
+    JournalUnavailable,
+    NotOpen,
+    SessionNotFound,
     TextBlock,
     ToolUseBlock,
     ToolUseError,
+    TurnInProgress,
+    UnknownToolCall,
+    run,
     tool,
 )
 from toolreel.shell._openai_server import ScriptedServer, text, tool_calls
@@ -212,8 +220,182 @@ def test_manual_result_for_an_unknown_call_is_refused_with_the_pending_ids() -> 
                 options(server, tools=[add_tool], auto_execute_tools=False)
             ) as client:
                 await blocks_of(client, "1 + 2")
-                with pytest.raises(ValueError, match=r"'nope'.*\['call-1'\]"):
+                with pytest.raises(UnknownToolCall, match=r"'nope'.*\['call-1'\]") as caught:
                     await client.add_tool_result("nope", 3)
+                assert isinstance(caught.value, ValueError)
                 await client.interrupt()
 
         anyio.run(main)
+
+
+def test_post_tool_use_is_told_the_arguments_the_pre_tool_use_hook_put_in() -> None:
+    told: list[dict] = []
+
+    def double_a(event):
+        return HookDecision(modified_input={"a": event.tool_input["a"] * 2, "b": 0})
+
+    def watch(event):
+        told.append(event.tool_input)
+
+    hooks = {HOOK_PRE_TOOL_USE: [double_a], HOOK_POST_TOOL_USE: [watch]}
+    script = [tool_calls(("call-1", "add", {"a": 5, "b": 1})), text("10")]
+    with ScriptedServer(script) as server:
+
+        async def main() -> list:
+            async with Client(options(server, tools=[add_tool], hooks=hooks)) as client:
+                return await blocks_of(client, "5 + 1, doubled")
+
+        anyio.run(main)
+        assert server.requests[1]["messages"][-1]["content"] == '{"result": 10}'
+    assert told == [{"a": 10, "b": 0}]  # what ran, not what the model first asked
+
+
+# --- misuse -----------------------------------------------------------------------------
+
+
+async def _use(client: Client, call: str) -> None:
+    """One public call of the client."""
+    if call == "query":
+        await client.query("hi")
+    elif call == "wait":
+        await client.wait()
+    elif call == "interrupt":
+        await client.interrupt()
+    elif call == "add_tool_result":
+        await client.add_tool_result("call-1", 3)
+    elif call == "receive_messages":
+        [_ async for _ in client.receive_messages()]
+    else:
+        [_ async for _ in client.events()]
+
+
+CALLS = ["query", "wait", "interrupt", "add_tool_result", "receive_messages", "events"]
+
+
+@pytest.mark.parametrize("call", CALLS)
+def test_a_client_used_without_async_with_says_so(call: str) -> None:
+    client = Client(AgentOptions(model="test", base_url="http://127.0.0.1:9", api_key="k"))
+    with pytest.raises(NotOpen, match=r"use `async with Client\(options\) as client:`"):
+        anyio.run(_use, client, call)
+
+
+@pytest.mark.parametrize("call", CALLS)
+def test_a_closed_client_says_so(call: str) -> None:
+    async def main() -> None:
+        opts = AgentOptions(model="test", base_url="http://127.0.0.1:9", api_key="k")
+        async with Client(opts) as client:
+            pass
+        await _use(client, call)
+
+    with pytest.raises(NotOpen):
+        anyio.run(main)
+
+
+def test_a_query_while_a_turn_runs_is_refused() -> None:
+    script = [tool_calls(("call-1", "add", {"a": 1, "b": 2}))]
+    with ScriptedServer(script) as server:
+
+        async def main() -> None:
+            opts = options(server, tools=[add_tool], auto_execute_tools=False)
+            async with Client(opts) as client:
+                await blocks_of(client, "1 + 2")  # the turn now awaits the result
+                with pytest.raises(TurnInProgress, match="a turn is still running"):
+                    await client.query("something else")
+
+        anyio.run(main)
+
+
+def test_resuming_an_unknown_session_names_it_and_the_journal(tmp_path) -> None:
+    opts = AgentOptions(
+        model="test", base_url="http://127.0.0.1:9", api_key="k", journal=str(tmp_path / "j.db")
+    )
+
+    async def main() -> None:
+        async with Client.resume("no-such-id", opts):
+            pass
+
+    with pytest.raises(SessionNotFound, match=r"no session 'no-such-id' in .*j\.db") as caught:
+        anyio.run(main)
+    assert caught.value.session_id == "no-such-id"
+
+
+class RecordingJournal(MemoryJournal):
+    """A shared journal that notes when a client gives a session back or closes it."""
+
+    def __init__(self, *, fail_after: int | None = None) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+        self.fail_after = fail_after
+
+    def append(self, session_id, steps) -> None:
+        if self.fail_after is not None and len(self.calls) >= self.fail_after:
+            raise JournalUnavailable("journal test.db stayed locked for 5 s")
+        self.calls.append("append")
+        super().append(session_id, steps)
+
+    def release(self, session_id: str) -> None:
+        self.calls.append(f"release {session_id}")
+
+    def close(self) -> None:
+        self.calls.append("close")
+
+
+def test_a_client_releases_a_shared_journals_session_and_leaves_it_open() -> None:
+    journal = RecordingJournal()
+    with ScriptedServer([text("hi")]) as server:
+
+        async def main() -> None:
+            async with Client(options(server, journal=journal, session_id="s1")) as client:
+                await blocks_of(client, "hello")
+
+        anyio.run(main)
+    assert journal.calls[-1] == "release s1"
+    assert "close" not in journal.calls
+
+
+def test_a_client_releases_its_own_journals_session_before_closing_it(
+    tmp_path, monkeypatch
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(SQLiteJournal, "release", lambda self, sid: calls.append(f"release {sid}"))
+    close = SQLiteJournal.close
+    monkeypatch.setattr(SQLiteJournal, "close", lambda self: calls.append("close") or close(self))
+    opts = AgentOptions(
+        model="test",
+        base_url="http://127.0.0.1:9",
+        api_key="k",
+        journal=str(tmp_path / "j.db"),
+        session_id="s1",
+    )
+
+    async def main() -> None:
+        async with Client(opts):
+            pass
+
+    anyio.run(main)
+    assert calls[:2] == ["release s1", "close"]  # (close then releases what it still holds)
+
+
+@pytest.mark.parametrize("reader", ["wait", "receive_messages", "run"])
+def test_a_journal_that_gives_up_stops_the_turn_with_its_own_error(reader: str) -> None:
+    journal = RecordingJournal(fail_after=1)  # the prompt is saved; the next batch fails
+    script = [tool_calls(("call-1", "add", {"a": 1, "b": 2})), text("3")]
+    with ScriptedServer(script) as server:
+        opts = options(server, tools=[add_tool], journal=journal, session_id="s1")
+
+        async def main() -> None:
+            if reader == "run":
+                await run("1 + 2", opts)
+                return
+            async with Client(opts) as client:
+                await client.query("1 + 2")
+                if reader == "wait":
+                    await client.wait()
+                else:
+                    [_ async for _ in client.receive_messages()]
+
+        with pytest.raises(JournalUnavailable, match="stayed locked") as caught:
+            anyio.run(main)
+        assert type(caught.value) is JournalUnavailable  # not wrapped in an exception group
+        assert len(server.requests) == 1  # the turn stopped
+    assert journal.calls[-1] == "release s1"  # and the client closed

@@ -9,7 +9,13 @@ import time
 import anyio
 import pytest
 
-from toolreel.adapters import JSONLJournal, SQLiteJournal, persisted_messages
+from toolreel.adapters import (
+    JSONLJournal,
+    MemoryJournal,
+    SQLiteJournal,
+    load_session,
+    persisted_messages,
+)
 from toolreel.core import (
     FinishReason,
     RetryPolicy,
@@ -218,25 +224,45 @@ def test_interrupt_mid_tool_cancels_promptly_and_keeps_a_valid_history() -> None
 
 
 def test_cancelling_the_awaiting_task_still_leaves_a_valid_history() -> None:
-    @tool
-    async def forever() -> str:
-        """Never ends."""
-        await anyio.sleep(60)
-        return "never"
-
-    with ScriptedServer([tool_calls(("c1", "forever", {}))]) as server:
+    journal = MemoryJournal()
+    script = [tool_calls(("c1", "echo", {"x": "a"})), tool_calls(("c2", "forever", {})), text("ok")]
+    with ScriptedServer(script) as server:
 
         async def main():
-            async with Client(options(server, tools=[forever])) as client:
-                await client.query("go")
-                with anyio.move_on_after(0.3):
-                    await client.wait()
-                await client.interrupt()
-                return client.last_finish, client.history
+            started = anyio.Event()
 
-        finish, history = anyio.run(main)
-    assert finish.reason is FinishReason.CANCELLED
-    assert unanswered_calls(history) == ()
+            @tool
+            async def forever() -> str:
+                """Never ends."""
+                started.set()
+                await anyio.sleep(60)
+                return "never"
+
+            opts = options(server, tools=[forever, tool(echo)], journal=journal, session_id="s1")
+            with anyio.CancelScope() as outside:  # the app's own scope, around the whole client
+                async with Client(opts) as client:
+                    await client.query("go")
+                    await started.wait()
+                    outside.cancel()  # cancels the turn's task too, not only this one
+                    await client.wait()
+            async with Client(opts) as again:  # the session goes on from the journal
+                await again.query("and now?")
+                return outside.cancelled_caught, client.last_finish, await again.wait()
+
+        caught, finish, after = anyio.run(main)
+        assert caught
+        assert finish.reason is FinishReason.CANCELLED
+        assert [r.content for r in finish.rounds[-1].results] == [
+            "Cancelled before the tool finished."
+        ]
+        assert after.text == "ok"
+        answered = [
+            m["tool_call_id"] for m in server.requests[-1]["messages"] if m["role"] == "tool"
+        ]
+        assert answered == ["c1", "c2"]
+    session = load_session(journal, "s1")
+    assert [t.reason for t in session.turns] == [FinishReason.CANCELLED, FinishReason.COMPLETED]
+    assert unanswered_calls(session.history) == ()
 
 
 @pytest.mark.parametrize("suffix", [".db", ".jsonl"])
