@@ -16,6 +16,8 @@ from toolreel.core import (
     ModelCallFailed,
     Phase,
     PromptSubmitted,
+    Reasoning,
+    ReasoningDelta,
     RetryPolicy,
     RoundFinished,
     StepError,
@@ -96,3 +98,23 @@ def test_a_manual_result_for_no_awaited_call_is_misuse_naming_the_event() -> Non
         f"can't handle event {stray!r} when phase=AWAITING_RESULTS: "
         "no call 'c9' awaits a result; awaiting ['c1']"
     )
+
+
+def reasoned(*deltas: ReasoningDelta) -> tuple[Reasoning, ...]:
+    """The reasoning blocks an answer streamed as `deltas` keeps in the history."""
+    state, _ = run(config(), [PromptSubmitted(text="why"), *deltas, done()])
+    return state.history[-1].reasoning
+
+
+def test_a_redacted_block_closes_the_open_reasoning_block() -> None:
+    """Kills _stream.add_reasoning mutants 8 and 10 (a redacted block left the last one open)."""
+    assert reasoned(
+        ReasoningDelta(text="a"), ReasoningDelta(text="", redacted="R"), ReasoningDelta(text="b")
+    ) == (Reasoning(text="a"), Reasoning(redacted="R"), Reasoning(text="b"))
+
+
+def test_reasoning_text_extends_only_the_open_block() -> None:
+    """Kills _stream.add_reasoning mutant 22 (extending a block dropped the one before it)."""
+    assert reasoned(
+        ReasoningDelta(text="a", signature="s1"), ReasoningDelta(text="b"), ReasoningDelta(text="c")
+    ) == (Reasoning(text="a", signature="s1"), Reasoning(text="bc"))
