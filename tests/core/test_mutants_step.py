@@ -11,6 +11,7 @@ from loop import config, done, fold, notices, run
 
 from toolreel.core import (
     Allowed,
+    Emit,
     HookDecided,
     HookPoint,
     ModelCallFailed,
@@ -18,6 +19,7 @@ from toolreel.core import (
     PromptSubmitted,
     Reasoning,
     ReasoningDelta,
+    ReasoningStreamed,
     RetryPolicy,
     RoundFinished,
     StepError,
@@ -118,3 +120,12 @@ def test_reasoning_text_extends_only_the_open_block() -> None:
     assert reasoned(
         ReasoningDelta(text="a", signature="s1"), ReasoningDelta(text="b"), ReasoningDelta(text="c")
     ) == (Reasoning(text="a", signature="s1"), Reasoning(text="bc"))
+
+
+def test_reasoning_text_is_streamed_to_the_caller_and_a_bare_signature_is_not() -> None:
+    """Kills _on_reasoning mutants 11-14 (reasoning never, always, or emptily streamed)."""
+    state, _ = step(initial_state(config()), PromptSubmitted(text="why"))
+    state, thought = step(state, ReasoningDelta(text="a"))
+    _, signed = step(state, ReasoningDelta(text="", signature="s1"))
+    assert thought == (Emit(notice=ReasoningStreamed(text="a")),)
+    assert signed == ()
