@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import pytest
 from loop import call as tool_call
-from loop import config, done, fold, notices, run
+from loop import config, done, fold, notices, of_type, run
 
 from toolreel.core import (
     Allowed,
+    Cancelled,
     Emit,
+    Finish,
     HookDecided,
     HookPoint,
     ModelCallFailed,
@@ -22,9 +24,14 @@ from toolreel.core import (
     ReasoningStreamed,
     RetryPolicy,
     RoundFinished,
+    RunTool,
     StepError,
+    TextDelta,
     TimerFired,
     ToolCall,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    ToolFinished,
     ToolResult,
     ToolResultAdded,
     ToolRound,
@@ -129,3 +136,118 @@ def test_reasoning_text_is_streamed_to_the_caller_and_a_bare_signature_is_not() 
     _, signed = step(state, ReasoningDelta(text="", signature="s1"))
     assert thought == (Emit(notice=ReasoningStreamed(text="a")),)
     assert signed == ()
+
+
+def test_answer_text_between_reasoning_deltas_does_not_split_the_block() -> None:
+    """Kills _stream.add_text mutants 3 and 7 (text closed the open reasoning block)."""
+    state, _ = run(
+        config(),
+        [
+            PromptSubmitted(text="why"),
+            ReasoningDelta(text="a"),
+            TextDelta(text="x"),
+            ReasoningDelta(text="b"),
+            done(),
+        ],
+    )
+    assert state.history[-1].reasoning == (Reasoning(text="ab"),)
+
+
+def test_answer_text_after_a_call_started_keeps_the_call() -> None:
+    """Kills _stream.add_text mutant 8 (text dropped the calls streamed so far)."""
+    _, effects = run(
+        config(),
+        [
+            PromptSubmitted(text="add"),
+            ToolCallStarted(index=0, call_id="c1", name="add"),
+            TextDelta(text="Adding."),
+            ToolCallArgumentsDelta(index=0, fragment=ADD_ARGS),
+            done("tool_calls"),
+        ],
+    )
+    assert of_type(effects, RunTool) == [
+        RunTool(call=ToolCall(id="c1", name="add", arguments=ADD_ARGS))
+    ]
+
+
+def test_cancel_after_a_completed_round_keeps_that_round_once() -> None:
+    """Kills _rounds.close_round mutant 8 (the closed round stayed pending)."""
+    _, effects = run(
+        config(),
+        [
+            PromptSubmitted(text="add"),
+            *tool_call(0, "c1", "add", ADD_ARGS),
+            done("tool_calls"),
+            ToolFinished(call_id="c1", output="3"),
+            Cancelled(),
+        ],
+    )
+    [finished] = of_type(effects, Finish)
+    assert finished.rounds == (
+        ToolRound(
+            assistant_text="",
+            tool_calls=(ToolCall(id="c1", name="add", arguments=ADD_ARGS),),
+            results=(ToolResult(call_id="c1", name="add", content="3"),),
+        ),
+    )
+
+
+def test_a_call_id_abandoned_by_a_cancelled_turn_is_answered_when_reused() -> None:
+    """Kills _take_result mutants 10 and 11 (a reused id at position 0 taken for a straggler)."""
+    _, effects = run(
+        config(),
+        [
+            PromptSubmitted(text="add"),
+            *tool_call(0, "c1", "add", ADD_ARGS),
+            done("tool_calls"),
+            Cancelled(),
+            PromptSubmitted(text="add again"),
+            *tool_call(0, "c1", "add", ADD_ARGS),
+            done("tool_calls"),
+            ToolFinished(call_id="c1", output="3"),
+        ],
+    )
+    assert [n.round.results for n in notices(effects, RoundFinished)][-1] == (
+        ToolResult(call_id="c1", name="add", content="3"),
+    )
+
+
+def test_a_decision_for_no_awaited_tool_hook_is_misuse_naming_the_awaited_hooks() -> None:
+    """Kills _on_tool_hook mutants 16-23 (phase, event or awaited hooks dropped from the error)."""
+    state, _ = fold(
+        initial_state(config(hooks={HookPoint.PRE_TOOL_USE})),
+        [
+            PromptSubmitted(text="add"),
+            *tool_call(0, "c1", "add", ADD_ARGS),
+            *tool_call(1, "c2", "add", ADD_ARGS),
+            done("tool_calls"),
+        ],
+    )
+    stray = HookDecided(hook_id="pre:c9", decision=Allowed())
+    error = misuse(state, stray)
+    assert str(error) == (
+        f"can't handle event {stray!r} when phase=TOOL_HOOKS: awaiting hooks ['pre:c1', 'pre:c2']"
+    )
+    assert (error.phase, error.event) == (Phase.TOOL_HOOKS, stray)
+
+
+def test_a_tool_result_for_no_awaited_call_names_only_the_calls_still_running() -> None:
+    """Kills _on_tool_finished mutant 2, _take_result 25, 29, 32 (event dropped; finished
+    calls listed)."""
+    state, _ = fold(
+        initial_state(config()),
+        [
+            PromptSubmitted(text="add"),
+            *tool_call(0, "c1", "add", ADD_ARGS),
+            *tool_call(1, "c2", "add", ADD_ARGS),
+            done("tool_calls"),
+            ToolFinished(call_id="c1", output="3"),
+        ],
+    )
+    stray = ToolFinished(call_id="c9", output="1")
+    error = misuse(state, stray)
+    assert str(error) == (
+        f"can't handle event {stray!r} when phase=RUNNING_TOOLS: "
+        "no call 'c9' awaits a result; awaiting ['c2']"
+    )
+    assert error.event == stray
