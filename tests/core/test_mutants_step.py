@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 from loop import call as tool_call
-from loop import config, done, fold, notices, of_type, run
+from loop import config, done, fold, notices, of_type, run, text
 
 from toolreel.core import (
     Allowed,
+    CallModel,
     Cancelled,
     Emit,
     Finish,
@@ -251,3 +252,110 @@ def test_a_tool_result_for_no_awaited_call_names_only_the_calls_still_running() 
         "no call 'c9' awaits a result; awaiting ['c2']"
     )
     assert error.event == stray
+
+
+def test_an_event_no_rule_takes_is_misuse_naming_the_phase_and_the_event() -> None:
+    """Kills step mutant 6 (the event dropped from the error)."""
+    state, _ = step(initial_state(config()), PromptSubmitted(text="hi"))
+    stray = PromptSubmitted(text="again")
+    assert str(misuse(state, stray)) == f"can't handle event {stray!r} when phase=STREAMING"
+
+
+def test_a_second_turn_names_its_id_less_calls_after_turn_two() -> None:
+    """Kills _on_prompt mutant 14 and _with_stream 16 (the turn count lost or reset)."""
+    _, effects = run(
+        config(),
+        [
+            PromptSubmitted(text="hi"),
+            *text("Hello."),
+            done(),
+            PromptSubmitted(text="add"),
+            *tool_call(0, "", "add", ADD_ARGS),
+            done("tool_calls"),
+        ],
+    )
+    assert of_type(effects, RunTool) == [
+        RunTool(call=ToolCall(id="call_2_1_0", name="add", arguments=ADD_ARGS))
+    ]
+
+
+def test_a_stray_result_in_the_turn_after_a_cancel_is_still_misuse() -> None:
+    """Kills _on_prompt mutant 16 (a new turn kept dropping events as if just cancelled)."""
+    state, _ = fold(
+        initial_state(config()),
+        [PromptSubmitted(text="hi"), Cancelled(), PromptSubmitted(text="again")],
+    )
+    stray = ToolFinished(call_id="c9", output="1")
+    assert str(misuse(state, stray)) == f"can't handle event {stray!r} when phase=STREAMING"
+
+
+def test_a_straggler_of_a_cancelled_turn_is_dropped_while_the_next_turn_streams() -> None:
+    """Kills _with_stream mutant 17 (streaming forgot the abandoned call ids)."""
+    state, _ = fold(
+        initial_state(config()),
+        [
+            PromptSubmitted(text="add"),
+            *tool_call(0, "c1", "add", ADD_ARGS),
+            done("tool_calls"),
+            Cancelled(),
+            PromptSubmitted(text="hi"),
+            *text("Hel"),
+        ],
+    )
+    assert step(state, ToolFinished(call_id="c1", output="3")) == (state, ())
+
+
+def test_a_calls_signature_travels_with_it_whatever_the_start_repeats() -> None:
+    """Kills _on_call_started 6, start_call 12/16/22/26/29, add_fragment 19/24 and
+    finished_calls 21/25 (a thought signature dropped on the way to RunTool)."""
+    _, effects = run(
+        config(),
+        [
+            PromptSubmitted(text="add"),
+            ToolCallStarted(index=0, call_id="c1", name="add", signature="s0"),
+            ToolCallArgumentsDelta(index=0, fragment=ADD_ARGS),
+            ToolCallStarted(index=1, call_id="c2", name="add"),
+            ToolCallStarted(index=1, call_id="c2", name="add", signature="s1"),
+            ToolCallArgumentsDelta(index=1, fragment=ADD_ARGS),
+            done("tool_calls"),
+        ],
+    )
+    assert of_type(effects, RunTool) == [
+        RunTool(call=ToolCall(id="c1", name="add", arguments=ADD_ARGS, signature="s0")),
+        RunTool(call=ToolCall(id="c2", name="add", arguments=ADD_ARGS, signature="s1")),
+    ]
+
+
+def test_a_call_between_reasoning_deltas_does_not_split_the_block() -> None:
+    """Kills _stream._put mutants 11 and 15 (a call closed the open reasoning block)."""
+    state, _ = run(
+        config(),
+        [
+            PromptSubmitted(text="add"),
+            ReasoningDelta(text="a"),
+            ToolCallStarted(index=0, call_id="c1", name="add"),
+            ReasoningDelta(text="b"),
+            ToolCallArgumentsDelta(index=0, fragment=ADD_ARGS),
+            done("tool_calls"),
+        ],
+    )
+    assert state.turn.pending.reasoning == (Reasoning(text="ab"),)
+
+
+def test_cancel_mid_stream_leaves_an_idle_state_without_turn_or_partial_stream() -> None:
+    """Kills finish mutants 45, 50 and 51 (the turn or the partial response left behind)."""
+    idle = initial_state(config())
+    state, _ = fold(idle, [PromptSubmitted(text="hi"), *text("Hel"), Cancelled()])
+    assert (state.phase, state.turn, state.stream) == (Phase.IDLE, None, idle.stream)
+
+
+def test_without_tools_the_request_says_auto_whatever_the_configured_choice() -> None:
+    """Kills build_request mutants 5-8 (the tools-less choice, or the configured one, lost)."""
+    _, bare = step(
+        initial_state(config(tools=(), tool_choice="required")), PromptSubmitted(text="hi")
+    )
+    _, tooled = step(initial_state(config(tool_choice="required")), PromptSubmitted(text="hi"))
+    assert [e.request.tool_choice for e in (*bare, *tooled) if isinstance(e, CallModel)] == [
+        "auto",
+        "required",
+    ]
