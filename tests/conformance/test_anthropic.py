@@ -1,4 +1,4 @@
-"""The Anthropic codec against recorded Messages API traffic (../shared/provider-traffic).
+"""The Anthropic codec against recorded Messages API traffic (tests/conformance/traffic/).
 
 Responses: every captured stream and body decodes the same whatever the chunking,
 and its events are snapshotted. Requests: the neutral request the core builds
@@ -27,7 +27,6 @@ from traffic import (
     decode_stream,
     jsonable,
     load,
-    needs_traffic,
     response_bytes,
     sse_from_chunks_jsonl,
 )
@@ -60,8 +59,6 @@ from toolreel.core import (
     initial_state,
     step,
 )
-
-pytestmark = needs_traffic
 
 CODEC = AnthropicCodec()
 

@@ -1,4 +1,4 @@
-"""The Gemini codec against recorded Gemini traffic (../shared/provider-traffic).
+"""The Gemini codec against recorded Gemini traffic (tests/conformance/traffic/).
 
 Decoding: every captured response, in every chunking, gives the same events
 (snapshotted). Encoding: the neutral request the core builds for each captured
@@ -23,11 +23,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from traffic import (
+    TRAFFIC,
     chunkings,
     decode_stream,
     jsonable,
     load,
-    needs_traffic,
     raw,
     response_bytes,
     sse_from_chunks_jsonl,
@@ -58,8 +58,6 @@ from toolreel.core import (
     initial_state,
     step,
 )
-
-pytestmark = needs_traffic
 
 CODEC = GeminiCodec()
 
@@ -588,6 +586,14 @@ def test_the_recorded_conversation_runs_through_the_http_driver_and_the_core() -
         assert request.headers["x-goog-api-key"] == "test-key"
         assert "test-key" not in str(request.url)
     assert json.loads(sent[1].content) == accepted(load(cases[1])["request"]["body"])
+
+
+ERRORS = ["gemini_error_404_model_not_found", "gemini_error_429_resource_exhausted"]
+
+
+def test_every_gemini_capture_in_the_corpus_is_exercised() -> None:
+    stems = {path.name.split(".")[0] for path in TRAFFIC.glob("gemini*")}
+    assert stems == {*RESPONSES, *REQUESTS, *ERRORS}
 
 
 LIVE_KEY = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_openai import MULTIPLY, assert_multiplied, config_of, drive, multiply, terminal_last
-from traffic import TRAFFIC, chunkings, decode_stream, jsonable, load, needs_traffic, response_bytes
+from traffic import TRAFFIC, chunkings, decode_stream, jsonable, load, response_bytes
 
 from toolreel.adapters._http import HttpModel
 from toolreel.adapters._ollama import OllamaCodec
@@ -44,7 +44,6 @@ STREAMS = ["ollama_native_chat_stream_tool_call"]
 BODIES = ["ollama_native_chat_nonstream_tool_call", "ollama_native_chat_tool_result_followup"]
 
 
-@needs_traffic
 def test_every_native_capture_is_covered() -> None:
     names = {p.name.split(".")[0] for p in TRAFFIC.iterdir() if p.name.startswith("ollama_native_")}
     assert names == {*STREAMS, *BODIES}
@@ -53,7 +52,6 @@ def test_every_native_capture_is_covered() -> None:
 # 1. Decoding ---------------------------------------------------------------------
 
 
-@needs_traffic
 @pytest.mark.parametrize("case", STREAMS)
 def test_stream_decodes_alike_in_every_chunking(case: str, snapshot: Any) -> None:
     body = response_bytes(load(case))
@@ -65,7 +63,6 @@ def test_stream_decodes_alike_in_every_chunking(case: str, snapshot: Any) -> Non
     assert jsonable(decoded["whole"]) == snapshot
 
 
-@needs_traffic
 @pytest.mark.parametrize("case", BODIES)
 def test_body_decodes(case: str, snapshot: Any) -> None:
     events = CODEC.decode_body(response_bytes(load(case)))
@@ -76,7 +73,6 @@ def test_body_decodes(case: str, snapshot: Any) -> None:
     assert jsonable(events) == snapshot
 
 
-@needs_traffic
 def test_streamed_call_arrives_whole_with_object_arguments_and_no_id() -> None:
     events = decode_stream(CODEC, [response_bytes(load("ollama_native_chat_stream_tool_call"))])
     assert events == [
@@ -88,7 +84,6 @@ def test_streamed_call_arrives_whole_with_object_arguments_and_no_id() -> None:
     ]
 
 
-@needs_traffic
 def test_the_core_gives_the_id_less_call_an_id() -> None:
     config = config_of(load("ollama_native_chat_stream_tool_call")["request"]["body"])
     state, _ = step(initial_state(config), PromptSubmitted(text="what is the weather in tokyo?"))
@@ -99,7 +94,6 @@ def test_the_core_gives_the_id_less_call_an_id() -> None:
     assert run.call == ToolCall(id="call_1_1_0", name="get_weather", arguments='{"city": "Tokyo"}')
 
 
-@needs_traffic
 def test_final_answer_text_and_usage() -> None:
     events = CODEC.decode_body(response_bytes(load("ollama_native_chat_tool_result_followup")))
     assert events == [
@@ -111,7 +105,6 @@ def test_final_answer_text_and_usage() -> None:
 # 2. Encoding ---------------------------------------------------------------------
 
 
-@needs_traffic
 @pytest.mark.parametrize(
     "case", ["ollama_native_chat_stream_tool_call", "ollama_native_chat_nonstream_tool_call"]
 )
@@ -124,7 +117,6 @@ def test_core_first_request_encodes_as_captured(case: str) -> None:
     assert CODEC.encode(call.request, stream=captured["stream"]) == captured
 
 
-@needs_traffic
 def test_tool_result_followup_encodes_as_captured() -> None:
     captured = load("ollama_native_chat_tool_result_followup")["request"]["body"]
     # The history as the core stores it: the turn so far is one assistant message
@@ -162,7 +154,6 @@ def test_tool_result_followup_encodes_as_captured() -> None:
 # 3. Properties over the captures -----------------------------------------------------
 
 
-@needs_traffic
 @settings(max_examples=100, deadline=None)
 @given(cut=st.floats(0, 1), points=st.lists(st.integers(0, 10_000), max_size=30))
 def test_truncated_and_rechunked_stream_keeps_the_contract(cut: float, points: list[int]) -> None:
@@ -175,7 +166,6 @@ def test_truncated_and_rechunked_stream_keeps_the_contract(cut: float, points: l
     assert terminal_last(events)
 
 
-@needs_traffic
 @settings(max_examples=100, deadline=None)
 @given(case=st.sampled_from(BODIES), cut=st.integers(0, 10_000))
 def test_truncated_bodies_fail_without_raising(case: str, cut: int) -> None:

@@ -30,7 +30,6 @@ from traffic import (
     decode_stream,
     jsonable,
     load,
-    needs_traffic,
     raw,
     response_bytes,
     sse_from_chunks_jsonl,
@@ -111,7 +110,6 @@ def terminal_last(events: list[Any]) -> bool:
     return len(terminals) == 1 and events[-1] is terminals[0]
 
 
-@needs_traffic
 def test_every_chat_completions_capture_is_covered() -> None:
     covered = {*STREAMS, *BODIES, *ERRORS}
     files = sorted(p.name for p in TRAFFIC.iterdir() if p.name.startswith(("openai_", "ollama_")))
@@ -125,7 +123,6 @@ def test_every_chat_completions_capture_is_covered() -> None:
 # 1. Decoding ---------------------------------------------------------------------
 
 
-@needs_traffic
 @pytest.mark.parametrize("case", STREAMS)
 def test_stream_decodes_alike_in_every_chunking(case: str, snapshot: Any) -> None:
     decoded = {
@@ -138,7 +135,6 @@ def test_stream_decodes_alike_in_every_chunking(case: str, snapshot: Any) -> Non
     assert jsonable(decoded["whole"]) == snapshot
 
 
-@needs_traffic
 @pytest.mark.parametrize("case", BODIES)
 def test_body_decodes(case: str, snapshot: Any) -> None:
     events = CODEC.decode_body(response_bytes(load(case)))
@@ -158,7 +154,6 @@ def calls_of(events: list[ModelEvent]) -> list[tuple[str, str, Any]]:
     return [(*names[i], json.loads(arguments.get(i) or "{}")) for i in sorted(names)]
 
 
-@needs_traffic
 def test_streamed_call_split_into_fragments_reassembles() -> None:
     events = decode_stream(CODEC, [stream_body("openai_chat_stream_single_tool_call")])
     assert calls_of(events) == [
@@ -169,7 +164,6 @@ def test_streamed_call_split_into_fragments_reassembles() -> None:
     )
 
 
-@needs_traffic
 def test_parallel_streamed_calls_keep_their_indexes() -> None:
     events = decode_stream(CODEC, [stream_body("openai_chat_stream_parallel_tool_calls")])
     assert calls_of(events) == [
@@ -181,7 +175,6 @@ def test_parallel_streamed_calls_keep_their_indexes() -> None:
     )
 
 
-@needs_traffic
 def test_anthropic_compat_first_call_index_is_one() -> None:
     events = decode_stream(
         CODEC, [stream_body("openai_compat_anthropic_stream_text_then_tool.sse.txt")]
@@ -192,7 +185,6 @@ def test_anthropic_compat_first_call_index_is_one() -> None:
     assert events[-1] == ModelResponded(finish_reason="tool_calls")  # no usage chunk sent
 
 
-@needs_traffic
 def test_openrouter_repeated_start_and_missing_finish_reason() -> None:
     events = decode_stream(
         CODEC, [stream_body("openai_compat_openrouter_stream_args_in_one_chunk")]
@@ -207,13 +199,11 @@ def test_openrouter_repeated_start_and_missing_finish_reason() -> None:
     )
 
 
-@needs_traffic
 def test_gemini_compat_empty_call_id_stays_empty_for_the_core() -> None:
     events = CODEC.decode_body(response_bytes(load("openai_compat_gemini_tool_calls_without_id")))
     assert calls_of(events) == [("", "get_current_time", {})]
 
 
-@needs_traffic
 def test_ollama_v1_reasoning_comes_before_the_call() -> None:
     events = CODEC.decode_body(response_bytes(load("ollama_openai_compat_tool_call")))
     assert isinstance(events[0], ReasoningDelta)
@@ -376,7 +366,6 @@ CONVERSATIONS: dict[str, tuple[str, list[tuple[str, dict[str, str]]]]] = {
 }
 
 
-@needs_traffic
 @pytest.mark.parametrize("case", sorted(CONVERSATIONS))
 def test_core_rebuilds_the_captured_request(case: str) -> None:
     captured = load(case)["request"]["body"]
@@ -387,7 +376,6 @@ def test_core_rebuilds_the_captured_request(case: str) -> None:
     assert_encodes_as_captured(CODEC, request, captured, ids if "gemini" in case else None)
 
 
-@needs_traffic
 def test_two_rounds_are_stored_compactly_and_sent_as_four_messages() -> None:
     captured = load("openai_chat_nonstream_final_text_after_tools")["request"]["body"]
     prompt, legs = CONVERSATIONS["openai_chat_nonstream_final_text_after_tools"]
@@ -403,7 +391,6 @@ def test_two_rounds_are_stored_compactly_and_sent_as_four_messages() -> None:
     assert roles == ["user", "assistant", "tool", "assistant", "tool"]
 
 
-@needs_traffic
 def test_ollama_v1_reasoning_goes_back_in_the_reasoning_field() -> None:
     captured = load("ollama_openai_compat_tool_call")["request"]["body"]
     said = captured["messages"]
@@ -435,7 +422,6 @@ def error_body(name: str) -> bytes:
     return json.dumps(data["response"]["body"] if "response" in data else data).encode()
 
 
-@needs_traffic
 def test_web_search_not_supported_is_fatal_with_the_provider_message() -> None:
     failure = CODEC.decode_error(
         400,
@@ -450,7 +436,6 @@ def test_web_search_not_supported_is_fatal_with_the_provider_message() -> None:
     )
 
 
-@needs_traffic
 def test_max_tokens_unsupported_is_fatal_and_names_the_replacement() -> None:
     failure = CODEC.decode_error(
         400, {}, error_body("openai_chat_error_400_unsupported_parameter.json")
@@ -467,7 +452,6 @@ def test_max_tokens_unsupported_is_fatal_and_names_the_replacement() -> None:
 # 4. Properties over the captures ---------------------------------------------------------
 
 
-@needs_traffic
 @settings(max_examples=150, deadline=None)
 @given(case=st.sampled_from(STREAMS), cut=st.floats(0, 1), data=st.data())
 def test_truncated_and_rechunked_captures_keep_the_contract(
@@ -485,7 +469,6 @@ def test_truncated_and_rechunked_captures_keep_the_contract(
         assert events[-1].retryable  # a cut stream is worth asking again
 
 
-@needs_traffic
 @settings(max_examples=100, deadline=None)
 @given(case=st.sampled_from(BODIES), cut=st.integers(0, 10_000))
 def test_truncated_bodies_fail_without_raising(case: str, cut: int) -> None:
@@ -551,7 +534,6 @@ def assert_multiplied(finish: Finish) -> None:
     assert "2869461" in finish.text.replace(",", "").replace(" ", "")
 
 
-@needs_traffic
 def test_recorded_two_leg_conversation_through_http_model() -> None:
     """The live test's driver, offline: HttpModel + step against the recorded server replies."""
     replies = [

@@ -1,7 +1,8 @@
-"""Reading the recorded provider traffic in ../shared/provider-traffic at test time.
+"""Reading the recorded provider traffic in tests/conformance/traffic/ at test time.
 
-Set TOOLREEL_TRAFFIC_DIR to read it from elsewhere; tests skip, saying why,
-when the folder is absent.
+The corpus ships in the repository (its README.md says where each capture came
+from). Set TOOLREEL_TRAFFIC_DIR to read it from elsewhere; when the folder is
+absent every conformance test fails, naming the path (conftest.py).
 """
 
 from __future__ import annotations
@@ -12,21 +13,10 @@ import random
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from toolreel.adapters import unstructure
 from toolreel.adapters._codec import Codec
 
-TRAFFIC = Path(
-    os.environ.get(
-        "TOOLREEL_TRAFFIC_DIR",
-        Path(__file__).resolve().parents[2].parent / "shared" / "provider-traffic",
-    )
-)
-
-needs_traffic = pytest.mark.skipif(
-    not TRAFFIC.is_dir(), reason=f"recorded provider traffic not found at {TRAFFIC}"
-)
+TRAFFIC = Path(os.environ.get("TOOLREEL_TRAFFIC_DIR", Path(__file__).resolve().parent / "traffic"))
 
 
 def load(case: str) -> dict[str, Any]:
