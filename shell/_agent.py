@@ -139,7 +139,7 @@ def agent_config(
     return AgentConfig(
         output=definition.output.spec,
         helpers=tuple(helper.spec for helper in helpers.values()),
-        model=options.model,
+        model=options.model_name,
         system_prompt=(
             definition.system_prompt
             if definition.system_prompt is not None

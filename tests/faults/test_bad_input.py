@@ -17,16 +17,26 @@ import attrs
 import pytest
 
 from toolreel.adapters import FunctionModel, MemoryJournal, SQLiteJournal
-from toolreel.core import ConfigError, LoopConfig, ModelRequest, ModelResponded, TextDelta
+from toolreel.core import (
+    ConfigError,
+    LoopConfig,
+    ModelRequest,
+    ModelResponded,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+)
 from toolreel.shell import (
     AgentDefinition,
     AgentOptions,
+    AgentSuccess,
     JournalCorrupt,
     JournalError,
     JournalUnavailable,
     OutputTool,
     Recording,
     SessionNotFound,
+    execute_agent,
     export_session,
     open_journal,
     replay,
@@ -351,3 +361,29 @@ def test_an_empty_model_for_a_hosted_provider_asks_for_its_default() -> None:
     assert options.model_name == "claude-3-5-haiku-latest"
     anyio.run(lambda: run("hello", options, model=FunctionModel(model)))
     assert seen == ["claude-3-5-haiku-latest"]
+
+
+def test_an_agent_with_an_empty_model_asks_for_the_providers_default_too() -> None:
+    seen: list[str] = []
+
+    @attrs.frozen
+    class Answer:
+        value: int
+
+    def model(request: ModelRequest) -> list[object]:
+        seen.append(request.model)
+        return [
+            ToolCallStarted(index=0, call_id="c1", name="answer"),
+            ToolCallArgumentsDelta(index=0, fragment='{"value": 42}'),
+            ModelResponded(finish_reason="tool_calls"),
+        ]
+
+    definition = AgentDefinition(
+        build_prompt=lambda text: text, output=OutputTool.of(Answer, name="answer")
+    )
+    options = AgentOptions(provider="gemini")
+    result = anyio.run(
+        lambda: execute_agent(definition, "the answer?", options, model=FunctionModel(model))
+    )
+    assert isinstance(result, AgentSuccess) and result.output == Answer(42)
+    assert seen == ["gemini-2.5-flash"]
