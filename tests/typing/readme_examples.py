@@ -9,7 +9,6 @@ annotations a strict project adds; `assert_type` pins what users get back.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, assert_type
 
 import anyio
@@ -51,7 +50,7 @@ from toolreel.shell import (
     execute_agent,
     tool,
 )
-from toolreel.testing import ScriptedModel, http_error, text, tool_calls
+from toolreel.testing import MakeScriptedModel, OpenRecording, http_error, text, tool_calls
 
 # --- The core in one example -------------------------------------------------------------
 
@@ -247,7 +246,7 @@ def add_ints(a: int, b: int) -> int:
     return a + b
 
 
-def test_my_agent_adds(scripted_model: Callable[..., ScriptedModel]) -> None:
+def test_my_agent_adds(scripted_model: MakeScriptedModel) -> None:
     model = scripted_model(
         [
             tool_calls(("call_1", "add_ints", {"a": 2, "b": 3})),
@@ -266,6 +265,12 @@ def test_my_agent_adds(scripted_model: Callable[..., ScriptedModel]) -> None:
     assert finish is not None
     assert finish.text == "2 + 3 = 5"
     assert finish.rounds[0].results[0].content == "5"
+
+
+async def test_a_recorded_session_reruns(recorded_session: OpenRecording) -> None:
+    recording = recorded_session("tests/recordings/calc.jsonl")
+    reasons = await recording.rerun(AgentOptions(model="m", tools=[add_ints]))
+    print([reason.value for reason in reasons])
 
 
 anyio.run(main)
