@@ -109,10 +109,12 @@ def _problems(error: ValidationError) -> list[str]:
     match error.validator:
         case "required":
             return [
-                f"{path}.{name}: required field missing" for name in wanted if name not in value
+                f"{_field(path, name)}: required field missing"
+                for name in wanted
+                if name not in value
             ]
         case "additionalProperties" if wanted is False:
-            return [f"{path}.{name}: unexpected field" for name in _extra_fields(error)]
+            return [f"{_field(path, name)}: unexpected field" for name in _extra_fields(error)]
         case "type":
             names = [wanted] if isinstance(wanted, str) else list(wanted)
             return [f"{path}: expected {' or '.join(names)}, got {_shown(value)}"]
@@ -125,6 +127,14 @@ def _problems(error: ValidationError) -> list[str]:
             return [f"{path}: matches none of the allowed forms"]
     bound = _BOUNDS.get(str(error.validator))
     return [f"{path}: {bound.format(wanted, value) if bound else error.message}"]
+
+
+def _field(path: str, name: str) -> str:
+    """The path of field `name` of the object at `path`, written as jsonschema writes paths."""
+    if re.fullmatch(r"[a-zA-Z][a-zA-Z0-9_]*", name):
+        return f"{path}.{name}"
+    escaped = name.replace("\\", "\\\\").replace("'", "\\'")
+    return f"{path}['{escaped}']"
 
 
 #: The bounds' wording, as `str.format(limit, value)`; other keywords keep jsonschema's.

@@ -141,3 +141,17 @@ def test_reflection_on_a_schema_output_lists_the_problems_first() -> None:
     assert bad == Failure(
         'The output does not match the schema of output:\n- $.total: expected number, got "5"'
     )
+
+
+def test_field_names_that_are_not_identifiers_are_quoted_in_paths() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"unit price": {"type": "number"}, "o'clock": {"type": "string"}},
+        "required": ["unit price", "o'clock"],
+        "additionalProperties": False,
+    }
+    assert problems({"unit price": "x", "_id": 1}, schema) == [
+        "$['unit price']: expected number, got \"x\"",
+        "$['o\\'clock']: required field missing",
+        "$['_id']: unexpected field",
+    ]
