@@ -28,8 +28,9 @@ lint: $(LINKS)
 	$(VENV)/bin/ruff check core adapters shell tests
 	$(VENV)/bin/ruff format --check core adapters shell tests
 
+# Everything shipped, strict (pyproject.toml [tool.mypy]); tests/typing checks users' view.
 typecheck: $(LINKS)
-	$(VENV)/bin/mypy -p toolreel.core -p toolreel.adapters
+	$(VENV)/bin/mypy -p toolreel.core -p toolreel.adapters -p toolreel.shell -p toolreel.testing
 
 layers: $(LINKS)
 	$(VENV)/bin/lint-imports

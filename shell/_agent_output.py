@@ -11,7 +11,8 @@ shows the model what it returns. Without one, no `submit` exists. The two are
 whether `submit` exists.
 
 Validation (the shell's answer to `Validate`) is the schema first — cattrs
-structuring into the output type, problems listed by field — then, once the
+structuring into the output type, or for `from_schema` the `jsonschema`
+package's Draft 2020-12 validator, problems listed by path — then, once the
 output has its type, the custom validators in order.
 """
 
@@ -19,18 +20,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeAlias, TypeVar
 
 import attrs
 import cattrs
+import jsonschema
 from cattrs.v import format_exception
+from jsonschema.exceptions import SchemaError, ValidationError
 from returns.result import Failure, Result, Success
 
 from toolreel.core import ConfigError, OutputSpec, PlainOutput, ReflectiveOutput, ToolSpec
 
 from . import _checks as check
-from ._agent_jsonschema import schema_problems
 from ._schema import type_schema
 from ._tools import CONVERTER, _call, describe, result_text
 
@@ -67,13 +70,96 @@ def _structurer(output_type: type[T]) -> Callable[[Any], Result[T, list[str]]]:
 
 
 def _schema_checker(schema: Mapping[str, Any]) -> Callable[[Any], Result[Any, list[str]]]:
-    """Arguments -> themselves when they satisfy `schema`, or every problem by path."""
+    """Arguments -> themselves when they satisfy `schema`, or every problem by path.
+
+    An invalid schema is a ConfigError here, when the output tool is built,
+    rather than a failure in the middle of a run.
+    """
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        where = exc.json_path.replace("$", "schema", 1)
+        raise ConfigError(
+            "schema", schema, f"a valid JSON Schema ({where}: {exc.message})"
+        ) from exc
+    validator = jsonschema.Draft202012Validator(schema)
 
     def check(arguments: Any) -> Result[Any, list[str]]:
-        problems = schema_problems(schema, arguments)
+        try:
+            found = [p for error in validator.iter_errors(arguments) for p in _problems(error)]
+        except jsonschema.exceptions.RefResolutionError as exc:  # a $ref that cannot be resolved
+            found = [f"$: the schema cannot be checked: {exc}"]
+        problems = list(dict.fromkeys(found))  # `required` reports each missing name once
         return Failure(problems) if problems else Success(arguments)
 
     return check
+
+
+def _shown(value: Any) -> str:
+    """A value as JSON, cut short."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _problems(error: ValidationError) -> list[str]:
+    """One jsonschema error in the words the model reads, each problem with its path."""
+    path = error.json_path
+    wanted: Any = error.validator_value  # typed `Any | Unset`: always set on a reported error
+    value: Any = error.instance
+    match error.validator:
+        case "required":
+            return [
+                f"{_field(path, name)}: required field missing"
+                for name in wanted
+                if name not in value
+            ]
+        case "additionalProperties" if wanted is False:
+            return [f"{_field(path, name)}: unexpected field" for name in _extra_fields(error)]
+        case "type":
+            names = [wanted] if isinstance(wanted, str) else list(wanted)
+            return [f"{path}: expected {' or '.join(names)}, got {_shown(value)}"]
+        case "enum":
+            allowed = ", ".join(_shown(option) for option in wanted)
+            return [f"{path}: expected one of {allowed}, got {_shown(value)}"]
+        case "const":
+            return [f"{path}: expected {_shown(wanted)}, got {_shown(value)}"]
+        case "anyOf":
+            return [f"{path}: matches none of the allowed forms"]
+    bound = _BOUNDS.get(str(error.validator))
+    return [f"{path}: {bound.format(wanted, value) if bound else error.message}"]
+
+
+def _field(path: str, name: str) -> str:
+    """The path of field `name` of the object at `path`, written as jsonschema writes paths."""
+    if re.fullmatch(r"[a-zA-Z][a-zA-Z0-9_]*", name):
+        return f"{path}.{name}"
+    escaped = name.replace("\\", "\\\\").replace("'", "\\'")
+    return f"{path}['{escaped}']"
+
+
+#: The bounds' wording, as `str.format(limit, value)`; other keywords keep jsonschema's.
+_BOUNDS = {
+    "minimum": "must be at least {0}, got {1}",
+    "maximum": "must be at most {0}, got {1}",
+    "exclusiveMinimum": "must be more than {0}, got {1}",
+    "exclusiveMaximum": "must be less than {0}, got {1}",
+    "minLength": "must have at least {0} characters",
+    "maxLength": "must have at most {0} characters",
+    "minItems": "must have at least {0} items",
+    "maxItems": "must have at most {0} items",
+}
+
+
+def _extra_fields(error: ValidationError) -> list[str]:
+    """The fields `additionalProperties: false` refused: in neither properties nor patterns."""
+    schema: Any = error.schema
+    value: Any = error.instance
+    known, patterns = schema.get("properties", {}), schema.get("patternProperties", {})
+    return [
+        name
+        for name in value
+        if name not in known and not any(re.search(pattern, name) for pattern in patterns)
+    ]
 
 
 def _object_schema(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -85,6 +171,11 @@ def _check_schema(field: str, value: Any) -> None:
     """A JSON Schema of an object: the model's arguments are always an object."""
     if not isinstance(value, Mapping) or value.get("type", "object") != "object":
         raise ConfigError(field, value, "a JSON Schema (a dict) of type 'object'")
+
+
+def _is_record(kind: type) -> bool:
+    """Whether `kind` is an attrs class or a dataclass (a plain bool: no narrowing of `kind`)."""
+    return attrs.has(kind) or dataclasses.is_dataclass(kind)
 
 
 @attrs.frozen(kw_only=True)
@@ -109,7 +200,7 @@ class OutputTool(Generic[T]):
         reflection_handler: Callable[[T], Any] | None = None,
     ) -> OutputTool[T]:
         """An output tool for an attrs class (or dataclass): schema from its fields."""
-        if not attrs.has(output_type) and not dataclasses.is_dataclass(output_type):
+        if not _is_record(output_type):
             raise ConfigError("output_type", output_type, "an attrs class or a dataclass")
         return cls(
             name=name,
@@ -128,13 +219,17 @@ class OutputTool(Generic[T]):
         description: str = "Record your final output.",
         reflection_handler: Callable[[dict[str, Any]], Any] | None = None,
     ) -> OutputTool[dict[str, Any]]:
-        """An output tool for a JSON Schema; the output is the arguments as a dict."""
+        """An output tool for a JSON Schema; the output is the arguments as a dict.
+
+        The schema must describe an object and be a valid Draft 2020-12 schema
+        (else a ConfigError); outputs are checked with `jsonschema`.
+        """
         _check_schema("schema", schema)
         return OutputTool[dict[str, Any]](
             name=name,
             description=description,
             parameters=dict(schema),
-            parse=_schema_checker(schema),
+            parse=_schema_checker(dict(schema)),
             reflection_handler=reflection_handler,
         )
 

@@ -104,7 +104,8 @@ def number_in(content: str) -> float | None:
 
 def openai_reply(request: dict[str, object]) -> Reply:
     """The scripted model's answer to an OpenAI chat.completions request (for ScriptedServer)."""
-    messages = [m for m in request.get("messages", []) if isinstance(m, dict)]  # type: ignore[union-attr]
+    given = request.get("messages")
+    messages = [m for m in given if isinstance(m, dict)] if isinstance(given, list) else []
     prompt, rounds, previous = _openai_turn(messages)
     steps = plan(prompt)
     if rounds < len(steps) and request.get("tool_choice") != "none":

@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import anyio
 import anyio.from_thread
@@ -350,7 +351,7 @@ async def follow(client: Client, view: TurnView) -> Finish:
 def _client(options: AgentOptions, view: TurnView) -> Client:
     """A client for a new session, or one continuing the journal's session of that id."""
     journal, session_id = options.journal, options.session_id
-    if not session_id or journal is None or isinstance(journal, str):
+    if not session_id or journal is None or isinstance(journal, str | Path):
         return Client(options)
     if session_id not in journal.sessions():
         return Client(options)

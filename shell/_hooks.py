@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeAlias, cast
 
 import attrs
 
-from toolreel.core import Allowed, Blocked, Decision, HookPoint, Replaced
+from toolreel.core import Allowed, Blocked, ChatMessage, Decision, HookPoint, Replaced
 
 HOOK_PRE_TOOL_USE = "pre_tool_use"
 HOOK_POST_TOOL_USE = "post_tool_use"
@@ -52,7 +52,7 @@ class PreToolUseEvent:
     tool_name: str
     tool_input: dict[str, Any]
     tool_use_id: str
-    history: tuple[Any, ...] = ()
+    history: tuple[ChatMessage, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -64,7 +64,7 @@ class PostToolUseEvent:
     tool_result: str
     tool_use_id: str
     is_error: bool = False
-    history: tuple[Any, ...] = ()
+    history: tuple[ChatMessage, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -72,14 +72,25 @@ class UserPromptSubmitEvent:
     """A user prompt, before the model sees it (once per prompt, never on continuations)."""
 
     prompt: str
-    history: tuple[Any, ...] = ()
+    history: tuple[ChatMessage, ...] = ()
 
 
 HookEvent: TypeAlias = PreToolUseEvent | PostToolUseEvent | UserPromptSubmitEvent
-Hook: TypeAlias = Callable[[Any], Any]
+#: What a hook returns, sync or async: a decision, or None to allow (anything else: allow).
+HookResult: TypeAlias = HookDecision | Awaitable[HookDecision | None] | None
+PreToolUseHook: TypeAlias = Callable[[PreToolUseEvent], HookResult]
+PostToolUseHook: TypeAlias = Callable[[PostToolUseEvent], HookResult]
+UserPromptSubmitHook: TypeAlias = Callable[[UserPromptSubmitEvent], HookResult]
+#: One hook; which event it is given depends on the point it is registered under.
+Hook: TypeAlias = PreToolUseHook | PostToolUseHook | UserPromptSubmitHook
+#: `AgentOptions.hooks`: keyed by open_agent's names ("pre_tool_use"), the core's
+#: ("PreToolUse") or a HookPoint; a list of hooks per point, or one hook. The key is
+#: `Any` because Mapping keys are invariant: `str | HookPoint` would refuse a user's own
+#: `dict[str, ...]`; keys are checked when the options are built (`ConfigError`).
+Hooks: TypeAlias = Mapping[Any, Sequence[Hook] | Hook]
 
 
-def hook_points(hooks: Mapping[Any, Sequence[Hook]]) -> dict[HookPoint, tuple[Hook, ...]]:
+def hook_points(hooks: Hooks) -> dict[HookPoint, tuple[Hook, ...]]:
     """Hooks keyed by core hook point; keys may be HookPoints, "pre_tool_use" or "PreToolUse"."""
     table: dict[HookPoint, tuple[Hook, ...]] = {}
     for key, callables in hooks.items():
@@ -90,9 +101,10 @@ def hook_points(hooks: Mapping[Any, Sequence[Hook]]) -> dict[HookPoint, tuple[Ho
     return table
 
 
-async def call_hook(hook: Hook, event: HookEvent) -> Any:
-    """Call one hook, sync or async."""
-    result = hook(event)
+async def call_hook(hook: Hook, event: HookEvent) -> object:
+    """Call one hook, sync or async (the event is the kind the hook's point hands out)."""
+    # The hook is given the event of the point it was registered under (checked at runtime).
+    result: object = cast(Callable[[HookEvent], object], hook)(event)
     if inspect.isawaitable(result):
         result = await result
     return result

@@ -7,20 +7,34 @@ the value and what it accepts, before anything is opened or sent.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
 import attrs
 
 from toolreel.adapters import PROVIDERS, Journal, Timeouts
 from toolreel.adapters._providers import DEFAULT_MODELS
 from toolreel.adapters._redact import clean_key
-from toolreel.core import ConfigError, HookPoint, MaxIterationsPolicy, RetryPolicy
+from toolreel.core import (
+    ConfigError,
+    Finish,
+    HookPoint,
+    MaxIterationsPolicy,
+    RetryPolicy,
+    ToolCall,
+    ToolResult,
+    ToolRound,
+)
 
 from . import _checks as check
-from ._hooks import HOOK_POST_TOOL_USE, HOOK_PRE_TOOL_USE, HOOK_USER_PROMPT_SUBMIT
+from ._hooks import HOOK_POST_TOOL_USE, HOOK_PRE_TOOL_USE, HOOK_USER_PROMPT_SUBMIT, Hooks
 from ._tools import Tool, as_tool
+
+T_contra = TypeVar("T_contra", contravariant=True)
+#: An observer (`on_tool_call`, ...): called with what happened, sync or async; what it
+#: returns is ignored, and what it raises is recorded in `client.metadata`.
+Observer: TypeAlias = Callable[[T_contra], object]
 
 #: The tool choices that name no tool.
 TOOL_CHOICE_MODES = ("auto", "none", "required")
@@ -132,7 +146,7 @@ class AgentOptions:
         default=False, validator=check.instance_of(bool, "a bool")
     )
     max_tool_iterations: int = attrs.field(default=5, validator=check.int_at_least(1))
-    hooks: Mapping[Any, Sequence[Callable[..., Any]]] = attrs.field(factory=dict, validator=_hooks)
+    hooks: Hooks = attrs.field(factory=dict, validator=_hooks)
     max_tokens: int | None = attrs.field(
         default=None, validator=check.int_at_least(1, optional=True)
     )
@@ -160,18 +174,16 @@ class AgentOptions:
         default="auto",
         validator=check.instance_of(str, "'auto', 'none', 'required' or a tool name"),
     )
-    on_tool_call: Callable[..., Any] | None = attrs.field(
+    on_tool_call: Observer[ToolCall] | None = attrs.field(
         default=None, validator=check.callable_or_none
     )
-    on_tool_result: Callable[..., Any] | None = attrs.field(
+    on_tool_result: Observer[ToolResult] | None = attrs.field(
         default=None, validator=check.callable_or_none
     )
-    on_round: Callable[..., Any] | None = attrs.field(
+    on_round: Observer[ToolRound] | None = attrs.field(
         default=None, validator=check.callable_or_none
     )
-    on_finish: Callable[..., Any] | None = attrs.field(
-        default=None, validator=check.callable_or_none
-    )
+    on_finish: Observer[Finish] | None = attrs.field(default=None, validator=check.callable_or_none)
 
     def timeouts(self) -> Timeouts:
         """The HTTP limits these options ask for."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections import defaultdict, deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,6 @@ from toolreel.adapters import (
     effect_record,
 )
 from toolreel.core import (
-    MODEL_EVENTS,
     CallModel,
     ConfigError,
     FinishReason,
@@ -45,7 +44,7 @@ from ._client import Client
 from ._errors import ReplayError
 from ._journal_files import is_sqlite, journal_name, open_path
 from ._options import AgentOptions
-from ._tools import Tool
+from ._tools import Tool, as_tool
 
 
 class RequestMismatch(ReplayError):
@@ -122,7 +121,7 @@ class Recording:
             event = entry.event
             if isinstance(event, PromptSubmitted):
                 self.prompts.append(event.text)
-            elif isinstance(event, MODEL_EVENTS) and current is not None:
+            elif isinstance(event, ModelEvent) and current is not None:
                 current.append(event)
                 if isinstance(event, ModelResponded | ModelCallFailed):
                     assert request is not None
@@ -163,9 +162,9 @@ class Recording:
         assert queue is not None
         return queue.popleft()
 
-    def tools(self, tools: Sequence[Tool]) -> list[Tool]:
+    def tools(self, tools: Sequence[Tool | Callable[..., Any]]) -> list[Tool]:
         """The given tools (same specs) answering with the recorded outputs instead of running."""
-        return [RecordedTool.of(item, self) for item in tools]
+        return [RecordedTool.of(as_tool(item), self) for item in tools]
 
     async def rerun(self, options: AgentOptions) -> list[FinishReason]:
         """Run every recorded prompt through a Client with the recorded model and tool outputs.

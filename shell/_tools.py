@@ -273,28 +273,21 @@ def _make_tool(
 ) -> Tool:
     """Build a Tool from a handler and what the decorator was told."""
     doc = inspect.getdoc(handler) or ""
-    common = {
-        "name": name or handler.__name__,
-        "description": description if description is not None else doc,
-        "handler": handler,
-        "timeout": timeout,
-        "idempotent": idempotent,
-    }
     if schema is not None:
         parameters, types_, required = _schema_style(schema)
-        return Tool(
-            parameters=parameters,
-            argument_types=types_,
-            required=required,
-            takes_args_dict=True,
-            **common,
-        )
-    types_, required_list = signature_types(handler)
+    else:
+        types_, required_list = signature_types(handler)
+        parameters, required = object_schema(types_, required_list), tuple(required_list)
     return Tool(
-        parameters=object_schema(types_, required_list),
+        name=name or handler.__name__,
+        description=description if description is not None else doc,
+        parameters=parameters,
+        handler=handler,
         argument_types=types_,
-        required=tuple(required_list),
-        **common,
+        required=required,
+        takes_args_dict=schema is not None,
+        timeout=timeout,
+        idempotent=idempotent,
     )
 
 

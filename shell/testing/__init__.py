@@ -16,9 +16,9 @@ Fixtures:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
@@ -38,7 +38,9 @@ from toolreel.shell._openai_server import (
 from ._guard import NetworkBlocked, guard_network
 
 __all__ = [
+    "MakeScriptedModel",
     "NetworkBlocked",
+    "OpenRecording",
     "Reply",
     "ScriptedModel",
     "cut_off",
@@ -85,8 +87,24 @@ class ScriptedModel:
             self.server.__exit__(None, None, None)
 
 
+class MakeScriptedModel(Protocol):
+    """The `scripted_model` fixture, for annotating a test: `scripted_model: MakeScriptedModel`."""
+
+    def __call__(self, replies: Sequence[Reply], *, http: bool = True) -> ScriptedModel:
+        """A model answering with `replies`, over HTTP on 127.0.0.1 or in-process."""
+        ...
+
+
+class OpenRecording(Protocol):
+    """The `recorded_session` fixture, for annotating a test."""
+
+    def __call__(self, path: str | Path, session_id: str | None = None) -> Recording:
+        """The recording of `session_id` (or the file's only session) in `path`."""
+        ...
+
+
 @pytest.fixture
-def scripted_model() -> Iterator[Callable[..., ScriptedModel]]:
+def scripted_model() -> Iterator[MakeScriptedModel]:
     """Make scripted models for a test; their servers stop when it ends."""
     made: list[ScriptedModel] = []
 
@@ -101,7 +119,7 @@ def scripted_model() -> Iterator[Callable[..., ScriptedModel]]:
 
 
 @pytest.fixture
-def recorded_session() -> Callable[..., Recording]:
+def recorded_session() -> OpenRecording:
     """Open a recorded session file (an exported session, or any JSON-lines journal)."""
 
     def open_recording(path: str | Path, session_id: str | None = None) -> Recording:
