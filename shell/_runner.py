@@ -20,13 +20,12 @@ outcome, before each model call, and at the end of a turn.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, assert_never
 
 import anyio
 import anyio.abc
 import anyio.to_thread
 import attrs
-from returns.result import Failure
 
 from toolreel.adapters import Journal, MemoryJournal, Step
 from toolreel.adapters._providers import ModelPort
@@ -35,7 +34,6 @@ from toolreel.adapters._session import with_configs
 from toolreel.core import (
     AskHook,
     CallModel,
-    Cancelled,
     ChatMessage,
     Effect,
     Emit,
@@ -44,15 +42,20 @@ from toolreel.core import (
     HookDecided,
     HookPoint,
     LoopConfig,
+    MessageRecorded,
     ModelCallFailed,
     ModelResponded,
     Notice,
     Persist,
     Phase,
+    ReasoningStreamed,
+    ResultsRequested,
+    RetryScheduled,
     RoundFinished,
     RunTool,
     StartTimer,
     State,
+    TextStreamed,
     TimerFired,
     ToolCall,
     ToolCallAnnounced,
@@ -62,6 +65,7 @@ from toolreel.core import (
     step,
 )
 
+from ._driver import Driver, guarded, run_call
 from ._hooks import (
     Hook,
     PostToolUseEvent,
@@ -69,7 +73,6 @@ from ._hooks import (
     UserPromptSubmitEvent,
     decide,
 )
-from ._interpreter import Interpreter, unwrap
 from ._tools import Tool, call_arguments
 
 Sink = Callable[[Notice | Finish], None]
@@ -93,7 +96,32 @@ class RunMetadata:
     callback_errors: list[str] = attrs.Factory(list)
 
 
-class Runner(Interpreter[Event]):
+@attrs.frozen
+class _Record:
+    """The runner's own effect, first in every step: keep the step for the journal."""
+
+    event: Event
+    effects: tuple[Effect, ...]
+
+
+@attrs.frozen
+class _Flush:
+    """The runner's own effect, last in a step that must be durable: save, then start tools."""
+
+
+_FLUSH = _Flush()
+_RunnerEffect = Effect | _Record | _Flush
+
+
+def _durable(event: Event, effects: tuple[Effect, ...]) -> bool:
+    """Whether a step is saved at once: it starts tools, calls the model, ends the turn,
+    or takes a tool's outcome (see the module docstring)."""
+    return isinstance(event, ToolFinished) or any(
+        isinstance(effect, RunTool | CallModel | Finish) for effect in effects
+    )
+
+
+class Runner:
     """Interprets one session's effects (see the module docstring)."""
 
     def __init__(
@@ -111,7 +139,6 @@ class Runner(Interpreter[Event]):
         observers: Observers | None = None,
     ) -> None:
         """A runner at the start of a new session."""
-        super().__init__(model)
         self.config = config
         self.tools = dict(tools)
         self.hooks = dict(hooks)
@@ -120,21 +147,28 @@ class Runner(Interpreter[Event]):
         self.redactor = redactor or getattr(model, "redactor", None) or Redactor()
         self.tool_timeout = tool_timeout
         self.observers = observers or Observers()
+        self.callback_errors: list[str] = []
         self.metadata = RunMetadata(callback_errors=self.callback_errors)
-        self.state: State = initial_state(config)
         self.seq = 0
         self.sink: Sink | None = None
+        self._driver = Driver[State, Event, _RunnerEffect](
+            model=model,
+            reduce=self._reduce,
+            handler=self,
+            state=initial_state(config),
+            settled=_settled,
+        )
         self._limiter = (
             anyio.CapacityLimiter(max_concurrent_tools) if max_concurrent_tools else None
         )
         self._unsaved: list[Step] = []
         self._finish: Finish | None = None
         self._runs: list[ToolCall] = []
-        self._interrupted = False
 
-    def finished(self) -> bool:
-        """Whether the turn has finished."""
-        return self._finish is not None
+    @property
+    def state(self) -> State:
+        """The reducer's state: the session so far."""
+        return self._driver.state
 
     @property
     def finish(self) -> Finish | None:
@@ -148,7 +182,7 @@ class Runner(Interpreter[Event]):
 
         async def begin() -> bool:
             if first is not None:
-                await self.feed(first)
+                await self._driver.feed(first)
             return True
 
         finish = await self._drive(begin)
@@ -156,45 +190,10 @@ class Runner(Interpreter[Event]):
         return finish
 
     async def _drive(self, begin: Callable[[], Awaitable[bool]]) -> Finish | None:
-        """Run a turn in a task group of its own: `begin`, then the loop unless `begin` says no.
-
-        Whatever stops it from outside — a cancel scope, `task.cancel()`, a
-        real Ctrl-C, a journal that gives up — the turn is recorded as
-        cancelled (under a shield) and that very exception propagates, never
-        wrapped in an exception group.
-        """
+        """Run a turn (see `Driver.run`); how it finished, if it did."""
         self._finish = None
-        error: BaseException | None = None
-        try:
-            async with anyio.create_task_group() as tasks:
-                self._tasks = tasks
-                if await begin():
-                    await self.loop()
-                tasks.cancel_scope.cancel()
-        except BaseException as exc:
-            error = unwrap(exc)
-        finally:
-            self._tasks = None
-            self._interrupted = False
-        if error is None:
-            return self._finish
-        with anyio.CancelScope(shield=True):
-            await self._abandon(quiet=not isinstance(error, anyio.get_cancelled_exc_class()))
-        raise error
-
-    async def _abandon(self, *, quiet: bool) -> None:
-        """The turn was stopped from outside: record a cancel so the history stays valid.
-
-        `quiet` (another error is on its way to the caller): a journal that
-        fails again, or a state that takes no cancel, adds nothing to it.
-        """
-        try:
-            if self._finish is None and self.state.phase is not Phase.IDLE:
-                await self.feed(Cancelled())
-            await self._save()
-        except Exception:
-            if not quiet:
-                raise
+        await self._driver.run(begin)
+        return self._finish
 
     def interrupt(self) -> None:
         """Stop the model stream and the tools now; the turn finishes as cancelled.
@@ -202,55 +201,59 @@ class Runner(Interpreter[Event]):
         Said before the turn's task has begun, it still holds: no model call
         is made, and the loop takes the cancel from the inbox.
         """
-        self._interrupted = True
-        self.post(Cancelled())
-        self.cut_stream()
-
-    async def before_call(self, call: CallModel) -> bool:
-        """No model call once interrupted (the cancel waits in the inbox)."""
-        return not self._interrupted
+        self._driver.interrupt()
 
     def drain(self) -> None:
-        """Forget a late interrupt of a turn that is over (before the next one starts)."""
-        super().drain()
-        self._interrupted = False
+        """Forget what came too late for the turns that are over (before the next one starts)."""
+        self._driver.drain()
 
-    async def feed(self, event: Event) -> None:
-        """Apply one event and carry out its effects."""
+    async def submit(self, event: Event) -> None:
+        """Hand the running turn an event (a caller's result) and wait until it is applied."""
+        await self._driver.submit(event)
+
+    def _reduce(self, state: State, event: Event) -> tuple[State, tuple[_RunnerEffect, ...]]:
+        """`step` on the redacted event, the core's effects between the runner's own."""
         event = self.redactor.event(event)  # no key is ever stored, shown or sent on
-        self.state, effects = step(self.state, event)
-        self.seq += 1
-        self._unsaved.append(Step(seq=self.seq, event=event, effects=effects))
-        for effect in effects:
-            await self._dispatch(effect)
-        if self._runs:
-            await self._save()  # a tool call is on disk before it starts
-            runs, self._runs = self._runs, []
-            for call in runs:
-                self.spawn(self._run_tool, call)
-        elif isinstance(event, ToolFinished) or self._call is not None or self._finish:
-            await self._save()
+        state, effects = step(state, event)
+        if _durable(event, effects):
+            return state, (_Record(event, effects), *effects, _FLUSH)
+        return state, (_Record(event, effects), *effects)
 
-    async def _dispatch(self, effect: Effect) -> None:
+    async def carry_out(self, effect: _RunnerEffect) -> None:
         """Carry out one effect (the slow ones in tasks)."""
         match effect:
+            case _Record(event=event, effects=effects):
+                self.seq += 1
+                self._unsaved.append(Step(seq=self.seq, event=event, effects=effects))
             case CallModel():
-                self._call = effect
+                self._driver.call_model(effect)
             case RunTool(call=call):
                 self._runs.append(call)
             case AskHook():
-                self.spawn(self._ask_hook, effect)
+                self._driver.spawn(self._ask_hook, effect)
             case StartTimer(token=token, seconds=seconds):
-                self.spawn(self.timer, token, seconds)
+                self._driver.start_timer(token, seconds)
             case Emit(notice=notice):
                 await self._notify(notice)
             case Persist():
                 pass  # the step, Persist included, is journaled
             case Finish():
                 self._finish = effect
-                await self.guarded(self.observers.on_finish, effect)
+                self._driver.end()
+                await guarded(self.callback_errors, self.observers.on_finish, effect)
                 if self.sink is not None:
                     self.sink(effect)
+            case _Flush():
+                await self._save()  # a tool call is on disk before it starts
+                self._start_runs()
+            case _:
+                assert_never(effect)
+
+    def _start_runs(self) -> None:
+        """Start the tool calls the step asked for."""
+        runs, self._runs = self._runs, []
+        for call in runs:
+            self._driver.spawn(self._run_tool, call)
 
     # --- the effects --------------------------------------------------------------
 
@@ -260,20 +263,10 @@ class Runner(Interpreter[Event]):
         timeout = tool.timeout if tool.timeout is not None else self.tool_timeout
         if self._limiter is not None:
             async with self._limiter:
-                event = await self._timed_run(tool, call, timeout)
+                event = await run_call(call, tool.run, timeout)
         else:
-            event = await self._timed_run(tool, call, timeout)
-        self.post(event)
-
-    async def _timed_run(self, tool: Tool, call: ToolCall, timeout: float) -> ToolFinished:
-        """The tool's result, or a timeout error after `timeout` seconds."""
-        with anyio.move_on_after(timeout):
-            result = await tool.run(call.arguments)
-            if isinstance(result, Failure):
-                return ToolFinished(call_id=call.id, output=result.failure(), is_error=True)
-            return ToolFinished(call_id=call.id, output=result.unwrap())
-        message = f"Tool {call.name} timed out after {timeout:g} s"
-        return ToolFinished(call_id=call.id, output=message, is_error=True)
+            event = await run_call(call, tool.run, timeout)
+        self._driver.post(event)
 
     async def _ask_hook(self, ask: AskHook) -> None:
         """Run the hooks of one point; answer the core unless it is PostToolUse."""
@@ -290,7 +283,7 @@ class Runner(Interpreter[Event]):
                 history=history,
             )
             for hook in hooks:
-                await self.guarded(hook, event)
+                await guarded(self.callback_errors, hook, event)
             return
         if ask.point is HookPoint.PRE_TOOL_USE:
             assert ask.call is not None
@@ -302,7 +295,8 @@ class Runner(Interpreter[Event]):
             )
         else:
             asked = UserPromptSubmitEvent(prompt=ask.prompt or "", history=history)
-        self.post(HookDecided(hook_id=ask.hook_id, decision=await decide(hooks, asked)))
+        decision = await decide(hooks, asked)
+        self._driver.post(HookDecided(hook_id=ask.hook_id, decision=decision))
 
     async def _notify(self, notice: Notice) -> None:
         """Tell the sink and the observers."""
@@ -310,13 +304,21 @@ class Runner(Interpreter[Event]):
             self.sink(notice)
         match notice:
             case ToolCallAnnounced(call=call):
-                await self.guarded(self.observers.on_tool_call, call)
+                await guarded(self.callback_errors, self.observers.on_tool_call, call)
             case ToolResultReady(result=result):
-                await self.guarded(self.observers.on_tool_result, result)
+                await guarded(self.callback_errors, self.observers.on_tool_result, result)
             case RoundFinished(round=tool_round):
-                await self.guarded(self.observers.on_round, tool_round)
+                await guarded(self.callback_errors, self.observers.on_round, tool_round)
+            case (
+                TextStreamed()
+                | ReasoningStreamed()
+                | ResultsRequested()
+                | RetryScheduled()
+                | MessageRecorded()
+            ):
+                pass  # the sink's alone
             case _:
-                pass
+                assert_never(notice)
 
     async def _save(self) -> None:
         """Make the unsaved steps durable."""
@@ -339,16 +341,17 @@ class Runner(Interpreter[Event]):
         """
         owed: dict[str, Effect] = {}
         configs = self.journal.configs(self.session_id)
-        self.state = initial_state(configs[0][1])
+        state = initial_state(configs[0][1])
         for entry, change in with_configs(self.journal.entries(self.session_id), configs):
             if change is not None:
-                self.state = attrs.evolve(self.state, config=change)
-            self.state, effects = step(self.state, entry.event)
+                state = attrs.evolve(state, config=change)
+            state, effects = step(state, entry.event)
             self.seq = entry.seq
             _settle(owed, entry.event)
             for effect in effects:
                 _owe(owed, effect)
-        self.state = attrs.evolve(self.state, config=self.config)  # go on under today's config
+        # go on under today's config
+        self._driver.state = attrs.evolve(state, config=self.config)
         if self.state.phase is Phase.IDLE:
             return []
         return list(owed.values())
@@ -361,10 +364,7 @@ class Runner(Interpreter[Event]):
         async def begin() -> bool:
             for effect in owed:
                 await self._redo(effect)
-            if self._runs:
-                runs, self._runs = self._runs, []
-                for call in runs:
-                    self.spawn(self._run_tool, call)
+            self._start_runs()
             return self.state.phase is not Phase.AWAITING_RESULTS
 
         return await self._drive(begin)
@@ -376,9 +376,15 @@ class Runner(Interpreter[Event]):
             if tool is not None and tool.idempotent:
                 self._runs.append(effect.call)
             else:
-                self.post(ToolFinished(call_id=effect.call.id, output=INTERRUPTED, is_error=True))
+                failed = ToolFinished(call_id=effect.call.id, output=INTERRUPTED, is_error=True)
+                self._driver.post(failed)
             return
-        await self._dispatch(effect)
+        await self.carry_out(effect)
+
+
+def _settled(state: State) -> bool:
+    """No turn under way: a stop from outside has nothing to record."""
+    return state.phase is Phase.IDLE
 
 
 def _owe(owed: dict[str, Effect], effect: Effect) -> None:
