@@ -1,8 +1,9 @@
-"""The agent's effect interpreter: folds events through `agent_step` and carries out each effect.
+"""The agent's effect handler: a `Driver` folds events through `agent_step`, this carries
+out each effect.
 
-Events are fed to `agent_step` one at a time, in the order they happen:
+Events are fed to `agent_step` one at a time, in the order they happen (shell/_driver.py):
 
-- `CallModel`: first the abort check (an aborted run gets `Cancelled`
+- `CallModel`: first the driver's abort check (an aborted run gets `Cancelled`
   instead of the call), then the model port streams events, each fed back.
 - `RunTool` / `Reflect`: every execution of a round runs at once in the run's
   task group, each with its timeout, between the `on_tool_call` and

@@ -1,10 +1,11 @@
-"""The effect interpreter: folds events through `step` and carries out each effect.
+"""The tool loop's effect handler: a `Driver` folds events through `step`, the runner
+carries out each effect.
 
 One runner drives one session. Events are fed to `step` one at a time, in the
-order they happen; the effects are carried out as the core says:
+order they happen (shell/_driver.py); the effects are carried out as the core says:
 
-- `CallModel`: the model port streams events, each fed back as it arrives.
-- `RunTool`: every call of a round runs at once in the runner's task group
+- `CallModel`: the driver streams the model's events, each fed back as it arrives.
+- `RunTool`: every call of a round runs at once in the run's task group
   (sync tools in worker threads), each with its timeout; the outcome comes
   back as `ToolFinished` — an exception or a timeout as an error result.
 - `AskHook`: the caller's hooks; PreToolUse/UserPromptSubmit answer with
@@ -14,7 +15,9 @@ order they happen; the effects are carried out as the core says:
 
 Durability: steps are journaled in batches, and always before a tool runs
 (so a started call is on disk before it has any effect), after each tool
-outcome, before each model call, and at the end of a turn.
+outcome, before each model call, and at the end of a turn. The runner says so
+with two effects of its own around the core's: `_Record` (keep the step) first
+in every step, `_Flush` (save, then start the step's tools) last in a durable one.
 """
 
 from __future__ import annotations
@@ -30,7 +33,6 @@ import attrs
 from toolreel.adapters import Journal, MemoryJournal, Step
 from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._redact import Redactor
-from toolreel.adapters._session import with_configs
 from toolreel.core import (
     AskHook,
     CallModel,
@@ -43,8 +45,6 @@ from toolreel.core import (
     HookPoint,
     LoopConfig,
     MessageRecorded,
-    ModelCallFailed,
-    ModelResponded,
     Notice,
     Persist,
     Phase,
@@ -56,7 +56,6 @@ from toolreel.core import (
     StartTimer,
     State,
     TextStreamed,
-    TimerFired,
     ToolCall,
     ToolCallAnnounced,
     ToolFinished,
@@ -73,6 +72,7 @@ from ._hooks import (
     UserPromptSubmitEvent,
     decide,
 )
+from ._restore import fold_journal
 from ._tools import Tool, call_arguments
 
 Sink = Callable[[Notice | Finish], None]
@@ -114,8 +114,7 @@ _RunnerEffect = Effect | _Record | _Flush
 
 
 def _durable(event: Event, effects: tuple[Effect, ...]) -> bool:
-    """Whether a step is saved at once: it starts tools, calls the model, ends the turn,
-    or takes a tool's outcome (see the module docstring)."""
+    """Whether a step is saved at once (module docstring: "Durability")."""
     return isinstance(event, ToolFinished) or any(
         isinstance(effect, RunTool | CallModel | Finish) for effect in effects
     )
@@ -334,27 +333,12 @@ class Runner:
     # --- resuming -------------------------------------------------------------------
 
     def restore(self) -> list[Effect]:
-        """Rebuild the state from the journal; the effects still owed when it stopped.
-
-        The journal is never written in the middle of a model stream, so an
-        interrupted call left no partial response and is simply made again.
-        """
-        owed: dict[str, Effect] = {}
-        configs = self.journal.configs(self.session_id)
-        state = initial_state(configs[0][1])
-        for entry, change in with_configs(self.journal.entries(self.session_id), configs):
-            if change is not None:
-                state = attrs.evolve(state, config=change)
-            state, effects = step(state, entry.event)
-            self.seq = entry.seq
-            _settle(owed, entry.event)
-            for effect in effects:
-                _owe(owed, effect)
-        # go on under today's config
-        self._driver.state = attrs.evolve(state, config=self.config)
-        if self.state.phase is Phase.IDLE:
-            return []
-        return list(owed.values())
+        """Rebuild the state from the journal (going on under today's config); what is owed."""
+        restored = fold_journal(self.journal, self.session_id)
+        if restored.seq is not None:
+            self.seq = restored.seq
+        self._driver.state = attrs.evolve(restored.state, config=self.config)
+        return [] if self.state.phase is Phase.IDLE else list(restored.owed)
 
     async def resume(self, owed: list[Effect]) -> Finish | None:
         """Carry out what was owed at the crash and finish the interrupted turn, if any."""
@@ -385,36 +369,6 @@ class Runner:
 def _settled(state: State) -> bool:
     """No turn under way: a stop from outside has nothing to record."""
     return state.phase is Phase.IDLE
-
-
-def _owe(owed: dict[str, Effect], effect: Effect) -> None:
-    """Note an effect that expects an answering event."""
-    match effect:
-        case CallModel():
-            owed["model"] = effect
-        case RunTool(call=call):
-            owed[f"tool:{call.id}"] = effect
-        case AskHook(point=point, hook_id=hook_id) if point is not HookPoint.POST_TOOL_USE:
-            owed[f"hook:{hook_id}"] = effect
-        case StartTimer(token=token):
-            owed[f"timer:{token}"] = effect
-        case _:
-            pass
-
-
-def _settle(owed: dict[str, Effect], event: Event) -> None:
-    """Strike what `event` answers."""
-    match event:
-        case ModelResponded() | ModelCallFailed():
-            owed.pop("model", None)
-        case ToolFinished(call_id=call_id):
-            owed.pop(f"tool:{call_id}", None)
-        case HookDecided(hook_id=hook_id):
-            owed.pop(f"hook:{hook_id}", None)
-        case TimerFired(token=token):
-            owed.pop(f"timer:{token}", None)
-        case _:
-            pass
 
 
 def in_progress(state: State) -> tuple[ChatMessage, ...]:
