@@ -5,7 +5,7 @@ a shield."""
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import anyio
 import anyio.lowlevel
@@ -16,6 +16,7 @@ from toolreel.core import (
     Cancelled,
     ChatMessage,
     ModelCallFailed,
+    ModelEvent,
     ModelRequest,
     ModelResponded,
     Phase,
@@ -62,7 +63,7 @@ def reduce(log: tuple[object, ...], event: object) -> tuple[tuple[object, ...], 
 class Handler:
     """Carries out the trivial reducer's effects and notes each one it finished."""
 
-    def __init__(self, on_end: Callable[[], object] | None = None) -> None:
+    def __init__(self, on_end: Callable[[], Awaitable[None]] | None = None) -> None:
         """`on_end` runs (awaited) when the run ends: a stand-in for a journal save."""
         self.driver: Driver[tuple[object, ...], object, object]
         self.done: list[object] = []
@@ -82,20 +83,20 @@ class Handler:
             case "end":
                 self.driver.end()
                 if self.on_end is not None:
-                    await self.on_end()  # type: ignore[misc]
+                    await self.on_end()
         self.done.append(effect)
 
 
 class Model:
     """A model port whose stream is `script(request)`; it notes requests and closed streams."""
 
-    def __init__(self, script: Callable[[ModelRequest], AsyncIterator[object]]) -> None:
+    def __init__(self, script: Callable[[ModelRequest], AsyncIterator[ModelEvent]]) -> None:
         """No request yet."""
         self.script = script
         self.requests: list[ModelRequest] = []
         self.closed = 0
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[object]:
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """The scripted events; closing the stream is counted."""
         self.requests.append(request)
         try:
@@ -105,7 +106,7 @@ class Model:
             self.closed += 1
 
 
-async def answers(request: ModelRequest) -> AsyncIterator[object]:
+async def answers(request: ModelRequest) -> AsyncIterator[ModelEvent]:
     """A model that streams a delta, then its response."""
     yield TextDelta(text="4")
     yield DONE
@@ -121,7 +122,7 @@ def driver(
     """A driver of the trivial reducer with an empty log."""
     handler = handler or Handler()
     handler.driver = Driver(
-        model=model or Model(answers),  # type: ignore[arg-type]
+        model=model or Model(answers),
         reduce=reduce,
         handler=handler,
         state=(),
@@ -189,7 +190,7 @@ def test_model_events_are_fed_as_streamed_and_the_stream_is_closed() -> None:
 
 
 def test_a_run_that_ends_mid_stream_reads_no_further() -> None:
-    async def chatty(request: ModelRequest) -> AsyncIterator[object]:
+    async def chatty(request: ModelRequest) -> AsyncIterator[ModelEvent]:
         yield TextDelta(text="stop")
         yield TextDelta(text="more")
         yield DONE
@@ -202,7 +203,7 @@ def test_a_run_that_ends_mid_stream_reads_no_further() -> None:
 
 
 def test_a_stream_that_raises_is_fed_as_a_failed_call() -> None:
-    async def fails(request: ModelRequest) -> AsyncIterator[object]:
+    async def fails(request: ModelRequest) -> AsyncIterator[ModelEvent]:
         yield TextDelta(text="par")
         raise ConnectionResetError("peer went away")
 
@@ -213,7 +214,7 @@ def test_a_stream_that_raises_is_fed_as_a_failed_call() -> None:
 
 
 def test_a_stream_that_ends_without_a_response_is_a_retryable_failure() -> None:
-    async def stops(request: ModelRequest) -> AsyncIterator[object]:
+    async def stops(request: ModelRequest) -> AsyncIterator[ModelEvent]:
         yield TextDelta(text="par")
 
     d = driver(Model(stops))
@@ -222,7 +223,7 @@ def test_a_stream_that_ends_without_a_response_is_a_retryable_failure() -> None:
 
 
 def test_a_step_error_from_the_model_port_is_a_bug_that_propagates() -> None:
-    async def misused(request: ModelRequest) -> AsyncIterator[object]:
+    async def misused(request: ModelRequest) -> AsyncIterator[ModelEvent]:
         raise StepError(Phase.IDLE, "event")
         yield DONE  # pragma: no cover
 
@@ -233,7 +234,7 @@ def test_a_step_error_from_the_model_port_is_a_bug_that_propagates() -> None:
 
 
 def test_an_interrupt_cuts_the_stream_and_its_cancel_is_fed_once() -> None:
-    async def hangs(request: ModelRequest) -> AsyncIterator[object]:
+    async def hangs(request: ModelRequest) -> AsyncIterator[ModelEvent]:
         yield TextDelta(text="interrupt")
         await anyio.sleep_forever()
         yield DONE  # pragma: no cover
@@ -271,7 +272,7 @@ def test_an_abort_set_before_a_call_feeds_a_cancel_instead() -> None:
 def test_an_abort_cuts_the_call_in_flight_and_feeds_a_cancel() -> None:
     abort = anyio.Event()
 
-    async def hangs(request: ModelRequest) -> AsyncIterator[object]:
+    async def hangs(request: ModelRequest) -> AsyncIterator[ModelEvent]:
         yield TextDelta(text="par")
         abort.set()
         await anyio.sleep_forever()
@@ -312,7 +313,7 @@ def test_a_cancel_from_outside_is_recorded_under_a_shield_and_propagates(backend
 
 
 def test_an_error_stopping_the_run_is_raised_unwrapped_after_the_cancel_is_recorded() -> None:
-    async def breaks(request: ModelRequest) -> AsyncIterator[object]:
+    async def breaks(request: ModelRequest) -> AsyncIterator[ModelEvent]:
         yield TextDelta(text="boom")
         yield DONE  # pragma: no cover
 
