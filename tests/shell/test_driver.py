@@ -142,6 +142,11 @@ async def run(d: Driver[tuple[object, ...], object, object], event: object) -> N
     await d.run(begin)
 
 
+def prompts(*texts: str) -> tuple[object, ...]:
+    """The prompts with these texts, in order."""
+    return tuple(PromptSubmitted(text=text) for text in texts)
+
+
 # --- the inbox ------------------------------------------------------------------------
 
 
@@ -150,11 +155,11 @@ def test_inbox_events_are_fed_one_at_a_time_in_the_order_posted() -> None:
     for text in ("a", "b", "end", "late"):
         d.post(PromptSubmitted(text=text))
     anyio.run(run, d, PromptSubmitted(text="first"))
-    assert [e.text for e in d.state] == ["first", "a", "b", "end"]  # type: ignore[attr-defined]
+    assert d.state == prompts("first", "a", "b", "end")
     d.drain()  # what came too late is forgotten
     d.post(PromptSubmitted(text="end"))
     anyio.run(run, d, PromptSubmitted(text="again"))
-    assert [e.text for e in d.state][-2:] == ["again", "end"]  # type: ignore[attr-defined]
+    assert d.state[-2:] == prompts("again", "end")
 
 
 def test_submit_returns_once_its_event_has_been_applied() -> None:
