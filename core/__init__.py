@@ -76,6 +76,7 @@ from ._events import (
     ToolResultAdded,
 )
 from ._history import build_request, unanswered_calls
+from ._loop_round import awaiting_results
 from ._notices import (
     MessageRecorded,
     Notice,
@@ -188,6 +189,7 @@ __all__ = [
     "ValidationFailed",
     "ValidationFinished",
     "agent_step",
+    "awaiting_results",
     "build_request",
     "conversation",
     "initial_agent_state",

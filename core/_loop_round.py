@@ -18,6 +18,7 @@ from ._finish import Step, advance
 from ._notices import ResultsRequested, RoundFinished, ToolCallAnnounced, ToolResultReady
 from ._records import Reasoning, ToolCall, ToolResult
 from ._round import (
+    awaiting,
     complete,
     error_result,
     is_complete,
@@ -142,3 +143,11 @@ def close_round(state: State, turn: Turn) -> Step:
     notice = Emit(notice=RoundFinished(round=tool_round, iteration=turn.iteration))
     state, effects = advance(state, turn)
     return state, (notice, *effects)
+
+
+def awaiting_results(state: State) -> tuple[ToolCall, ...]:
+    """Manual mode: the calls whose results the caller owes (`ToolResultAdded`), in call order."""
+    turn = state.turn
+    if state.phase is not Phase.AWAITING_RESULTS or turn is None or turn.pending is None:
+        return ()
+    return awaiting(turn.pending)

@@ -1,8 +1,9 @@
-"""The agent's effect interpreter: folds events through `agent_step` and carries out each effect.
+"""The agent's effect handler: a `Driver` folds events through `agent_step`, this carries
+out each effect.
 
-Events are fed to `agent_step` one at a time, in the order they happen:
+Events are fed to `agent_step` one at a time, in the order they happen (shell/_driver.py):
 
-- `CallModel`: first the abort check (an aborted run gets `Cancelled`
+- `CallModel`: first the driver's abort check (an aborted run gets `Cancelled`
   instead of the call), then the model port streams events, each fed back.
 - `RunTool` / `Reflect`: every execution of a round runs at once in the run's
   task group, each with its timeout, between the `on_tool_call` and
@@ -18,9 +19,8 @@ recorded in `callback_errors` and never breaks the run.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, assert_never
 
 import anyio
 import anyio.abc
@@ -33,10 +33,10 @@ from toolreel.core import (
     AgentConfig,
     AgentEffect,
     AgentEvent,
+    AgentNotice,
     AgentState,
     AttemptStarted,
     CallModel,
-    Cancelled,
     FinishAgent,
     Notify,
     PromptSubmitted,
@@ -44,7 +44,6 @@ from toolreel.core import (
     RunTool,
     StartTimer,
     ToolCall,
-    ToolFinished,
     Validate,
     ValidationFailed,
     ValidationFinished,
@@ -53,7 +52,7 @@ from toolreel.core import (
 )
 
 from ._agent_output import OutputTool, Validator, check_output
-from ._interpreter import Interpreter, unwrap
+from ._driver import Driver, guarded, run_call
 from ._tools import Tool, call_arguments
 
 
@@ -67,7 +66,7 @@ class AgentCallbacks:
     on_validation_failure: Callable[..., Any] | None = None
 
 
-class AgentRunner(Interpreter[AgentEvent]):
+class AgentRunner:
     """Interprets one agent run's effects (see the module docstring)."""
 
     def __init__(
@@ -84,32 +83,27 @@ class AgentRunner(Interpreter[AgentEvent]):
         redactor: Redactor | None = None,
     ) -> None:
         """A runner before the run."""
-        super().__init__(model)
         self.redactor = redactor or getattr(model, "redactor", None) or Redactor()
         self.helpers = dict(helpers)
         self.output = output
         self.validators = tuple(validators)
         self.callbacks = callbacks or AgentCallbacks()
         self.tool_timeout = tool_timeout
-        self.abort = abort
-        self.state: AgentState = initial_agent_state(config)
+        self.callback_errors: list[str] = []
         self.accepted: Any = None
+        self._driver = Driver[AgentState, AgentEvent, AgentEffect](
+            model=model,
+            reduce=self._reduce,
+            handler=self,
+            state=initial_agent_state(config),
+            abort=abort,
+        )
         self._finish: FinishAgent | None = None
 
-    def finished(self) -> bool:
-        """Whether the run has finished."""
-        return self._finish is not None
-
-    async def before_call(self, call: CallModel) -> bool:
-        """Checked before every model call: an aborted run gets `Cancelled` instead."""
-        if self.abort is not None and self.abort.is_set():
-            await self.feed(Cancelled())
-            return False
-        return True
-
-    async def stream_cancelled(self) -> None:
-        """An abort cut the model call in flight."""
-        await self.feed(Cancelled())
+    @property
+    def state(self) -> AgentState:
+        """The reducer's state: the run so far."""
+        return self._driver.state
 
     async def run(self, prompt: str) -> FinishAgent:
         """Run the agent on `prompt` to its end.
@@ -118,89 +112,73 @@ class AgentRunner(Interpreter[AgentEvent]):
         stops it is recorded as `Cancelled` under a shield, then propagates
         as it was — never wrapped in an exception group.
         """
-        self.drain()
-        error: BaseException | None = None
-        try:
-            async with anyio.create_task_group() as tasks:
-                self._tasks = tasks
-                if self.abort is not None:
-                    tasks.start_soon(self._watch_abort, self.abort)
-                await self.feed(PromptSubmitted(text=prompt))
-                await self.loop()
-                tasks.cancel_scope.cancel()
-        except BaseException as exc:
-            error = unwrap(exc)
-        finally:
-            self._tasks = None
-        if error is not None:
-            with anyio.CancelScope(shield=True):
-                if self._finish is None:
-                    with contextlib.suppress(Exception):  # the error on its way says more
-                        await self.feed(Cancelled())
-            raise error
+
+        async def begin() -> bool:
+            await self._driver.feed(PromptSubmitted(text=prompt))
+            return True
+
+        self._driver.drain()
+        await self._driver.run(begin)
         assert self._finish is not None
         return self._finish
 
-    async def _watch_abort(self, abort: anyio.Event) -> None:
-        """Cut a model call in flight once the caller aborts (the loop then feeds `Cancelled`)."""
-        await abort.wait()
-        self.cut_stream()
+    def _reduce(
+        self, state: AgentState, event: AgentEvent
+    ) -> tuple[AgentState, tuple[AgentEffect, ...]]:
+        """`agent_step` on the redacted event."""
+        return agent_step(state, self.redactor.event(event))  # no key is ever kept or shown
 
-    async def feed(self, event: AgentEvent) -> None:
-        """Apply one event and carry out its effects in order."""
-        event = self.redactor.event(event)  # no key is ever kept or shown
-        self.state, effects = agent_step(self.state, event)
-        for effect in effects:
-            await self._dispatch(effect)
-
-    async def _dispatch(self, effect: AgentEffect) -> None:
+    async def carry_out(self, effect: AgentEffect) -> None:
         """Carry out one effect (the slow ones in tasks)."""
         match effect:
             case CallModel():
-                self._call = effect
+                self._driver.call_model(effect)
             case RunTool(call=call):
                 helper = self.helpers[call.name]
                 timeout = helper.timeout if helper.timeout is not None else self.tool_timeout
-                self.spawn(self._execute, call, helper.run, timeout)
+                self._driver.spawn(self._execute, call, helper.run, timeout)
             case Reflect(call=call):
-                self.spawn(self._execute, call, self.output.reflect, self.tool_timeout)
+                self._driver.spawn(self._execute, call, self.output.reflect, self.tool_timeout)
             case Validate():
-                self.spawn(self._validate, effect)
+                self._driver.spawn(self._validate, effect)
             case StartTimer(token=token, seconds=seconds):
-                self.spawn(self.timer, token, seconds)
-            case Notify(notice=AttemptStarted(attempt=attempt)):
-                await self._safe(self.callbacks.on_attempt_start, attempt)
-            case Notify(notice=ValidationFailed(attempt=attempt, problems=problems)):
-                await self._safe(self.callbacks.on_validation_failure, attempt, list(problems))
+                self._driver.start_timer(token, seconds)
+            case Notify(notice=notice):
+                await self._notify(notice)
             case FinishAgent():
                 self._finish = effect
+                self._driver.end()
+            case _:
+                assert_never(effect)
+
+    async def _notify(self, notice: AgentNotice) -> None:
+        """Tell the caller's callback for the notice."""
+        match notice:
+            case AttemptStarted(attempt=attempt):
+                await self._safe(self.callbacks.on_attempt_start, attempt)
+            case ValidationFailed(attempt=attempt, problems=problems):
+                await self._safe(self.callbacks.on_validation_failure, attempt, list(problems))
+            case _:
+                assert_never(notice)
 
     async def _execute(
         self, call: ToolCall, work: Callable[[str], Awaitable[Result[str, str]]], timeout: float
     ) -> None:
         """One helper or reflection run, between its callbacks, answered with `ToolFinished`."""
         await self._safe(self.callbacks.on_tool_call, call.name, call_arguments(call))
-        event = ToolFinished(
-            call_id=call.id, output=f"Tool {call.name} timed out after {timeout:g} s", is_error=True
-        )
-        with anyio.move_on_after(timeout):
-            match await work(call.arguments):
-                case Success(text):
-                    event = ToolFinished(call_id=call.id, output=text)
-                case Failure(problem):
-                    event = ToolFinished(call_id=call.id, output=problem, is_error=True)
+        event = await run_call(call, work, timeout)
         await self._safe(self.callbacks.on_tool_result, call.name, event.output)
-        self.post(event)
+        self._driver.post(event)
 
     async def _validate(self, effect: Validate) -> None:
         """Check an output; keep the typed value of one that passes."""
         match await check_output(self.output, self.validators, effect.output):
             case Success(value):
                 self.accepted = value
-                self.post(ValidationFinished(attempt=effect.attempt))
+                self._driver.post(ValidationFinished(attempt=effect.attempt))
             case Failure(problems):
-                self.post(ValidationFinished(attempt=effect.attempt, problems=problems))
+                self._driver.post(ValidationFinished(attempt=effect.attempt, problems=problems))
 
     async def _safe(self, callback: Callable[..., Any] | None, *args: Any) -> None:
         """Call a callback with the state first; record what it raised instead of raising."""
-        await self.guarded(callback, self.state, *args)
+        await guarded(self.callback_errors, callback, self.state, *args)

@@ -376,7 +376,7 @@ async def converse(options: AgentOptions, prompts: Prompts, view: TurnView, wher
     async with client, anyio.create_task_group() as tasks:
         guard = Interrupts(client)
         tasks.start_soon(guard.watch)
-        if client.runner.state.phase is not Phase.IDLE:
+        if client.phase is not Phase.IDLE:
             view.note("finishing the turn an earlier run left unfinished")
             worst = max(worst, exit_code(await follow(client, view)) % 130)
         while (prompt := await guard.prompt(prompts, view)) is not None:

@@ -48,6 +48,7 @@ from toolreel.core import (
     ToolRound,
     Usage,
     UsageError,
+    awaiting_results,
 )
 
 from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
@@ -357,22 +358,18 @@ class Client:
 
     def pending_tool_calls(self) -> dict[str, str]:
         """Manual mode: ids and names of the calls waiting for `add_tool_result`."""
-        state = self.runner.state
-        if state.phase is not Phase.AWAITING_RESULTS or state.turn is None:
-            return {}
-        pending = state.turn.pending
-        assert pending is not None
-        return {
-            call.id: call.name
-            for call, run, result in zip(pending.calls, pending.runs, pending.results, strict=True)
-            if run is not None and result is None
-        }
+        return {call.id: call.name for call in awaiting_results(self.runner.state)}
 
     async def interrupt(self) -> None:
         """Stop the model stream and running tools now; the turn finishes CANCELLED."""
         self._require_open()
         with anyio.CancelScope(shield=True):
             await self._stop_turn()
+
+    @property
+    def phase(self) -> Phase:
+        """Where the conversation stands: `Phase.IDLE` between turns, else a turn is unfinished."""
+        return self.runner.state.phase
 
     @property
     def history(self) -> tuple[ChatMessage, ...]:

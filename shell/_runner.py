@@ -1,10 +1,11 @@
-"""The effect interpreter: folds events through `step` and carries out each effect.
+"""The tool loop's effect handler: a `Driver` folds events through `step`, the runner
+carries out each effect.
 
 One runner drives one session. Events are fed to `step` one at a time, in the
-order they happen; the effects are carried out as the core says:
+order they happen (shell/_driver.py); the effects are carried out as the core says:
 
-- `CallModel`: the model port streams events, each fed back as it arrives.
-- `RunTool`: every call of a round runs at once in the runner's task group
+- `CallModel`: the driver streams the model's events, each fed back as it arrives.
+- `RunTool`: every call of a round runs at once in the run's task group
   (sync tools in worker threads), each with its timeout; the outcome comes
   back as `ToolFinished` — an exception or a timeout as an error result.
 - `AskHook`: the caller's hooks; PreToolUse/UserPromptSubmit answer with
@@ -14,28 +15,27 @@ order they happen; the effects are carried out as the core says:
 
 Durability: steps are journaled in batches, and always before a tool runs
 (so a started call is on disk before it has any effect), after each tool
-outcome, before each model call, and at the end of a turn.
+outcome, before each model call, and at the end of a turn. The runner says so
+with two effects of its own around the core's: `_Record` (keep the step) first
+in every step, `_Flush` (save, then start the step's tools) last in a durable one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, assert_never
 
 import anyio
 import anyio.abc
 import anyio.to_thread
 import attrs
-from returns.result import Failure
 
 from toolreel.adapters import Journal, MemoryJournal, Step
 from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._redact import Redactor
-from toolreel.adapters._session import with_configs
 from toolreel.core import (
     AskHook,
     CallModel,
-    Cancelled,
     ChatMessage,
     Effect,
     Emit,
@@ -44,16 +44,18 @@ from toolreel.core import (
     HookDecided,
     HookPoint,
     LoopConfig,
-    ModelCallFailed,
-    ModelResponded,
+    MessageRecorded,
     Notice,
     Persist,
     Phase,
+    ReasoningStreamed,
+    ResultsRequested,
+    RetryScheduled,
     RoundFinished,
     RunTool,
     StartTimer,
     State,
-    TimerFired,
+    TextStreamed,
     ToolCall,
     ToolCallAnnounced,
     ToolFinished,
@@ -62,6 +64,7 @@ from toolreel.core import (
     step,
 )
 
+from ._driver import Driver, guarded, run_call
 from ._hooks import (
     Hook,
     PostToolUseEvent,
@@ -69,7 +72,7 @@ from ._hooks import (
     UserPromptSubmitEvent,
     decide,
 )
-from ._interpreter import Interpreter, unwrap
+from ._restore import fold_journal
 from ._tools import Tool, call_arguments
 
 Sink = Callable[[Notice | Finish], None]
@@ -93,7 +96,31 @@ class RunMetadata:
     callback_errors: list[str] = attrs.Factory(list)
 
 
-class Runner(Interpreter[Event]):
+@attrs.frozen
+class _Record:
+    """The runner's own effect, first in every step: keep the step for the journal."""
+
+    event: Event
+    effects: tuple[Effect, ...]
+
+
+@attrs.frozen
+class _Flush:
+    """The runner's own effect, last in a step that must be durable: save, then start tools."""
+
+
+_FLUSH = _Flush()
+_RunnerEffect = Effect | _Record | _Flush
+
+
+def _durable(event: Event, effects: tuple[Effect, ...]) -> bool:
+    """Whether a step is saved at once (module docstring: "Durability")."""
+    return isinstance(event, ToolFinished) or any(
+        isinstance(effect, RunTool | CallModel | Finish) for effect in effects
+    )
+
+
+class Runner:
     """Interprets one session's effects (see the module docstring)."""
 
     def __init__(
@@ -111,7 +138,6 @@ class Runner(Interpreter[Event]):
         observers: Observers | None = None,
     ) -> None:
         """A runner at the start of a new session."""
-        super().__init__(model)
         self.config = config
         self.tools = dict(tools)
         self.hooks = dict(hooks)
@@ -120,21 +146,28 @@ class Runner(Interpreter[Event]):
         self.redactor = redactor or getattr(model, "redactor", None) or Redactor()
         self.tool_timeout = tool_timeout
         self.observers = observers or Observers()
+        self.callback_errors: list[str] = []
         self.metadata = RunMetadata(callback_errors=self.callback_errors)
-        self.state: State = initial_state(config)
         self.seq = 0
         self.sink: Sink | None = None
+        self._driver = Driver[State, Event, _RunnerEffect](
+            model=model,
+            reduce=self._reduce,
+            handler=self,
+            state=initial_state(config),
+            settled=_settled,
+        )
         self._limiter = (
             anyio.CapacityLimiter(max_concurrent_tools) if max_concurrent_tools else None
         )
         self._unsaved: list[Step] = []
         self._finish: Finish | None = None
         self._runs: list[ToolCall] = []
-        self._interrupted = False
 
-    def finished(self) -> bool:
-        """Whether the turn has finished."""
-        return self._finish is not None
+    @property
+    def state(self) -> State:
+        """The reducer's state: the session so far."""
+        return self._driver.state
 
     @property
     def finish(self) -> Finish | None:
@@ -148,7 +181,7 @@ class Runner(Interpreter[Event]):
 
         async def begin() -> bool:
             if first is not None:
-                await self.feed(first)
+                await self._driver.feed(first)
             return True
 
         finish = await self._drive(begin)
@@ -156,45 +189,10 @@ class Runner(Interpreter[Event]):
         return finish
 
     async def _drive(self, begin: Callable[[], Awaitable[bool]]) -> Finish | None:
-        """Run a turn in a task group of its own: `begin`, then the loop unless `begin` says no.
-
-        Whatever stops it from outside — a cancel scope, `task.cancel()`, a
-        real Ctrl-C, a journal that gives up — the turn is recorded as
-        cancelled (under a shield) and that very exception propagates, never
-        wrapped in an exception group.
-        """
+        """Run a turn (see `Driver.run`); how it finished, if it did."""
         self._finish = None
-        error: BaseException | None = None
-        try:
-            async with anyio.create_task_group() as tasks:
-                self._tasks = tasks
-                if await begin():
-                    await self.loop()
-                tasks.cancel_scope.cancel()
-        except BaseException as exc:
-            error = unwrap(exc)
-        finally:
-            self._tasks = None
-            self._interrupted = False
-        if error is None:
-            return self._finish
-        with anyio.CancelScope(shield=True):
-            await self._abandon(quiet=not isinstance(error, anyio.get_cancelled_exc_class()))
-        raise error
-
-    async def _abandon(self, *, quiet: bool) -> None:
-        """The turn was stopped from outside: record a cancel so the history stays valid.
-
-        `quiet` (another error is on its way to the caller): a journal that
-        fails again, or a state that takes no cancel, adds nothing to it.
-        """
-        try:
-            if self._finish is None and self.state.phase is not Phase.IDLE:
-                await self.feed(Cancelled())
-            await self._save()
-        except Exception:
-            if not quiet:
-                raise
+        await self._driver.run(begin)
+        return self._finish
 
     def interrupt(self) -> None:
         """Stop the model stream and the tools now; the turn finishes as cancelled.
@@ -202,55 +200,59 @@ class Runner(Interpreter[Event]):
         Said before the turn's task has begun, it still holds: no model call
         is made, and the loop takes the cancel from the inbox.
         """
-        self._interrupted = True
-        self.post(Cancelled())
-        self.cut_stream()
-
-    async def before_call(self, call: CallModel) -> bool:
-        """No model call once interrupted (the cancel waits in the inbox)."""
-        return not self._interrupted
+        self._driver.interrupt()
 
     def drain(self) -> None:
-        """Forget a late interrupt of a turn that is over (before the next one starts)."""
-        super().drain()
-        self._interrupted = False
+        """Forget what came too late for the turns that are over (before the next one starts)."""
+        self._driver.drain()
 
-    async def feed(self, event: Event) -> None:
-        """Apply one event and carry out its effects."""
+    async def submit(self, event: Event) -> None:
+        """Hand the running turn an event (a caller's result) and wait until it is applied."""
+        await self._driver.submit(event)
+
+    def _reduce(self, state: State, event: Event) -> tuple[State, tuple[_RunnerEffect, ...]]:
+        """`step` on the redacted event, the core's effects between the runner's own."""
         event = self.redactor.event(event)  # no key is ever stored, shown or sent on
-        self.state, effects = step(self.state, event)
-        self.seq += 1
-        self._unsaved.append(Step(seq=self.seq, event=event, effects=effects))
-        for effect in effects:
-            await self._dispatch(effect)
-        if self._runs:
-            await self._save()  # a tool call is on disk before it starts
-            runs, self._runs = self._runs, []
-            for call in runs:
-                self.spawn(self._run_tool, call)
-        elif isinstance(event, ToolFinished) or self._call is not None or self._finish:
-            await self._save()
+        state, effects = step(state, event)
+        if _durable(event, effects):
+            return state, (_Record(event, effects), *effects, _FLUSH)
+        return state, (_Record(event, effects), *effects)
 
-    async def _dispatch(self, effect: Effect) -> None:
+    async def carry_out(self, effect: _RunnerEffect) -> None:
         """Carry out one effect (the slow ones in tasks)."""
         match effect:
+            case _Record(event=event, effects=effects):
+                self.seq += 1
+                self._unsaved.append(Step(seq=self.seq, event=event, effects=effects))
             case CallModel():
-                self._call = effect
+                self._driver.call_model(effect)
             case RunTool(call=call):
                 self._runs.append(call)
             case AskHook():
-                self.spawn(self._ask_hook, effect)
+                self._driver.spawn(self._ask_hook, effect)
             case StartTimer(token=token, seconds=seconds):
-                self.spawn(self.timer, token, seconds)
+                self._driver.start_timer(token, seconds)
             case Emit(notice=notice):
                 await self._notify(notice)
             case Persist():
                 pass  # the step, Persist included, is journaled
             case Finish():
                 self._finish = effect
-                await self.guarded(self.observers.on_finish, effect)
+                self._driver.end()
+                await guarded(self.callback_errors, self.observers.on_finish, effect)
                 if self.sink is not None:
                     self.sink(effect)
+            case _Flush():
+                await self._save()  # a tool call is on disk before it starts
+                self._start_runs()
+            case _:
+                assert_never(effect)
+
+    def _start_runs(self) -> None:
+        """Start the tool calls the step asked for."""
+        runs, self._runs = self._runs, []
+        for call in runs:
+            self._driver.spawn(self._run_tool, call)
 
     # --- the effects --------------------------------------------------------------
 
@@ -260,20 +262,10 @@ class Runner(Interpreter[Event]):
         timeout = tool.timeout if tool.timeout is not None else self.tool_timeout
         if self._limiter is not None:
             async with self._limiter:
-                event = await self._timed_run(tool, call, timeout)
+                event = await run_call(call, tool.run, timeout)
         else:
-            event = await self._timed_run(tool, call, timeout)
-        self.post(event)
-
-    async def _timed_run(self, tool: Tool, call: ToolCall, timeout: float) -> ToolFinished:
-        """The tool's result, or a timeout error after `timeout` seconds."""
-        with anyio.move_on_after(timeout):
-            result = await tool.run(call.arguments)
-            if isinstance(result, Failure):
-                return ToolFinished(call_id=call.id, output=result.failure(), is_error=True)
-            return ToolFinished(call_id=call.id, output=result.unwrap())
-        message = f"Tool {call.name} timed out after {timeout:g} s"
-        return ToolFinished(call_id=call.id, output=message, is_error=True)
+            event = await run_call(call, tool.run, timeout)
+        self._driver.post(event)
 
     async def _ask_hook(self, ask: AskHook) -> None:
         """Run the hooks of one point; answer the core unless it is PostToolUse."""
@@ -290,7 +282,7 @@ class Runner(Interpreter[Event]):
                 history=history,
             )
             for hook in hooks:
-                await self.guarded(hook, event)
+                await guarded(self.callback_errors, hook, event)
             return
         if ask.point is HookPoint.PRE_TOOL_USE:
             assert ask.call is not None
@@ -302,7 +294,8 @@ class Runner(Interpreter[Event]):
             )
         else:
             asked = UserPromptSubmitEvent(prompt=ask.prompt or "", history=history)
-        self.post(HookDecided(hook_id=ask.hook_id, decision=await decide(hooks, asked)))
+        decision = await decide(hooks, asked)
+        self._driver.post(HookDecided(hook_id=ask.hook_id, decision=decision))
 
     async def _notify(self, notice: Notice) -> None:
         """Tell the sink and the observers."""
@@ -310,13 +303,21 @@ class Runner(Interpreter[Event]):
             self.sink(notice)
         match notice:
             case ToolCallAnnounced(call=call):
-                await self.guarded(self.observers.on_tool_call, call)
+                await guarded(self.callback_errors, self.observers.on_tool_call, call)
             case ToolResultReady(result=result):
-                await self.guarded(self.observers.on_tool_result, result)
+                await guarded(self.callback_errors, self.observers.on_tool_result, result)
             case RoundFinished(round=tool_round):
-                await self.guarded(self.observers.on_round, tool_round)
+                await guarded(self.callback_errors, self.observers.on_round, tool_round)
+            case (
+                TextStreamed()
+                | ReasoningStreamed()
+                | ResultsRequested()
+                | RetryScheduled()
+                | MessageRecorded()
+            ):
+                pass  # the sink's alone
             case _:
-                pass
+                assert_never(notice)
 
     async def _save(self) -> None:
         """Make the unsaved steps durable."""
@@ -332,26 +333,12 @@ class Runner(Interpreter[Event]):
     # --- resuming -------------------------------------------------------------------
 
     def restore(self) -> list[Effect]:
-        """Rebuild the state from the journal; the effects still owed when it stopped.
-
-        The journal is never written in the middle of a model stream, so an
-        interrupted call left no partial response and is simply made again.
-        """
-        owed: dict[str, Effect] = {}
-        configs = self.journal.configs(self.session_id)
-        self.state = initial_state(configs[0][1])
-        for entry, change in with_configs(self.journal.entries(self.session_id), configs):
-            if change is not None:
-                self.state = attrs.evolve(self.state, config=change)
-            self.state, effects = step(self.state, entry.event)
-            self.seq = entry.seq
-            _settle(owed, entry.event)
-            for effect in effects:
-                _owe(owed, effect)
-        self.state = attrs.evolve(self.state, config=self.config)  # go on under today's config
-        if self.state.phase is Phase.IDLE:
-            return []
-        return list(owed.values())
+        """Rebuild the state from the journal (going on under today's config); what is owed."""
+        restored = fold_journal(self.journal, self.session_id)
+        if restored.seq is not None:
+            self.seq = restored.seq
+        self._driver.state = attrs.evolve(restored.state, config=self.config)
+        return [] if self.state.phase is Phase.IDLE else list(restored.owed)
 
     async def resume(self, owed: list[Effect]) -> Finish | None:
         """Carry out what was owed at the crash and finish the interrupted turn, if any."""
@@ -361,10 +348,7 @@ class Runner(Interpreter[Event]):
         async def begin() -> bool:
             for effect in owed:
                 await self._redo(effect)
-            if self._runs:
-                runs, self._runs = self._runs, []
-                for call in runs:
-                    self.spawn(self._run_tool, call)
+            self._start_runs()
             return self.state.phase is not Phase.AWAITING_RESULTS
 
         return await self._drive(begin)
@@ -376,39 +360,15 @@ class Runner(Interpreter[Event]):
             if tool is not None and tool.idempotent:
                 self._runs.append(effect.call)
             else:
-                self.post(ToolFinished(call_id=effect.call.id, output=INTERRUPTED, is_error=True))
+                failed = ToolFinished(call_id=effect.call.id, output=INTERRUPTED, is_error=True)
+                self._driver.post(failed)
             return
-        await self._dispatch(effect)
+        await self.carry_out(effect)
 
 
-def _owe(owed: dict[str, Effect], effect: Effect) -> None:
-    """Note an effect that expects an answering event."""
-    match effect:
-        case CallModel():
-            owed["model"] = effect
-        case RunTool(call=call):
-            owed[f"tool:{call.id}"] = effect
-        case AskHook(point=point, hook_id=hook_id) if point is not HookPoint.POST_TOOL_USE:
-            owed[f"hook:{hook_id}"] = effect
-        case StartTimer(token=token):
-            owed[f"timer:{token}"] = effect
-        case _:
-            pass
-
-
-def _settle(owed: dict[str, Effect], event: Event) -> None:
-    """Strike what `event` answers."""
-    match event:
-        case ModelResponded() | ModelCallFailed():
-            owed.pop("model", None)
-        case ToolFinished(call_id=call_id):
-            owed.pop(f"tool:{call_id}", None)
-        case HookDecided(hook_id=hook_id):
-            owed.pop(f"hook:{hook_id}", None)
-        case TimerFired(token=token):
-            owed.pop(f"timer:{token}", None)
-        case _:
-            pass
+def _settled(state: State) -> bool:
+    """No turn under way: a stop from outside has nothing to record."""
+    return state.phase is Phase.IDLE
 
 
 def in_progress(state: State) -> tuple[ChatMessage, ...]:

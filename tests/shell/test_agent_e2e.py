@@ -33,7 +33,7 @@ from toolreel.shell import (
     execute_agent,
     tool,
 )
-from toolreel.shell._interpreter import Interpreter
+from toolreel.shell._driver import Driver
 from toolreel.shell._openai_server import (
     Reply,
     ScriptedServer,
@@ -484,11 +484,11 @@ def test_duplicate_tool_names_are_refused_before_anything_is_sent() -> None:
 def test_the_provider_retry_after_sets_the_backoff(monkeypatch) -> None:
     slept: list[float] = []
 
-    async def no_real_sleep(self: Interpreter, token: str, seconds: float) -> None:
+    async def no_real_sleep(self: Driver, token: str, seconds: float) -> None:
         slept.append(seconds)
         self.post(TimerFired(token=token))
 
-    monkeypatch.setattr(Interpreter, "timer", no_real_sleep)
+    monkeypatch.setattr(Driver, "timer", no_real_sleep)
     replies = [
         [ModelCallFailed(retryable=True, message="HTTP 429: slow down", status=429, retry_after=7)],
         reply_events(tool_calls(("c1", "record_invoice", GOOD))),

@@ -18,6 +18,7 @@ from toolreel.adapters import (
 )
 from toolreel.core import (
     FinishReason,
+    Phase,
     RetryPolicy,
     RoundFinished,
     TextStreamed,
@@ -324,3 +325,33 @@ def test_model_calls_reuse_one_connection(stream: bool) -> None:
         assert result.text == "ok"
         assert len(server.requests) == 3
         assert server.connections == 1  # a streamed response is read to its end, then reused
+
+
+def test_manual_mode_lists_the_calls_awaiting_results_until_each_is_answered() -> None:
+    script = [tool_calls(("c1", "echo", {"x": "a"}), ("c2", "echo", {"x": "b"})), text("ok")]
+    seen: list[tuple[dict[str, str], Phase]] = []
+
+    async def main() -> str:
+        opts = options(server, tools=[tool(echo)], auto_execute_tools=False)
+        async with Client(opts) as client:
+            seen.append((client.pending_tool_calls(), client.phase))
+            await client.query("go")
+            async for _ in client.events():  # up to ResultsRequested
+                pass
+            seen.append((client.pending_tool_calls(), client.phase))
+            await client.add_tool_result("c1", "a")
+            seen.append((client.pending_tool_calls(), client.phase))
+            await client.add_tool_result("c2", "b")
+            finish = await client.wait()
+            seen.append((client.pending_tool_calls(), client.phase))
+            assert finish is not None
+            return finish.text
+
+    with ScriptedServer(script) as server:
+        assert anyio.run(main) == "ok"
+    assert seen == [
+        ({}, Phase.IDLE),
+        ({"c1": "echo", "c2": "echo"}, Phase.AWAITING_RESULTS),
+        ({"c2": "echo"}, Phase.AWAITING_RESULTS),
+        ({}, Phase.IDLE),
+    ]

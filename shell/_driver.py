@@ -1,0 +1,337 @@
+"""The Driver: runs a reducer one event at a time, with a model stream, an inbox and timers.
+
+A driver is built by composition from a `reduce` function,
+`(state, event) -> (state, effects)`, and an `EffectHandler` that carries out
+each effect. It feeds the reducer events one at a time, in the order they
+happen; a cancel (an interrupt, an abort, a cancel from outside) never splits
+the carrying out of one step's effects. Model events are fed as the model port
+streams them; everything else that happens in the background (tool outcomes,
+hook decisions, timers, the caller's results or cancel) arrives through the
+inbox. The handler asks the driver for what only the driver does: make a model
+call, start a timer, spawn background work, end the run.
+
+A run that is stopped from outside (a cancel scope, `task.cancel()`, a real
+Ctrl-C, a journal that gives up) is recorded as `Cancelled` under a shield, and
+that very exception propagates, never wrapped in an exception group.
+`Runner` (the tool loop) and `AgentRunner` (structured-output agents) are the
+two handlers.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar, TypeVarTuple
+
+import anyio
+import anyio.abc
+from returns.result import Failure, Result, Success
+
+from toolreel.adapters import ModelPort
+from toolreel.core import (
+    CallModel,
+    Cancelled,
+    ModelCallFailed,
+    ModelEvent,
+    ModelResponded,
+    StepError,
+    TimerFired,
+    ToolCall,
+    ToolFinished,
+)
+
+S = TypeVar("S")
+E = TypeVar("E")
+F = TypeVar("F")
+F_contra = TypeVar("F_contra", contravariant=True)
+Args = TypeVarTuple("Args")
+
+#: The events a driver makes itself: the model's, a timer's, and the cancel of a stopped run.
+#: A reducer driven by it must take them (its `reduce` accepts `E | DriverEvent`).
+DriverEvent: TypeAlias = ModelEvent | TimerFired | Cancelled
+
+STREAM_ENDED = "model stream ended without a complete response"
+
+
+class EffectHandler(Protocol[F_contra]):
+    """Carries out the effects of one reducer (the slow ones in tasks it asks the driver for)."""
+
+    async def carry_out(self, effect: F_contra) -> None:
+        """Carry out one effect, in the order the reducer issued it."""
+
+
+class Driver(Generic[S, E, F]):
+    """Feeds `reduce` events in order and hands every effect to `handler` (module docstring)."""
+
+    #: Exceptions from the model port that are bugs to raise, not model failures to feed
+    #: (a reducer refusing an event: misuse, never the model's doing).
+    bugs: tuple[type[BaseException], ...] = (StepError,)
+
+    def __init__(
+        self,
+        *,
+        model: ModelPort,
+        reduce: Callable[[S, E | DriverEvent], tuple[S, Sequence[F]]],
+        handler: EffectHandler[F],
+        state: S,
+        settled: Callable[[S], bool] | None = None,
+        abort: anyio.Event | None = None,
+    ) -> None:
+        """A driver at `state`, no run under way.
+
+        `settled(state)` says a state has no run under way, so a stop from
+        outside has nothing to record (default: never). `abort`, once set,
+        cuts the model call in flight and is checked before every model call:
+        the run is fed `Cancelled` instead.
+        """
+        self.model = model
+        self.state = state
+        self._reduce = reduce
+        self._handler = handler
+        self._settled = settled or _never
+        self._abort = abort
+        self._send, self._inbox = anyio.create_memory_object_stream[
+            tuple[E | DriverEvent, anyio.Event | None]
+        ](math.inf)
+        self._call: CallModel | None = None
+        self._model_scope: anyio.CancelScope | None = None
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self._ended = False
+        self._interrupted = False
+
+    # --- what a handler asks for while carrying out an effect ---------------------
+
+    def call_model(self, call: CallModel) -> None:
+        """Make `call` once the step's effects are carried out."""
+        self._call = call
+
+    def start_timer(self, token: str, seconds: float) -> None:
+        """Feed `TimerFired(token)` after `seconds`."""
+        self.spawn(self.timer, token, seconds)
+
+    def spawn(self, work: Callable[[*Args], Coroutine[Any, Any, None]], *args: *Args) -> None:
+        """Start background work in the run's task group (it ends with the run)."""
+        assert self._tasks is not None, "background work belongs to a run"
+        self._tasks.start_soon(work, *args)
+
+    def end(self) -> None:
+        """The run is over: take no more events (the handler carried out its last effect)."""
+        self._ended = True
+
+    @property
+    def ended(self) -> bool:
+        """Whether the run under way (or the last one) is over."""
+        return self._ended
+
+    # --- what the outside hands in ------------------------------------------------
+
+    def post(self, event: E | DriverEvent) -> None:
+        """Hand the driver an event from the background."""
+        self._send.send_nowait((event, None))
+
+    async def submit(self, event: E | DriverEvent) -> None:
+        """Hand the driver an event and wait until it has been applied."""
+        done = anyio.Event()
+        self._send.send_nowait((event, done))
+        await done.wait()
+
+    def interrupt(self) -> None:
+        """Stop now: cut the model stream, make no model call, and feed `Cancelled` in turn.
+
+        Said before the run has begun, it still holds: no model call is made
+        until `drain()`, and the loop takes the cancel from the inbox.
+        """
+        self._interrupted = True
+        self.post(Cancelled())
+        self.cut_stream()
+
+    def drain(self) -> None:
+        """Forget what came too late for a run that is over (a late interrupt, a late result)."""
+        self._interrupted = False
+        while True:
+            try:
+                _, done = self._inbox.receive_nowait()
+            except anyio.WouldBlock:
+                return
+            if done is not None:
+                done.set()
+
+    def cut_stream(self) -> None:
+        """Stop the model stream under way, if any."""
+        if self._model_scope is not None:
+            self._model_scope.cancel()
+
+    # --- running ------------------------------------------------------------------
+
+    async def feed(self, event: E | DriverEvent) -> None:
+        """Apply one event and carry out its effects in order."""
+        self.state, effects = self._reduce(self.state, event)
+        for effect in effects:
+            await self._handler.carry_out(effect)
+
+    async def run(self, begin: Callable[[], Awaitable[bool]]) -> None:
+        """Run in a task group of its own: `begin`, then the loop (unless `begin` says no).
+
+        Whatever stops it from outside, the run is recorded as cancelled (under
+        a shield) and that very exception propagates, never wrapped.
+        """
+        self._ended = False
+        self._call = None  # a call a stopped run never made is not this run's
+        error: BaseException | None = None
+        try:
+            async with anyio.create_task_group() as tasks:
+                self._tasks = tasks
+                if self._abort is not None:
+                    tasks.start_soon(self._watch_abort, self._abort)
+                if await begin():
+                    await self._loop()
+                tasks.cancel_scope.cancel()
+        except BaseException as exc:
+            error = unwrap(exc)
+        finally:
+            self._tasks = None
+            self._interrupted = False
+        if error is None:
+            return
+        with anyio.CancelScope(shield=True):
+            await self._record_stop(quiet=not isinstance(error, anyio.get_cancelled_exc_class()))
+        raise error
+
+    async def _record_stop(self, *, quiet: bool) -> None:
+        """The run was stopped from outside: feed a cancel so the history stays valid.
+
+        `quiet` (another error is on its way to the caller): a failure to
+        record it (a journal that fails again) adds nothing to that error.
+        """
+        if self._ended or self._settled(self.state):
+            return
+        try:
+            await self.feed(Cancelled())
+        except Exception:
+            if not quiet:
+                raise
+
+    async def _loop(self) -> None:
+        """Make model calls and take events from the inbox until the run is over."""
+        while not self._ended:
+            if self._call is not None:
+                call, self._call = self._call, None
+                if await self._may_call():
+                    await self._stream(call)
+            else:
+                event, done = await self._inbox.receive()
+                await self.feed(event)
+                if done is not None:
+                    done.set()
+
+    async def _may_call(self) -> bool:
+        """No model call once interrupted (the cancel waits in the inbox) or aborted (fed now)."""
+        if self._interrupted:
+            return False
+        if self._aborted():
+            await self.feed(Cancelled())
+            return False
+        return True
+
+    def _aborted(self) -> bool:
+        """Whether the caller's abort is set."""
+        return self._abort is not None and self._abort.is_set()
+
+    async def _watch_abort(self, abort: anyio.Event) -> None:
+        """Cut a model call in flight once the caller aborts (the loop then feeds `Cancelled`)."""
+        await abort.wait()
+        self.cut_stream()
+
+    async def _stream(self, call: CallModel) -> None:
+        """Feed the model's events for `call`; a failing or cut-short stream is a failure.
+
+        Only what the model port raises is the model's failure: what feeding
+        an event raises (a journal that gave up, a bug) propagates. The
+        stream is closed when the call is over, cut or cancelled.
+        """
+        over = False
+        with anyio.CancelScope() as scope:
+            self._model_scope = scope
+            events = self.model.stream(call.request)
+            try:
+                while not over:
+                    try:
+                        event: ModelEvent = await anext(events)
+                    except StopAsyncIteration:
+                        break
+                    except self.bugs:
+                        raise
+                    except Exception as exc:
+                        failure = f"model client raised {type(exc).__name__}: {exc}"
+                        event = ModelCallFailed(retryable=False, message=failure)
+                    await self.feed(event)
+                    over = isinstance(event, ModelResponded | ModelCallFailed) or self._ended
+            finally:
+                await _close(events)
+        self._model_scope = None
+        if over:
+            return
+        if not scope.cancelled_caught:
+            await self.feed(ModelCallFailed(retryable=True, message=STREAM_ENDED))
+        elif self._aborted():  # an interrupt posted its own cancel
+            await self.feed(Cancelled())
+
+    async def timer(self, token: str, seconds: float) -> None:
+        """Sleep, then say so."""
+        await anyio.sleep(seconds)
+        self.post(TimerFired(token=token))
+
+
+def _never(state: object) -> bool:
+    """No state is settled: a stop is always recorded."""
+    return False
+
+
+async def _close(events: AsyncIterator[ModelEvent]) -> None:
+    """Close a model stream now (its HTTP response with it), even while being cancelled."""
+    aclose = getattr(events, "aclose", None)
+    if aclose is not None:
+        with anyio.CancelScope(shield=True):
+            await aclose()
+
+
+async def run_call(
+    call: ToolCall, work: Callable[[str], Awaitable[Result[str, str]]], timeout: float
+) -> ToolFinished:
+    """`work` on the call's arguments as `ToolFinished`; a timeout after `timeout` s is an error."""
+    with anyio.move_on_after(timeout):
+        match await work(call.arguments):
+            case Success(text):
+                return ToolFinished(call_id=call.id, output=text)
+            case Failure(problem):
+                return ToolFinished(call_id=call.id, output=problem, is_error=True)
+    message = f"Tool {call.name} timed out after {timeout:g} s"
+    return ToolFinished(call_id=call.id, output=message, is_error=True)
+
+
+async def guarded(errors: list[str], callback: Callable[..., Any] | None, *args: Any) -> None:
+    """Call a callback (sync or async); record what it raised in `errors` instead of raising."""
+    if callback is None:
+        return
+    try:
+        result = callback(*args)
+        if inspect.isawaitable(result):
+            with anyio.CancelScope(shield=True):  # a cancel never splits a step
+                await result
+    except Exception as exc:
+        name = getattr(callback, "__qualname__", repr(callback))
+        errors.append(f"{name} raised {type(exc).__name__}: {exc}")
+
+
+def unwrap(exc: BaseException) -> BaseException:
+    """The one exception an anyio task group wrapped in a group (the first, if it wrapped more).
+
+    Cancellation is passed over when something else is in the group, so a
+    real error (a journal that gave up, a Ctrl-C) is what the caller sees.
+    """
+    if not isinstance(exc, BaseExceptionGroup):
+        return exc
+    leaves = [unwrap(inner) for inner in exc.exceptions]
+    others = [leaf for leaf in leaves if not isinstance(leaf, anyio.get_cancelled_exc_class())]
+    return (others or leaves)[0]
