@@ -58,7 +58,7 @@ def show(invoice: Invoice) -> str:
     return "\\n".join([f"Invoice {invoice.number} ({invoice.currency})", *rows,
                       f"  total {invoice.total:.2f} = {invoice.total_eur:.2f} EUR"])
 
-extract_invoice = AgentDefinition(
+extract_invoice: AgentDefinition[str, Invoice] = AgentDefinition(
     system_prompt="You extract invoices. Convert totals to euros with currency_rate.",
     build_prompt=lambda text: f"Extract the invoice from this email:\\n\\n{text}",
     helpers=[currency_rate],
