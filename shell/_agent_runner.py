@@ -100,6 +100,10 @@ class AgentRunner:
         )
         self._finish: FinishAgent | None = None
 
+    async def _guarded(self, callback: Callable[..., Any] | None, *args: Any) -> None:
+        """Call an observer or hook; what it raised is recorded, with any key masked."""
+        await guarded(self.callback_errors, callback, *args, redact=self.redactor.text)
+
     @property
     def state(self) -> AgentState:
         """The reducer's state: the run so far."""
@@ -181,4 +185,4 @@ class AgentRunner:
 
     async def _safe(self, callback: Callable[..., Any] | None, *args: Any) -> None:
         """Call a callback with the state first; record what it raised instead of raising."""
-        await guarded(self.callback_errors, callback, self.state, *args)
+        await self._guarded(callback, self.state, *args)

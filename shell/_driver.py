@@ -310,8 +310,13 @@ async def run_call(
     return ToolFinished(call_id=call.id, output=message, is_error=True)
 
 
-async def guarded(errors: list[str], callback: Callable[..., Any] | None, *args: Any) -> None:
-    """Call a callback (sync or async); record what it raised in `errors` instead of raising."""
+async def guarded(
+    errors: list[str],
+    callback: Callable[..., Any] | None,
+    *args: Any,
+    redact: Callable[[str], str] = str,
+) -> None:
+    """Call a callback (sync or async); record what it raised in `errors` (redacted), not raise."""
     if callback is None:
         return
     try:
@@ -321,7 +326,7 @@ async def guarded(errors: list[str], callback: Callable[..., Any] | None, *args:
                 await result
     except Exception as exc:
         name = getattr(callback, "__qualname__", repr(callback))
-        errors.append(f"{name} raised {type(exc).__name__}: {exc}")
+        errors.append(redact(f"{name} raised {type(exc).__name__}: {exc}"))
 
 
 def unwrap(exc: BaseException) -> BaseException:

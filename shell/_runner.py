@@ -164,6 +164,10 @@ class Runner:
         self._finish: Finish | None = None
         self._runs: list[ToolCall] = []
 
+    async def _guarded(self, callback: Callable[..., Any] | None, *args: Any) -> None:
+        """Call an observer or hook; what it raised is recorded, with any key masked."""
+        await guarded(self.callback_errors, callback, *args, redact=self.redactor.text)
+
     @property
     def state(self) -> State:
         """The reducer's state: the session so far."""
@@ -239,7 +243,7 @@ class Runner:
             case Finish():
                 self._finish = effect
                 self._driver.end()
-                await guarded(self.callback_errors, self.observers.on_finish, effect)
+                await self._guarded(self.observers.on_finish, effect)
                 if self.sink is not None:
                     self.sink(effect)
             case _Flush():
@@ -282,7 +286,7 @@ class Runner:
                 history=history,
             )
             for hook in hooks:
-                await guarded(self.callback_errors, hook, event)
+                await self._guarded(hook, event)
             return
         if ask.point is HookPoint.PRE_TOOL_USE:
             assert ask.call is not None
@@ -303,11 +307,11 @@ class Runner:
             self.sink(notice)
         match notice:
             case ToolCallAnnounced(call=call):
-                await guarded(self.callback_errors, self.observers.on_tool_call, call)
+                await self._guarded(self.observers.on_tool_call, call)
             case ToolResultReady(result=result):
-                await guarded(self.callback_errors, self.observers.on_tool_result, result)
+                await self._guarded(self.observers.on_tool_result, result)
             case RoundFinished(round=tool_round):
-                await guarded(self.callback_errors, self.observers.on_round, tool_round)
+                await self._guarded(self.observers.on_round, tool_round)
             case (
                 TextStreamed()
                 | ReasoningStreamed()

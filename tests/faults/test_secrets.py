@@ -15,7 +15,14 @@ from click.testing import CliRunner
 from fault_server import FaultServer, answer, echo_error
 
 from toolreel.adapters import FunctionModel, http_model, load_session, render_transcript
-from toolreel.core import ConfigError, ModelCallFailed, RetryPolicy, RetryScheduled
+from toolreel.core import (
+    ConfigError,
+    ModelCallFailed,
+    ModelResponded,
+    RetryPolicy,
+    RetryScheduled,
+    TextDelta,
+)
 from toolreel.shell import (
     AgentDefinition,
     AgentFailure,
@@ -199,3 +206,21 @@ def test_structured_output_agents_redact_too(monkeypatch: pytest.MonkeyPatch) ->
     assert isinstance(result, AgentFailure)
     assert "no ***" in result.error.message
     assert_clean("agent failure", repr(result))
+
+
+def test_what_a_callback_raised_is_recorded_masked() -> None:
+    def leaky(finish: object) -> None:
+        raise RuntimeError(f"could not log in with {KEY}")
+
+    model = FunctionModel(lambda request: [TextDelta(text="hi"), ModelResponded()])
+    options = AgentOptions(model="m", api_key=KEY, on_finish=leaky)
+
+    async def main() -> list[str]:
+        async with Client(options, model=model) as client:
+            await client.query("hello")
+            await client.wait()
+            return list(client.metadata.callback_errors)
+
+    [error] = anyio.run(main)
+    assert "could not log in with ***" in error
+    assert_clean("callback errors", error)
