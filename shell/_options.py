@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -21,6 +21,9 @@ from toolreel.core import ConfigError, HookPoint, MaxIterationsPolicy, RetryPoli
 from . import _checks as check
 from ._hooks import HOOK_POST_TOOL_USE, HOOK_PRE_TOOL_USE, HOOK_USER_PROMPT_SUBMIT
 from ._tools import Tool, as_tool
+
+if TYPE_CHECKING:
+    import httpx
 
 #: The tool choices that name no tool.
 TOOL_CHOICE_MODES = ("auto", "none", "required")
@@ -92,6 +95,15 @@ def _model(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
         check.refuse(attribute.name, value, f"a model name (str), not {check.kind(value)}")
 
 
+def _http_client(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """None (a pool shared per provider and base URL), or the caller's own httpx.AsyncClient."""
+    if value is not None:
+        import httpx  # noqa: PLC0415 - loaded already by whoever made the client
+
+        if not isinstance(value, httpx.AsyncClient):
+            check.refuse(attribute.name, value, f"an httpx.AsyncClient, not {check.kind(value)}")
+
+
 @attrs.define(kw_only=True)
 class AgentOptions:
     """How a Client talks to its model, which tools it offers, and how the loop runs.
@@ -155,6 +167,8 @@ class AgentOptions:
         default=None, validator=check.int_at_least(1, optional=True)
     )
     journal: str | Path | Journal | None = attrs.field(default=None, validator=_journal)
+    #: The caller's own client for the model's HTTP calls (toolreel never closes it).
+    http_client: httpx.AsyncClient | None = attrs.field(default=None, validator=_http_client)
     session_id: str | None = attrs.field(default=None, validator=check.optional_id)
     tool_choice: str = attrs.field(
         default="auto",
