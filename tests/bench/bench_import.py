@@ -3,6 +3,9 @@
 Each rep starts fresh interpreters, alternating the statements so that a busy
 machine slows them alike, and times each with `time.perf_counter` around
 `subprocess.run`; the medians are printed with their ratio to `import httpx`.
+Bytecode is cached as an installed package has it (pip compiles on install),
+in a temporary PYTHONPYCACHEPREFIX, whatever PYTHONDONTWRITEBYTECODE says:
+recompiling toolreel's sources on every start would double its import time.
 `import toolreel.shell; import httpx` is timed too: httpx is imported lazily, by
 the first HTTP model, so that line is what a program that calls a provider pays.
 Goal (issue 10): `import toolreel.shell` <= 1.5x `import httpx`.
@@ -17,6 +20,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 STATEMENTS = {
@@ -53,9 +57,12 @@ def main() -> None:
     parser.add_argument("--pythonpath", help="put this first on PYTHONPATH (another tree)")
     args = parser.parse_args()
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if args.pythonpath:
         env["PYTHONPATH"] = args.pythonpath
-    medians = measure(args.python, args.reps, env)
+    with tempfile.TemporaryDirectory() as cache:
+        env["PYTHONPYCACHEPREFIX"] = cache
+        medians = measure(args.python, args.reps, env)
     base = medians["httpx"]
     for name, seconds in medians.items():
         print(f"{name:24} {seconds * 1000:7.1f} ms  {seconds / base:5.2f}x import httpx")
