@@ -2,7 +2,9 @@
 
 Models share connection pools (adapters/_pools.py): the models of one event
 loop with the same provider, base URL and transport send through one
-`httpx.AsyncClient`, taken at the first call and given back by `aclose`; or
+`httpx.AsyncClient`, taken when the model is made inside an event loop (else
+at its first call: the first call should not pay for making a pool) and given
+back by `aclose`; or
 through the caller's own client (`client=`), which toolreel never closes. The
 key, headers and `connect`/`read` timeouts go with each request. httpx itself
 is imported by the first model built, not with toolreel.
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 import attrs
+import sniffio
 
 from toolreel.core import ConfigError, ModelCallFailed, ModelEvent, ModelRequest, ModelResponded
 
@@ -134,7 +137,7 @@ class HttpModel:
         transport: httpx.AsyncBaseTransport | None = None,
         client: httpx.AsyncClient | None = None,
     ) -> None:
-        """Prepare to call the provider; the pool is taken at the first call (or `client` used)."""
+        """Prepare the calls: the pool is taken now if a loop runs, else at the first call."""
         import httpx  # noqa: PLC0415 - httpx loads with the first model, not with toolreel
 
         self.codec = codec
@@ -151,8 +154,10 @@ class HttpModel:
         self._pool = PoolKey(provider=codec.name, base_url=self.base_url, transport=transport)
         self._lease: Lease | None = None
         self._given = client
-        #: The client calls go through: the caller's, else the pool's (once a call is made).
+        #: The client calls go through: the caller's, else the pool's (once taken).
         self._client: httpx.AsyncClient | None = client
+        if client is None and _loop_running():
+            self._sender()
 
     def __repr__(self) -> str:
         """Provider and where it points; never the key."""
@@ -266,6 +271,15 @@ class HttpModel:
                 pass
             return
         await response.aclose()
+
+
+def _loop_running() -> bool:
+    """Whether an event loop runs in this thread (its pools can be used now)."""
+    try:
+        sniffio.current_async_library()
+    except sniffio.AsyncLibraryNotFoundError:
+        return False
+    return True
 
 
 async def _read_some(response: httpx.Response, limit: int) -> bytes:

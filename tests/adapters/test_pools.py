@@ -114,6 +114,33 @@ def test_a_second_event_loop_gets_a_fresh_client() -> None:
         assert seen[0] is not seen[1]
 
 
+def test_a_model_made_inside_an_event_loop_takes_its_pool_at_once() -> None:
+    async def main() -> bool:
+        model = http_model("openai", base_url="http://127.0.0.1:9/v1", key="k")
+        taken = model._client is not None and not model._client.is_closed  # before any call
+        await model.aclose()
+        return taken
+
+    assert anyio.run(main)
+
+
+def test_a_model_made_in_one_event_loop_works_in_the_next() -> None:
+    with ScriptedServer(replies(1)) as server:
+
+        async def make() -> HttpModel:
+            return http_model("openai", base_url=server.url, key="k")
+
+        model = anyio.run(make)  # its pool was taken in a loop that has ended
+
+        async def use() -> bool:
+            try:
+                return answered(await call(model))
+            finally:
+                await model.aclose()
+
+        assert anyio.run(use)
+
+
 def test_the_callers_client_is_used_and_never_closed() -> None:
     sent: list[str] = []
 
