@@ -1,4 +1,9 @@
-"""toolreel.adapters: provider wire formats and stores, around the pure core."""
+"""toolreel.adapters: provider wire formats and stores, around the pure core.
+
+`converter` is built on first use (PEP 562 `__getattr__`), not at import.
+"""
+
+from typing import Any
 
 from ._anthropic import AnthropicCodec
 from ._codec import Codec, StreamDecoder
@@ -24,7 +29,7 @@ from ._jsonl import JSONLJournal
 from ._ollama import OllamaCodec
 from ._openai import OpenAICodec
 from ._providers import PROVIDERS, FunctionModel, ModelPort, api_key, codec_for, http_model
-from ._serde import converter, event_from_json, event_to_json, structure, unstructure
+from ._serde import event_from_json, event_to_json, get_converter, structure, unstructure
 from ._session import Session, SessionBuilder, TurnSummary, load_session
 from ._sqlite import SQLiteJournal
 from ._transcript import render_transcript
@@ -70,3 +75,10 @@ __all__ = [
     "structure",
     "unstructure",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`converter`: the shared cattrs converter, built the first time it is asked for."""
+    if name == "converter":
+        return get_converter()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,13 @@
 """The thin httpx driver: POST the encoded request, feed the body to the codec's decoder.
 
-One `httpx.AsyncClient` per `HttpModel` (connections are reused across calls).
+Models share connection pools (adapters/_pools.py): the models of one event
+loop with the same provider, base URL and transport send through one
+`httpx.AsyncClient`, taken when the model is made inside an event loop (else
+at its first call: the first call should not pay for making a pool) and given
+back by `aclose`; or
+through the caller's own client (`client=`), which toolreel never closes. The
+key, headers and `connect`/`read` timeouts go with each request. httpx itself
+is imported by the first model built, not with toolreel.
 Transport trouble — connect errors, timeouts, a connection dropped mid-stream —
 becomes a retryable `ModelCallFailed`; nothing escapes as an exception except
 cancellation. The API key lives in a `Secret` and goes only into the headers.
@@ -18,16 +25,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncIterator, Awaitable, Mapping
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 import attrs
-import httpx
+import sniffio
 
 from toolreel.core import ConfigError, ModelCallFailed, ModelEvent, ModelRequest, ModelResponded
 
 from ._codec import Codec
+from ._pools import Lease, PoolKey, acquire
 from ._redact import Redactor, clean_key, logger
+
+if TYPE_CHECKING:
+    import httpx
 
 T = TypeVar("T")
 log = logger(__name__)
@@ -124,8 +135,11 @@ class HttpModel:
         timeouts: Timeouts = Timeouts(),
         extra_headers: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        client: httpx.AsyncClient | None = None,
     ) -> None:
-        """Prepare one connection pool for this provider."""
+        """Prepare the calls: the pool is taken now if a loop runs, else at the first call."""
+        import httpx  # noqa: PLC0415 - httpx loads with the first model, not with toolreel
+
         self.codec = codec
         self.base_url = (base_url or codec.default_base_url).rstrip("/")
         self.streaming = stream
@@ -136,17 +150,37 @@ class HttpModel:
         self._extra_headers = dict(extra_headers or {})
         read = None if math.isinf(timeouts.read) else timeouts.read
         connect = None if math.isinf(timeouts.connect) else timeouts.connect
-        self._client = httpx.AsyncClient(
-            timeout=httpx.Timeout(read, connect=connect), transport=transport
-        )
+        self._timeout = httpx.Timeout(read, connect=connect)
+        self._pool = PoolKey(provider=codec.name, base_url=self.base_url, transport=transport)
+        self._lease: Lease | None = None
+        self._given = client
+        #: The client calls go through: the caller's, else the pool's (once taken).
+        self._client: httpx.AsyncClient | None = client
+        if client is None and _loop_running():
+            self._sender()
 
     def __repr__(self) -> str:
         """Provider and where it points; never the key."""
         return f"HttpModel(provider={self.codec.name!r}, base_url={self.base_url!r})"
 
+    def _sender(self) -> httpx.AsyncClient:
+        """The client for a call: the caller's, or a lease on the running loop's pool."""
+        if self._given is not None:
+            return self._given
+        lease = self._lease
+        if lease is None or not lease.here():
+            if lease is not None:
+                lease.abandon()  # taken in another event loop: its client is bound there
+            lease = self._lease = acquire(self._pool)
+            self._client = lease.client
+        return lease.client
+
     async def aclose(self) -> None:
-        """Close the connection pool."""
-        await self._client.aclose()
+        """Give the pool back (the last model out closes it); a caller's client stays open."""
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            with anyio.CancelScope(shield=True):
+                await lease.release()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """The events of one model call, as they arrive; the last is terminal."""
@@ -160,19 +194,21 @@ class HttpModel:
 
     async def _call(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """One call's events, every transport trouble and limit turned into a failure."""
+        import httpx  # noqa: PLC0415 - loaded by __init__: a dict lookup here
+
         deadline = _Deadline(self.timeouts)
         key = self._api_key.value if self._api_key else None
-        sent = self._client.build_request(
+        client = self._sender()
+        sent = client.build_request(
             "POST",
             self.codec.endpoint(self.base_url, request, stream=self.streaming),
             json=self.codec.encode(request, stream=self.streaming),
             headers={**self.codec.headers(key), **self._extra_headers},
+            timeout=self._timeout,
         )
         response: httpx.Response | None = None
         try:
-            response = await deadline.within(
-                self._client.send(sent, stream=True), idle=self.streaming
-            )
+            response = await deadline.within(client.send(sent, stream=True), idle=self.streaming)
             async for event in self._decode(response, deadline):
                 yield event
         except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
@@ -235,6 +271,15 @@ class HttpModel:
                 pass
             return
         await response.aclose()
+
+
+def _loop_running() -> bool:
+    """Whether an event loop runs in this thread (its pools can be used now)."""
+    try:
+        sniffio.current_async_library()
+    except sniffio.AsyncLibraryNotFoundError:
+        return False
+    return True
 
 
 async def _read_some(response: httpx.Response, limit: int) -> bytes:

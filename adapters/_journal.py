@@ -52,7 +52,7 @@ from toolreel.core import (
 from ._errors import JournalCorrupt, SessionBusy, SessionNotFound
 from ._lease import Owner
 from ._memo import IdentityMemo
-from ._serde import converter, effect_data, event_of
+from ._serde import effect_data, event_of, structure, unstructure
 
 #: Tool results longer than this are stored once, in their event (see the module docstring).
 LONG = 1024
@@ -249,7 +249,7 @@ def _sha(text: str) -> str:
 
 def _record_digest(record: object) -> str:
     """The digest of one record's canonical JSON."""
-    return _sha(json.dumps(converter.unstructure(record), sort_keys=True))
+    return _sha(json.dumps(unstructure(record), sort_keys=True))
 
 
 class _Digests:
@@ -369,7 +369,7 @@ def persisted_messages(entries: Iterator[JournalEntry]) -> list[ChatMessage]:
                     {**r, "results": [_restored(x, outputs) for x in r.get("results", ())]}
                     for r in message.get("tool_rounds", ())
                 ]
-                found.append(converter.structure(message, ChatMessage))
+                found.append(structure(message, ChatMessage))
     return found
 
 
@@ -388,13 +388,13 @@ def _restored(result: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]
 
 def config_data(config: LoopConfig) -> dict[str, Any]:
     """A config as JSON data."""
-    data: dict[str, Any] = converter.unstructure(config)
+    data: dict[str, Any] = unstructure(config)
     return data
 
 
 def config_of(data: dict[str, Any]) -> LoopConfig:
     """A config back from JSON data."""
-    config: LoopConfig = converter.structure(data, LoopConfig)
+    config: LoopConfig = structure(data, LoopConfig)
     return config
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from toolreel.core import ConfigError, ModelEvent, ModelRequest
 
@@ -22,6 +22,9 @@ from ._http import HttpModel, Secret, Timeouts
 from ._ollama import OllamaCodec
 from ._openai import OpenAICodec
 from ._redact import LOG_FILTER, Redactor, clean_key
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class ModelPort(Protocol):
@@ -141,13 +144,16 @@ def http_model(
     stream: bool = True,
     timeouts: Timeouts | None = None,
     environ: Mapping[str, str] | None = None,
+    client: httpx.AsyncClient | None = None,
 ) -> HttpModel:
     """An HTTP model client for a provider by name (`base_url` may point at any server).
 
     A hosted provider's own URL without a key is refused at once, with the
     variable to set, rather than failing on the first call. `timeouts` bound
     each connect and read, each whole call (`total`) and the wait for content
-    in a stream (`idle`); see `Timeouts`.
+    in a stream (`idle`); see `Timeouts`. Calls go through a connection pool
+    shared with the other models of the event loop that have the same provider
+    and base URL, or through `client`, the caller's own (never closed here).
     """
     codec = codec_for(provider)
     secret = api_key(codec, key, environ)
@@ -158,6 +164,7 @@ def http_model(
         api_key=secret,
         stream=stream,
         timeouts=timeouts or Timeouts(),
+        client=client,
     )
     LOG_FILTER.add(model.redactor)
     return model

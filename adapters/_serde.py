@@ -2,15 +2,19 @@
 
 Events, effects, notices and hook decisions are tagged unions: each value
 carries a `"type"` key naming its class, so a journal line reads on its own.
+The converter is built on first use, not at import: configuring the unions
+costs tens of milliseconds that a program which never journals to disk or
+replays should not pay to start (`converter` is looked up lazily, PEP 562).
 """
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from typing import Any, TypeVar, get_args, get_origin
 
 import cattrs
-from cattrs.strategies import configure_tagged_union
 
 from toolreel.core import (
     Decision,
@@ -35,6 +39,8 @@ def _is_set(kind: Any) -> bool:
 
 def _make_converter() -> cattrs.Converter:
     """A converter that knows toolreel's unions; sets become sorted lists."""
+    from cattrs.strategies import configure_tagged_union  # noqa: PLC0415 - only when built
+
     conv = cattrs.Converter(forbid_extra_keys=True)
     for union in (Decision, Notice, Event, Effect):
         configure_tagged_union(union, conv, tag_name="type")
@@ -44,31 +50,55 @@ def _make_converter() -> cattrs.Converter:
     return conv
 
 
-converter = _make_converter()
+@functools.cache
+def get_converter() -> cattrs.Converter:
+    """The converter, built the first time it is needed."""
+    return _make_converter()
+
+
+def __getattr__(name: str) -> cattrs.Converter:
+    """`converter`: the shared converter, built on first use."""
+    if name == "converter":
+        return get_converter()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def unstructure(value: Any) -> Any:
     """A core value (record, event, effect, or a tuple of them) as JSON-ready data."""
-    return converter.unstructure(value)
+    return get_converter().unstructure(value)
 
 
 def structure(data: Any, kind: type[T]) -> T:
     """JSON-ready data back into a core value of `kind` (a class or union)."""
-    result: T = converter.structure(data, kind)
+    result: T = get_converter().structure(data, kind)
     return result
+
+
+class _Hooks(dict[type, Callable[..., Any]]):
+    """Per-class hooks, each looked up from the converter the first time its class is met."""
+
+    def __init__(self, lookup: Callable[[cattrs.Converter, type], Callable[..., Any]]) -> None:
+        """Fill lazily with `lookup(converter, kind)`."""
+        super().__init__()
+        self._lookup = lookup
+
+    def __missing__(self, kind: type) -> Callable[..., Any]:
+        """Look the hook up once; later lookups are plain dict hits."""
+        hook = self[kind] = self._lookup(get_converter(), kind)
+        return hook
 
 
 # Per-class hooks looked up once: journals encode and replay decodes every step,
 # and the tagged-union dispatch costs more than the generated per-class functions.
 _EVENT_TYPES: dict[str, type] = {kind.__name__: kind for kind in get_args(Event)}
-_STRUCTURE = {kind: converter.get_structure_hook(kind) for kind in get_args(Event)}
-_UNSTRUCTURE = {kind: converter.get_unstructure_hook(kind) for kind in get_args(Effect)}
+_STRUCTURE = _Hooks(cattrs.Converter.get_structure_hook)
+_UNSTRUCTURE = _Hooks(cattrs.Converter.get_unstructure_hook)
 _FLAT_EVENTS = frozenset({TextDelta, ToolCallArgumentsDelta, ToolCallStarted, ToolFinished})
 
 
 def event_data(event: Event) -> dict[str, Any]:
     """An event as tagged JSON data."""
-    data: dict[str, Any] = converter.unstructure(event, Event)
+    data: dict[str, Any] = get_converter().unstructure(event, Event)
     return data
 
 

@@ -179,6 +179,7 @@ async def execute_agent(
         key=options.api_key,
         stream=options.stream,
         timeouts=options.timeouts(),
+        client=options.http_client,
     )
     runner = AgentRunner(
         config=config,

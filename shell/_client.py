@@ -109,6 +109,7 @@ class Client:
             key=options.api_key,
             stream=options.stream,
             timeouts=options.timeouts(),
+            client=options.http_client,
         )
         self.redactor = redactor_for(self._model, options.provider, options.api_key)
         self._own_journal = options.journal is None or isinstance(options.journal, str | Path)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import attrs
 
@@ -35,6 +35,9 @@ T_contra = TypeVar("T_contra", contravariant=True)
 #: An observer (`on_tool_call`, ...): called with what happened, sync or async; what it
 #: returns is ignored, and what it raises is recorded in `client.metadata`.
 Observer: TypeAlias = Callable[[T_contra], object]
+
+if TYPE_CHECKING:
+    import httpx
 
 #: The tool choices that name no tool.
 TOOL_CHOICE_MODES = ("auto", "none", "required")
@@ -106,6 +109,15 @@ def _model(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
         check.refuse(attribute.name, value, f"a model name (str), not {check.kind(value)}")
 
 
+def _http_client(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """None (a pool shared per provider and base URL), or the caller's own httpx.AsyncClient."""
+    if value is not None:
+        import httpx  # noqa: PLC0415 - loaded already by whoever made the client
+
+        if not isinstance(value, httpx.AsyncClient):
+            check.refuse(attribute.name, value, f"an httpx.AsyncClient, not {check.kind(value)}")
+
+
 @attrs.define(kw_only=True)
 class AgentOptions:
     """How a Client talks to its model, which tools it offers, and how the loop runs.
@@ -169,6 +181,8 @@ class AgentOptions:
         default=None, validator=check.int_at_least(1, optional=True)
     )
     journal: str | Path | Journal | None = attrs.field(default=None, validator=_journal)
+    #: The caller's own client for the model's HTTP calls (toolreel never closes it).
+    http_client: httpx.AsyncClient | None = attrs.field(default=None, validator=_http_client)
     session_id: str | None = attrs.field(default=None, validator=check.optional_id)
     tool_choice: str = attrs.field(
         default="auto",

@@ -1,0 +1,151 @@
+"""Connection pools shared by the HTTP models of one event loop.
+
+A session's model used to build its own `httpx.AsyncClient`, and with it a TLS
+context that loads the CA bundle: most of what opening a session cost, and
+most of the memory an open one held. Here the models of one event loop that
+agree on provider, base URL and transport share one client (its connections
+and its TLS context), reference-counted: `acquire` hands out a `Lease`, and the
+client is closed when its last lease is released.
+
+Theory of operation:
+1. An `httpx.AsyncClient` is bound to the event loop it first ran in, so the
+   pools live in an anyio `RunVar` (one table per running loop, dropped with
+   the loop): a second `anyio.run` starts with none, never a dead loop's client.
+2. A lease taken in one loop and used in another is abandoned there (its count
+   goes down; the client, bound to the other loop, is not awaited from this one)
+   and a fresh lease is taken in the loop at hand.
+3. Settings that differ per model — the key, headers, timeouts — travel with
+   each request, so they need not split pools.
+4. No pool keeps cookies: sessions of different users share it.
+5. TLS: one context for the process, made when the first https pool is, as
+   httpx makes it (`create_ssl_context`, which honours SSL_CERT_FILE); an
+   http:// pool gets one that trusts nothing (it is never asked for TLS, and
+   costs no CA bundle), so a plain-HTTP server never loads the bundle at all.
+6. The pool admits any number of connections (a web backend may stream
+   hundreds of answers at once) and keeps `KEEPALIVE` idle ones.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+import attrs
+from anyio.lowlevel import RunVar
+
+if TYPE_CHECKING:
+    import ssl
+
+    import httpx
+
+#: Idle connections a pool keeps open for reuse.
+KEEPALIVE = 100
+
+
+@attrs.frozen(kw_only=True)
+class PoolKey:
+    """What models must agree on to share a pool (a transport: the same object)."""
+
+    provider: str
+    base_url: str
+    transport: httpx.AsyncBaseTransport | None = None
+
+
+@attrs.define(eq=False)
+class _Shared:
+    """One pooled client and how many leases hold it."""
+
+    client: httpx.AsyncClient
+    users: int = 0
+
+
+_POOLS: RunVar[dict[PoolKey, _Shared]] = RunVar("toolreel_http_pools")
+
+
+def _loop_pools() -> dict[PoolKey, _Shared]:
+    """The running loop's pools (an empty table the first time)."""
+    pools = _POOLS.get(None)
+    if pools is None:
+        pools = {}
+        _POOLS.set(pools)
+    return pools
+
+
+class Lease:
+    """One model's hold on a pooled client; `release` it when done."""
+
+    def __init__(self, pools: dict[PoolKey, _Shared], key: PoolKey, shared: _Shared) -> None:
+        """Hold `shared` (already counted)."""
+        self._pools = pools
+        self._key = key
+        self._shared: _Shared | None = shared
+        self.client = shared.client
+
+    def here(self) -> bool:
+        """Whether the lease belongs to the running event loop."""
+        return self._shared is not None and _POOLS.get(None) is self._pools
+
+    def _drop(self) -> _Shared | None:
+        """Count this lease out; the client if it was the last one (it leaves the table)."""
+        shared, self._shared = self._shared, None
+        if shared is None:
+            return None
+        shared.users -= 1
+        if shared.users > 0:
+            return None
+        if self._pools.get(self._key) is shared:
+            del self._pools[self._key]
+        return shared
+
+    def abandon(self) -> None:
+        """Let go from another event loop: the client, bound to its own, is not closed here."""
+        self._drop()
+
+    async def release(self) -> None:
+        """Let go; the last lease closes the client (if this is still its loop)."""
+        here = self.here()
+        shared = self._drop()
+        if shared is not None and here:
+            await shared.client.aclose()
+
+
+def acquire(key: PoolKey) -> Lease:
+    """A lease on the running loop's pool for `key`, made if there is none."""
+    pools = _loop_pools()
+    shared = pools.get(key)
+    if shared is None:
+        shared = pools[key] = _Shared(client=_new_client(key))
+    shared.users += 1
+    return Lease(pools, key, shared)
+
+
+def _new_client(key: PoolKey) -> httpx.AsyncClient:
+    """A client for one pool: shared TLS context, no cookies, no cap on connections."""
+    import http.cookiejar  # noqa: PLC0415 - loaded with httpx, by the first HTTP model
+
+    import httpx  # noqa: PLC0415 - httpx loads with the first HTTP model, not at import
+
+    https = key.base_url.startswith("https:")
+    refuse_all = http.cookiejar.DefaultCookiePolicy(allowed_domains=[])
+    return httpx.AsyncClient(
+        transport=key.transport,
+        verify=tls_context() if https else _no_tls(),
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=KEEPALIVE),
+        cookies=http.cookiejar.CookieJar(refuse_all),
+    )
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The process's TLS context for https pools, made as httpx makes its default one."""
+    import httpx  # noqa: PLC0415 - see _new_client
+
+    return httpx.create_ssl_context()
+
+
+@functools.cache
+def _no_tls() -> ssl.SSLContext:
+    """For http:// pools: verifies certificates but trusts none (and loads no bundle)."""
+    import ssl  # noqa: PLC0415 - see _new_client
+
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)

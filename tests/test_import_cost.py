@@ -1,0 +1,63 @@
+"""What `import toolreel.shell` loads: the library, not the command line (click, rich) nor
+httpx (whose own import loads click and rich when they are installed); the first HTTP model
+loads httpx, and the cattrs converter is built the first time something is (de)serialised.
+Each check runs in a fresh interpreter; none times anything (tests/bench/bench_import.py
+measures the cold start)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+CLI_ONLY = {"click", "rich", "pygments"}
+
+
+def loaded_after(statements: str) -> set[str]:
+    """The top-level names in sys.modules once a fresh interpreter has run `statements`."""
+    program = f"{statements}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=60
+    )
+    modules = json.loads(done.stdout.splitlines()[-1])
+    return {name.split(".")[0] for name in modules} | set(modules)
+
+
+def test_importing_the_shell_loads_neither_the_cli_nor_httpx() -> None:
+    loaded = loaded_after("import toolreel.shell")
+    assert loaded & CLI_ONLY == set()
+    assert "httpx" not in loaded
+    assert "toolreel.shell.cli" not in loaded
+
+
+def test_importing_the_shell_builds_no_converter() -> None:
+    loaded = loaded_after(
+        "import toolreel.shell\n"
+        "from toolreel.adapters._serde import get_converter\n"
+        "assert get_converter.cache_info().currsize == 0, 'converter built at import'"
+    )
+    assert "cattrs.strategies" not in loaded
+
+
+def test_the_first_http_model_loads_httpx() -> None:
+    loaded = loaded_after(
+        "from toolreel.adapters import http_model\n"
+        "http_model('openai', base_url='http://127.0.0.1:9/v1')"
+    )
+    assert "httpx" in loaded
+
+
+def test_the_converter_is_built_on_first_use_and_is_the_one_exported() -> None:
+    loaded = loaded_after(
+        "import toolreel.adapters as adapters\n"
+        "from toolreel.adapters import _serde\n"
+        "from toolreel.core import TextDelta\n"
+        "assert adapters.converter is _serde.converter is _serde.get_converter()\n"
+        "assert _serde.event_to_json(TextDelta(text='x')) == "
+        '\'{"text":"x","type":"TextDelta"}\''
+    )
+    assert "cattrs.strategies" in loaded
+
+
+def test_the_cli_loads_click_and_rich() -> None:
+    assert {"click", "rich"} <= loaded_after("import toolreel.shell.cli")
