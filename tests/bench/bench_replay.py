@@ -20,6 +20,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import toolreel.core
 from toolreel.adapters import SQLiteJournal, Step
 from toolreel.core import LoopConfig, ToolSpec, initial_state, step
 from toolreel.shell import Divergence, replay
@@ -34,7 +35,7 @@ def build(path: Path, rounds: int, deltas: int = 50) -> tuple[str, int]:
     journal = SQLiteJournal(path)
     journal.begin("bench", config)
     state, batch, seq = initial_state(config), [], 0
-    for event in session(rounds, deltas=deltas):
+    for event in session(toolreel.core, rounds, deltas=deltas):
         state, effects = step(state, event)
         seq += 1
         batch.append(Step(seq=seq, event=event, effects=effects))
