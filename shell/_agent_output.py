@@ -262,7 +262,7 @@ class OutputTool(Generic[T]):
                 pass
         try:
             value = await _call(handler, (output,), {})
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit in a callback too
             return Failure(describe(exc))
         return result_text(self.name, value)
 
@@ -283,7 +283,7 @@ async def check_output(
     for validator in validators:
         try:
             found = await _call(validator, (value,), {})
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit in a callback too
             name = getattr(validator, "__name__", repr(validator))
             problems.append(f"validator {name} raised {type(exc).__name__}: {exc}")
             continue

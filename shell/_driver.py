@@ -324,7 +324,7 @@ async def guarded(
         if inspect.isawaitable(result):
             with anyio.CancelScope(shield=True):  # a cancel never splits a step
                 await result
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit in a callback too
         name = getattr(callback, "__qualname__", repr(callback))
         errors.append(redact(f"{name} raised {type(exc).__name__}: {exc}"))
 

@@ -116,7 +116,7 @@ async def decide(hooks: Sequence[Hook], event: HookEvent) -> Decision:
     for hook in hooks:
         try:
             answer = await call_hook(hook, event)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit in a callback too
             return Blocked(reason=f"hook {_name(hook)} raised {type(exc).__name__}: {exc}")
         if not isinstance(answer, HookDecision):
             continue
