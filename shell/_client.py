@@ -99,6 +99,8 @@ class Client:
         _resume: bool = False,
     ) -> None:
         """Check the options and prepare; nothing is sent until `query`."""
+        if not isinstance(options, AgentOptions):
+            raise ConfigError("options", type(options).__name__, "an AgentOptions")
         self.options = options
         self._tools = registry(options.tools)
         self.config = loop_config(options, self._tools)

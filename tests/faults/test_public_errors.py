@@ -153,6 +153,7 @@ ADAPTERS: dict[str, Case] = {
 ELSEWHERE: dict[str, tuple[Case, str]] = {}
 
 SHELL: dict[str, Case] = {
+    "Client(a dict)": lambda _: Client({"model": "m"}),  # type: ignore[arg-type]
     "query() without async with": lambda _: anyio.run(query_unopened),
     "Client.resume(unknown session)": lambda _: anyio.run(resume_unknown),
     "AgentOptions(max_tool_iterations=0)": lambda _: AgentOptions(max_tool_iterations=0),
