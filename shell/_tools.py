@@ -324,6 +324,7 @@ def tool(
         return _make_tool(
             name, name=None, description=None, schema=None, timeout=timeout, idempotent=idempotent
         )
+    _check_declaration(name, description, schema, timeout)
 
     def decorate(handler: Callable[..., Any]) -> Tool:
         return _make_tool(
@@ -336,6 +337,22 @@ def tool(
         )
 
     return decorate
+
+
+def _check_declaration(name: object, description: object, schema: object, timeout: object) -> None:
+    """Refuse a declaration that could only fail later (`@tool(5)`, a negative timeout)."""
+    if name is not None and (not isinstance(name, str) or not name):
+        raise ConfigError("name", name, "a non-empty str, or a function to wrap")
+    if description is not None and not isinstance(description, str):
+        raise ConfigError("description", description, "a str")
+    if schema is not None and not isinstance(schema, Mapping):
+        raise ConfigError(
+            "schema", schema, "a mapping of argument names to types, or a JSON Schema"
+        )
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+    ):
+        raise ConfigError("timeout", timeout, "a number of seconds > 0, or None")
 
 
 def as_tool(item: Any) -> Tool:

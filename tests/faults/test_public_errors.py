@@ -153,6 +153,8 @@ ADAPTERS: dict[str, Case] = {
 ELSEWHERE: dict[str, tuple[Case, str]] = {}
 
 SHELL: dict[str, Case] = {
+    "tool(5)": lambda _: tool(5),  # type: ignore[call-overload]
+    "tool(timeout=-1)": lambda _: tool(timeout=-1),
     "Client(a dict)": lambda _: Client({"model": "m"}),  # type: ignore[arg-type]
     "query() without async with": lambda _: anyio.run(query_unopened),
     "Client.resume(unknown session)": lambda _: anyio.run(resume_unknown),
