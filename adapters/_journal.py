@@ -26,12 +26,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 import attrs
 import orjson
 
 from toolreel.core import (
+    AgentConfig,
     AskHook,
     CallModel,
     ChatMessage,
@@ -49,10 +50,13 @@ from toolreel.core import (
     ToolResultReady,
 )
 
-from ._errors import JournalCorrupt, SessionBusy, SessionNotFound
+from ._errors import JournalCorrupt, SessionBusy, SessionError, SessionNotFound
 from ._lease import Owner
 from ._memo import IdentityMemo
 from ._serde import effect_data, event_of, structure, unstructure
+
+#: The configs a journal keeps: a tool loop's (`step`) or an agent run's (`agent_step`).
+SessionConfig: TypeAlias = LoopConfig | AgentConfig
 
 #: Tool results longer than this are stored once, in their event (see the module docstring).
 LONG = 1024
@@ -79,7 +83,7 @@ class JournalEntry:
 class Journal(Protocol):
     """Where sessions are kept (append-only)."""
 
-    def begin(self, session_id: str, config: LoopConfig, *, from_seq: int = 0) -> None:
+    def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> None:
         """Record the config in force for the session's steps after `from_seq`.
 
         A new session begins at 0; a continued one records its (maybe changed)
@@ -87,7 +91,7 @@ class Journal(Protocol):
         """
         ...
 
-    def configs(self, session_id: str) -> list[tuple[int, LoopConfig]]:
+    def configs(self, session_id: str) -> list[tuple[int, SessionConfig]]:
         """Every config of the session with the step after which it applies, in order."""
         ...
 
@@ -99,7 +103,7 @@ class Journal(Protocol):
         """Append steps in their recorded form (importing a session)."""
         ...
 
-    def config(self, session_id: str) -> LoopConfig:
+    def config(self, session_id: str) -> SessionConfig:
         """The session's latest config (KeyError if no such session)."""
         ...
 
@@ -386,16 +390,28 @@ def _restored(result: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]
     return restored
 
 
-def config_data(config: LoopConfig) -> dict[str, Any]:
-    """A config as JSON data."""
+def config_data(config: SessionConfig) -> dict[str, Any]:
+    """A config as JSON data (its fields alone: an agent's is told apart by its `output`)."""
     data: dict[str, Any] = unstructure(config)
     return data
 
 
-def config_of(data: dict[str, Any]) -> LoopConfig:
-    """A config back from JSON data."""
+def config_of(data: dict[str, Any]) -> SessionConfig:
+    """A config back from JSON data: an agent run's if it has an `output`, else a loop's."""
+    if "output" in data:
+        agent: AgentConfig = structure(data, AgentConfig)
+        return agent
     config: LoopConfig = structure(data, LoopConfig)
     return config
+
+
+def loop_configs(journal: Journal, session_id: str) -> list[tuple[int, LoopConfig]]:
+    """The session's configs, which must be a tool loop's (`step` folds them, not an agent's)."""
+    configs = journal.configs(session_id)
+    loops = [(seq, config) for seq, config in configs if isinstance(config, LoopConfig)]
+    if len(loops) != len(configs):
+        raise SessionError(f"session {session_id!r} is an agent run, not a tool-loop session")
+    return loops
 
 
 class MemoryJournal:
@@ -408,11 +424,11 @@ class MemoryJournal:
     def __init__(self) -> None:
         """No sessions yet."""
         self.owner = Owner.here()
-        self._configs: dict[str, list[tuple[int, LoopConfig]]] = {}
+        self._configs: dict[str, list[tuple[int, SessionConfig]]] = {}
         self._steps: dict[str, list[Step | JournalEntry]] = {}
         self._held: set[str] = set()
 
-    def begin(self, session_id: str, config: LoopConfig, *, from_seq: int = 0) -> None:
+    def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> None:
         """Hold the session; remember the config from `from_seq` on (unless already in force)."""
         if session_id in self._held:
             raise SessionBusy(session_id, f"{self.owner}, which began it and did not release it")
@@ -422,7 +438,7 @@ class MemoryJournal:
             history.append((from_seq, config))
         self._steps.setdefault(session_id, [])
 
-    def configs(self, session_id: str) -> list[tuple[int, LoopConfig]]:
+    def configs(self, session_id: str) -> list[tuple[int, SessionConfig]]:
         """The session's configs with the step after which each applies."""
         if session_id not in self._configs:
             raise SessionNotFound(session_id, repr(self))
@@ -436,7 +452,7 @@ class MemoryJournal:
         """Keep recorded steps."""
         self._steps.setdefault(session_id, []).extend(entries)
 
-    def config(self, session_id: str) -> LoopConfig:
+    def config(self, session_id: str) -> SessionConfig:
         """The session's latest config."""
         return self.configs(session_id)[-1][1]
 

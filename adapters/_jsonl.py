@@ -26,12 +26,11 @@ from typing import IO, Any
 
 import orjson
 
-from toolreel.core import LoopConfig
-
 from ._errors import JournalCorrupt, JournalUnavailable, SessionBusy, SessionNotFound
 from ._journal import (
     Damage,
     JournalEntry,
+    SessionConfig,
     Step,
     body_digest,
     config_data,
@@ -224,7 +223,7 @@ class JSONLJournal:
             except OSError as exc:
                 raise JournalUnavailable(f"cannot write journal {self.path}: {exc}") from exc
 
-    def begin(self, session_id: str, config: LoopConfig, *, from_seq: int = 0) -> None:
+    def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> None:
         """Take the session's lease; record the config in force after `from_seq` (if new)."""
         try:
             unchanged = self.config(session_id) == config
@@ -234,7 +233,7 @@ class JSONLJournal:
         lines = [] if unchanged else [{**line, "config": config_data(config)}]
         self._write(session_id, lines, fresh=True)
 
-    def configs(self, session_id: str) -> list[tuple[int, LoopConfig]]:
+    def configs(self, session_id: str) -> list[tuple[int, SessionConfig]]:
         """The session's configs with the step after which each applies."""
         found = []
         for line in self._lines():
@@ -310,7 +309,7 @@ class JSONLJournal:
             data.pop("digest", None)
             yield data
 
-    def config(self, session_id: str) -> LoopConfig:
+    def config(self, session_id: str) -> SessionConfig:
         """The session's latest config."""
         return self.configs(session_id)[-1][1]
 

@@ -1,7 +1,8 @@
 """The model port, its plain-function fake, and the provider registry.
 
 `ModelPort` is what the shell calls: `stream(request)` yields model events,
-the last one terminal. `HttpModel` (adapters/_http.py) is the real one;
+the last one terminal; `aclose()` gives back what the port holds (a pool), and
+is called only by whoever made the port. `HttpModel` (adapters/_http.py) is the real one;
 `FunctionModel(handler)` is the fake beside it, the way httpx ships
 `MockTransport(handler)`: `handler(request)` returns the events to play.
 """
@@ -34,6 +35,10 @@ class ModelPort(Protocol):
         """The events of one model call; the last is `ModelResponded` or `ModelCallFailed`."""
         ...
 
+    async def aclose(self) -> None:
+        """Release what the port holds; its maker calls it once, when done with it."""
+        ...
+
 
 class FunctionModel:
     """A model played by a function: `handler(request)` returns (or awaits) its events."""
@@ -52,6 +57,9 @@ class FunctionModel:
         assert isinstance(events, Iterable)
         for event in events:
             yield event
+
+    async def aclose(self) -> None:
+        """Nothing to release: a function holds no connection."""
 
 
 PROVIDERS: dict[str, type[Codec]] = {

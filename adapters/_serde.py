@@ -1,6 +1,6 @@
 """The one converter between core records and JSON-ready data (journals, snapshots, replay).
 
-Events, effects, notices and hook decisions are tagged unions: each value
+Events, effects, notices, hook decisions and agent outputs are tagged unions: each value
 carries a `"type"` key naming its class, so a journal line reads on its own.
 The converter is built on first use, not at import: configuring the unions
 costs tens of milliseconds that a program which never journals to disk or
@@ -21,6 +21,7 @@ from toolreel.core import (
     Effect,
     Event,
     Notice,
+    OutputSpec,
     TextDelta,
     ToolCallArgumentsDelta,
     ToolCallStarted,
@@ -42,7 +43,7 @@ def _make_converter() -> cattrs.Converter:
     from cattrs.strategies import configure_tagged_union  # noqa: PLC0415 - only when built
 
     conv = cattrs.Converter(forbid_extra_keys=True)
-    for union in (Decision, Notice, Event, Effect):
+    for union in (Decision, Notice, Event, Effect, OutputSpec):
         configure_tagged_union(union, conv, tag_name="type")
     conv.register_unstructure_hook_func(
         _is_set, lambda value: sorted(conv.unstructure(item) for item in value)

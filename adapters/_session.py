@@ -31,7 +31,7 @@ from toolreel.core import (
 )
 
 from ._errors import JournalCorrupt
-from ._journal import Damage, Journal, JournalEntry
+from ._journal import Damage, Journal, JournalEntry, loop_configs
 
 
 @attrs.frozen(kw_only=True)
@@ -175,7 +175,7 @@ def load_session(journal: Journal, session_id: str) -> Session:
     """
     path = journal_name(journal)
     damage = Damage()
-    configs = journal.configs(session_id)
+    configs = loop_configs(journal, session_id)
     builder = SessionBuilder(session_id, configs[0][1])
     entries = contiguous(journal.entries(session_id, damage=damage), path, session_id, damage)
     for entry, change in with_configs(entries, configs):

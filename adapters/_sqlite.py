@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from toolreel.core import Event, Finish, LoopConfig
+from toolreel.core import Event, Finish
 
 from ._errors import (
     JournalCorrupt,
@@ -45,6 +45,7 @@ from ._errors import (
 from ._journal import (
     Damage,
     JournalEntry,
+    SessionConfig,
     Step,
     body_digest,
     config_data,
@@ -248,7 +249,7 @@ class SQLiteJournal:
 
     # --- writing -----------------------------------------------------------------------
 
-    def begin(self, session_id: str, config: LoopConfig, *, from_seq: int = 0) -> None:
+    def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> None:
         """Take the session's lease; record the config in force after `from_seq` (if new)."""
         text = json.dumps(config_data(config), sort_keys=True)
 
@@ -270,7 +271,7 @@ class SQLiteJournal:
 
         self._transaction(work, "write")
 
-    def configs(self, session_id: str) -> list[tuple[int, LoopConfig]]:
+    def configs(self, session_id: str) -> list[tuple[int, SessionConfig]]:
         """The session's configs with the step after which each applies."""
         rows = self._read(
             "SELECT from_seq, config FROM configs WHERE session_id = ? ORDER BY from_seq",
@@ -345,7 +346,7 @@ class SQLiteJournal:
 
     # --- reading -----------------------------------------------------------------------
 
-    def config(self, session_id: str) -> LoopConfig:
+    def config(self, session_id: str) -> SessionConfig:
         """The session's latest config."""
         return self.configs(session_id)[-1][1]
 

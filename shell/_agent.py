@@ -27,7 +27,7 @@ from typing import Any, Generic, TypeVar
 import anyio
 import attrs
 
-from toolreel.adapters import HttpModel, ModelPort, http_model
+from toolreel.adapters import ModelPort, http_model
 from toolreel.adapters._providers import redactor_for
 from toolreel.core import (
     DEFAULT_MAX_ITERATIONS_PER_ATTEMPT,
@@ -201,7 +201,7 @@ async def execute_agent(
     try:
         finish = await runner.run(definition.build_prompt(input))
     finally:
-        if model is None and isinstance(port, HttpModel):
+        if model is None:  # a caller's own model is the caller's to close
             with anyio.CancelScope(shield=True):
                 await port.aclose()
     metadata = _metadata(finish, runner, time.monotonic() - started)

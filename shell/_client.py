@@ -26,7 +26,6 @@ import attrs
 
 from toolreel.adapters import Journal, MemoryJournal
 from toolreel.adapters._errors import JournalUnavailable, SessionNotFound
-from toolreel.adapters._http import HttpModel
 from toolreel.adapters._providers import ModelPort, http_model, redactor_for
 from toolreel.core import (
     ChatMessage,
@@ -128,6 +127,7 @@ class Client:
             redactor=self.redactor,
             tool_timeout=options.tool_timeout,
             max_concurrent_tools=options.max_concurrent_tools,
+            journal_in_memory=options.journal is None,  # open_journal made a MemoryJournal
             observers=Observers(
                 on_tool_call=options.on_tool_call,
                 on_tool_result=options.on_tool_result,
@@ -212,7 +212,7 @@ class Client:
             # flush() or close() writes them once the file is writable again.
         finally:
             try:
-                if self._own_model and isinstance(self._model, HttpModel):
+                if self._own_model:  # a caller's own model is the caller's to close
                     await self._model.aclose()
             finally:
                 if self._own_journal:

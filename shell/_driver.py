@@ -41,6 +41,8 @@ from toolreel.core import (
     ToolFinished,
 )
 
+from ._errors import ReplayError
+
 S = TypeVar("S")
 E = TypeVar("E")
 F = TypeVar("F")
@@ -64,9 +66,10 @@ class EffectHandler(Protocol[F_contra]):
 class Driver(Generic[S, E, F]):
     """Feeds `reduce` events in order and hands every effect to `handler` (module docstring)."""
 
-    #: Exceptions from the model port that are bugs to raise, not model failures to feed
-    #: (a reducer refusing an event: misuse, never the model's doing).
-    bugs: tuple[type[BaseException], ...] = (StepError,)
+    #: Exceptions from the model port that are raised to the caller, not model failures to
+    #: feed: a reducer refusing an event (misuse, never the model's doing) and a recording
+    #: that cannot answer (`Recording`'s `RequestMismatch`: the program changed).
+    bugs: tuple[type[BaseException], ...] = (StepError, ReplayError)
 
     def __init__(
         self,

@@ -89,7 +89,6 @@ class Recording:
         self._outputs: dict[tuple[str, str], deque[tuple[str, bool]]] = defaultdict(deque)
         self._read(journal)
         self._served = 0
-        self.mismatch: RequestMismatch | None = None
         self.history: tuple[Any, ...] = ()
 
     @classmethod
@@ -136,6 +135,9 @@ class Recording:
                     call = effect["call"]
                     pending[call["id"]] = (call["name"], call["arguments"])
 
+    async def aclose(self) -> None:
+        """Nothing to release: a recording holds no connection."""
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Serve the next recorded call's events, if the request matches the recorded one."""
         asked = _request_form(request)
@@ -149,10 +151,8 @@ class Recording:
             yield event
 
     def _stop(self, message: str) -> None:
-        """Remember the first mismatch (the run stops with it) and raise it."""
-        if self.mismatch is None:
-            self.mismatch = RequestMismatch(message)
-        raise self.mismatch
+        """Stop the run: the driver raises a `ReplayError` from the port to the caller as is."""
+        raise RequestMismatch(message)
 
     def output(self, name: str, arguments: str) -> tuple[str, bool]:
         """The recorded output of the next call of `name` with these arguments."""
@@ -182,9 +182,7 @@ class Recording:
         async with Client(opts, model=self) as client:
             for prompt in self.prompts:
                 await client.query(prompt)
-                finish = await client.wait()
-                if self.mismatch is not None:
-                    raise self.mismatch
+                finish = await client.wait()  # raises the mismatch that stopped the turn
                 assert finish is not None
                 reasons.append(finish.reason)
             self.history = client.history

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from toolreel.adapters import Journal, SessionNotFound, effect_record, unstructure
+from toolreel.adapters._journal import loop_configs
 from toolreel.adapters._session import Session, SessionBuilder, with_configs
 from toolreel.core import Event, LoopConfig, StepError
 
@@ -75,7 +76,7 @@ def replay(
     """
     if session_id not in journal.sessions():
         raise SessionNotFound(session_id, journal_name(journal))
-    configs = [(0, config)] if config is not None else journal.configs(session_id)
+    configs = [(0, config)] if config is not None else loop_configs(journal, session_id)
     builder = SessionBuilder(session_id, configs[0][1])
     for entry, change in with_configs(journal.entries(session_id), configs):
         if change is not None:

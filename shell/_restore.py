@@ -13,6 +13,7 @@ from typing import assert_never
 import attrs
 
 from toolreel.adapters import Journal
+from toolreel.adapters._journal import loop_configs
 from toolreel.adapters._session import with_configs
 from toolreel.core import (
     AskHook,
@@ -58,7 +59,7 @@ class Restored:
 def fold_journal(journal: Journal, session_id: str) -> Restored:
     """Fold the session's steps through `step` again, noting what was never answered."""
     owed: dict[str, Effect] = {}
-    configs = journal.configs(session_id)
+    configs = loop_configs(journal, session_id)
     state = initial_state(configs[0][1])
     seq: int | None = None
     for entry, change in with_configs(journal.entries(session_id), configs):

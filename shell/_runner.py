@@ -30,7 +30,7 @@ import anyio.abc
 import anyio.to_thread
 import attrs
 
-from toolreel.adapters import Journal, MemoryJournal, Step
+from toolreel.adapters import Journal, Step
 from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._redact import Redactor
 from toolreel.core import (
@@ -136,12 +136,18 @@ class Runner:
         tool_timeout: float = 60.0,
         max_concurrent_tools: int | None = None,
         observers: Observers | None = None,
+        journal_in_memory: bool = False,
     ) -> None:
-        """A runner at the start of a new session."""
+        """A runner at the start of a new session.
+
+        `journal_in_memory`: the journal's `append` does no I/O (one its maker
+        made in memory), so it runs in the event loop rather than a worker thread.
+        """
         self.config = config
         self.tools = dict(tools)
         self.hooks = dict(hooks)
         self.journal = journal
+        self._append_inline = journal_in_memory
         self.session_id = session_id
         self.redactor = redactor or getattr(model, "redactor", None) or Redactor()
         self.tool_timeout = tool_timeout
@@ -328,7 +334,7 @@ class Runner:
         if not self._unsaved:
             return
         steps, self._unsaved = self._unsaved, []
-        if isinstance(self.journal, MemoryJournal):
+        if self._append_inline:
             self.journal.append(self.session_id, steps)
             return
         with anyio.CancelScope(shield=True):  # a cancel never loses journaled steps

@@ -13,10 +13,11 @@ from toolreel.adapters import (
     Journal,
     JournalEntry,
     JournalUnavailable,
+    SessionConfig,
     SessionError,
     SessionNotFound,
 )
-from toolreel.core import ConfigError, LoopConfig
+from toolreel.core import ConfigError
 
 from ._journal_files import journal_name, open_path
 
@@ -46,7 +47,7 @@ def export_session(journal: Journal, session_id: str, path: str | Path) -> Path:
 def _write(
     target: Journal,
     session_id: str,
-    configs: list[tuple[int, LoopConfig]],
+    configs: list[tuple[int, SessionConfig]],
     entries: list[JournalEntry],
 ) -> None:
     """Write a session's configs and steps, in order, then give the session up."""
