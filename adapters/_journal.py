@@ -8,7 +8,7 @@ them per call would grow the journal with the square of the session. For the
 same reason a `Finish` keeps a digest of its rounds and a `MessageRecorded`
 notice a digest of its message: the step's `Persist` holds the message whole.
 A tool result longer than `LONG` characters is kept once, in the event that
-brought it (`ToolFinished`, `ToolResultAdded`): the notices, hook requests
+brought it (`ToolFinished`): the notices, hook requests
 and `Persist` messages that repeat it keep its length and digest instead
 (`persisted_messages` puts it back). Replay records its effects the same way.
 
@@ -45,7 +45,6 @@ from toolreel.core import (
     RoundFinished,
     TextStreamed,
     ToolFinished,
-    ToolResultAdded,
     ToolResultReady,
 )
 
@@ -360,8 +359,6 @@ def persisted_messages(entries: Iterator[JournalEntry]) -> list[ChatMessage]:
         event = item.event
         if isinstance(event, ToolFinished):
             outputs[_sha(event.output)] = event.output
-        elif isinstance(event, ToolResultAdded):
-            outputs[_sha(event.content)] = event.content
         for data in item.effects:
             if data.get("type") == Persist.__name__:
                 message = dict(data["message"])

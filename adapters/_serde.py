@@ -103,9 +103,13 @@ def event_data(event: Event) -> dict[str, Any]:
 
 
 def event_of(data: dict[str, Any]) -> Event:
-    """An event back from tagged JSON data."""
+    """An event back from tagged JSON data (older journals' names read as today's events)."""
     fields = dict(data)
-    kind = _EVENT_TYPES[fields.pop("type")]
+    tag = fields.pop("type")
+    if tag == "ToolResultAdded":  # older journals: the caller's result had its own event
+        fields["output"] = fields.pop("content")
+        tag = "ToolFinished"
+    kind = _EVENT_TYPES[tag]
     if kind in _FLAT_EVENTS:  # str/int/bool fields only: the deltas of every stream
         return kind(**fields)  # type: ignore[no-any-return]
     event: Event = _STRUCTURE[kind](fields, kind)

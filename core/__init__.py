@@ -73,7 +73,6 @@ from ._events import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
-    ToolResultAdded,
 )
 from ._history import build_request, unanswered_calls
 from ._loop_round import awaiting_results
@@ -178,7 +177,6 @@ __all__ = [
     "ToolCallStarted",
     "ToolFinished",
     "ToolResult",
-    "ToolResultAdded",
     "ToolResultReady",
     "ToolRound",
     "ToolSpec",

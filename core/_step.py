@@ -53,7 +53,7 @@ Rules
     results, and late results, timers and model events are then ignored.
 10. Manual mode (`auto_execute=False`): instead of `RunTool`, the runnable
     calls are requested from the caller (`ResultsRequested`); each
-    `ToolResultAdded` answers one; then the loop continues without a new user
+    `ToolFinished` answers one; then the loop continues without a new user
     message and without the UserPromptSubmit hook. A result for a call that is
     not awaited raises `StepError` naming it and the awaited ones.
 11. Usage is summed per turn and per session; every `Finish` carries the
@@ -87,7 +87,6 @@ from ._events import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
-    ToolResultAdded,
 )
 from ._finish import Step, call_model, finish
 from ._loop_round import add_result, decide_call, start_round
@@ -245,25 +244,18 @@ def _on_tool_hook(state: State, event: HookDecided) -> Step:
 
 
 def _on_tool_finished(state: State, event: ToolFinished) -> Step:
-    """A tool's output (or failure) for one call of the round."""
-    return _take_result(state, event, event.call_id, event.output, event.is_error)
+    """A tool's output or failure, or the caller's result in manual mode, for one call.
 
-
-def _on_result_added(state: State, event: ToolResultAdded) -> Step:
-    """Manual mode: the caller's result for one call of the round."""
-    return _take_result(state, event, event.call_id, event.content, event.is_error)
-
-
-def _take_result(state: State, event: Event, call_id: str, output: str, is_error: bool) -> Step:
-    """Place one result; a result for no awaited call is dropped if abandoned, else misuse."""
+    A result for no awaited call is dropped if a cancel abandoned it, else misuse.
+    """
     turn = _turn(state)
     assert turn.pending is not None
-    position = awaited_position(turn.pending, call_id)
-    if position < 0 and call_id in state.ignored_calls:
+    position = awaited_position(turn.pending, event.call_id)
+    if position < 0 and event.call_id in state.ignored_calls:
         return state, ()
     if position < 0:
-        raise StepError(state.phase, event, not_awaited(turn.pending, call_id))
-    return add_result(state, turn, position, output, is_error)
+        raise StepError(state.phase, event, not_awaited(turn.pending, event.call_id))
+    return add_result(state, turn, position, event.output, event.is_error)
 
 
 # Rule 8 ----------------------------------------------------------------------
@@ -324,7 +316,7 @@ def _nothing(state: State, event: Event) -> Step:
 def _late(state: State, event: Event) -> Step:
     """After a cancel, stragglers of the cancelled turn are dropped; otherwise misuse."""
     if state.after_cancel or (
-        isinstance(event, ToolFinished | ToolResultAdded) and event.call_id in state.ignored_calls
+        isinstance(event, ToolFinished) and event.call_id in state.ignored_calls
     ):
         return state, ()
     raise StepError(state.phase, event)
@@ -347,7 +339,7 @@ _RULE_ROWS: dict[tuple[Phase, type], Handler] = {
     (Phase.BACKING_OFF, TimerFired): _on_timer,
     (Phase.TOOL_HOOKS, HookDecided): _on_tool_hook,
     (Phase.RUNNING_TOOLS, ToolFinished): _on_tool_finished,
-    (Phase.AWAITING_RESULTS, ToolResultAdded): _on_result_added,
+    (Phase.AWAITING_RESULTS, ToolFinished): _on_tool_finished,
 }
 
 #: Rule 9: a cancel finishes the turn in any phase of one; while idle it does nothing.
@@ -374,8 +366,9 @@ _IGNORED_WHEN_IDLE: dict[tuple[Phase, type], Handler] = {
 
 #: Rule 9: a result for a call a cancel abandoned, arriving in a later turn, is dropped.
 _ABANDONED_RESULTS: dict[tuple[Phase, type], Handler] = {
-    **{(phase, ToolFinished): _late for phase in _TURN_PHASES if phase is not Phase.RUNNING_TOOLS},
-    **{(phase, ToolResultAdded): _late for phase in Phase if phase is not Phase.AWAITING_RESULTS},
+    (phase, ToolFinished): _late
+    for phase in _TURN_PHASES
+    if phase not in (Phase.RUNNING_TOOLS, Phase.AWAITING_RESULTS)
 }
 
 #: The loop's transitions, read-only: (phase, event type) -> handler.

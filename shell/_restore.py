@@ -37,7 +37,6 @@ from toolreel.core import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
-    ToolResultAdded,
     initial_state,
     step,
 )
@@ -107,7 +106,6 @@ def _settle(owed: dict[str, Effect], event: Event) -> None:
             | ReasoningDelta()
             | ToolCallStarted()
             | ToolCallArgumentsDelta()
-            | ToolResultAdded()
             | Cancelled()
         ):
             pass  # answers nothing owed

@@ -48,7 +48,6 @@ from toolreel.core import (
     ToolCallStarted,
     ToolFinished,
     ToolResult,
-    ToolResultAdded,
     ToolResultReady,
     ToolRound,
     ToolSpec,
@@ -740,7 +739,7 @@ def test_manual_mode_requests_results_then_continues_without_a_new_user_message(
     assert of_type(effects, RunTool) == []
     assert notices(effects, ResultsRequested) == [ResultsRequested(calls=(ADD_CALL,))]
     assert state.phase is Phase.AWAITING_RESULTS
-    state, effects2 = step(state, ToolResultAdded(call_id="c1", content="42"))
+    state, effects2 = step(state, ToolFinished(call_id="c1", output="42"))
     [next_call] = [e for e in effects2 if isinstance(e, CallModel)]
     assert [m.role for m in next_call.request.messages] == ["user", "assistant"]
     assert of_type(list(effects) + list(effects2), AskHook)[1:] == []
@@ -753,7 +752,7 @@ def test_manual_result_for_an_unknown_call_id_names_it_and_the_pending_ones() ->
         [PromptSubmitted(text="x"), *tool_call(0, "c1", "add", '{"a": 1, "b": 2}'), done()],
     )
     with pytest.raises(StepError, match=r"'nope'.*\['c1'\]"):
-        step(state, ToolResultAdded(call_id="nope", content="1"))
+        step(state, ToolFinished(call_id="nope", output="1"))
 
 
 def test_auto_mode_tool_result_for_an_unknown_call_id_raises() -> None:
@@ -833,7 +832,7 @@ def test_a_new_prompt_after_finish_continues_the_same_history() -> None:
     "event",
     [
         TextDelta(text="x"),
-        ToolResultAdded(call_id="c1", content="x"),
+        ToolFinished(call_id="c1", output="x"),
         HookDecided(hook_id="x", decision=Allowed()),
     ],
 )
