@@ -12,6 +12,10 @@ brought it (`ToolFinished`): the notices, hook requests
 and `Persist` messages that repeat it keep its length and digest instead
 (`persisted_messages` puts it back). Replay records its effects the same way.
 
+Older journals recorded some effects in an earlier shape; `current_records`
+rewrites them as today's (a `Finish` with its flat `reason`, `error`, ...
+fields becomes one with an `outcome`), so replaying them does not diverge.
+
 Reading reports damage: data that does not decode raises `JournalCorrupt`
 naming file, session and step; data that decodes but fails its checksum, or a
 session missing steps, is told to a `Damage` (`load_session` turns it into
@@ -33,14 +37,22 @@ import orjson
 
 from toolreel.core import (
     AskHook,
+    Blocked,
     CallModel,
+    Cancelled,
+    Capped,
     ChatMessage,
+    Completed,
     Effect,
     Emit,
     Event,
+    Failed,
+    FailureCode,
     Finish,
     LoopConfig,
+    MaxIterationsPolicy,
     MessageRecorded,
+    Outcome,
     Persist,
     RoundFinished,
     TextStreamed,
@@ -51,7 +63,7 @@ from toolreel.core import (
 from ._errors import JournalCorrupt, SessionBusy, SessionNotFound
 from ._lease import Owner
 from ._memo import IdentityMemo
-from ._serde import effect_data, event_of, structure, unstructure
+from ._serde import effect_data, event_of, get_converter, structure, unstructure
 
 #: Tool results longer than this are stored once, in their event (see the module docstring).
 LONG = 1024
@@ -381,6 +393,42 @@ def _restored(result: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]
         raise JournalCorrupt("journal", f"the output of tool call {result['call_id']} is missing")
     restored["content"] = outputs[digest]
     return restored
+
+
+def current_records(effects: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+    """Recorded effects in today's shape (older journals wrote a `Finish` without `outcome`)."""
+    return tuple(_finish_now(data) if _old_finish(data) else data for data in effects)
+
+
+def _old_finish(data: dict[str, Any]) -> bool:
+    """Whether a record is a `Finish` as journals wrote it before the outcome union."""
+    return data.get("type") == "Finish" and "reason" in data
+
+
+def _finish_now(data: dict[str, Any]) -> dict[str, Any]:
+    """An old `Finish` record with its flat fields folded into an `outcome`."""
+    data = dict(data)
+    reason, text = data.pop("reason"), data.pop("text", "")
+    capped = data.pop("max_iterations_reached", False)
+    error, model = data.pop("error", None), data.pop("model_finish_reason", None)
+    block = data.pop("block_reason", None)
+    outcome: Any
+    if reason == "completed" and capped:
+        policy = MaxIterationsPolicy.FINAL_ANSWER
+        outcome = Capped(text=text, policy=policy, model_finish_reason=model)
+    elif reason == "completed":
+        outcome = Completed(text=text, model_finish_reason=model or "stop")
+    elif reason == "max_iterations":
+        outcome = Capped(text=text, policy=MaxIterationsPolicy.STOP, model_finish_reason=model)
+    elif reason == "failed" and error is not None:
+        code = FailureCode(error["kind"])
+        outcome = Failed(code=code, message=error["message"], status=error.get("status"))
+    elif reason == "cancelled":
+        outcome = Cancelled()
+    else:
+        outcome = Blocked(reason=block or "")
+    data["outcome"] = get_converter().unstructure(outcome, Outcome)
+    return data
 
 
 def config_data(config: LoopConfig) -> dict[str, Any]:

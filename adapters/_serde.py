@@ -21,6 +21,7 @@ from toolreel.core import (
     Effect,
     Event,
     Notice,
+    Outcome,
     TextDelta,
     ToolCallArgumentsDelta,
     ToolCallStarted,
@@ -42,7 +43,7 @@ def _make_converter() -> cattrs.Converter:
     from cattrs.strategies import configure_tagged_union  # noqa: PLC0415 - only when built
 
     conv = cattrs.Converter(forbid_extra_keys=True)
-    for union in (Decision, Notice, Event, Effect):
+    for union in (Decision, Notice, Outcome, Event, Effect):
         configure_tagged_union(union, conv, tag_name="type")
     conv.register_unstructure_hook_func(
         _is_set, lambda value: sorted(conv.unstructure(item) for item in value)

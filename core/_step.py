@@ -18,7 +18,7 @@ Rules
 -----
 1.  A prompt starts a turn. With the UserPromptSubmit hook enabled it is asked
     once (`AskHook`); it may allow, replace the prompt, or block the turn
-    (`Finish(BLOCKED)`). Then the user message enters the history (`Persist`)
+    (a `Finish` whose outcome is `Blocked`). Then the user message enters the history (`Persist`)
     and one `CallModel` carries the provider-neutral request.
 2.  Model events accumulate a stream: text (emitted as it arrives), reasoning
     blocks, tool calls keyed by index (id and name on the first delta only,
@@ -30,7 +30,7 @@ Rules
     of core/_arguments.py) and the tool never runs.
 4.  A response without tool calls ends the turn: the assistant message (final
     text plus the turn's `tool_rounds`) is persisted and emitted, then
-    `Finish(COMPLETED)`.
+    `Finish` with outcome `Completed`.
 5.  A response with tool calls opens a round: each call is announced, checked
     (unknown tool -> "Unknown tool: NAME"), and put to the PreToolUse hook
     (allow / block with reason / replace arguments; several hooks' answers
@@ -41,14 +41,14 @@ Rules
 6.  A tool failure (exception, timeout) is a result with `is_error`; the loop
     goes on and the model sees it.
 7.  Iterations (model calls) are counted; once a round of iteration
-    `max_iterations` completes, the policy decides: STOP finishes with
-    `max_iterations_reached`, RAISE finishes FAILED, FINAL_ANSWER makes one
+    `max_iterations` completes, the policy decides: STOP finishes `Capped`,
+    RAISE finishes `Failed(MAX_ITERATIONS)`, FINAL_ANSWER makes one
     last call with `tool_choice="none"` (calls it returns anyway are dropped).
 8.  A retryable `ModelCallFailed` discards the partial response and schedules
     `StartTimer` with capped exponential backoff (or the provider's
     `retry_after`), up to `retry.max_retries` (core/_retry.py); then, or when
-    fatal, `Finish(FAILED)` with the provider's message. Completed rounds are kept.
-9.  `Cancelled` finishes with `Finish(CANCELLED)` in any phase: completed
+    fatal, `Failed` with the provider's message. Completed rounds are kept.
+9.  `Cancelled` finishes `Cancelled` in any phase: completed
     rounds are kept, a round in flight is closed with "cancelled" error
     results, and late results, timers and model events are then ignored.
 10. Manual mode (`auto_execute=False`): instead of `RunTool`, the runnable
@@ -70,8 +70,8 @@ from typing import Any
 
 import attrs
 
-from ._config import HookPoint
-from ._effects import AskHook, Effect, Emit, Failure, FinishReason, Persist
+from ._config import HookPoint, MaxIterationsPolicy
+from ._effects import AskHook, Capped, Completed, Effect, Emit, Failed, FailureCode, Persist
 from ._events import (
     Blocked,
     Cancelled,
@@ -150,7 +150,7 @@ def _on_prompt_hook(state: State, event: HookDecided) -> Step:
         raise StepError(state.phase, event, f"awaiting hook 'prompt:{turn.number}'")
     decision = event.decision
     if isinstance(decision, Blocked):
-        return finish(state, turn, FinishReason.BLOCKED, block_reason=decision.reason)
+        return finish(state, turn, decision)
     if isinstance(decision, Replaced):
         turn = attrs.evolve(turn, prompt=decision.value)
     return _begin(state, turn)
@@ -221,12 +221,18 @@ def _on_responded(state: State, event: ModelResponded) -> Step:
         return finish(
             state,
             turn,
-            FinishReason.COMPLETED,
-            text=stream.text,
+            _answered(turn, stream.text, event.finish_reason),
             reasoning=stream.reasoning,
-            model_finish_reason=event.finish_reason,
         )
     return start_round(state, turn, stream.text, stream.reasoning, calls)
+
+
+def _answered(turn: Turn, text: str, model_finish_reason: str) -> Completed | Capped:
+    """The outcome of a final answer: `Capped` when FINAL_ANSWER asked for it (rule 7)."""
+    if turn.final_call:
+        policy = MaxIterationsPolicy.FINAL_ANSWER
+        return Capped(text=text, policy=policy, model_finish_reason=model_finish_reason)
+    return Completed(text=text, model_finish_reason=model_finish_reason)
 
 
 def _on_tool_hook(state: State, event: HookDecided) -> Step:
@@ -277,9 +283,8 @@ def _on_failed(state: State, event: ModelCallFailed) -> Step:
         )
         state = attrs.evolve(state, phase=Phase.BACKING_OFF)
         return state, (Emit(notice=notice), timer)
-    kind = "retries_exhausted" if event.retryable else "model_error"
-    failure = Failure(kind=kind, message=event.message, status=event.status)
-    return finish(state, turn, FinishReason.FAILED, error=failure)
+    code = FailureCode.RETRIES_EXHAUSTED if event.retryable else FailureCode.MODEL_ERROR
+    return finish(state, turn, Failed(code=code, message=event.message, status=event.status))
 
 
 def _on_timer(state: State, event: TimerFired) -> Step:
@@ -304,7 +309,7 @@ def _on_cancel(state: State, event: Cancelled) -> Step:
         notices = tuple(Emit(notice=ToolResultReady(result=result)) for result in made)
         abandoned = frozenset(result.call_id for result in made)
         state = attrs.evolve(state, ignored_calls=state.ignored_calls | abandoned)
-    state, effects = finish(state, turn, FinishReason.CANCELLED)
+    state, effects = finish(state, turn, event)
     return state, (*notices, *effects)
 
 

@@ -14,8 +14,10 @@ from toolreel.core import (
     CallModel,
     Cancelled,
     ChatMessage,
+    Completed,
     Emit,
-    Failure,
+    Failed,
+    FailureCode,
     Finish,
     FinishReason,
     HookDecided,
@@ -124,14 +126,7 @@ def test_prompt_hook_may_block_the_turn_and_nothing_enters_the_history() -> None
         ],
     )
     assert effects[1:] == [
-        Finish(
-            reason=FinishReason.BLOCKED,
-            text="",
-            rounds=(),
-            iterations=0,
-            usage=Usage(),
-            block_reason="not allowed",
-        )
+        Finish(outcome=Blocked(reason="not allowed"), rounds=(), iterations=0, usage=Usage())
     ]
     assert state.history == ()
     assert state.phase is Phase.IDLE
@@ -282,12 +277,10 @@ def test_answer_without_tools_records_the_message_and_finishes_completed() -> No
         Persist(message=answer),
         Emit(notice=MessageRecorded(message=answer)),
         Finish(
-            reason=FinishReason.COMPLETED,
-            text="Hello!",
+            outcome=Completed(text="Hello!", model_finish_reason="stop"),
             rounds=(),
             iterations=1,
             usage=Usage(input_tokens=7, output_tokens=2),
-            model_finish_reason="stop",
         ),
     )
     assert state.history == (ChatMessage(role="user", content="hi"), answer)
@@ -520,8 +513,8 @@ def test_raise_policy_finishes_as_a_max_iterations_failure() -> None:
     state, effects = run(cfg, looping(3))
     [finish] = of_type(effects, Finish)
     assert finish.reason is FinishReason.FAILED
-    assert finish.error == Failure(
-        kind="max_iterations",
+    assert finish.error == Failed(
+        code=FailureCode.MAX_ITERATIONS,
         message="reached max_iterations=3 with the model still calling tools",
     )
     assert len(state.history[-1].tool_rounds) == 3
@@ -608,7 +601,9 @@ def test_out_of_retries_finishes_failed_with_the_provider_message() -> None:
     )
     [finish] = of_type(effects, Finish)
     assert finish.reason is FinishReason.FAILED
-    assert finish.error == Failure(kind="retries_exhausted", message="still busy", status=503)
+    assert finish.error == Failed(
+        code=FailureCode.RETRIES_EXHAUSTED, message="still busy", status=503
+    )
 
 
 def test_fatal_failure_finishes_at_once_keeping_completed_rounds() -> None:
@@ -627,7 +622,9 @@ def test_fatal_failure_finishes_at_once_keeping_completed_rounds() -> None:
     )
     assert of_type(effects, StartTimer) == []
     [finish] = of_type(effects, Finish)
-    assert finish.error == Failure(kind="model_error", message="invalid api key", status=401)
+    assert finish.error == Failed(
+        code=FailureCode.MODEL_ERROR, message="invalid api key", status=401
+    )
     [tool_round] = state.history[-1].tool_rounds
     assert tool_round.tool_calls == (ADD_CALL,)
     assert state.history[-1].content == ""

@@ -378,16 +378,38 @@ def _as_old_journal(path) -> None:
                 "is_error": event["is_error"],
             }
             del line["digest"]  # a hand-written line carries no checksum
+        for position, effect in enumerate(line.get("effects", [])):
+            if effect["type"] == "Finish":
+                line["effects"][position] = _old_finish(effect)
+                line.pop("digest", None)
         lines.append(json.dumps(line))
     path.write_text("\n".join(lines) + "\n")
 
 
-def test_a_journal_with_the_old_tool_result_added_event_still_reads_and_replays(tmp_path) -> None:
+def _old_finish(effect: dict) -> dict:
+    """A completed turn's `Finish` as journals stored it before the outcome union."""
+    return {
+        "type": "Finish",
+        "reason": "completed",
+        "text": effect["outcome"]["text"],
+        "iterations": effect["iterations"],
+        "usage": effect["usage"],
+        "max_iterations_reached": False,
+        "error": None,
+        "model_finish_reason": "stop",
+        "block_reason": None,
+        "rounds_count": effect["rounds_count"],
+        "rounds_digest": effect["rounds_digest"],
+    }
+
+
+def test_a_journal_in_the_old_shapes_still_reads_and_replays(tmp_path) -> None:
     path = tmp_path / "old.jsonl"
     long_output = "7" * 2000  # kept once, in the event: the messages need it back
     _manual_session(path, long_output)
     _as_old_journal(path)
     assert '"type": "ToolResultAdded"' in path.read_text()
+    assert '"reason": "completed"' in path.read_text()
     journal = JSONLJournal(path)
     [answered] = [e.event for e in journal.entries("s") if isinstance(e.event, ToolFinished)]
     assert answered == ToolFinished(call_id="c1", output=long_output)
