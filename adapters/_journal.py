@@ -5,16 +5,18 @@ effects it produced in their recorded form (`effect_record`): JSON data where
 a `CallModel` keeps its request minus the messages, which are replaced by
 their count and a digest — the messages follow from the events, and storing
 them per call would grow the journal with the square of the session. For the
-same reason a `Finish` keeps a digest of its rounds and a `MessageRecorded`
-notice a digest of its message: the step's `Persist` holds the message whole.
+same reason a `Finish` keeps a digest of its rounds: the step's `Persist`
+holds them whole.
 A tool result longer than `LONG` characters is kept once, in the event that
 brought it (`ToolFinished`): the notices, hook requests
 and `Persist` messages that repeat it keep its length and digest instead
 (`persisted_messages` puts it back). Replay records its effects the same way.
 
 Older journals recorded some effects in an earlier shape; `current_records`
-rewrites them as today's (a `Finish` with its flat `reason`, `error`, ...
-fields becomes one with an `outcome`), so replaying them does not diverge.
+rewrites them as today's, so replaying them does not diverge: a `Finish` with
+flat `reason`, `error`, ... fields gets an `outcome`, and the
+`Emit(MessageRecorded)` that followed each `Persist` (now told by the shell on
+`Persist`) is dropped.
 
 Reading reports damage: data that does not decode raises `JournalCorrupt`
 naming file, session and step; data that decodes but fails its checksum, or a
@@ -51,7 +53,6 @@ from toolreel.core import (
     Finish,
     LoopConfig,
     MaxIterationsPolicy,
-    MessageRecorded,
     Outcome,
     Persist,
     RoundFinished,
@@ -333,10 +334,6 @@ def effect_record(effect: Effect) -> dict[str, Any]:
         data["rounds_count"] = len(rounds)
         data["rounds_digest"] = _DIGESTS.chain(rounds, _record_digest)
         return data
-    if isinstance(effect, Emit) and isinstance(effect.notice, MessageRecorded):
-        message = effect.notice.message  # the step's Persist holds it whole
-        notice = {"type": "MessageRecorded", "message_digest": _DIGESTS.message(message)}
-        return {"notice": notice, "type": "Emit"}
     if isinstance(effect, (Persist, AskHook)) or (
         isinstance(effect, Emit) and isinstance(effect.notice, (ToolResultReady, RoundFinished))
     ):
@@ -396,8 +393,17 @@ def _restored(result: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]
 
 
 def current_records(effects: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
-    """Recorded effects in today's shape (older journals wrote a `Finish` without `outcome`)."""
-    return tuple(_finish_now(data) if _old_finish(data) else data for data in effects)
+    """Recorded effects in today's shape (see the module docstring)."""
+    return tuple(
+        _finish_now(data) if _old_finish(data) else data
+        for data in effects
+        if not _old_recorded(data)
+    )
+
+
+def _old_recorded(data: dict[str, Any]) -> bool:
+    """Whether a record is the `Emit(MessageRecorded)` older journals wrote after a `Persist`."""
+    return data.get("type") == "Emit" and data.get("notice", {}).get("type") == "MessageRecorded"
 
 
 def _old_finish(data: dict[str, Any]) -> bool:

@@ -7,7 +7,8 @@
 - `AskHook`: ask the caller's hook; produces `HookDecided` (not for
   `PostToolUse`, which is told only).
 - `StartTimer`: wait `seconds`; produces `TimerFired`.
-- `Persist`: store a message of the history; produces nothing.
+- `Persist`: a message entered the history: store it, and tell the caller's
+  stream `MessageRecorded`; produces nothing.
 - `Emit`: tell the caller's stream a `Notice`; produces nothing.
 - `Finish`: the turn is over, with its `Outcome`; produces nothing.
 
@@ -67,7 +68,7 @@ class StartTimer:
 
 @attrs.frozen(kw_only=True)
 class Persist:
-    """Store `message`, which just entered the history."""
+    """Store `message`, which just entered the history (the shell tells `MessageRecorded`)."""
 
     message: ChatMessage
 

@@ -18,7 +18,6 @@ from ._effects import (
     Capped,
     Completed,
     Effect,
-    Emit,
     Failed,
     FailureCode,
     Finish,
@@ -27,7 +26,6 @@ from ._effects import (
 )
 from ._events import Cancelled
 from ._history import build_request, turn_message
-from ._notices import MessageRecorded
 from ._records import Reasoning
 from ._response import EMPTY_STREAM
 from ._state import Phase, State, Turn
@@ -82,7 +80,7 @@ def finish(
     if answer is not None or turn.rounds:
         message = turn_message(turn, answer or "", reasoning)
         history = (*history, message)
-        effects += [Persist(message=message), Emit(notice=MessageRecorded(message=message))]
+        effects.append(Persist(message=message))
     effects.append(
         Finish(outcome=outcome, rounds=turn.rounds, iterations=turn.iteration, usage=turn.usage)
     )

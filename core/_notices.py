@@ -8,7 +8,8 @@
 - `RoundFinished`: every call of a round has its result.
 - `RetryScheduled`: a model call failed and will be retried; text streamed
   since that call began is void.
-- `MessageRecorded`: a message entered the history.
+- `MessageRecorded`: a message entered the history. The core says this with
+  `Persist` alone; the shell tells this notice when it carries that out.
 """
 
 from __future__ import annotations

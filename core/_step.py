@@ -91,7 +91,6 @@ from ._events import (
 from ._finish import Step, call_model, finish
 from ._loop_round import add_result, decide_call, start_round
 from ._notices import (
-    MessageRecorded,
     ReasoningStreamed,
     RetryScheduled,
     TextStreamed,
@@ -160,9 +159,8 @@ def _begin(state: State, turn: Turn) -> Step:
     """Put the user message in the history and make the first model call."""
     message = ChatMessage(role="user", content=turn.prompt)
     state = attrs.evolve(state, history=(*state.history, message))
-    recorded = (Persist(message=message), Emit(notice=MessageRecorded(message=message)))
     state, effects = call_model(state, turn)
-    return state, (*recorded, *effects)
+    return state, (Persist(message=message), *effects)
 
 
 # Rule 2: the per-delta hot path (no `evolve`; core/_slots.py) ----------------

@@ -24,7 +24,6 @@ from toolreel.core import (
     HookPoint,
     LoopConfig,
     MaxIterationsPolicy,
-    MessageRecorded,
     ModelCallFailed,
     ModelRequest,
     ModelResponded,
@@ -78,7 +77,6 @@ def started(cfg: LoopConfig, prompt: str = USER.content) -> list:
     user = ChatMessage(role="user", content=prompt)
     return [
         Persist(message=user),
-        Emit(notice=MessageRecorded(message=user)),
         CallModel(request=request(cfg, user), iteration=1),
     ]
 
@@ -90,7 +88,7 @@ def test_prompt_persists_the_user_message_and_calls_the_model_once() -> None:
     cfg = config(system_prompt="Be brief.")
     state, effects = step(initial_state(cfg), PromptSubmitted(text=USER.content))
     assert effects == tuple(started(cfg))
-    assert effects[2].request.system == "Be brief."
+    assert effects[1].request.system == "Be brief."
     assert state.phase is Phase.STREAMING
 
 
@@ -275,7 +273,6 @@ def test_answer_without_tools_records_the_message_and_finishes_completed() -> No
     answer = ChatMessage(role="assistant", content="Hello!")
     assert per_step[-1] == (
         Persist(message=answer),
-        Emit(notice=MessageRecorded(message=answer)),
         Finish(
             outcome=Completed(text="Hello!", model_finish_reason="stop"),
             rounds=(),

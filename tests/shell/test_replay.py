@@ -378,12 +378,22 @@ def _as_old_journal(path) -> None:
                 "is_error": event["is_error"],
             }
             del line["digest"]  # a hand-written line carries no checksum
-        for position, effect in enumerate(line.get("effects", [])):
-            if effect["type"] == "Finish":
-                line["effects"][position] = _old_finish(effect)
-                line.pop("digest", None)
+        if "effects" in line and line["effects"] != (old := _old_effects(line["effects"])):
+            line["effects"] = old
+            line.pop("digest", None)
         lines.append(json.dumps(line))
     path.write_text("\n".join(lines) + "\n")
+
+
+def _old_effects(effects: list[dict]) -> list[dict]:
+    """Effects as older journals stored them: the flat `Finish`, and each `Persist` told twice."""
+    old = []
+    for effect in effects:
+        old.append(_old_finish(effect) if effect["type"] == "Finish" else effect)
+        if effect["type"] == "Persist":
+            told = {"type": "MessageRecorded", "message_digest": "5f1c0ffee0ddba11"}
+            old.append({"type": "Emit", "notice": told})
+    return old
 
 
 def _old_finish(effect: dict) -> dict:
@@ -410,6 +420,7 @@ def test_a_journal_in_the_old_shapes_still_reads_and_replays(tmp_path) -> None:
     _as_old_journal(path)
     assert '"type": "ToolResultAdded"' in path.read_text()
     assert '"reason": "completed"' in path.read_text()
+    assert '"type": "MessageRecorded"' in path.read_text()
     journal = JSONLJournal(path)
     [answered] = [e.event for e in journal.entries("s") if isinstance(e.event, ToolFinished)]
     assert answered == ToolFinished(call_id="c1", output=long_output)
