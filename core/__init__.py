@@ -15,7 +15,7 @@ from ._agent_config import (
     PlainOutput,
     ReflectiveOutput,
 )
-from ._agent_effects import AgentEffect, FinishAgent, Notify, Reflect, Validate
+from ._agent_effects import AgentEffect, FinishAgent, Reflect, Validate
 from ._agent_events import AgentEvent, ValidationFinished
 from ._agent_notices import AgentNotice, AttemptStarted, ValidationFailed
 from ._agent_outcome import (
@@ -154,7 +154,6 @@ __all__ = [
     "ModelRequest",
     "ModelResponded",
     "Notice",
-    "Notify",
     "Outcome",
     "OutputSpec",
     "Persist",

@@ -36,6 +36,7 @@ from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._redact import Redactor
 from toolreel.core import (
     AskHook,
+    AttemptStarted,
     CallModel,
     ChatMessage,
     Effect,
@@ -61,6 +62,7 @@ from toolreel.core import (
     ToolCallAnnounced,
     ToolFinished,
     ToolResultReady,
+    ValidationFailed,
     initial_state,
     step,
 )
@@ -321,6 +323,8 @@ class Runner:
                 | MessageRecorded()
             ):
                 pass  # the sink's alone
+            case AttemptStarted() | ValidationFailed():
+                pass  # an agent's notices: `step` never emits them
             case _:
                 assert_never(notice)
 
