@@ -5,12 +5,18 @@ effects it produced in their recorded form (`effect_record`): JSON data where
 a `CallModel` keeps its request minus the messages, which are replaced by
 their count and a digest — the messages follow from the events, and storing
 them per call would grow the journal with the square of the session. For the
-same reason a `Finish` keeps a digest of its rounds and a `MessageRecorded`
-notice a digest of its message: the step's `Persist` holds the message whole.
+same reason a `Finish` keeps a digest of its rounds: the step's `Persist`
+holds them whole.
 A tool result longer than `LONG` characters is kept once, in the event that
-brought it (`ToolFinished`, `ToolResultAdded`): the notices, hook requests
+brought it (`ToolFinished`): the notices, hook requests
 and `Persist` messages that repeat it keep its length and digest instead
 (`persisted_messages` puts it back). Replay records its effects the same way.
+
+Older journals recorded some effects in an earlier shape; `current_records`
+rewrites them as today's, so replaying them does not diverge: a `Finish` with
+flat `reason`, `error`, ... fields gets an `outcome`, and the
+`Emit(MessageRecorded)` that followed each `Persist` (now told by the shell on
+`Persist`) is dropped.
 
 Reading reports damage: data that does not decode raises `JournalCorrupt`
 naming file, session and step; data that decodes but fails its checksum, or a
@@ -34,26 +40,32 @@ import orjson
 from toolreel.core import (
     AgentConfig,
     AskHook,
+    Blocked,
     CallModel,
+    Cancelled,
+    Capped,
     ChatMessage,
+    Completed,
     Effect,
     Emit,
     Event,
+    Failed,
+    FailureCode,
     Finish,
     LoopConfig,
-    MessageRecorded,
+    MaxIterationsPolicy,
+    Outcome,
     Persist,
     RoundFinished,
     TextStreamed,
     ToolFinished,
-    ToolResultAdded,
     ToolResultReady,
 )
 
 from ._errors import JournalCorrupt, SessionBusy, SessionError, SessionNotFound
 from ._lease import Owner
 from ._memo import IdentityMemo
-from ._serde import effect_data, event_of, structure, unstructure
+from ._serde import effect_data, event_of, get_converter, structure, unstructure
 
 #: The configs a journal keeps: a tool loop's (`step`) or an agent run's (`agent_step`).
 SessionConfig: TypeAlias = LoopConfig | AgentConfig
@@ -326,10 +338,6 @@ def effect_record(effect: Effect) -> dict[str, Any]:
         data["rounds_count"] = len(rounds)
         data["rounds_digest"] = _DIGESTS.chain(rounds, _record_digest)
         return data
-    if isinstance(effect, Emit) and isinstance(effect.notice, MessageRecorded):
-        message = effect.notice.message  # the step's Persist holds it whole
-        notice = {"type": "MessageRecorded", "message_digest": _DIGESTS.message(message)}
-        return {"notice": notice, "type": "Emit"}
     if isinstance(effect, (Persist, AskHook)) or (
         isinstance(effect, Emit) and isinstance(effect.notice, (ToolResultReady, RoundFinished))
     ):
@@ -364,8 +372,6 @@ def persisted_messages(entries: Iterator[JournalEntry]) -> list[ChatMessage]:
         event = item.event
         if isinstance(event, ToolFinished):
             outputs[_sha(event.output)] = event.output
-        elif isinstance(event, ToolResultAdded):
-            outputs[_sha(event.content)] = event.content
         for data in item.effects:
             if data.get("type") == Persist.__name__:
                 message = dict(data["message"])
@@ -388,6 +394,51 @@ def _restored(result: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]
         raise JournalCorrupt("journal", f"the output of tool call {result['call_id']} is missing")
     restored["content"] = outputs[digest]
     return restored
+
+
+def current_records(effects: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+    """Recorded effects in today's shape (see the module docstring)."""
+    return tuple(
+        _finish_now(data) if _old_finish(data) else data
+        for data in effects
+        if not _old_recorded(data)
+    )
+
+
+def _old_recorded(data: dict[str, Any]) -> bool:
+    """Whether a record is the `Emit(MessageRecorded)` older journals wrote after a `Persist`."""
+    return data.get("type") == "Emit" and data.get("notice", {}).get("type") == "MessageRecorded"
+
+
+def _old_finish(data: dict[str, Any]) -> bool:
+    """Whether a record is a `Finish` as journals wrote it before the outcome union."""
+    return data.get("type") == "Finish" and "reason" in data
+
+
+def _finish_now(data: dict[str, Any]) -> dict[str, Any]:
+    """An old `Finish` record with its flat fields folded into an `outcome`."""
+    data = dict(data)
+    reason, text = data.pop("reason"), data.pop("text", "")
+    capped = data.pop("max_iterations_reached", False)
+    error, model = data.pop("error", None), data.pop("model_finish_reason", None)
+    block = data.pop("block_reason", None)
+    outcome: Any
+    if reason == "completed" and capped:
+        policy = MaxIterationsPolicy.FINAL_ANSWER
+        outcome = Capped(text=text, policy=policy, model_finish_reason=model)
+    elif reason == "completed":
+        outcome = Completed(text=text, model_finish_reason=model or "stop")
+    elif reason == "max_iterations":
+        outcome = Capped(text=text, policy=MaxIterationsPolicy.STOP, model_finish_reason=model)
+    elif reason == "failed" and error is not None:
+        code = FailureCode(error["kind"])
+        outcome = Failed(code=code, message=error["message"], status=error.get("status"))
+    elif reason == "cancelled":
+        outcome = Cancelled()
+    else:
+        outcome = Blocked(reason=block or "")
+    data["outcome"] = get_converter().unstructure(outcome, Outcome)
+    return data
 
 
 def config_data(config: SessionConfig) -> dict[str, Any]:

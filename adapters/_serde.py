@@ -21,6 +21,7 @@ from toolreel.core import (
     Effect,
     Event,
     Notice,
+    Outcome,
     OutputSpec,
     TextDelta,
     ToolCallArgumentsDelta,
@@ -43,7 +44,7 @@ def _make_converter() -> cattrs.Converter:
     from cattrs.strategies import configure_tagged_union  # noqa: PLC0415 - only when built
 
     conv = cattrs.Converter(forbid_extra_keys=True)
-    for union in (Decision, Notice, Event, Effect, OutputSpec):
+    for union in (Decision, Notice, Outcome, Event, Effect, OutputSpec):
         configure_tagged_union(union, conv, tag_name="type")
     conv.register_unstructure_hook_func(
         _is_set, lambda value: sorted(conv.unstructure(item) for item in value)
@@ -104,9 +105,13 @@ def event_data(event: Event) -> dict[str, Any]:
 
 
 def event_of(data: dict[str, Any]) -> Event:
-    """An event back from tagged JSON data."""
+    """An event back from tagged JSON data (older journals' names read as today's events)."""
     fields = dict(data)
-    kind = _EVENT_TYPES[fields.pop("type")]
+    tag = fields.pop("type")
+    if tag == "ToolResultAdded":  # older journals: the caller's result had its own event
+        fields["output"] = fields.pop("content")
+        tag = "ToolFinished"
+    kind = _EVENT_TYPES[tag]
     if kind in _FLAT_EVENTS:  # str/int/bool fields only: the deltas of every stream
         return kind(**fields)  # type: ignore[no-any-return]
     event: Event = _STRUCTURE[kind](fields, kind)

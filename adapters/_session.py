@@ -16,7 +16,7 @@ from toolreel.core import (
     ChatMessage,
     Effect,
     Event,
-    Failure,
+    Failed,
     Finish,
     FinishReason,
     LoopConfig,
@@ -44,7 +44,7 @@ class TurnSummary:
     iterations: int = 0
     usage: Usage = attrs.Factory(Usage)
     max_iterations_reached: bool = False
-    error: Failure | None = None
+    error: Failed | None = None
     block_reason: str | None = None
     answer: ChatMessage | None = None
 

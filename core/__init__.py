@@ -15,7 +15,7 @@ from ._agent_config import (
     PlainOutput,
     ReflectiveOutput,
 )
-from ._agent_effects import AgentEffect, FinishAgent, Notify, Reflect, Validate
+from ._agent_effects import AgentEffect, FinishAgent, Reflect, Validate
 from ._agent_events import AgentEvent, ValidationFinished
 from ._agent_notices import AgentNotice, AttemptStarted, ValidationFailed
 from ._agent_outcome import (
@@ -44,11 +44,15 @@ from ._config import (
 from ._effects import (
     AskHook,
     CallModel,
+    Capped,
+    Completed,
     Effect,
     Emit,
-    Failure,
+    Failed,
+    FailureCode,
     Finish,
     FinishReason,
+    Outcome,
     Persist,
     RunTool,
     StartTimer,
@@ -73,7 +77,6 @@ from ._events import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
-    ToolResultAdded,
 )
 from ._history import build_request, unanswered_calls
 from ._loop_round import awaiting_results
@@ -125,7 +128,9 @@ __all__ = [
     "Blocked",
     "CallModel",
     "Cancelled",
+    "Capped",
     "ChatMessage",
+    "Completed",
     "ConfigError",
     "Decision",
     "Effect",
@@ -134,7 +139,8 @@ __all__ = [
     "ErrorContext",
     "ErrorPhase",
     "Event",
-    "Failure",
+    "Failed",
+    "FailureCode",
     "Finish",
     "FinishAgent",
     "FinishReason",
@@ -148,7 +154,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponded",
     "Notice",
-    "Notify",
+    "Outcome",
     "OutputSpec",
     "Persist",
     "Phase",
@@ -178,7 +184,6 @@ __all__ = [
     "ToolCallStarted",
     "ToolFinished",
     "ToolResult",
-    "ToolResultAdded",
     "ToolResultReady",
     "ToolRound",
     "ToolSpec",

@@ -22,7 +22,7 @@ module and core/_agent_round.py, core/_agent_finish.py hold the agent's policy.
 Rules
 -----
 1.  `PromptSubmitted` starts attempt 1: the prompt is the conversation's first
-    user message; `Notify(AttemptStarted(1))`, then one `CallModel` offering
+    user message; `Emit(AttemptStarted(1))`, then one `CallModel` offering
     the helpers, the output tool and, only for a `ReflectiveOutput`, `submit`.
 2.  Model events accumulate one response as in the tool loop (core/_response.py):
     text, reasoning blocks, tool calls by index, argument fragments split
@@ -52,7 +52,7 @@ Rules
        `max_iterations_per_attempt` calls: `MAX_ITERATIONS` (attempt,
        iteration, limit), no validation.
 7.  `ValidationFinished` without problems finishes with the output. With
-    problems: `Notify(ValidationFailed)`; if attempts remain, a user message
+    problems: `Emit(ValidationFailed)`; if attempts remain, a user message
     listing the problems follows the attempt's messages and the next attempt
     starts (rule 1's notice and call; iterations and output start afresh);
     else `VALIDATION_FAILED` (phase validation, limit `max_attempts`).
@@ -86,7 +86,6 @@ from typing import Any
 
 import attrs
 
-from ._agent_effects import Notify
 from ._agent_events import AgentEvent, ValidationFinished
 from ._agent_finish import (
     AgentStep,
@@ -100,6 +99,7 @@ from ._agent_notices import ValidationFailed
 from ._agent_outcome import AgentError, AgentOutput, AttemptErrors, ErrorCode, ErrorPhase
 from ._agent_round import add_result, start_round
 from ._agent_state import AgentPhase, AgentState, AgentStepError, with_stream
+from ._effects import Emit
 from ._events import (
     Cancelled,
     ModelCallFailed,
@@ -188,7 +188,7 @@ def _on_validated(state: AgentState, event: ValidationFinished) -> AgentStep:
         return finish(state, AgentOutput(output=state.output))
     errors = AttemptErrors(attempt=state.attempt, problems=event.problems)
     state = attrs.evolve(state, errors=(*state.errors, errors))
-    told = Notify(notice=ValidationFailed(attempt=state.attempt, problems=event.problems))
+    told = Emit(notice=ValidationFailed(attempt=state.attempt, problems=event.problems))
     config = state.config
     if state.attempt < config.max_attempts:
         state, effects = start_attempt(state, validation_feedback(state, event.problems))

@@ -5,12 +5,12 @@ Shared with the tool loop (core/_effects.py):
 - `RunTool`: run a helper tool; produces `ToolFinished`. Several in one step
   run in parallel (and in parallel with `Reflect`).
 - `StartTimer`: a backoff before repeating a failed model call; produces `TimerFired`.
+- `Emit`: tell the callbacks a notice (an `AgentNotice`); produces nothing.
 
 The agent's own:
 - `Reflect`: run the reflection handler on an output-tool call; produces `ToolFinished`.
 - `Validate`: check an output (schema, then custom validators); produces
   `ValidationFinished`.
-- `Notify`: tell the callbacks an `AgentNotice`; produces nothing.
 - `FinishAgent`: the run is over, with its outcome; produces nothing. Exactly
   one per run, always the last effect.
 """
@@ -21,9 +21,8 @@ from typing import TypeAlias
 
 import attrs
 
-from ._agent_notices import AgentNotice
 from ._agent_outcome import AgentOutcome
-from ._effects import CallModel, RunTool, StartTimer
+from ._effects import CallModel, Emit, RunTool, StartTimer
 from ._records import ChatMessage, ToolCall, Usage
 
 
@@ -43,13 +42,6 @@ class Validate:
 
 
 @attrs.frozen(kw_only=True)
-class Notify:
-    """Tell the caller's callbacks `notice`."""
-
-    notice: AgentNotice
-
-
-@attrs.frozen(kw_only=True)
 class FinishAgent:
     """The run ended: its outcome, usage over every call, attempts, iterations, the conversation.
 
@@ -63,6 +55,4 @@ class FinishAgent:
     history: tuple[ChatMessage, ...]
 
 
-AgentEffect: TypeAlias = (
-    CallModel | RunTool | Reflect | Validate | StartTimer | Notify | FinishAgent
-)
+AgentEffect: TypeAlias = CallModel | RunTool | Reflect | Validate | StartTimer | Emit | FinishAgent

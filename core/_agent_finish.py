@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import attrs
 
-from ._agent_effects import AgentEffect, FinishAgent, Notify
+from ._agent_effects import AgentEffect, FinishAgent
 from ._agent_notices import AttemptStarted
 from ._agent_outcome import AgentError, AgentOutcome, ErrorCode, ErrorContext, ErrorPhase
 from ._agent_state import AgentPhase, AgentState, conversation
-from ._effects import CallModel
+from ._effects import CallModel, Emit
 from ._model import request, rounds_message
 from ._records import ChatMessage, Reasoning
 from ._response import EMPTY_STREAM
@@ -44,7 +44,7 @@ def start_attempt(state: AgentState, user: ChatMessage) -> AgentStep:
         state, history=(*history, user), attempt=attempt, iteration=0, rounds=(), output=None
     )
     state, effects = call_model(state)
-    return state, (Notify(notice=AttemptStarted(attempt=attempt)), *effects)
+    return state, (Emit(notice=AttemptStarted(attempt=attempt)), *effects)
 
 
 def validation_feedback(state: AgentState, problems: tuple[str, ...]) -> ChatMessage:

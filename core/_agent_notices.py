@@ -1,4 +1,7 @@
-"""Agent notices: what the caller's callbacks are told, carried by `Notify` effects.
+"""Agent notices: what an agent's callbacks are told, carried by `Emit` effects.
+
+They are members of the one `Notice` union (core/_notices.py); `AgentNotice`
+names the part of it that `agent_step` emits.
 
 - `AttemptStarted`: an attempt begins (before its first model call);
   drives `on_attempt_start`.

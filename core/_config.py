@@ -96,7 +96,7 @@ class LoopConfig:
     """How one session's loop runs: model, tools, limits, policies and hooks.
 
     `auto_execute=False` is manual mode: the caller runs the tools and hands the
-    results back with `ToolResultAdded`. The model fields make up `settings`.
+    results back with `ToolFinished`. The model fields make up `settings`.
     """
 
     model: str = ""

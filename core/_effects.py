@@ -7,9 +7,15 @@
 - `AskHook`: ask the caller's hook; produces `HookDecided` (not for
   `PostToolUse`, which is told only).
 - `StartTimer`: wait `seconds`; produces `TimerFired`.
-- `Persist`: store a message of the history; produces nothing.
+- `Persist`: a message entered the history: store it, and tell the caller's
+  stream `MessageRecorded`; produces nothing.
 - `Emit`: tell the caller's stream a `Notice`; produces nothing.
-- `Finish`: the turn is over, with its outcome; produces nothing.
+- `Finish`: the turn is over, with its `Outcome`; produces nothing.
+
+A turn's outcome is a closed union, one member per way a turn ends:
+`Completed`, `Capped` (the iteration cap), `Failed` (with a `FailureCode`),
+`Cancelled` (the caller's event, core/_events.py) and `Blocked` (the hook's
+decision that stopped the prompt).
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ from typing import TypeAlias
 
 import attrs
 
-from ._config import HookPoint
+from ._config import HookPoint, MaxIterationsPolicy
+from ._events import Blocked, Cancelled
 from ._notices import Notice
 from ._records import ChatMessage, ModelRequest, ToolCall, ToolResult, ToolRound, Usage
 
@@ -61,7 +68,7 @@ class StartTimer:
 
 @attrs.frozen(kw_only=True)
 class Persist:
-    """Store `message`, which just entered the history."""
+    """Store `message`, which just entered the history (the shell tells `MessageRecorded`)."""
 
     message: ChatMessage
 
@@ -88,28 +95,113 @@ class FinishReason(enum.Enum):
     BLOCKED = "blocked"
 
 
-@attrs.frozen(kw_only=True)
-class Failure:
-    """Why a turn failed: `kind` is "model_error", "retries_exhausted" or "max_iterations"."""
+class FailureCode(enum.StrEnum):
+    """Why a turn failed (a `str`: `code == "model_error"` holds)."""
 
-    kind: str
+    #: A model call failed with a fatal error (4xx other than 429, bad response).
+    MODEL_ERROR = "model_error"
+    #: A retryable failure outlasted `retry.max_retries`.
+    RETRIES_EXHAUSTED = "retries_exhausted"
+    #: `max_iterations` was reached under the RAISE policy.
+    MAX_ITERATIONS = "max_iterations"
+
+
+@attrs.frozen(kw_only=True)
+class Completed:
+    """The model answered without calling tools: its `text` and the provider's finish reason."""
+
+    text: str
+    model_finish_reason: str = "stop"
+
+
+@attrs.frozen(kw_only=True)
+class Capped:
+    """`max_iterations` was reached and `policy` (STOP or FINAL_ANSWER) ended the turn.
+
+    Under STOP `text` is empty; under FINAL_ANSWER it is the last call's answer.
+    """
+
+    text: str
+    policy: MaxIterationsPolicy
+    model_finish_reason: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Failed:
+    """The turn failed: its `code`, the provider's (or the policy's) message and HTTP status."""
+
+    code: FailureCode
     message: str
     status: int | None = None
+
+    @property
+    def kind(self) -> str:
+        """The code as text (what `Finish.error.kind` always was)."""
+        return self.code.value
+
+
+Outcome: TypeAlias = Completed | Capped | Failed | Cancelled | Blocked
+
+_REASONS: dict[type, FinishReason] = {
+    Completed: FinishReason.COMPLETED,
+    Failed: FinishReason.FAILED,
+    Cancelled: FinishReason.CANCELLED,
+    Blocked: FinishReason.BLOCKED,
+}
 
 
 @attrs.frozen(kw_only=True)
 class Finish:
-    """The turn ended: outcome, final text, this turn's rounds, iterations and usage."""
+    """The turn ended: its outcome, this turn's rounds, iterations and usage.
 
-    reason: FinishReason
-    text: str
+    The other attributes (`reason`, `text`, `error`, ...) are read from the outcome.
+    """
+
+    outcome: Outcome
     rounds: tuple[ToolRound, ...]
     iterations: int
     usage: Usage
-    max_iterations_reached: bool = False
-    error: Failure | None = None
-    model_finish_reason: str | None = None
-    block_reason: str | None = None
+
+    @property
+    def reason(self) -> FinishReason:
+        """The outcome as a `FinishReason` (a FINAL_ANSWER answer counts as COMPLETED)."""
+        outcome = self.outcome
+        if isinstance(outcome, Capped):
+            stopped = outcome.policy is MaxIterationsPolicy.STOP
+            return FinishReason.MAX_ITERATIONS if stopped else FinishReason.COMPLETED
+        return _REASONS[type(outcome)]
+
+    @property
+    def text(self) -> str:
+        """The final answer's text ("" unless the model answered)."""
+        return self.outcome.text if isinstance(self.outcome, Completed | Capped) else ""
+
+    @property
+    def max_iterations_reached(self) -> bool:
+        """Whether the turn hit `max_iterations` (whatever the policy made of it)."""
+        outcome = self.outcome
+        return isinstance(outcome, Capped) or (
+            isinstance(outcome, Failed) and outcome.code is FailureCode.MAX_ITERATIONS
+        )
+
+    @property
+    def error(self) -> Failed | None:
+        """Why the turn failed, if it did."""
+        return self.outcome if isinstance(self.outcome, Failed) else None
+
+    @property
+    def model_finish_reason(self) -> str | None:
+        """The provider's finish reason of the final answer, if the model gave one."""
+        return (
+            self.outcome.model_finish_reason
+            if isinstance(self.outcome, Completed | Capped)
+            else None
+        )
+
+    @property
+    def block_reason(self) -> str | None:
+        """Why the UserPromptSubmit hook blocked the prompt, if it did."""
+        return self.outcome.reason if isinstance(self.outcome, Blocked) else None
 
 
 Effect: TypeAlias = CallModel | RunTool | AskHook | StartTimer | Persist | Emit | Finish

@@ -2,7 +2,8 @@
 
 From the caller:
 - `PromptSubmitted`: the user sent a prompt; starts a turn.
-- `ToolResultAdded`: manual mode, the caller's result for one announced call.
+- `ToolFinished`: manual mode, the caller's result for one announced call
+  (in `Phase.AWAITING_RESULTS`; the same fact as a tool run's output).
 - `Cancelled`: stop whatever runs now.
 
 From the model (decoded by an adapter; a non-streamed response arrives as the
@@ -16,7 +17,7 @@ same events in one go):
 
 From the shell, answering an effect:
 - `HookDecided`: a hook's decision, answering `AskHook`.
-- `ToolFinished`: a tool's output, answering `RunTool`.
+- `ToolFinished`: a tool's output, answering `RunTool` (in `Phase.RUNNING_TOOLS`).
 - `TimerFired`: a backoff timer elapsed, answering `StartTimer`.
 """
 
@@ -127,19 +128,14 @@ class ModelCallFailed:
 
 @attrs.frozen(kw_only=True)
 class ToolFinished:
-    """The tool run for `call_id` ended: its output, or an error (exception, timeout)."""
+    """The result for `call_id`: a tool run's output or error, or the caller's (manual mode).
+
+    Older journals stored the caller's result as `ToolResultAdded`,
+    with `content` for `output`; it decodes as this event (adapters/_serde.py).
+    """
 
     call_id: str
     output: str
-    is_error: bool = False
-
-
-@attrs.frozen(kw_only=True)
-class ToolResultAdded:
-    """Manual mode: the caller's result for the announced call `call_id`."""
-
-    call_id: str
-    content: str
     is_error: bool = False
 
 
@@ -177,7 +173,6 @@ Event: TypeAlias = (
     | ModelResponded
     | ModelCallFailed
     | ToolFinished
-    | ToolResultAdded
     | TimerFired
     | Cancelled
 )

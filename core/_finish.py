@@ -1,10 +1,11 @@
 """Going on and stopping: the loop's model calls, and the one place that ends a turn.
 
 `call_model` is the only maker of `CallModel`, and `finish` the only maker of
-`Finish`. The decisions to end are made where their rule is (core/_step.py):
-BLOCKED (rule 1, `_on_prompt_hook`), COMPLETED (rule 4, `_on_responded`),
-FAILED (rule 8, `_on_failed`), CANCELLED (rule 9, `_on_cancel`); and here,
-after each round, the iteration cap (rule 7, `advance`).
+`Finish`. The decisions to end are made where their rule is, each naming its
+`Outcome` (core/_step.py): `Blocked` (rule 1, `_on_prompt_hook`), `Completed`
+or a FINAL_ANSWER `Capped` (rules 4 and 7, `_on_responded`), `Failed` (rule 8,
+`_on_failed`), `Cancelled` (rule 9, `_on_cancel`); and here, after each round,
+the iteration cap: a STOP `Capped` or a RAISE `Failed` (rule 7, `advance`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,19 @@ from __future__ import annotations
 import attrs
 
 from ._config import MaxIterationsPolicy
-from ._effects import CallModel, Effect, Emit, Failure, Finish, FinishReason, Persist
+from ._effects import (
+    CallModel,
+    Capped,
+    Completed,
+    Effect,
+    Failed,
+    FailureCode,
+    Finish,
+    Outcome,
+    Persist,
+)
+from ._events import Cancelled
 from ._history import build_request, turn_message
-from ._notices import MessageRecorded
 from ._records import Reasoning
 from ._response import EMPTY_STREAM
 from ._state import Phase, State, Turn
@@ -42,26 +53,21 @@ def advance(state: State, turn: Turn) -> Step:
     if policy is MaxIterationsPolicy.FINAL_ANSWER:
         return call_model(state, attrs.evolve(turn, final_call=True))
     if policy is MaxIterationsPolicy.RAISE:
-        failure = Failure(
-            kind="max_iterations",
+        failed = Failed(
+            code=FailureCode.MAX_ITERATIONS,
             message=f"reached max_iterations={config.max_iterations} "
             "with the model still calling tools",
         )
-        return finish(state, turn, FinishReason.FAILED, error=failure, capped=True)
-    return finish(state, turn, FinishReason.MAX_ITERATIONS, capped=True)
+        return finish(state, turn, failed)
+    return finish(state, turn, Capped(text="", policy=MaxIterationsPolicy.STOP))
 
 
 def finish(
     state: State,
     turn: Turn,
-    reason: FinishReason,
+    outcome: Outcome,
     *,
-    text: str = "",
     reasoning: tuple[Reasoning, ...] = (),
-    error: Failure | None = None,
-    capped: bool = False,
-    model_finish_reason: str | None = None,
-    block_reason: str | None = None,
 ) -> Step:
     """End the turn: record its assistant message (if it has one), then `Finish`.
 
@@ -70,22 +76,13 @@ def finish(
     """
     effects: list[Effect] = []
     history = state.history
-    if reason is FinishReason.COMPLETED or turn.rounds or text:
-        message = turn_message(turn, text, reasoning)
+    answer = outcome.text if isinstance(outcome, Completed | Capped) else None
+    if answer is not None or turn.rounds:
+        message = turn_message(turn, answer or "", reasoning)
         history = (*history, message)
-        effects += [Persist(message=message), Emit(notice=MessageRecorded(message=message))]
+        effects.append(Persist(message=message))
     effects.append(
-        Finish(
-            reason=reason,
-            text=text,
-            rounds=turn.rounds,
-            iterations=turn.iteration,
-            usage=turn.usage,
-            max_iterations_reached=capped or turn.final_call,
-            error=error,
-            model_finish_reason=model_finish_reason,
-            block_reason=block_reason,
-        )
+        Finish(outcome=outcome, rounds=turn.rounds, iterations=turn.iteration, usage=turn.usage)
     )
     state = attrs.evolve(
         state,
@@ -93,6 +90,6 @@ def finish(
         history=history,
         turn=None,
         stream=EMPTY_STREAM,
-        after_cancel=reason is FinishReason.CANCELLED,
+        after_cancel=isinstance(outcome, Cancelled),
     )
     return state, tuple(effects)

@@ -146,7 +146,7 @@ def close_round(state: State, turn: Turn) -> Step:
 
 
 def awaiting_results(state: State) -> tuple[ToolCall, ...]:
-    """Manual mode: the calls whose results the caller owes (`ToolResultAdded`), in call order."""
+    """Manual mode: the calls whose results the caller owes (`ToolFinished`), in call order."""
     turn = state.turn
     if state.phase is not Phase.AWAITING_RESULTS or turn is None or turn.pending is None:
         return ()

@@ -1,4 +1,6 @@
-"""Notices: what the caller's UI stream is told, carried by `Emit` effects (a closed union).
+"""Notices: what the caller is told, carried by `Emit` effects (one closed union for both reducers).
+
+Told by `step` (the tool loop), to the caller's stream:
 
 - `TextStreamed`: a piece of the model's text, as it arrives.
 - `ReasoningStreamed`: a piece of reasoning text, as it arrives.
@@ -8,7 +10,13 @@
 - `RoundFinished`: every call of a round has its result.
 - `RetryScheduled`: a model call failed and will be retried; text streamed
   since that call began is void.
-- `MessageRecorded`: a message entered the history.
+- `MessageRecorded`: a message entered the history. The core says this with
+  `Persist` alone; the shell tells this notice when it carries that out.
+
+Told by `agent_step`, to the agent's callbacks (`AgentNotice`, core/_agent_notices.py):
+- `AttemptStarted`: an attempt begins; drives `on_attempt_start`.
+- `ValidationFailed`: an attempt's output failed validation; drives
+  `on_validation_failure`.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from typing import TypeAlias
 
 import attrs
 
+from ._agent_notices import AttemptStarted, ValidationFailed
 from ._records import ChatMessage, ToolCall, ToolResult, ToolRound
 
 
@@ -90,4 +99,6 @@ Notice: TypeAlias = (
     | RoundFinished
     | RetryScheduled
     | MessageRecorded
+    | AttemptStarted
+    | ValidationFailed
 )

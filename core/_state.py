@@ -29,7 +29,7 @@ class Phase(enum.Enum):
     TOOL_HOOKS = "tool_hooks"
     #: `RunTool` issued; waiting for `ToolFinished` of each call.
     RUNNING_TOOLS = "running_tools"
-    #: Manual mode; waiting for the caller's `ToolResultAdded` for each call.
+    #: Manual mode; waiting for the caller's `ToolFinished` for each call.
     AWAITING_RESULTS = "awaiting_results"
 
     #: Members are singletons, so identity hashing agrees with their equality; it spares

@@ -18,7 +18,7 @@ Rules
 -----
 1.  A prompt starts a turn. With the UserPromptSubmit hook enabled it is asked
     once (`AskHook`); it may allow, replace the prompt, or block the turn
-    (`Finish(BLOCKED)`). Then the user message enters the history (`Persist`)
+    (a `Finish` whose outcome is `Blocked`). Then the user message enters the history (`Persist`)
     and one `CallModel` carries the provider-neutral request.
 2.  Model events accumulate a stream: text (emitted as it arrives), reasoning
     blocks, tool calls keyed by index (id and name on the first delta only,
@@ -30,7 +30,7 @@ Rules
     of core/_arguments.py) and the tool never runs.
 4.  A response without tool calls ends the turn: the assistant message (final
     text plus the turn's `tool_rounds`) is persisted and emitted, then
-    `Finish(COMPLETED)`.
+    `Finish` with outcome `Completed`.
 5.  A response with tool calls opens a round: each call is announced, checked
     (unknown tool -> "Unknown tool: NAME"), and put to the PreToolUse hook
     (allow / block with reason / replace arguments; several hooks' answers
@@ -41,19 +41,19 @@ Rules
 6.  A tool failure (exception, timeout) is a result with `is_error`; the loop
     goes on and the model sees it.
 7.  Iterations (model calls) are counted; once a round of iteration
-    `max_iterations` completes, the policy decides: STOP finishes with
-    `max_iterations_reached`, RAISE finishes FAILED, FINAL_ANSWER makes one
+    `max_iterations` completes, the policy decides: STOP finishes `Capped`,
+    RAISE finishes `Failed(MAX_ITERATIONS)`, FINAL_ANSWER makes one
     last call with `tool_choice="none"` (calls it returns anyway are dropped).
 8.  A retryable `ModelCallFailed` discards the partial response and schedules
     `StartTimer` with capped exponential backoff (or the provider's
     `retry_after`), up to `retry.max_retries` (core/_retry.py); then, or when
-    fatal, `Finish(FAILED)` with the provider's message. Completed rounds are kept.
-9.  `Cancelled` finishes with `Finish(CANCELLED)` in any phase: completed
+    fatal, `Failed` with the provider's message. Completed rounds are kept.
+9.  `Cancelled` finishes `Cancelled` in any phase: completed
     rounds are kept, a round in flight is closed with "cancelled" error
     results, and late results, timers and model events are then ignored.
 10. Manual mode (`auto_execute=False`): instead of `RunTool`, the runnable
     calls are requested from the caller (`ResultsRequested`); each
-    `ToolResultAdded` answers one; then the loop continues without a new user
+    `ToolFinished` answers one; then the loop continues without a new user
     message and without the UserPromptSubmit hook. A result for a call that is
     not awaited raises `StepError` naming it and the awaited ones.
 11. Usage is summed per turn and per session; every `Finish` carries the
@@ -70,8 +70,8 @@ from typing import Any
 
 import attrs
 
-from ._config import HookPoint
-from ._effects import AskHook, Effect, Emit, Failure, FinishReason, Persist
+from ._config import HookPoint, MaxIterationsPolicy
+from ._effects import AskHook, Capped, Completed, Effect, Emit, Failed, FailureCode, Persist
 from ._events import (
     Blocked,
     Cancelled,
@@ -87,12 +87,10 @@ from ._events import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
-    ToolResultAdded,
 )
 from ._finish import Step, call_model, finish
 from ._loop_round import add_result, decide_call, start_round
 from ._notices import (
-    MessageRecorded,
     ReasoningStreamed,
     RetryScheduled,
     TextStreamed,
@@ -151,7 +149,7 @@ def _on_prompt_hook(state: State, event: HookDecided) -> Step:
         raise StepError(state.phase, event, f"awaiting hook 'prompt:{turn.number}'")
     decision = event.decision
     if isinstance(decision, Blocked):
-        return finish(state, turn, FinishReason.BLOCKED, block_reason=decision.reason)
+        return finish(state, turn, decision)
     if isinstance(decision, Replaced):
         turn = attrs.evolve(turn, prompt=decision.value)
     return _begin(state, turn)
@@ -161,9 +159,8 @@ def _begin(state: State, turn: Turn) -> Step:
     """Put the user message in the history and make the first model call."""
     message = ChatMessage(role="user", content=turn.prompt)
     state = attrs.evolve(state, history=(*state.history, message))
-    recorded = (Persist(message=message), Emit(notice=MessageRecorded(message=message)))
     state, effects = call_model(state, turn)
-    return state, (*recorded, *effects)
+    return state, (Persist(message=message), *effects)
 
 
 # Rule 2: the per-delta hot path (no `evolve`; core/_slots.py) ----------------
@@ -222,12 +219,18 @@ def _on_responded(state: State, event: ModelResponded) -> Step:
         return finish(
             state,
             turn,
-            FinishReason.COMPLETED,
-            text=stream.text,
+            _answered(turn, stream.text, event.finish_reason),
             reasoning=stream.reasoning,
-            model_finish_reason=event.finish_reason,
         )
     return start_round(state, turn, stream.text, stream.reasoning, calls)
+
+
+def _answered(turn: Turn, text: str, model_finish_reason: str) -> Completed | Capped:
+    """The outcome of a final answer: `Capped` when FINAL_ANSWER asked for it (rule 7)."""
+    if turn.final_call:
+        policy = MaxIterationsPolicy.FINAL_ANSWER
+        return Capped(text=text, policy=policy, model_finish_reason=model_finish_reason)
+    return Completed(text=text, model_finish_reason=model_finish_reason)
 
 
 def _on_tool_hook(state: State, event: HookDecided) -> Step:
@@ -245,25 +248,18 @@ def _on_tool_hook(state: State, event: HookDecided) -> Step:
 
 
 def _on_tool_finished(state: State, event: ToolFinished) -> Step:
-    """A tool's output (or failure) for one call of the round."""
-    return _take_result(state, event, event.call_id, event.output, event.is_error)
+    """A tool's output or failure, or the caller's result in manual mode, for one call.
 
-
-def _on_result_added(state: State, event: ToolResultAdded) -> Step:
-    """Manual mode: the caller's result for one call of the round."""
-    return _take_result(state, event, event.call_id, event.content, event.is_error)
-
-
-def _take_result(state: State, event: Event, call_id: str, output: str, is_error: bool) -> Step:
-    """Place one result; a result for no awaited call is dropped if abandoned, else misuse."""
+    A result for no awaited call is dropped if a cancel abandoned it, else misuse.
+    """
     turn = _turn(state)
     assert turn.pending is not None
-    position = awaited_position(turn.pending, call_id)
-    if position < 0 and call_id in state.ignored_calls:
+    position = awaited_position(turn.pending, event.call_id)
+    if position < 0 and event.call_id in state.ignored_calls:
         return state, ()
     if position < 0:
-        raise StepError(state.phase, event, not_awaited(turn.pending, call_id))
-    return add_result(state, turn, position, output, is_error)
+        raise StepError(state.phase, event, not_awaited(turn.pending, event.call_id))
+    return add_result(state, turn, position, event.output, event.is_error)
 
 
 # Rule 8 ----------------------------------------------------------------------
@@ -285,9 +281,8 @@ def _on_failed(state: State, event: ModelCallFailed) -> Step:
         )
         state = attrs.evolve(state, phase=Phase.BACKING_OFF)
         return state, (Emit(notice=notice), timer)
-    kind = "retries_exhausted" if event.retryable else "model_error"
-    failure = Failure(kind=kind, message=event.message, status=event.status)
-    return finish(state, turn, FinishReason.FAILED, error=failure)
+    code = FailureCode.RETRIES_EXHAUSTED if event.retryable else FailureCode.MODEL_ERROR
+    return finish(state, turn, Failed(code=code, message=event.message, status=event.status))
 
 
 def _on_timer(state: State, event: TimerFired) -> Step:
@@ -312,7 +307,7 @@ def _on_cancel(state: State, event: Cancelled) -> Step:
         notices = tuple(Emit(notice=ToolResultReady(result=result)) for result in made)
         abandoned = frozenset(result.call_id for result in made)
         state = attrs.evolve(state, ignored_calls=state.ignored_calls | abandoned)
-    state, effects = finish(state, turn, FinishReason.CANCELLED)
+    state, effects = finish(state, turn, event)
     return state, (*notices, *effects)
 
 
@@ -324,7 +319,7 @@ def _nothing(state: State, event: Event) -> Step:
 def _late(state: State, event: Event) -> Step:
     """After a cancel, stragglers of the cancelled turn are dropped; otherwise misuse."""
     if state.after_cancel or (
-        isinstance(event, ToolFinished | ToolResultAdded) and event.call_id in state.ignored_calls
+        isinstance(event, ToolFinished) and event.call_id in state.ignored_calls
     ):
         return state, ()
     raise StepError(state.phase, event)
@@ -347,7 +342,7 @@ _RULE_ROWS: dict[tuple[Phase, type], Handler] = {
     (Phase.BACKING_OFF, TimerFired): _on_timer,
     (Phase.TOOL_HOOKS, HookDecided): _on_tool_hook,
     (Phase.RUNNING_TOOLS, ToolFinished): _on_tool_finished,
-    (Phase.AWAITING_RESULTS, ToolResultAdded): _on_result_added,
+    (Phase.AWAITING_RESULTS, ToolFinished): _on_tool_finished,
 }
 
 #: Rule 9: a cancel finishes the turn in any phase of one; while idle it does nothing.
@@ -374,8 +369,9 @@ _IGNORED_WHEN_IDLE: dict[tuple[Phase, type], Handler] = {
 
 #: Rule 9: a result for a call a cancel abandoned, arriving in a later turn, is dropped.
 _ABANDONED_RESULTS: dict[tuple[Phase, type], Handler] = {
-    **{(phase, ToolFinished): _late for phase in _TURN_PHASES if phase is not Phase.RUNNING_TOOLS},
-    **{(phase, ToolResultAdded): _late for phase in Phase if phase is not Phase.AWAITING_RESULTS},
+    (phase, ToolFinished): _late
+    for phase in _TURN_PHASES
+    if phase not in (Phase.RUNNING_TOOLS, Phase.AWAITING_RESULTS)
 }
 
 #: The loop's transitions, read-only: (phase, event type) -> handler.

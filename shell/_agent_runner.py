@@ -10,7 +10,7 @@ Events are fed to `agent_step` one at a time, in the order they happen (shell/_d
   `on_tool_result` callbacks; the outcome (an exception or a timeout as an
   error result) comes back as `ToolFinished`.
 - `Validate`: the schema then the validators (core rule 7); `ValidationFinished`.
-- `StartTimer`: sleep, then `TimerFired`. `Notify`: `on_attempt_start` /
+- `StartTimer`: sleep, then `TimerFired`. `Emit`: `on_attempt_start` /
   `on_validation_failure`. `FinishAgent`: the run is over.
 
 Every callback gets the reducer's `AgentState` first; one that raises is
@@ -33,17 +33,25 @@ from toolreel.core import (
     AgentConfig,
     AgentEffect,
     AgentEvent,
-    AgentNotice,
     AgentState,
     AttemptStarted,
     CallModel,
+    Emit,
     FinishAgent,
-    Notify,
+    MessageRecorded,
+    Notice,
     PromptSubmitted,
+    ReasoningStreamed,
     Reflect,
+    ResultsRequested,
+    RetryScheduled,
+    RoundFinished,
     RunTool,
     StartTimer,
+    TextStreamed,
     ToolCall,
+    ToolCallAnnounced,
+    ToolResultReady,
     Validate,
     ValidationFailed,
     ValidationFinished,
@@ -147,7 +155,7 @@ class AgentRunner:
                 self._driver.spawn(self._validate, effect)
             case StartTimer(token=token, seconds=seconds):
                 self._driver.start_timer(token, seconds)
-            case Notify(notice=notice):
+            case Emit(notice=notice):
                 await self._notify(notice)
             case FinishAgent():
                 self._finish = effect
@@ -155,13 +163,24 @@ class AgentRunner:
             case _:
                 assert_never(effect)
 
-    async def _notify(self, notice: AgentNotice) -> None:
-        """Tell the caller's callback for the notice."""
+    async def _notify(self, notice: Notice) -> None:
+        """Tell the caller's callback for the notice (`agent_step` emits only `AgentNotice`s)."""
         match notice:
             case AttemptStarted(attempt=attempt):
                 await self._safe(self.callbacks.on_attempt_start, attempt)
             case ValidationFailed(attempt=attempt, problems=problems):
                 await self._safe(self.callbacks.on_validation_failure, attempt, list(problems))
+            case (
+                TextStreamed()
+                | ReasoningStreamed()
+                | ToolCallAnnounced()
+                | ResultsRequested()
+                | ToolResultReady()
+                | RoundFinished()
+                | RetryScheduled()
+                | MessageRecorded()
+            ):
+                pass  # the tool loop's notices: agent_step never emits them
             case _:
                 assert_never(notice)
 

@@ -42,7 +42,7 @@ from toolreel.core import (
     RetryScheduled,
     TextStreamed,
     ToolCallAnnounced,
-    ToolResultAdded,
+    ToolFinished,
     ToolResultReady,
     ToolRound,
     Usage,
@@ -353,7 +353,7 @@ class Client:
                 f"the result for {tool_call_id!r} is a {type(content).__name__}, which cannot be "
                 "turned into text; pass a str, a number, a list, a dict or an attrs class"
             ) from exc
-        event = ToolResultAdded(call_id=tool_call_id, content=text, is_error=is_error)
+        event = ToolFinished(call_id=tool_call_id, output=text, is_error=is_error)
         if not self._running():  # a resumed session that was awaiting results
             self.runner.drain()
             self._start(self.runner.run)

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from toolreel.adapters import Journal, SessionNotFound, effect_record, unstructure
-from toolreel.adapters._journal import loop_configs
+from toolreel.adapters._journal import current_records, loop_configs
 from toolreel.adapters._session import Session, SessionBuilder, with_configs
 from toolreel.core import Event, LoopConfig, StepError
 
@@ -93,7 +93,7 @@ def replay(
                 error=f"the event cannot happen here: {exc}",
             )
         replayed = tuple(effect_record(effect) for effect in effects)
-        if replayed != entry.effects:
+        if replayed != entry.effects and replayed != current_records(entry.effects):
             return Divergence(
                 session_id=session_id,
                 seq=entry.seq,

@@ -38,7 +38,6 @@ from toolreel.core import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
-    ToolResultAdded,
     initial_state,
     step,
 )
@@ -108,7 +107,6 @@ def _settle(owed: dict[str, Effect], event: Event) -> None:
             | ReasoningDelta()
             | ToolCallStarted()
             | ToolCallArgumentsDelta()
-            | ToolResultAdded()
             | Cancelled()
         ):
             pass  # answers nothing owed

@@ -11,7 +11,8 @@ order they happen (shell/_driver.py); the effects are carried out as the core sa
 - `AskHook`: the caller's hooks; PreToolUse/UserPromptSubmit answer with
   `HookDecided`, PostToolUse is told only.
 - `StartTimer`: sleep, then `TimerFired`. `Emit`: the caller's sink and the
-  observer callbacks. `Persist`/every step: the journal. `Finish`: the turn ends.
+  observer callbacks. `Persist`/every step: the journal, and `Persist` is told to
+  the sink as `MessageRecorded`. `Finish`: the turn ends.
 
 Durability: steps are journaled in batches, and always before a tool runs
 (so a started call is on disk before it has any effect), after each tool
@@ -35,6 +36,7 @@ from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._redact import Redactor
 from toolreel.core import (
     AskHook,
+    AttemptStarted,
     CallModel,
     ChatMessage,
     Effect,
@@ -60,6 +62,7 @@ from toolreel.core import (
     ToolCallAnnounced,
     ToolFinished,
     ToolResultReady,
+    ValidationFailed,
     initial_state,
     step,
 )
@@ -244,8 +247,8 @@ class Runner:
                 self._driver.start_timer(token, seconds)
             case Emit(notice=notice):
                 await self._notify(notice)
-            case Persist():
-                pass  # the step, Persist included, is journaled
+            case Persist(message=message):  # the step, Persist included, is journaled
+                await self._notify(MessageRecorded(message=message))
             case Finish():
                 self._finish = effect
                 self._driver.end()
@@ -326,6 +329,8 @@ class Runner:
                 | MessageRecorded()
             ):
                 pass  # the sink's alone
+            case AttemptStarted() | ValidationFailed():
+                pass  # an agent's notices: `step` never emits them
             case _:
                 assert_never(notice)
 

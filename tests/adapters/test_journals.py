@@ -14,11 +14,27 @@ from toolreel.adapters import (
     SessionNotFound,
     SQLiteJournal,
     Step,
+    effect_record,
     event_to_json,
     load_session,
     unstructure,
 )
-from toolreel.core import Cancelled, LoopConfig, PromptSubmitted, initial_state, step
+from toolreel.adapters._journal import current_records
+from toolreel.core import (
+    Blocked,
+    Cancelled,
+    Capped,
+    Completed,
+    Failed,
+    FailureCode,
+    Finish,
+    LoopConfig,
+    MaxIterationsPolicy,
+    PromptSubmitted,
+    Usage,
+    initial_state,
+    step,
+)
 
 
 @pytest.fixture(params=["memory", "sqlite", "jsonl"])
@@ -82,3 +98,48 @@ def test_a_journal_file_from_before_leases_and_checksums_opens_and_takes_new_ste
     assert load_session(other, "s").warnings == ()
     journal.close()
     other.close()
+
+
+USAGE = Usage(input_tokens=1, output_tokens=2)
+_OLD_FINISH = {
+    "type": "Finish",
+    "iterations": 3,
+    "usage": {"input_tokens": 1, "output_tokens": 2, "extra": []},
+    "rounds_count": 0,
+    "rounds_digest": "",
+}
+_NO_OUTCOME = {"error": None, "model_finish_reason": None, "block_reason": None, "text": ""}
+
+
+@pytest.mark.parametrize(
+    ("old", "outcome"),
+    [
+        (
+            {"reason": "completed", "text": "hi", "model_finish_reason": "stop"},
+            Completed(text="hi", model_finish_reason="stop"),
+        ),
+        (
+            {"reason": "completed", "text": "4", "max_iterations_reached": True},
+            Capped(text="4", policy=MaxIterationsPolicy.FINAL_ANSWER),
+        ),
+        (
+            {"reason": "max_iterations", "max_iterations_reached": True},
+            Capped(text="", policy=MaxIterationsPolicy.STOP),
+        ),
+        (
+            {"reason": "failed", "error": {"kind": "model_error", "message": "no", "status": 401}},
+            Failed(code=FailureCode.MODEL_ERROR, message="no", status=401),
+        ),
+        ({"reason": "cancelled"}, Cancelled()),
+        ({"reason": "blocked", "block_reason": "not allowed"}, Blocked(reason="not allowed")),
+    ],
+)
+def test_an_old_finish_record_reads_as_todays_with_its_outcome(old, outcome) -> None:
+    recorded = {**_OLD_FINISH, **_NO_OUTCOME, **old}
+    today = effect_record(
+        Finish(
+            outcome=outcome, rounds=(), iterations=3, usage=Usage(input_tokens=1, output_tokens=2)
+        )
+    )
+    assert today != recorded
+    assert current_records((recorded,)) == (today,)

@@ -22,6 +22,7 @@ from toolreel.core import (
     CallModel,
     Cancelled,
     ChatMessage,
+    Emit,
     ErrorCode,
     ErrorContext,
     ErrorPhase,
@@ -29,7 +30,6 @@ from toolreel.core import (
     ModelCallFailed,
     ModelRequest,
     ModelResponded,
-    Notify,
     PlainOutput,
     PromptSubmitted,
     Reasoning,
@@ -161,7 +161,7 @@ def test_prompt_starts_attempt_one_with_a_notice_then_one_model_call() -> None:
     cfg = plain(system_prompt="You extract invoices.")
     state, effects = agent_step(initial_agent_state(cfg), PromptSubmitted(text=PROMPT.content))
     assert effects == (
-        Notify(notice=AttemptStarted(attempt=1)),
+        Emit(notice=AttemptStarted(attempt=1)),
         CallModel(request=request(cfg, PROMPT), iteration=1),
     )
     assert effects[1].request.system == "You extract invoices."
@@ -519,8 +519,8 @@ def test_failed_validation_feeds_the_problems_back_in_a_new_attempt() -> None:
         "Call record_invoice again with a corrected output.",
     )
     assert effects == (
-        Notify(notice=ValidationFailed(attempt=1, problems=problems)),
-        Notify(notice=AttemptStarted(attempt=2)),
+        Emit(notice=ValidationFailed(attempt=1, problems=problems)),
+        Emit(notice=AttemptStarted(attempt=2)),
         CallModel(request=request(cfg, PROMPT, assistant(received), feedback), iteration=1),
     )
     assert (state.attempt, state.iteration, state.iterations, state.output) == (2, 1, 2, None)
@@ -567,7 +567,7 @@ def test_validation_failing_in_every_attempt_fails_with_every_attempts_errors() 
     ]
     state, effects = run(cfg, events)
     failed, finish = effects
-    assert failed == Notify(
+    assert failed == Emit(
         notice=ValidationFailed(attempt=2, problems=("number is wrong", "total is wrong"))
     )
     assert finish.outcome == AgentError(

@@ -34,7 +34,6 @@ from toolreel.core import (
     ToolCallStarted,
     ToolFinished,
     ToolResult,
-    ToolResultAdded,
     ToolRound,
     initial_state,
     step,
@@ -78,14 +77,14 @@ def test_a_timer_other_than_the_awaited_retry_is_misuse_naming_the_awaited_token
 
 
 def test_manual_results_enter_the_round_with_their_content_and_error_flag() -> None:
-    """Kills _on_result_added mutants 4 and 5 (content or is_error of the caller's result lost)."""
+    """Kills _on_tool_finished mutants 4 and 5 (content or is_error of the caller's result lost)."""
     _, effects = run(
         config(auto_execute=False),
         [
             PromptSubmitted(text="add"),
             *tool_call(0, "c1", "add", ADD_ARGS),
             done("tool_calls"),
-            ToolResultAdded(call_id="c1", content="adder is down", is_error=True),
+            ToolFinished(call_id="c1", output="adder is down", is_error=True),
         ],
     )
     [finished] = notices(effects, RoundFinished)
@@ -97,12 +96,12 @@ def test_manual_results_enter_the_round_with_their_content_and_error_flag() -> N
 
 
 def test_a_manual_result_for_no_awaited_call_is_misuse_naming_the_event() -> None:
-    """Kills _on_result_added mutant 2 (the event dropped from the error)."""
+    """Kills _on_tool_finished mutant 2 (the event dropped from the error)."""
     state, _ = fold(
         initial_state(config(auto_execute=False)),
         [PromptSubmitted(text="add"), *tool_call(0, "c1", "add", ADD_ARGS), done("tool_calls")],
     )
-    stray = ToolResultAdded(call_id="c9", content="3")
+    stray = ToolFinished(call_id="c9", output="3")
     error = misuse(state, stray)
     assert str(error) == (
         f"can't handle event {stray!r} when phase=AWAITING_RESULTS: "

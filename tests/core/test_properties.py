@@ -42,7 +42,6 @@ from toolreel.core import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
-    ToolResultAdded,
     Usage,
     initial_state,
     step,
@@ -131,7 +130,7 @@ def next_event(data: st.DataObject, world: World) -> Event:
         return ToolFinished(call_id=call_id, output="out", is_error=data.draw(st.booleans()))
     call_id = data.draw(st.sampled_from(world.requested))
     world.requested.remove(call_id)
-    return ToolResultAdded(call_id=call_id, content="out")
+    return ToolFinished(call_id=call_id, output="out")
 
 
 model_events = st.one_of(

@@ -14,15 +14,16 @@ from toolreel.core import (
     CallModel,
     Cancelled,
     ChatMessage,
+    Completed,
     Emit,
-    Failure,
+    Failed,
+    FailureCode,
     Finish,
     FinishReason,
     HookDecided,
     HookPoint,
     LoopConfig,
     MaxIterationsPolicy,
-    MessageRecorded,
     ModelCallFailed,
     ModelRequest,
     ModelResponded,
@@ -48,7 +49,6 @@ from toolreel.core import (
     ToolCallStarted,
     ToolFinished,
     ToolResult,
-    ToolResultAdded,
     ToolResultReady,
     ToolRound,
     ToolSpec,
@@ -77,7 +77,6 @@ def started(cfg: LoopConfig, prompt: str = USER.content) -> list:
     user = ChatMessage(role="user", content=prompt)
     return [
         Persist(message=user),
-        Emit(notice=MessageRecorded(message=user)),
         CallModel(request=request(cfg, user), iteration=1),
     ]
 
@@ -89,7 +88,7 @@ def test_prompt_persists_the_user_message_and_calls_the_model_once() -> None:
     cfg = config(system_prompt="Be brief.")
     state, effects = step(initial_state(cfg), PromptSubmitted(text=USER.content))
     assert effects == tuple(started(cfg))
-    assert effects[2].request.system == "Be brief."
+    assert effects[1].request.system == "Be brief."
     assert state.phase is Phase.STREAMING
 
 
@@ -125,14 +124,7 @@ def test_prompt_hook_may_block_the_turn_and_nothing_enters_the_history() -> None
         ],
     )
     assert effects[1:] == [
-        Finish(
-            reason=FinishReason.BLOCKED,
-            text="",
-            rounds=(),
-            iterations=0,
-            usage=Usage(),
-            block_reason="not allowed",
-        )
+        Finish(outcome=Blocked(reason="not allowed"), rounds=(), iterations=0, usage=Usage())
     ]
     assert state.history == ()
     assert state.phase is Phase.IDLE
@@ -281,14 +273,11 @@ def test_answer_without_tools_records_the_message_and_finishes_completed() -> No
     answer = ChatMessage(role="assistant", content="Hello!")
     assert per_step[-1] == (
         Persist(message=answer),
-        Emit(notice=MessageRecorded(message=answer)),
         Finish(
-            reason=FinishReason.COMPLETED,
-            text="Hello!",
+            outcome=Completed(text="Hello!", model_finish_reason="stop"),
             rounds=(),
             iterations=1,
             usage=Usage(input_tokens=7, output_tokens=2),
-            model_finish_reason="stop",
         ),
     )
     assert state.history == (ChatMessage(role="user", content="hi"), answer)
@@ -521,8 +510,8 @@ def test_raise_policy_finishes_as_a_max_iterations_failure() -> None:
     state, effects = run(cfg, looping(3))
     [finish] = of_type(effects, Finish)
     assert finish.reason is FinishReason.FAILED
-    assert finish.error == Failure(
-        kind="max_iterations",
+    assert finish.error == Failed(
+        code=FailureCode.MAX_ITERATIONS,
         message="reached max_iterations=3 with the model still calling tools",
     )
     assert len(state.history[-1].tool_rounds) == 3
@@ -609,7 +598,9 @@ def test_out_of_retries_finishes_failed_with_the_provider_message() -> None:
     )
     [finish] = of_type(effects, Finish)
     assert finish.reason is FinishReason.FAILED
-    assert finish.error == Failure(kind="retries_exhausted", message="still busy", status=503)
+    assert finish.error == Failed(
+        code=FailureCode.RETRIES_EXHAUSTED, message="still busy", status=503
+    )
 
 
 def test_fatal_failure_finishes_at_once_keeping_completed_rounds() -> None:
@@ -628,7 +619,9 @@ def test_fatal_failure_finishes_at_once_keeping_completed_rounds() -> None:
     )
     assert of_type(effects, StartTimer) == []
     [finish] = of_type(effects, Finish)
-    assert finish.error == Failure(kind="model_error", message="invalid api key", status=401)
+    assert finish.error == Failed(
+        code=FailureCode.MODEL_ERROR, message="invalid api key", status=401
+    )
     [tool_round] = state.history[-1].tool_rounds
     assert tool_round.tool_calls == (ADD_CALL,)
     assert state.history[-1].content == ""
@@ -740,7 +733,7 @@ def test_manual_mode_requests_results_then_continues_without_a_new_user_message(
     assert of_type(effects, RunTool) == []
     assert notices(effects, ResultsRequested) == [ResultsRequested(calls=(ADD_CALL,))]
     assert state.phase is Phase.AWAITING_RESULTS
-    state, effects2 = step(state, ToolResultAdded(call_id="c1", content="42"))
+    state, effects2 = step(state, ToolFinished(call_id="c1", output="42"))
     [next_call] = [e for e in effects2 if isinstance(e, CallModel)]
     assert [m.role for m in next_call.request.messages] == ["user", "assistant"]
     assert of_type(list(effects) + list(effects2), AskHook)[1:] == []
@@ -753,7 +746,7 @@ def test_manual_result_for_an_unknown_call_id_names_it_and_the_pending_ones() ->
         [PromptSubmitted(text="x"), *tool_call(0, "c1", "add", '{"a": 1, "b": 2}'), done()],
     )
     with pytest.raises(StepError, match=r"'nope'.*\['c1'\]"):
-        step(state, ToolResultAdded(call_id="nope", content="1"))
+        step(state, ToolFinished(call_id="nope", output="1"))
 
 
 def test_auto_mode_tool_result_for_an_unknown_call_id_raises() -> None:
@@ -833,7 +826,7 @@ def test_a_new_prompt_after_finish_continues_the_same_history() -> None:
     "event",
     [
         TextDelta(text="x"),
-        ToolResultAdded(call_id="c1", content="x"),
+        ToolFinished(call_id="c1", output="x"),
         HookDecided(hook_id="x", decision=Allowed()),
     ],
 )

@@ -243,7 +243,7 @@ def test_replay_fails_when_the_journal_config_differs(journal: Path, tmp_path: P
     result = invoke("replay", path)
     assert result.exit_code == 1
     assert "session 'calc' diverges at step" in result.stdout
-    assert '"reason": "max_iterations"' in result.stdout
+    assert '"type": "Capped"' in result.stdout
 
 
 # --- errors --------------------------------------------------------------------------------

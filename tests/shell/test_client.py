@@ -7,7 +7,7 @@ import anyio
 import pytest
 
 from toolreel.adapters import MemoryJournal, SQLiteJournal
-from toolreel.core import ChatMessage, FinishReason
+from toolreel.core import ChatMessage, Finish, FinishReason, MessageRecorded
 from toolreel.shell import (
     HOOK_POST_TOOL_USE,
     HOOK_PRE_TOOL_USE,
@@ -399,3 +399,22 @@ def test_a_journal_that_gives_up_stops_the_turn_with_its_own_error(reader: str) 
         assert type(caught.value) is JournalUnavailable  # not wrapped in an exception group
         assert len(server.requests) == 1  # the turn stopped
     assert journal.calls[-1] == "release s1"  # and the client closed
+
+
+def test_the_event_stream_tells_each_message_that_enters_the_history() -> None:
+    """The core persists a message; the shell tells the stream `MessageRecorded` for it."""
+    with ScriptedServer([text("Hello!")]) as server:
+
+        async def main() -> list:
+            async with Client(options(server)) as client:
+                await client.query("hi")
+                return [item async for item in client.events()]
+
+        items = anyio.run(main)
+    recorded = [item.message for item in items if isinstance(item, MessageRecorded)]
+    assert recorded == [
+        ChatMessage(role="user", content="hi"),
+        ChatMessage(role="assistant", content="Hello!"),
+    ]
+    assert isinstance(items[-1], Finish)
+    assert isinstance(items[-2], MessageRecorded)

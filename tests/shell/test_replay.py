@@ -16,7 +16,22 @@ from toolreel.adapters import (
     load_session,
     render_transcript,
 )
-from toolreel.core import FinishReason, HookPoint, RetryPolicy, ToolSpec
+from toolreel.adapters._journal import Step as JournalStep
+from toolreel.core import (
+    FinishReason,
+    HookPoint,
+    LoopConfig,
+    ModelResponded,
+    PromptSubmitted,
+    RetryPolicy,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    ToolFinished,
+    ToolSpec,
+    initial_state,
+    step,
+)
 from toolreel.shell import (
     HOOK_PRE_TOOL_USE,
     AgentOptions,
@@ -324,3 +339,93 @@ def test_hook_points_are_recorded_in_the_config() -> None:
     assert journal.config("s").tools[0] == ToolSpec(
         name="add", description="Add two integers.", parameters=add.spec.parameters
     )
+
+
+def _manual_session(path, output: str) -> None:
+    """A manual-mode session (one call answered by the caller) journaled in `path`."""
+    config = LoopConfig(model="m", tools=(ToolSpec(name="add", description="Add"),))
+    config = attrs.evolve(config, auto_execute=False)
+    events = [
+        PromptSubmitted(text="add"),
+        ToolCallStarted(index=0, call_id="c1", name="add"),
+        ToolCallArgumentsDelta(index=0, fragment='{"a": 1}'),
+        ModelResponded(finish_reason="tool_calls"),
+        ToolFinished(call_id="c1", output=output),
+        TextDelta(text="done"),
+        ModelResponded(),
+    ]
+    journal = JSONLJournal(path)
+    journal.begin("s", config)
+    state, steps = initial_state(config), []
+    for seq, event in enumerate(events, start=1):
+        state, effects = step(state, event)
+        steps.append(JournalStep(seq=seq, event=event, effects=effects))
+    journal.append("s", steps)
+    journal.close()
+
+
+def _as_old_journal(path) -> None:
+    """Rewrite the caller's result as journals before the merge stored it: `ToolResultAdded`."""
+    lines = []
+    for raw in path.read_text().splitlines():
+        line = json.loads(raw)
+        if line.get("event", {}).get("type") == "ToolFinished":
+            event = line["event"]
+            line["event"] = {
+                "type": "ToolResultAdded",
+                "call_id": event["call_id"],
+                "content": event["output"],
+                "is_error": event["is_error"],
+            }
+            del line["digest"]  # a hand-written line carries no checksum
+        if "effects" in line and line["effects"] != (old := _old_effects(line["effects"])):
+            line["effects"] = old
+            line.pop("digest", None)
+        lines.append(json.dumps(line))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _old_effects(effects: list[dict]) -> list[dict]:
+    """Effects as older journals stored them: the flat `Finish`, and each `Persist` told twice."""
+    old = []
+    for effect in effects:
+        old.append(_old_finish(effect) if effect["type"] == "Finish" else effect)
+        if effect["type"] == "Persist":
+            told = {"type": "MessageRecorded", "message_digest": "5f1c0ffee0ddba11"}
+            old.append({"type": "Emit", "notice": told})
+    return old
+
+
+def _old_finish(effect: dict) -> dict:
+    """A completed turn's `Finish` as journals stored it before the outcome union."""
+    return {
+        "type": "Finish",
+        "reason": "completed",
+        "text": effect["outcome"]["text"],
+        "iterations": effect["iterations"],
+        "usage": effect["usage"],
+        "max_iterations_reached": False,
+        "error": None,
+        "model_finish_reason": "stop",
+        "block_reason": None,
+        "rounds_count": effect["rounds_count"],
+        "rounds_digest": effect["rounds_digest"],
+    }
+
+
+def test_a_journal_in_the_old_shapes_still_reads_and_replays(tmp_path) -> None:
+    path = tmp_path / "old.jsonl"
+    long_output = "7" * 2000  # kept once, in the event: the messages need it back
+    _manual_session(path, long_output)
+    _as_old_journal(path)
+    assert '"type": "ToolResultAdded"' in path.read_text()
+    assert '"reason": "completed"' in path.read_text()
+    assert '"type": "MessageRecorded"' in path.read_text()
+    journal = JSONLJournal(path)
+    [answered] = [e.event for e in journal.entries("s") if isinstance(e.event, ToolFinished)]
+    assert answered == ToolFinished(call_id="c1", output=long_output)
+    session = verify(journal, "s")
+    assert session.turns[-1].reason is FinishReason.COMPLETED
+    loaded = load_session(journal, "s")
+    assert loaded.history[-1].tool_rounds[0].results[0].content == long_output
+    journal.close()
