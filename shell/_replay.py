@@ -16,9 +16,9 @@ from typing import Any
 import attrs
 
 from toolreel.adapters import Journal, SessionNotFound, effect_record, unstructure
-from toolreel.adapters._journal import loop_configs
+from toolreel.adapters._journal import StepEvent, loop_configs, loop_event
 from toolreel.adapters._session import Session, SessionBuilder, with_configs
-from toolreel.core import Event, LoopConfig, StepError
+from toolreel.core import LoopConfig, StepError
 
 from ._errors import ReplayError
 from ._journal_files import journal_name
@@ -30,7 +30,7 @@ class Divergence:
 
     session_id: str
     seq: int
-    event: Event
+    event: StepEvent
     recorded: tuple[dict[str, Any], ...]
     replayed: tuple[dict[str, Any], ...]
     error: str | None = None
@@ -82,7 +82,7 @@ def replay(
         if change is not None:
             builder.reconfigure(change)
         try:
-            effects = builder.add(entry.event)
+            effects = builder.add(loop_event(entry.event, session_id))
         except StepError as exc:
             return Divergence(
                 session_id=session_id,

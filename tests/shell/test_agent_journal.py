@@ -1,0 +1,170 @@
+"""Agent runs journaled: every step of `execute_agent(..., journal=...)` on disk, in order,
+under the agent's config, against a scripted OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+import pytest
+
+from toolreel.adapters import JSONLJournal, MemoryJournal, SQLiteJournal
+from toolreel.core import (
+    AgentConfig,
+    AgentOutput,
+    CallModel,
+    FinishAgent,
+    PromptSubmitted,
+    RunTool,
+    ToolFinished,
+    Validate,
+    ValidationFinished,
+)
+from toolreel.shell import (
+    AgentDefinition,
+    AgentOptions,
+    AgentSuccess,
+    OutputTool,
+    SessionError,
+    execute_agent,
+    tool,
+)
+from toolreel.shell._openai_server import Reply, ScriptedServer, tool_calls
+
+
+@attrs.frozen
+class Invoice:
+    number: str
+    total: float
+
+
+GOOD = {"number": "INV-1", "total": 40}
+WRONG = {"number": "INV-1", "total": -1}
+
+
+@tool
+def currency_rate(currency: str) -> float:
+    """Euros per unit of `currency`."""
+    return {"USD": 0.92}[currency]
+
+
+def positive(invoice: Invoice) -> list[str]:
+    return [] if invoice.total > 0 else ["total must be positive"]
+
+
+def agent(**overrides: Any) -> AgentDefinition[str, Invoice]:
+    overrides.setdefault("output", OutputTool.of(Invoice, name="record_invoice"))
+    return AgentDefinition(
+        build_prompt=lambda source: f"Extract the invoice from: {source}",
+        system_prompt="You extract invoices.",
+        helpers=[currency_rate],
+        validators=[positive],
+        **overrides,
+    )
+
+
+SCRIPT = [
+    tool_calls(("c1", "currency_rate", {"currency": "USD"})),
+    tool_calls(("c2", "record_invoice", WRONG)),
+    tool_calls(("c3", "record_invoice", GOOD)),
+]
+
+
+def run(definition: AgentDefinition[str, Invoice], script: list[Reply], **kwargs: Any) -> Any:
+    """The agent's result against the script."""
+    with ScriptedServer(script) as server:
+        options = AgentOptions(model="test", base_url=server.url, api_key="sk-test")
+        options = attrs.evolve(options, **kwargs.pop("options", {}))
+        return anyio.run(lambda: execute_agent(definition, "INV-1 40", options, **kwargs))
+
+
+def kinds(effects: tuple[dict[str, Any], ...]) -> list[str]:
+    return [effect["type"] for effect in effects]
+
+
+@pytest.mark.parametrize("name", ["agent.db", "agent.jsonl"])
+def test_every_step_is_journaled_in_order_with_the_agent_config(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    result = run(agent(), SCRIPT, journal=path, session_id="invoice-1")
+    assert isinstance(result, AgentSuccess)
+    assert result.metadata.session_id == "invoice-1"
+    journal = SQLiteJournal(path) if name.endswith(".db") else JSONLJournal(path)
+    try:
+        assert journal.sessions() == ["invoice-1"]
+        config = journal.config("invoice-1")
+        assert isinstance(config, AgentConfig)
+        assert config.system_prompt == "You extract invoices."
+        entries = list(journal.entries("invoice-1"))
+    finally:
+        journal.close()
+    assert [entry.seq for entry in entries] == list(range(1, len(entries) + 1))
+    first, last = entries[0], entries[-1]
+    assert first.event == PromptSubmitted(text="Extract the invoice from: INV-1 40")
+    assert CallModel.__name__ in kinds(first.effects)
+    tool_steps = [e for e in entries if isinstance(e.event, ToolFinished)]
+    assert [e.event.call_id for e in tool_steps] == ["c1"]
+    assert any(RunTool.__name__ in kinds(e.effects) for e in entries)
+    validations = [e.event for e in entries if isinstance(e.event, ValidationFinished)]
+    assert validations == [
+        ValidationFinished(attempt=1, problems=("total must be positive",)),
+        ValidationFinished(attempt=2),
+    ]
+    assert sum(Validate.__name__ in kinds(e.effects) for e in entries) == 2
+    assert isinstance(last.event, ValidationFinished)
+    finish = last.effects[-1]
+    assert finish["type"] == FinishAgent.__name__
+    assert finish["outcome"]["type"] == AgentOutput.__name__
+    assert (finish["attempts"], finish["iterations"]) == (2, 3)
+
+
+def test_options_journal_and_session_id_are_honoured(tmp_path: Path) -> None:
+    path = tmp_path / "agent.jsonl"
+    result = run(agent(), SCRIPT, options={"journal": path, "session_id": "from-options"})
+    assert result.metadata.session_id == "from-options"
+    journal = JSONLJournal(path)
+    try:
+        assert journal.sessions() == ["from-options"]
+    finally:
+        journal.close()
+
+
+def test_a_helper_call_is_on_disk_before_it_runs() -> None:
+    journal = MemoryJournal()
+    seen: list[list[str]] = []
+
+    @tool(name="currency_rate")
+    def looking(currency: str) -> float:
+        """Euros per unit of `currency`, noting the calls the journal held when it ran."""
+        seen.append(
+            [
+                effect["call"]["id"]
+                for entry in journal.entries("s")
+                for effect in entry.effects
+                if effect["type"] == RunTool.__name__
+            ]
+        )
+        return 0.92
+
+    definition = AgentDefinition(
+        build_prompt=lambda source: source,
+        output=OutputTool.of(Invoice, name="record_invoice"),
+        helpers=[looking],
+    )
+    result = run(definition, SCRIPT, journal=journal, session_id="s")
+    assert isinstance(result, AgentSuccess)
+    assert seen == [["c1"]]
+
+
+def test_a_session_id_already_in_the_journal_is_refused() -> None:
+    journal = MemoryJournal()
+    run(agent(), SCRIPT, journal=journal, session_id="s")
+    with pytest.raises(SessionError, match="'s'"):
+        run(agent(), SCRIPT, journal=journal, session_id="s")
+
+
+def test_without_a_journal_nothing_is_kept() -> None:
+    result = run(agent(), SCRIPT)
+    assert isinstance(result, AgentSuccess)
+    assert result.metadata.session_id is None
