@@ -40,7 +40,7 @@ from ._hooks import (
 )
 from ._options import AgentOptions
 from ._recording import Recording, RequestMismatch
-from ._replay import Divergence, ReplayDiverged, replay, verify
+from ._replay import AgentSession, Divergence, ReplayDiverged, replay, verify
 from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, tool
 from ._transfer import export_session, import_session
@@ -55,6 +55,7 @@ __all__ = [
     "AgentMetadata",
     "AgentOptions",
     "AgentRunner",
+    "AgentSession",
     "AgentSuccess",
     "Block",
     "Client",

@@ -3,12 +3,14 @@ under the agent's config, against a scripted OpenAI-compatible server on 127.0.0
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import anyio
 import attrs
 import pytest
+from click.testing import CliRunner
 
 from toolreel.adapters import JSONLJournal, MemoryJournal, SQLiteJournal
 from toolreel.core import (
@@ -16,6 +18,7 @@ from toolreel.core import (
     AgentOutput,
     CallModel,
     FinishAgent,
+    LoopConfig,
     PromptSubmitted,
     RunTool,
     ToolFinished,
@@ -25,13 +28,19 @@ from toolreel.core import (
 from toolreel.shell import (
     AgentDefinition,
     AgentOptions,
+    AgentSession,
     AgentSuccess,
+    Divergence,
     OutputTool,
+    ReplayDiverged,
     SessionError,
     execute_agent,
+    replay,
     tool,
+    verify,
 )
 from toolreel.shell._openai_server import Reply, ScriptedServer, tool_calls
+from toolreel.shell.cli import cli
 
 
 @attrs.frozen
@@ -168,3 +177,51 @@ def test_without_a_journal_nothing_is_kept() -> None:
     result = run(agent(), SCRIPT)
     assert isinstance(result, AgentSuccess)
     assert result.metadata.session_id is None
+
+
+# --- replay and verify -----------------------------------------------------------------
+
+
+def journaled(path: Path | None = None) -> tuple[Any, Any]:
+    """A journal holding one successful agent run "s" (in memory, or at `path`)."""
+    journal: Any = MemoryJournal() if path is None else SQLiteJournal(path)
+    result = run(agent(), SCRIPT, journal=journal, session_id="s")
+    return journal, result
+
+
+def test_an_agent_run_replays_to_its_outcome() -> None:
+    journal, result = journaled()
+    replayed = replay(journal, "s")
+    assert isinstance(replayed, AgentSession)
+    assert replayed.finish is not None
+    assert replayed.finish.outcome == AgentOutput(output=json.dumps(GOOD))
+    assert (replayed.finish.attempts, replayed.finish.iterations) == (2, 3)
+    assert replayed.finish.history == result.metadata.history
+    assert replayed.events == len(list(journal.entries("s")))
+    assert verify(journal, "s") == replayed
+
+
+def test_a_changed_system_prompt_diverges_at_the_first_step() -> None:
+    journal, _ = journaled()
+    changed = attrs.evolve(journal.config("s"), system_prompt="You extract receipts.")
+    divergence = replay(journal, "s", config=changed)
+    assert isinstance(divergence, Divergence)
+    assert divergence.seq == 1
+    assert isinstance(divergence.event, PromptSubmitted)
+    with pytest.raises(ReplayDiverged, match="diverges at step 1"):
+        verify(journal, "s", config=changed)
+
+
+def test_a_loop_config_for_an_agent_run_is_refused() -> None:
+    journal, _ = journaled()
+    with pytest.raises(SessionError, match="agent run"):
+        replay(journal, "s", config=LoopConfig(model="test"))
+
+
+def test_the_replay_command_checks_an_agent_run(tmp_path: Path) -> None:
+    journal, _ = journaled(tmp_path / "agent.db")
+    steps = len(list(journal.entries("s")))
+    journal.close()
+    result = CliRunner().invoke(cli, ["replay", str(tmp_path / "agent.db"), "s"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"OK s · agent run · {steps} events · output"
