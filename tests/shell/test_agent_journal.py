@@ -35,6 +35,8 @@ from toolreel.shell import (
     ReplayDiverged,
     SessionError,
     execute_agent,
+    export_session,
+    import_session,
     replay,
     tool,
     verify,
@@ -225,3 +227,15 @@ def test_the_replay_command_checks_an_agent_run(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["replay", str(tmp_path / "agent.db"), "s"])
     assert result.exit_code == 0, result.output
     assert result.output.strip() == f"OK s · agent run · {steps} events · output"
+
+
+def test_an_exported_agent_run_imports_and_replays_the_same(tmp_path: Path) -> None:
+    journal, _ = journaled()
+    original = verify(journal, "s")
+    export_session(journal, "s", tmp_path / "s.jsonl")
+    target = SQLiteJournal(tmp_path / "copy.db")
+    try:
+        assert import_session(tmp_path / "s.jsonl", target) == "s"
+        assert verify(target, "s") == original
+    finally:
+        target.close()
