@@ -142,8 +142,29 @@ def replay(
     return builder.session()
 
 
+def load_agent_session(journal: Journal, session_id: str) -> AgentSession:
+    """An agent run rebuilt from its journal without comparing effects (for showing it).
+
+    A recorded event the reducer refuses raises `ReplayDiverged`; a tool
+    loop's session is a `SessionError`.
+    """
+    if session_id not in journal.sessions():
+        raise SessionNotFound(session_id, journal_name(journal))
+    config = journal.config(session_id)
+    if not isinstance(config, AgentConfig):
+        raise SessionError(f"session {session_id!r} is a tool loop's, not an agent run")
+    result = _replay_agent(session_id, config, journal.entries(session_id), compare=False)
+    if isinstance(result, Divergence):
+        raise ReplayDiverged(result)
+    return result
+
+
 def _replay_agent(
-    session_id: str, config: AgentConfig, entries: Iterable[JournalEntry]
+    session_id: str,
+    config: AgentConfig,
+    entries: Iterable[JournalEntry],
+    *,
+    compare: bool = True,
 ) -> AgentSession | Divergence:
     """Fold an agent run's steps through `agent_step`, comparing every step's effects."""
     state = initial_agent_state(config)
@@ -156,7 +177,7 @@ def _replay_agent(
             state, effects = agent_step(state, cast(AgentEvent, entry.event))
         except StepError as exc:
             return _refused(session_id, entry, exc)
-        divergence = _compare(session_id, entry, effects)
+        divergence = _compare(session_id, entry, effects) if compare else None
         if divergence is not None:
             return divergence
         events += 1

@@ -239,3 +239,22 @@ def test_an_exported_agent_run_imports_and_replays_the_same(tmp_path: Path) -> N
         assert verify(target, "s") == original
     finally:
         target.close()
+
+
+def test_show_prints_an_agent_run_attempt_by_attempt(tmp_path: Path) -> None:
+    journal, _ = journaled(tmp_path / "agent.db")
+    journal.close()
+    result = CliRunner().invoke(cli, ["show", str(tmp_path / "agent.db"), "s"])
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert text.startswith(
+        "# Agent run\n\nmodel: test\nsystem: You extract invoices.\n"
+        "output: record_invoice\nhelpers: currency_rate\n\n"
+        "## Attempt 1\n\n**User:** Extract the invoice from: INV-1 40\n\n### Round 1\n"
+    )
+    attempt_1, attempt_2 = text.split("## Attempt 2")
+    assert "→ currency_rate" in attempt_1 and "0.92" in attempt_1
+    assert "Validation failed:\n- total must be positive\n" in attempt_1
+    assert "Validation failed" not in attempt_2
+    assert '## Output\n\n```json\n{\n  "number": "INV-1",\n  "total": 40\n}\n```\n' in attempt_2
+    assert "Total: 2 attempts · 3 iterations · " in attempt_2
