@@ -258,3 +258,16 @@ def test_show_prints_an_agent_run_attempt_by_attempt(tmp_path: Path) -> None:
     assert "Validation failed" not in attempt_2
     assert '## Output\n\n```json\n{\n  "number": "INV-1",\n  "total": 40\n}\n```\n' in attempt_2
     assert "Total: 2 attempts · 3 iterations · " in attempt_2
+
+
+def test_an_aborted_run_is_journaled_to_its_end_and_replays() -> None:
+    journal = MemoryJournal()
+    abort = anyio.Event()
+    abort.set()
+    result = run(agent(), SCRIPT, journal=journal, session_id="s", abort=abort)
+    assert result.error.code == "EXECUTION_CANCELLED"
+    replayed = verify(journal, "s")
+    assert isinstance(replayed, AgentSession)
+    assert replayed.finish is not None
+    assert replayed.finish.outcome == result.error
+    journal.begin("s", journal.config("s"))  # released at the end: SessionBusy if still held
