@@ -39,6 +39,8 @@ import orjson
 
 from toolreel.core import (
     AgentConfig,
+    AgentEffect,
+    AgentEvent,
     AskHook,
     Blocked,
     CallModel,
@@ -60,6 +62,7 @@ from toolreel.core import (
     TextStreamed,
     ToolFinished,
     ToolResultReady,
+    ValidationFinished,
 )
 
 from ._errors import JournalCorrupt, SessionBusy, SessionError, SessionNotFound
@@ -70,6 +73,10 @@ from ._serde import effect_data, event_of, get_converter, structure, unstructure
 #: The configs a journal keeps: a tool loop's (`step`) or an agent run's (`agent_step`).
 SessionConfig: TypeAlias = LoopConfig | AgentConfig
 
+#: The events and effects a journal's steps hold: a tool loop's or an agent run's.
+StepEvent: TypeAlias = Event | AgentEvent
+StepEffect: TypeAlias = Effect | AgentEffect
+
 #: Tool results longer than this are stored once, in their event (see the module docstring).
 LONG = 1024
 
@@ -79,8 +86,8 @@ class Step:
     """One step as the runner hands it over: `seq`, the event, the effects it produced."""
 
     seq: int
-    event: Event
-    effects: tuple[Effect, ...]
+    event: StepEvent
+    effects: tuple[StepEffect, ...]
 
 
 @attrs.frozen(kw_only=True)
@@ -88,7 +95,7 @@ class JournalEntry:
     """One step as read back: `seq`, the event, and the effects' recorded form."""
 
     seq: int
-    event: Event
+    event: StepEvent
     effects: tuple[dict[str, Any], ...]
 
 
@@ -325,7 +332,7 @@ def messages_digest(messages: Sequence[ChatMessage]) -> str:
     return _DIGESTS.messages(messages)
 
 
-def effect_record(effect: Effect) -> dict[str, Any]:
+def effect_record(effect: StepEffect) -> dict[str, Any]:
     """An effect as the journal stores it (tagged JSON data; CallModel messages digested)."""
     data: dict[str, Any]
     if isinstance(effect, Emit) and type(effect.notice) is TextStreamed:
@@ -454,6 +461,13 @@ def config_of(data: dict[str, Any]) -> SessionConfig:
         return agent
     config: LoopConfig = structure(data, LoopConfig)
     return config
+
+
+def loop_event(event: StepEvent, session_id: str) -> Event:
+    """A step's event, which must be a tool loop's (`step` folds it, not `agent_step`)."""
+    if isinstance(event, ValidationFinished):
+        raise SessionError(f"session {session_id!r} is an agent run, not a tool-loop session")
+    return event
 
 
 def loop_configs(journal: Journal, session_id: str) -> list[tuple[int, LoopConfig]]:

@@ -17,6 +17,9 @@ from typing import Any, TypeVar, get_args, get_origin
 import cattrs
 
 from toolreel.core import (
+    AgentEffect,
+    AgentNotice,
+    AgentOutcome,
     Decision,
     Effect,
     Event,
@@ -27,6 +30,7 @@ from toolreel.core import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
+    ValidationFinished,
 )
 
 from ._errors import DecodeError
@@ -44,7 +48,18 @@ def _make_converter() -> cattrs.Converter:
     from cattrs.strategies import configure_tagged_union  # noqa: PLC0415 - only when built
 
     conv = cattrs.Converter(forbid_extra_keys=True)
-    for union in (Decision, Notice, Outcome, Event, Effect, OutputSpec):
+    unions = (
+        Decision,
+        Notice,
+        Outcome,
+        Event,
+        Effect,
+        OutputSpec,
+        AgentNotice,
+        AgentOutcome,
+        AgentEffect,
+    )
+    for union in unions:
         configure_tagged_union(union, conv, tag_name="type")
     conv.register_unstructure_hook_func(
         _is_set, lambda value: sorted(conv.unstructure(item) for item in value)
@@ -92,19 +107,24 @@ class _Hooks(dict[type, Callable[..., Any]]):
 
 # Per-class hooks looked up once: journals encode and replay decodes every step,
 # and the tagged-union dispatch costs more than the generated per-class functions.
-_EVENT_TYPES: dict[str, type] = {kind.__name__: kind for kind in get_args(Event)}
+#: Every event a journal holds: the loop's, and the one fact an agent run adds.
+_EVENT_TYPES: dict[str, type] = {
+    kind.__name__: kind for kind in (*get_args(Event), ValidationFinished)
+}
 _STRUCTURE = _Hooks(cattrs.Converter.get_structure_hook)
 _UNSTRUCTURE = _Hooks(cattrs.Converter.get_unstructure_hook)
 _FLAT_EVENTS = frozenset({TextDelta, ToolCallArgumentsDelta, ToolCallStarted, ToolFinished})
 
 
-def event_data(event: Event) -> dict[str, Any]:
-    """An event as tagged JSON data."""
+def event_data(event: Event | ValidationFinished) -> dict[str, Any]:
+    """An event (a tool loop's or an agent run's) as tagged JSON data."""
+    if isinstance(event, ValidationFinished):  # an agent run's own fact
+        return {**_UNSTRUCTURE[ValidationFinished](event), "type": "ValidationFinished"}
     data: dict[str, Any] = get_converter().unstructure(event, Event)
     return data
 
 
-def event_of(data: dict[str, Any]) -> Event:
+def event_of(data: dict[str, Any]) -> Event | ValidationFinished:
     """An event back from tagged JSON data (older journals' names read as today's events)."""
     fields = dict(data)
     tag = fields.pop("type")
@@ -114,24 +134,24 @@ def event_of(data: dict[str, Any]) -> Event:
     kind = _EVENT_TYPES[tag]
     if kind in _FLAT_EVENTS:  # str/int/bool fields only: the deltas of every stream
         return kind(**fields)  # type: ignore[no-any-return]
-    event: Event = _STRUCTURE[kind](fields, kind)
+    event: Event | ValidationFinished = _STRUCTURE[kind](fields, kind)
     return event
 
 
-def effect_data(effect: Effect) -> dict[str, Any]:
-    """An effect as tagged JSON data."""
+def effect_data(effect: Effect | AgentEffect) -> dict[str, Any]:
+    """An effect (a tool loop's or an agent run's) as tagged JSON data."""
     kind = type(effect)
     data: dict[str, Any] = _UNSTRUCTURE[kind](effect)
     data["type"] = kind.__name__
     return data
 
 
-def event_to_json(event: Event) -> str:
+def event_to_json(event: Event | ValidationFinished) -> str:
     """One event as compact JSON text."""
     return json.dumps(event_data(event), separators=(",", ":"))
 
 
-def event_from_json(text: str) -> Event:
+def event_from_json(text: str) -> Event | ValidationFinished:
     """One event from the JSON text `event_to_json` made (`DecodeError` if it is not one)."""
     try:
         return event_of(json.loads(text))

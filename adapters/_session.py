@@ -31,7 +31,7 @@ from toolreel.core import (
 )
 
 from ._errors import JournalCorrupt
-from ._journal import Damage, Journal, JournalEntry, loop_configs
+from ._journal import Damage, Journal, JournalEntry, loop_configs, loop_event
 
 
 @attrs.frozen(kw_only=True)
@@ -182,7 +182,7 @@ def load_session(journal: Journal, session_id: str) -> Session:
         if change is not None:
             builder.reconfigure(change)
         try:
-            builder.add(entry.event)
+            builder.add(loop_event(entry.event, session_id))
         except StepError as exc:
             detail = "; ".join([f"the event cannot happen here ({exc})", *damage.warnings])
             raise JournalCorrupt(path, detail, session_id=session_id, seq=entry.seq) from exc

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from toolreel.core import Event, Finish
+from toolreel.core import Finish, FinishAgent
 
 from ._errors import (
     JournalCorrupt,
@@ -47,6 +47,7 @@ from ._journal import (
     JournalEntry,
     SessionConfig,
     Step,
+    StepEvent,
     body_digest,
     config_data,
     config_of,
@@ -291,7 +292,9 @@ class SQLiteJournal:
         self._insert(
             session_id,
             ((step.seq, step.event, [effect_record(e) for e in step.effects]) for step in steps),
-            turn_ended=any(isinstance(e, Finish) for step in steps for e in step.effects),
+            turn_ended=any(
+                isinstance(e, Finish | FinishAgent) for step in steps for e in step.effects
+            ),
         )
 
     def append_entries(self, session_id: str, entries: Sequence[JournalEntry]) -> None:
@@ -301,7 +304,7 @@ class SQLiteJournal:
     def _insert(
         self,
         session_id: str,
-        steps: Iterable[tuple[int, Event, list[dict[str, Any]]]],
+        steps: Iterable[tuple[int, StepEvent, list[dict[str, Any]]]],
         turn_ended: bool,
     ) -> None:
         """Insert the steps, in rows of up to `BATCH` steps, in one transaction."""

@@ -10,6 +10,7 @@ effects.
 from ._agent import AgentDefinition, AgentFailure, AgentMetadata, AgentSuccess, execute_agent
 from ._agent_output import OutputTool, Validator
 from ._agent_runner import AgentCallbacks, AgentRunner
+from ._agent_transcript import render_agent_transcript
 from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
 from ._client import Client, RunResult, open_journal, run
 from ._errors import (
@@ -40,7 +41,7 @@ from ._hooks import (
 )
 from ._options import AgentOptions
 from ._recording import Recording, RequestMismatch
-from ._replay import Divergence, ReplayDiverged, replay, verify
+from ._replay import AgentSession, Divergence, ReplayDiverged, load_agent_session, replay, verify
 from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, tool
 from ._transfer import export_session, import_session
@@ -55,6 +56,7 @@ __all__ = [
     "AgentMetadata",
     "AgentOptions",
     "AgentRunner",
+    "AgentSession",
     "AgentSuccess",
     "Block",
     "Client",
@@ -94,7 +96,9 @@ __all__ = [
     "execute_agent",
     "export_session",
     "import_session",
+    "load_agent_session",
     "open_journal",
+    "render_agent_transcript",
     "replay",
     "run",
     "tool",

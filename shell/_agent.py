@@ -12,6 +12,11 @@
     else:
         result.error.code        # "VALIDATION_FAILED", "MAX_ITERATIONS", ...
 
+Given a journal (`journal=` or `options.journal`: a path or a `Journal`), every
+step of the run is journaled under `session_id` (or a new id, told in
+`metadata.session_id`) with the agent's config, so `replay`/`verify` can fold
+it through `agent_step` again.
+
 The rules (attempts, iterations, reflection, validation, errors) are the
 core's: see core/_agent.py. This module builds the core config from the
 definition and the options, runs `AgentRunner`, and reports the outcome with
@@ -21,13 +26,15 @@ its metadata.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import anyio
 import attrs
 
-from toolreel.adapters import ModelPort, http_model
+from toolreel.adapters import Journal, ModelPort, SessionError, http_model
 from toolreel.adapters._providers import redactor_for
 from toolreel.core import (
     DEFAULT_MAX_ITERATIONS_PER_ATTEMPT,
@@ -43,6 +50,7 @@ from toolreel.core import (
 from . import _checks as check
 from ._agent_output import OutputTool, Validator
 from ._agent_runner import AgentCallbacks, AgentRunner
+from ._client import open_journal
 from ._options import AgentOptions
 from ._tools import Tool, registry
 
@@ -104,7 +112,8 @@ class AgentMetadata:
     `usage` sums every model call of every attempt; `latency` is the wall time
     in seconds; `iterations` counts iterations begun over all attempts;
     `validation_errors` the problems of each failed attempt; `history` the
-    whole conversation.
+    whole conversation; `session_id` the run's session in its journal (None:
+    not journaled).
     """
 
     usage: Usage
@@ -114,6 +123,7 @@ class AgentMetadata:
     callback_errors: tuple[str, ...]
     validation_errors: tuple[AttemptErrors, ...]
     history: tuple[ChatMessage, ...]
+    session_id: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -161,6 +171,8 @@ async def execute_agent(
     *,
     model: ModelPort | None = None,
     abort: anyio.Event | None = None,
+    journal: str | Path | Journal | None = None,
+    session_id: str | None = None,
 ) -> AgentSuccess[T] | AgentFailure:
     """Run the agent on `input`: the validated output, or why there is none.
 
@@ -170,9 +182,57 @@ async def execute_agent(
     in flight and is checked before every model call: the run ends
     `EXECUTION_CANCELLED`. A cancelled anyio scope stops the run too, and the
     cancellation propagates as anyio requires.
+
+    `journal` (else `options.journal`; a path or a `Journal`) journals every
+    step under `session_id` (else `options.session_id`, else a new id): a
+    new session, held for the run (`begin` ... `release`); an id already in
+    the journal is a `SessionError`. Without a journal nothing is kept.
     """
     helpers = registry(definition.helpers)
     config = agent_config(definition, options, helpers)
+    where = journal if journal is not None else options.journal
+    if where is None:
+        return await _execute(
+            definition, input, options, config=config, helpers=helpers, model=model, abort=abort
+        )
+    kept = open_journal(where)
+    sid = session_id or options.session_id or uuid.uuid4().hex
+    try:
+        if sid in kept.sessions():
+            raise SessionError(f"session {sid!r} is already in the journal: use a new id")
+        kept.begin(sid, config)
+        try:
+            return await _execute(
+                definition,
+                input,
+                options,
+                config=config,
+                helpers=helpers,
+                model=model,
+                abort=abort,
+                journal=kept,
+                session_id=sid,
+            )
+        finally:
+            kept.release(sid)
+    finally:
+        if isinstance(where, str | Path):  # a journal opened here is closed here
+            kept.close()
+
+
+async def _execute(
+    definition: AgentDefinition[I, T],
+    input: I,
+    options: AgentOptions,
+    *,
+    config: AgentConfig,
+    helpers: dict[str, Tool],
+    model: ModelPort | None,
+    abort: anyio.Event | None,
+    journal: Journal | None = None,
+    session_id: str = "",
+) -> AgentSuccess[T] | AgentFailure:
+    """Run the agent (journaled to `journal` under `session_id`, if given)."""
     port: ModelPort = model or http_model(
         options.provider,
         base_url=options.base_url,
@@ -196,6 +256,8 @@ async def execute_agent(
         tool_timeout=options.tool_timeout,
         abort=abort,
         redactor=redactor_for(port, options.provider, options.api_key),
+        journal=journal,
+        session_id=session_id,
     )
     started = time.monotonic()
     try:
@@ -205,6 +267,8 @@ async def execute_agent(
             with anyio.CancelScope(shield=True):
                 await port.aclose()
     metadata = _metadata(finish, runner, time.monotonic() - started)
+    if journal is not None:
+        metadata = attrs.evolve(metadata, session_id=session_id)
     if isinstance(finish.outcome, AgentOutput):
         output: T = runner.accepted
         return AgentSuccess(output=output, metadata=metadata)

@@ -15,6 +15,13 @@ Events are fed to `agent_step` one at a time, in the order they happen (shell/_d
 
 Every callback gets the reducer's `AgentState` first; one that raises is
 recorded in `callback_errors` and never breaks the run.
+
+Journaling (given a journal and a session id): every step is kept as an
+`adapters.Step`, and saved as the Runner saves a tool loop's (shell/_runner.py,
+"Durability"): before a helper or the reflection handler runs (so a started
+call is on disk before it has any effect), after each tool outcome, before each
+model call and at the end of the run. `_Record` (keep the step) is first in
+every step, `_Flush` (save, then start the step's tools) last in a durable one.
 """
 
 from __future__ import annotations
@@ -24,10 +31,11 @@ from typing import Any, assert_never
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 import attrs
 from returns.result import Failure, Result, Success
 
-from toolreel.adapters import ModelPort
+from toolreel.adapters import Journal, MemoryJournal, ModelPort, Step
 from toolreel.adapters._redact import Redactor
 from toolreel.core import (
     AgentConfig,
@@ -51,6 +59,7 @@ from toolreel.core import (
     TextStreamed,
     ToolCall,
     ToolCallAnnounced,
+    ToolFinished,
     ToolResultReady,
     Validate,
     ValidationFailed,
@@ -74,6 +83,30 @@ class AgentCallbacks:
     on_validation_failure: Callable[..., Any] | None = None
 
 
+@attrs.frozen
+class _Record:
+    """The runner's own effect, first in every step: keep the step for the journal."""
+
+    event: AgentEvent
+    effects: tuple[AgentEffect, ...]
+
+
+@attrs.frozen
+class _Flush:
+    """The runner's own effect, last in a step that must be durable: save, then start tools."""
+
+
+_FLUSH = _Flush()
+_RunnerEffect = AgentEffect | _Record | _Flush
+
+
+def _durable(event: AgentEvent, effects: tuple[AgentEffect, ...]) -> bool:
+    """Whether a step is saved at once (module docstring: "Journaling")."""
+    return isinstance(event, ToolFinished) or any(
+        isinstance(effect, RunTool | Reflect | CallModel | FinishAgent) for effect in effects
+    )
+
+
 class AgentRunner:
     """Interprets one agent run's effects (see the module docstring)."""
 
@@ -89,8 +122,10 @@ class AgentRunner:
         tool_timeout: float = 60.0,
         abort: anyio.Event | None = None,
         redactor: Redactor | None = None,
+        journal: Journal | None = None,
+        session_id: str = "",
     ) -> None:
-        """A runner before the run."""
+        """A runner before the run (journaling its steps to `journal`, if given)."""
         self.redactor = redactor or getattr(model, "redactor", None) or Redactor()
         self.helpers = dict(helpers)
         self.output = output
@@ -99,7 +134,12 @@ class AgentRunner:
         self.tool_timeout = tool_timeout
         self.callback_errors: list[str] = []
         self.accepted: Any = None
-        self._driver = Driver[AgentState, AgentEvent, AgentEffect](
+        self.journal = journal
+        self.session_id = session_id
+        self.seq = 0
+        self._unsaved: list[Step] = []
+        self._runs: list[tuple[ToolCall, Callable[[str], Awaitable[Result[str, str]]], float]] = []
+        self._driver = Driver[AgentState, AgentEvent, _RunnerEffect](
             model=model,
             reduce=self._reduce,
             handler=self,
@@ -136,21 +176,31 @@ class AgentRunner:
 
     def _reduce(
         self, state: AgentState, event: AgentEvent
-    ) -> tuple[AgentState, tuple[AgentEffect, ...]]:
-        """`agent_step` on the redacted event."""
-        return agent_step(state, self.redactor.event(event))  # no key is ever kept or shown
+    ) -> tuple[AgentState, tuple[_RunnerEffect, ...]]:
+        """`agent_step` on the redacted event, the core's effects between the runner's own."""
+        event = self.redactor.event(event)  # no key is ever kept, stored or shown
+        state, effects = agent_step(state, event)
+        if _durable(event, effects):
+            return state, (_Record(event, effects), *effects, _FLUSH)
+        return state, (_Record(event, effects), *effects)
 
-    async def carry_out(self, effect: AgentEffect) -> None:
+    async def carry_out(self, effect: _RunnerEffect) -> None:
         """Carry out one effect (the slow ones in tasks)."""
         match effect:
+            case _Record(event=event, effects=effects):
+                self.seq += 1
+                self._unsaved.append(Step(seq=self.seq, event=event, effects=effects))
+            case _Flush():
+                await self._save()  # a tool call is on disk before it starts
+                self._start_runs()
             case CallModel():
                 self._driver.call_model(effect)
             case RunTool(call=call):
                 helper = self.helpers[call.name]
                 timeout = helper.timeout if helper.timeout is not None else self.tool_timeout
-                self._driver.spawn(self._execute, call, helper.run, timeout)
+                self._runs.append((call, helper.run, timeout))
             case Reflect(call=call):
-                self._driver.spawn(self._execute, call, self.output.reflect, self.tool_timeout)
+                self._runs.append((call, self.output.reflect, self.tool_timeout))
             case Validate():
                 self._driver.spawn(self._validate, effect)
             case StartTimer(token=token, seconds=seconds):
@@ -162,6 +212,23 @@ class AgentRunner:
                 self._driver.end()
             case _:
                 assert_never(effect)
+
+    def _start_runs(self) -> None:
+        """Start the helper and reflection runs the step asked for."""
+        runs, self._runs = self._runs, []
+        for call, work, timeout in runs:
+            self._driver.spawn(self._execute, call, work, timeout)
+
+    async def _save(self) -> None:
+        """Make the unsaved steps durable (forget them when nothing journals the run)."""
+        steps, self._unsaved = self._unsaved, []
+        if self.journal is None or not steps:
+            return
+        if isinstance(self.journal, MemoryJournal):  # no I/O: no worker thread
+            self.journal.append(self.session_id, steps)
+            return
+        with anyio.CancelScope(shield=True):  # a cancel never loses journaled steps
+            await anyio.to_thread.run_sync(self.journal.append, self.session_id, steps)
 
     async def _notify(self, notice: Notice) -> None:
         """Tell the caller's callback for the notice (`agent_step` emits only `AgentNotice`s)."""

@@ -29,6 +29,7 @@ from rich.text import Text
 
 from toolreel.adapters import Session
 from toolreel.core import (
+    AgentError,
     Finish,
     FinishReason,
     LoopConfig,
@@ -45,6 +46,7 @@ from toolreel.core import (
 
 from ._client import Client
 from ._options import AgentOptions
+from ._replay import AgentSession
 
 #: How much of a tool's result the live view shows (`toolreel show --expand` shows it all).
 RESULT_LIMIT = 200
@@ -227,11 +229,25 @@ def sessions_table(sessions: Sequence[Session]) -> Table:
     return table
 
 
-def replay_ok(session: Session) -> Text:
+def replay_ok(session: Session | AgentSession) -> Text:
     """A session that replayed to the recorded effects."""
+    if isinstance(session, AgentSession):
+        return Text.assemble(("OK", "green"), " ", session.session_id, _agent_counts(session))
     turns, events = len(session.turns), session.events
     counts = f" · {turns} turn{'s' if turns != 1 else ''} · {events} events"
     return Text.assemble(("OK", "green"), " ", session.session_id, counts)
+
+
+def _agent_counts(session: AgentSession) -> str:
+    """An agent run's size and how it ended, for `replay_ok`."""
+    finish = session.finish
+    if finish is None:
+        ended = "unfinished"
+    elif isinstance(finish.outcome, AgentError):
+        ended = finish.outcome.code.value
+    else:
+        ended = "output"
+    return f" · agent run · {session.events} events · {ended}"
 
 
 DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("+", "green"), ("-", "red"), ("@@", "cyan"))

@@ -1,7 +1,8 @@
-"""Replay: fold a journaled session through `step` again and compare every effect.
+"""Replay: fold a journaled session through its reducer again and compare every effect.
 
-Identical effects give back the rebuilt `Session`; the first difference is a
-`Divergence` naming the sequence number, the event that led to it, and both
+Identical effects give back the rebuilt `Session` (a tool loop's, folded through
+`step`) or `AgentSession` (an agent run's, folded through `agent_step`); the
+first difference is a `Divergence` naming the sequence number, the event that led to it, and both
 sides as a readable diff — what a user sees after changing their prompt,
 their tools or their toolreel version. Pass `config=` to replay the recorded
 events under a changed configuration.
@@ -11,14 +12,40 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, cast, get_args
 
 import attrs
 
-from toolreel.adapters import Journal, SessionNotFound, effect_record, unstructure
-from toolreel.adapters._journal import current_records, loop_configs
+from toolreel.adapters import (
+    Journal,
+    JournalEntry,
+    SessionError,
+    SessionNotFound,
+    effect_record,
+    unstructure,
+)
+from toolreel.adapters._journal import (
+    SessionConfig,
+    StepEvent,
+    current_records,
+    loop_configs,
+    loop_event,
+)
 from toolreel.adapters._session import Session, SessionBuilder, with_configs
-from toolreel.core import Event, LoopConfig, StepError
+from toolreel.core import (
+    AgentConfig,
+    AgentEffect,
+    AgentEvent,
+    AgentState,
+    AgentStepError,
+    Effect,
+    FinishAgent,
+    LoopConfig,
+    StepError,
+    agent_step,
+    initial_agent_state,
+)
 
 from ._errors import ReplayError
 from ._journal_files import journal_name
@@ -30,7 +57,7 @@ class Divergence:
 
     session_id: str
     seq: int
-    event: Event
+    event: StepEvent
     recorded: tuple[dict[str, Any], ...]
     replayed: tuple[dict[str, Any], ...]
     error: str | None = None
@@ -51,6 +78,25 @@ class Divergence:
         )
 
 
+@attrs.frozen(kw_only=True)
+class AgentSession:
+    """An agent run rebuilt from its journal: what `replay` gives back for one.
+
+    `state` is the reducer's final `AgentState`; `finish` the run's `FinishAgent`
+    (its outcome: an `AgentOutput` or an `AgentError`), or None when the run
+    never ended (a crash); `events` how many steps were folded.
+    """
+
+    session_id: str
+    config: AgentConfig
+    state: AgentState
+    finish: FinishAgent | None
+    events: int
+
+
+_AGENT_EVENTS = get_args(AgentEvent)
+
+
 class ReplayDiverged(ReplayError):
     """Raised by `replay(..., strict=True)` on a divergence."""
 
@@ -66,45 +112,118 @@ def _pretty(effects: tuple[dict[str, Any], ...]) -> str:
 
 
 def replay(
-    journal: Journal, session_id: str, *, config: LoopConfig | None = None
-) -> Session | Divergence:
+    journal: Journal, session_id: str, *, config: SessionConfig | None = None
+) -> Session | AgentSession | Divergence:
     """The rebuilt session if every effect matches the journal, else the first divergence.
 
+    A tool loop's session gives a `Session`, an agent run's an `AgentSession`.
     Each step replays under the config the session recorded for it (a continued
-    session may have changed it), or all under `config` when one is given. An
-    unknown `session_id` is `SessionNotFound`.
+    session may have changed it), or all under `config` when one is given (of
+    the session's kind, else `SessionError`). An unknown `session_id` is
+    `SessionNotFound`.
     """
     if session_id not in journal.sessions():
         raise SessionNotFound(session_id, journal_name(journal))
+    recorded = journal.config(session_id)
+    if isinstance(recorded, AgentConfig):
+        if config is not None and not isinstance(config, AgentConfig):
+            raise SessionError(
+                f"session {session_id!r} is an agent run: replay it with an AgentConfig"
+            )
+        return _replay_agent(session_id, config or recorded, journal.entries(session_id))
+    if config is not None and not isinstance(config, LoopConfig):
+        raise SessionError(f"session {session_id!r} is a tool loop's: replay it with a LoopConfig")
     configs = [(0, config)] if config is not None else loop_configs(journal, session_id)
     builder = SessionBuilder(session_id, configs[0][1])
     for entry, change in with_configs(journal.entries(session_id), configs):
         if change is not None:
             builder.reconfigure(change)
         try:
-            effects = builder.add(entry.event)
+            effects = builder.add(loop_event(entry.event, session_id))
         except StepError as exc:
-            return Divergence(
-                session_id=session_id,
-                seq=entry.seq,
-                event=entry.event,
-                recorded=entry.effects,
-                replayed=(),
-                error=f"the event cannot happen here: {exc}",
-            )
-        replayed = tuple(effect_record(effect) for effect in effects)
-        if replayed != entry.effects and replayed != current_records(entry.effects):
-            return Divergence(
-                session_id=session_id,
-                seq=entry.seq,
-                event=entry.event,
-                recorded=entry.effects,
-                replayed=replayed,
-            )
+            return _refused(session_id, entry, exc)
+        divergence = _compare(session_id, entry, effects)
+        if divergence is not None:
+            return divergence
     return builder.session()
 
 
-def verify(journal: Journal, session_id: str, *, config: LoopConfig | None = None) -> Session:
+def load_agent_session(journal: Journal, session_id: str) -> AgentSession:
+    """An agent run rebuilt from its journal without comparing effects (for showing it).
+
+    A recorded event the reducer refuses raises `ReplayDiverged`; a tool
+    loop's session is a `SessionError`.
+    """
+    if session_id not in journal.sessions():
+        raise SessionNotFound(session_id, journal_name(journal))
+    config = journal.config(session_id)
+    if not isinstance(config, AgentConfig):
+        raise SessionError(f"session {session_id!r} is a tool loop's, not an agent run")
+    result = _replay_agent(session_id, config, journal.entries(session_id), compare=False)
+    if isinstance(result, Divergence):
+        raise ReplayDiverged(result)
+    return result
+
+
+def _replay_agent(
+    session_id: str,
+    config: AgentConfig,
+    entries: Iterable[JournalEntry],
+    *,
+    compare: bool = True,
+) -> AgentSession | Divergence:
+    """Fold an agent run's steps through `agent_step`, comparing every step's effects."""
+    state = initial_agent_state(config)
+    finish: FinishAgent | None = None
+    events = 0
+    for entry in entries:
+        try:
+            if not isinstance(entry.event, _AGENT_EVENTS):
+                raise AgentStepError(state.phase, entry.event, "not an agent run's event")
+            state, effects = agent_step(state, cast(AgentEvent, entry.event))
+        except StepError as exc:
+            return _refused(session_id, entry, exc)
+        divergence = _compare(session_id, entry, effects) if compare else None
+        if divergence is not None:
+            return divergence
+        events += 1
+        finish = next((e for e in effects if isinstance(e, FinishAgent)), finish)
+    return AgentSession(
+        session_id=session_id, config=config, state=state, finish=finish, events=events
+    )
+
+
+def _refused(session_id: str, entry: JournalEntry, exc: StepError) -> Divergence:
+    """The divergence of a recorded event the reducer refuses now."""
+    return Divergence(
+        session_id=session_id,
+        seq=entry.seq,
+        event=entry.event,
+        recorded=entry.effects,
+        replayed=(),
+        error=f"the event cannot happen here: {exc}",
+    )
+
+
+def _compare(
+    session_id: str, entry: JournalEntry, effects: Iterable[Effect | AgentEffect]
+) -> Divergence | None:
+    """The divergence when the replayed effects differ from the recorded ones, else None."""
+    replayed = tuple(effect_record(effect) for effect in effects)
+    if replayed == entry.effects or replayed == current_records(entry.effects):
+        return None  # (older journals recorded some effects in an earlier shape)
+    return Divergence(
+        session_id=session_id,
+        seq=entry.seq,
+        event=entry.event,
+        recorded=entry.effects,
+        replayed=replayed,
+    )
+
+
+def verify(
+    journal: Journal, session_id: str, *, config: SessionConfig | None = None
+) -> Session | AgentSession:
     """Like `replay`, but a divergence raises `ReplayDiverged`."""
     result = replay(journal, session_id, config=config)
     if isinstance(result, Divergence):

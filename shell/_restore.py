@@ -13,7 +13,7 @@ from typing import assert_never
 import attrs
 
 from toolreel.adapters import Journal
-from toolreel.adapters._journal import loop_configs
+from toolreel.adapters._journal import loop_configs, loop_event
 from toolreel.adapters._session import with_configs
 from toolreel.core import (
     AskHook,
@@ -64,9 +64,10 @@ def fold_journal(journal: Journal, session_id: str) -> Restored:
     for entry, change in with_configs(journal.entries(session_id), configs):
         if change is not None:
             state = attrs.evolve(state, config=change)
-        state, effects = step(state, entry.event)
+        event = loop_event(entry.event, session_id)
+        state, effects = step(state, event)
         seq = entry.seq
-        _settle(owed, entry.event)
+        _settle(owed, event)
         for effect in effects:
             _owe(owed, effect)
     return Restored(state=state, seq=seq, owed=tuple(owed.values()))

@@ -31,14 +31,15 @@ from toolreel.adapters._providers import (
     require_key,
 )
 from toolreel.adapters._redact import LOG_FILTER
-from toolreel.core import ConfigError, ToolreelError, UsageError
+from toolreel.core import AgentConfig, ConfigError, ToolreelError, UsageError
 
 from . import _cli_render as render
 from . import demo as demo_module
+from ._agent_transcript import render_agent_transcript
 from ._client import open_journal
 from ._journal_files import is_sqlite
 from ._options import AgentOptions
-from ._replay import Divergence
+from ._replay import Divergence, load_agent_session
 from ._replay import replay as replay_session
 from ._tools import Tool, tools_from_spec
 from ._transfer import export_session, import_session
@@ -352,7 +353,12 @@ def show(journal: Path, session: str, expand: bool, ids: bool) -> None:
     line per turn, as chat UIs show them, unless --expand.
     """
     with reading(journal) as store:
-        loaded = load_session(store, session_in(store, journal, session))
+        sid = session_in(store, journal, session)
+        if isinstance(store.config(sid), AgentConfig):  # an agent run: its own rendering
+            text = render_agent_transcript(load_agent_session(store, sid), ids=ids)
+            click.echo(text, nl=False)
+            return
+        loaded = load_session(store, sid)
     for warning in loaded.warnings:  # edited or missing steps: shown, but said so
         click.echo(f"warning: {warning}", err=True)
     click.echo(render_transcript(loaded, expand=expand, ids=ids), nl=False)

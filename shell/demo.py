@@ -21,7 +21,7 @@ from pathlib import Path
 
 import anyio
 
-from toolreel.adapters import render_transcript
+from toolreel.adapters import Session, render_transcript
 from toolreel.adapters._providers import DEFAULT_MODELS
 from toolreel.core import FinishReason
 
@@ -140,6 +140,7 @@ def replay_and_show(journal_path: Path, session_id: str) -> int:
     if isinstance(result, Divergence):
         print(f"\nReplay diverged:\n{result}")
         return 1
+    assert isinstance(result, Session), "the demo journals a chat session"
     print(f"\nReplay: all {result.events} journaled steps gave the recorded effects again.")
     print("Transcript:\n")
     print(render_transcript(result))
