@@ -254,6 +254,7 @@ async def _execute(
             on_validation_failure=definition.on_validation_failure,
         ),
         tool_timeout=options.tool_timeout,
+        max_concurrent_tools=options.max_concurrent_tools,
         abort=abort,
         redactor=redactor_for(port, options.provider, options.api_key),
         journal=journal,

@@ -97,6 +97,8 @@ class _Flush:
 
 
 _FLUSH = _Flush()
+#: What runs a call: a helper's `run` or the output tool's reflection handler.
+_Work = Callable[[str], Awaitable[Result[str, str]]]
 _RunnerEffect = AgentEffect | _Record | _Flush
 
 
@@ -120,6 +122,7 @@ class AgentRunner:
         validators: Sequence[Validator[Any]] = (),
         callbacks: AgentCallbacks | None = None,
         tool_timeout: float = 60.0,
+        max_concurrent_tools: int | None = None,
         abort: anyio.Event | None = None,
         redactor: Redactor | None = None,
         journal: Journal | None = None,
@@ -132,13 +135,16 @@ class AgentRunner:
         self.validators = tuple(validators)
         self.callbacks = callbacks or AgentCallbacks()
         self.tool_timeout = tool_timeout
+        self._limiter = (
+            anyio.CapacityLimiter(max_concurrent_tools) if max_concurrent_tools else None
+        )
         self.callback_errors: list[str] = []
         self.accepted: Any = None
         self.journal = journal
         self.session_id = session_id
         self.seq = 0
         self._unsaved: list[Step] = []
-        self._runs: list[tuple[ToolCall, Callable[[str], Awaitable[Result[str, str]]], float]] = []
+        self._runs: list[tuple[ToolCall, _Work, float, bool]] = []
         self._driver = Driver[AgentState, AgentEvent, _RunnerEffect](
             model=model,
             reduce=self._reduce,
@@ -198,9 +204,9 @@ class AgentRunner:
             case RunTool(call=call):
                 helper = self.helpers[call.name]
                 timeout = helper.timeout if helper.timeout is not None else self.tool_timeout
-                self._runs.append((call, helper.run, timeout))
+                self._runs.append((call, helper.run, timeout, True))
             case Reflect(call=call):
-                self._runs.append((call, self.output.reflect, self.tool_timeout))
+                self._runs.append((call, self.output.reflect, self.tool_timeout, False))
             case Validate():
                 self._driver.spawn(self._validate, effect)
             case StartTimer(token=token, seconds=seconds):
@@ -216,8 +222,8 @@ class AgentRunner:
     def _start_runs(self) -> None:
         """Start the helper and reflection runs the step asked for."""
         runs, self._runs = self._runs, []
-        for call, work, timeout in runs:
-            self._driver.spawn(self._execute, call, work, timeout)
+        for call, work, timeout, helper in runs:
+            self._driver.spawn(self._execute, call, work, timeout, helper)
 
     async def _save(self) -> None:
         """Make the unsaved steps durable (forget them when nothing journals the run)."""
@@ -251,14 +257,22 @@ class AgentRunner:
             case _:
                 assert_never(notice)
 
-    async def _execute(
-        self, call: ToolCall, work: Callable[[str], Awaitable[Result[str, str]]], timeout: float
-    ) -> None:
+    async def _execute(self, call: ToolCall, work: _Work, timeout: float, helper: bool) -> None:
         """One helper or reflection run, between its callbacks, answered with `ToolFinished`."""
         await self._safe(self.callbacks.on_tool_call, call.name, call_arguments(call))
-        event = await run_call(call, work, timeout)
+        if helper:
+            event = await self._run_helper(call, work, timeout)
+        else:
+            event = await run_call(call, work, timeout)
         await self._safe(self.callbacks.on_tool_result, call.name, event.output)
         self._driver.post(event)
+
+    async def _run_helper(self, call: ToolCall, work: _Work, timeout: float) -> ToolFinished:
+        """A helper call, within `max_concurrent_tools` (the reflection handler is not capped)."""
+        if self._limiter is None:
+            return await run_call(call, work, timeout)
+        async with self._limiter:
+            return await run_call(call, work, timeout)
 
     async def _validate(self, effect: Validate) -> None:
         """Check an output; keep the typed value of one that passes."""
