@@ -51,6 +51,7 @@ from . import _checks as check
 from ._agent_output import OutputTool, Validator
 from ._agent_runner import AgentCallbacks, AgentRunner
 from ._client import open_journal
+from ._hooks import hook_points
 from ._options import AgentOptions
 from ._tools import Tool, registry
 
@@ -183,6 +184,12 @@ async def execute_agent(
     `EXECUTION_CANCELLED`. A cancelled anyio scope stops the run too, and the
     cancellation propagates as anyio requires.
 
+    Helper tools get what the loop's tools get: `options.tool_timeout` (unless
+    the tool sets its own), `options.max_concurrent_tools`, and `options.hooks`
+    (PreToolUse may block a helper call — its result is then the error
+    "Tool call blocked: <reason>" — or change its input; PostToolUse is told
+    every helper result). The output tool's call is never hooked.
+
     `journal` (else `options.journal`; a path or a `Journal`) journals every
     step under `session_id` (else `options.session_id`, else a new id): a
     new session, held for the run (`begin` ... `release`); an id already in
@@ -255,6 +262,7 @@ async def _execute(
         ),
         tool_timeout=options.tool_timeout,
         max_concurrent_tools=options.max_concurrent_tools,
+        hooks=hook_points(options.hooks),
         abort=abort,
         redactor=redactor_for(port, options.provider, options.api_key),
         journal=journal,

@@ -8,7 +8,13 @@ Events are fed to `agent_step` one at a time, in the order they happen (shell/_d
 - `RunTool` / `Reflect`: every execution of a round runs at once in the run's
   task group, each with its timeout, between the `on_tool_call` and
   `on_tool_result` callbacks; the outcome (an exception or a timeout as an
-  error result) comes back as `ToolFinished`.
+  error result) comes back as `ToolFinished`. A helper (`RunTool`, never the
+  output tool's `Reflect`) first asks the PreToolUse hooks: a block is its
+  outcome ("Tool call blocked: <reason>", an error result the model reads), a
+  modified input is what the helper runs on; it then runs within
+  `max_concurrent_tools`, and the PostToolUse hooks are told its result.
+  Hooks are the shell's here (`agent_step` has no `AskHook`): the decision is
+  folded into the `ToolFinished` the journal keeps, so replay never asks them.
 - `Validate`: the schema then the validators (core rule 7); `ValidationFinished`.
 - `StartTimer`: sleep, then `TimerFired`. `Emit`: `on_attempt_start` /
   `on_validation_failure`. `FinishAgent`: the run is over.
@@ -42,15 +48,20 @@ from toolreel.core import (
     AgentEffect,
     AgentEvent,
     AgentState,
+    Allowed,
     AttemptStarted,
+    Blocked,
     CallModel,
+    Decision,
     Emit,
     FinishAgent,
+    HookPoint,
     MessageRecorded,
     Notice,
     PromptSubmitted,
     ReasoningStreamed,
     Reflect,
+    Replaced,
     ResultsRequested,
     RetryScheduled,
     RoundFinished,
@@ -70,6 +81,7 @@ from toolreel.core import (
 
 from ._agent_output import OutputTool, Validator, check_output
 from ._driver import Driver, guarded, run_call
+from ._hooks import Hook, PostToolUseEvent, PreToolUseEvent, decide
 from ._tools import Tool, call_arguments
 
 
@@ -123,6 +135,7 @@ class AgentRunner:
         callbacks: AgentCallbacks | None = None,
         tool_timeout: float = 60.0,
         max_concurrent_tools: int | None = None,
+        hooks: Mapping[HookPoint, tuple[Hook, ...]] | None = None,
         abort: anyio.Event | None = None,
         redactor: Redactor | None = None,
         journal: Journal | None = None,
@@ -135,6 +148,7 @@ class AgentRunner:
         self.validators = tuple(validators)
         self.callbacks = callbacks or AgentCallbacks()
         self.tool_timeout = tool_timeout
+        self.hooks = dict(hooks or {})
         self._limiter = (
             anyio.CapacityLimiter(max_concurrent_tools) if max_concurrent_tools else None
         )
@@ -268,11 +282,50 @@ class AgentRunner:
         self._driver.post(event)
 
     async def _run_helper(self, call: ToolCall, work: _Work, timeout: float) -> ToolFinished:
-        """A helper call, within `max_concurrent_tools` (the reflection handler is not capped)."""
+        """A helper call: PreToolUse first, within `max_concurrent_tools`, PostToolUse told."""
+        match await self._pre_tool_use(call):
+            case Blocked(reason=reason):
+                return ToolFinished(
+                    call_id=call.id, output=f"Tool call blocked: {reason}", is_error=True
+                )
+            case Replaced(value=arguments):
+                call = attrs.evolve(call, arguments=arguments)
+            case Allowed():
+                pass
         if self._limiter is None:
-            return await run_call(call, work, timeout)
-        async with self._limiter:
-            return await run_call(call, work, timeout)
+            event = await run_call(call, work, timeout)
+        else:
+            async with self._limiter:
+                event = await run_call(call, work, timeout)
+        await self._post_tool_use(call, event)
+        return event
+
+    async def _pre_tool_use(self, call: ToolCall) -> Decision:
+        """The PreToolUse hooks' decision on a helper call (no hooks: allowed)."""
+        hooks = self.hooks.get(HookPoint.PRE_TOOL_USE, ())
+        if not hooks:
+            return Allowed()
+        asked = PreToolUseEvent(
+            tool_name=call.name,
+            tool_input=call_arguments(call),
+            tool_use_id=call.id,
+            history=self.state.history,
+        )
+        return await decide(hooks, asked)
+
+    async def _post_tool_use(self, call: ToolCall, event: ToolFinished) -> None:
+        """Tell the PostToolUse hooks a helper's result; what they raise is recorded."""
+        hooks = self.hooks.get(HookPoint.POST_TOOL_USE, ())
+        told = PostToolUseEvent(
+            tool_name=call.name,
+            tool_input=call_arguments(call),
+            tool_result=event.output,
+            tool_use_id=call.id,
+            is_error=event.is_error,
+            history=self.state.history,
+        )
+        for hook in hooks:
+            await self._guarded(hook, told)
 
     async def _validate(self, effect: Validate) -> None:
         """Check an output; keep the typed value of one that passes."""

@@ -8,13 +8,20 @@ from typing import Any
 import anyio
 import attrs
 
+from toolreel.adapters import MemoryJournal
+from toolreel.core import ToolFinished
 from toolreel.shell import (
     AgentDefinition,
     AgentOptions,
+    AgentSession,
     AgentSuccess,
+    HookDecision,
     OutputTool,
+    PostToolUseEvent,
+    PreToolUseEvent,
     execute_agent,
     tool,
+    verify,
 )
 from toolreel.testing import MakeScriptedModel, tool_calls
 
@@ -105,3 +112,90 @@ def test_tool_timeout_applies_to_helpers(scripted_model: MakeScriptedModel) -> N
     result = run(scripted_model, definition, replies, tool_timeout=0.01)
     assert isinstance(result, AgentSuccess)
     assert results[0] == ("lookup", "Tool lookup timed out after 0.01 s")
+
+
+# --- hooks ---------------------------------------------------------------------------
+
+
+def recording_lookup(received: list[str]) -> Any:
+    @tool
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        received.append(key)
+        return key.upper()
+
+    return lookup
+
+
+ONE_LOOKUP = tool_calls(("c1", "lookup", {"key": "a"}))
+
+
+def test_a_pre_tool_use_block_is_the_error_result_the_model_reads(
+    scripted_model: MakeScriptedModel,
+) -> None:
+    received: list[str] = []
+    results: list[tuple[str, str]] = []
+    definition = agent(
+        recording_lookup(received),
+        on_tool_result=lambda _s, name, out: results.append((name, out)),
+    )
+    hooks = {"pre_tool_use": lambda _e: HookDecision(continue_=False, reason="no lookups")}
+    result = run(scripted_model, definition, [ONE_LOOKUP, FINAL], hooks=hooks)
+    assert isinstance(result, AgentSuccess)
+    assert received == []
+    assert results[0] == ("lookup", "Tool call blocked: no lookups")
+    history = result.metadata.history
+    told = [r for m in history for tool_round in m.tool_rounds for r in tool_round.results]
+    assert [(r.content, r.is_error) for r in told if r.name == "lookup"] == [
+        ("Tool call blocked: no lookups", True)
+    ]
+
+
+def test_a_modified_input_is_what_the_helper_receives(scripted_model: MakeScriptedModel) -> None:
+    received: list[str] = []
+    hooks = {"pre_tool_use": lambda _e: HookDecision(modified_input={"key": "b"})}
+    result = run(
+        scripted_model, agent(recording_lookup(received)), [ONE_LOOKUP, FINAL], hooks=hooks
+    )
+    assert isinstance(result, AgentSuccess)
+    assert received == ["b"]
+
+
+def test_post_tool_use_is_told_every_helper_result_and_hooks_skip_the_output_tool(
+    scripted_model: MakeScriptedModel,
+) -> None:
+    pre: list[PreToolUseEvent] = []
+    post: list[PostToolUseEvent] = []
+    hooks = {"pre_tool_use": pre.append, "post_tool_use": post.append}
+    result = run(scripted_model, agent(recording_lookup([])), [ONE_LOOKUP, FINAL], hooks=hooks)
+    assert isinstance(result, AgentSuccess)
+    assert [(e.tool_name, e.tool_input, e.tool_use_id) for e in pre] == [
+        ("lookup", {"key": "a"}, "c1")
+    ]
+    assert [(e.tool_name, e.tool_result, e.is_error) for e in post] == [("lookup", "A", False)]
+
+
+def test_a_journaled_run_replays_without_running_its_hooks_again(
+    scripted_model: MakeScriptedModel,
+) -> None:
+    asked: list[str] = []
+
+    def gate(event: PreToolUseEvent) -> HookDecision:
+        asked.append(event.tool_name)
+        return HookDecision(continue_=False, reason="no")
+
+    journal = MemoryJournal()
+    result = run(
+        scripted_model,
+        agent(recording_lookup([])),
+        [ONE_LOOKUP, FINAL],
+        hooks={"pre_tool_use": gate},
+        journal=journal,
+        session_id="s",
+    )
+    assert isinstance(result, AgentSuccess)
+    session = verify(journal, "s")
+    assert isinstance(session, AgentSession)
+    assert asked == ["lookup"]
+    blocked = [e.event for e in journal.entries("s") if isinstance(e.event, ToolFinished)]
+    assert [(e.output, e.is_error) for e in blocked] == [("Tool call blocked: no", True)]
