@@ -190,6 +190,18 @@ async def execute_agent(
     "Tool call blocked: <reason>" — or change its input; PostToolUse is told
     every helper result). The output tool's call is never hooked.
 
+    Who is told what, for each helper call, in this order: the definition's
+    `on_tool_call(state, name, input)`, then `options.on_tool_call(ToolCall)`
+    (the call as the model made it, before the hooks); once it has its
+    result, the definition's `on_tool_result(state, name, output)`, then
+    `options.on_tool_result(ToolResult)` (the result the model reads: a
+    blocked or timed-out call's error too). A call of the output tool (its
+    reflection handler) tells only the definition's two callbacks; the
+    definition's `on_attempt_start` / `on_validation_failure` are told as
+    attempts start and fail. `options.on_round` / `on_finish` are the tool
+    loop's and are not called by an agent run. What any of them raises is
+    recorded in `metadata.callback_errors`.
+
     `journal` (else `options.journal`; a path or a `Journal`) journals every
     step under `session_id` (else `options.session_id`, else a new id): a
     new session, held for the run (`begin` ... `release`); an id already in
@@ -259,6 +271,8 @@ async def _execute(
             on_tool_result=definition.on_tool_result,
             on_attempt_start=definition.on_attempt_start,
             on_validation_failure=definition.on_validation_failure,
+            observe_call=options.on_tool_call,
+            observe_result=options.on_tool_result,
         ),
         tool_timeout=options.tool_timeout,
         max_concurrent_tools=options.max_concurrent_tools,

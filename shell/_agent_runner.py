@@ -71,6 +71,7 @@ from toolreel.core import (
     ToolCall,
     ToolCallAnnounced,
     ToolFinished,
+    ToolResult,
     ToolResultReady,
     Validate,
     ValidationFailed,
@@ -87,12 +88,19 @@ from ._tools import Tool, call_arguments
 
 @attrs.frozen(kw_only=True)
 class AgentCallbacks:
-    """What the caller watches; each gets the `AgentState` first and may be sync or async."""
+    """What the caller watches, sync or async.
+
+    The `on_*` (the definition's) get the `AgentState` first; `observe_call` /
+    `observe_result` (the options' `on_tool_call` / `on_tool_result`) get only
+    the helper's `ToolCall` / `ToolResult`, as the Client's observers do.
+    """
 
     on_tool_call: Callable[..., Any] | None = None
     on_tool_result: Callable[..., Any] | None = None
     on_attempt_start: Callable[..., Any] | None = None
     on_validation_failure: Callable[..., Any] | None = None
+    observe_call: Callable[[ToolCall], object] | None = None
+    observe_result: Callable[[ToolResult], object] | None = None
 
 
 @attrs.frozen
@@ -275,10 +283,16 @@ class AgentRunner:
         """One helper or reflection run, between its callbacks, answered with `ToolFinished`."""
         await self._safe(self.callbacks.on_tool_call, call.name, call_arguments(call))
         if helper:
+            await self._guarded(self.callbacks.observe_call, call)
             event = await self._run_helper(call, work, timeout)
         else:
             event = await run_call(call, work, timeout)
         await self._safe(self.callbacks.on_tool_result, call.name, event.output)
+        if helper:
+            result = ToolResult(
+                call_id=call.id, name=call.name, content=event.output, is_error=event.is_error
+            )
+            await self._guarded(self.callbacks.observe_result, result)
         self._driver.post(event)
 
     async def _run_helper(self, call: ToolCall, work: _Work, timeout: float) -> ToolFinished:

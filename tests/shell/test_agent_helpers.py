@@ -9,7 +9,7 @@ import anyio
 import attrs
 
 from toolreel.adapters import MemoryJournal
-from toolreel.core import ToolFinished
+from toolreel.core import ToolCall, ToolFinished, ToolResult
 from toolreel.shell import (
     AgentDefinition,
     AgentOptions,
@@ -199,3 +199,50 @@ def test_a_journaled_run_replays_without_running_its_hooks_again(
     assert asked == ["lookup"]
     blocked = [e.event for e in journal.entries("s") if isinstance(e.event, ToolFinished)]
     assert [(e.output, e.is_error) for e in blocked] == [("Tool call blocked: no", True)]
+
+
+# --- observers -----------------------------------------------------------------------
+
+
+def test_the_options_observers_are_told_of_helper_calls_and_results(
+    scripted_model: MakeScriptedModel,
+) -> None:
+    told: list[object] = []
+    definition = agent(
+        recording_lookup([]),
+        on_tool_call=lambda _s, name, _input: told.append(("definition call", name)),
+        on_tool_result=lambda _s, name, _out: told.append(("definition result", name)),
+    )
+    result = run(
+        scripted_model,
+        definition,
+        [ONE_LOOKUP, FINAL],
+        on_tool_call=told.append,
+        on_tool_result=told.append,
+    )
+    assert isinstance(result, AgentSuccess)
+    helper_part = told[:4]
+    assert helper_part == [
+        ("definition call", "lookup"),
+        ToolCall(id="c1", name="lookup", arguments='{"key": "a"}'),
+        ("definition result", "lookup"),
+        ToolResult(call_id="c1", name="lookup", content="A"),
+    ]
+    assert [entry for entry in told[4:] if not isinstance(entry, tuple)] == []
+
+
+def test_the_observers_see_a_blocked_call_as_the_error_the_model_reads(
+    scripted_model: MakeScriptedModel,
+) -> None:
+    results: list[ToolResult] = []
+    hooks = {"pre_tool_use": lambda _e: HookDecision(continue_=False, reason="no")}
+    run(
+        scripted_model,
+        agent(recording_lookup([])),
+        [ONE_LOOKUP, FINAL],
+        hooks=hooks,
+        on_tool_result=results.append,
+    )
+    assert results == [
+        ToolResult(call_id="c1", name="lookup", content="Tool call blocked: no", is_error=True)
+    ]
