@@ -49,7 +49,7 @@ from toolreel.core import (
 
 from . import _checks as check
 from ._agent_output import OutputTool, Validator
-from ._agent_runner import AgentCallbacks, AgentRunner
+from ._agent_runner import AgentCallbacks, AgentRunner, Unfinished, unfinished_run
 from ._client import open_journal
 from ._hooks import hook_points
 from ._options import AgentOptions
@@ -204,8 +204,13 @@ async def execute_agent(
 
     `journal` (else `options.journal`; a path or a `Journal`) journals every
     step under `session_id` (else `options.session_id`, else a new id): a
-    new session, held for the run (`begin` ... `release`); an id already in
-    the journal is a `SessionError`. Without a journal nothing is kept.
+    new session, held for the run (`begin` ... `release`). An id already in
+    the journal whose run a crash interrupted is resumed, like `Client.resume`:
+    the run goes on from its last journaled step under its recorded config
+    (`input` is not asked again); a helper call that started without an
+    outcome runs again only if its tool is idempotent, else its result is
+    "interrupted; outcome unknown". A finished run's id (or a tool loop's) is
+    a `SessionError`. Without a journal nothing is kept.
     """
     helpers = registry(definition.helpers)
     config = agent_config(definition, options, helpers)
@@ -217,9 +222,12 @@ async def execute_agent(
     kept = open_journal(where)
     sid = session_id or options.session_id or uuid.uuid4().hex
     try:
-        if sid in kept.sessions():
-            raise SessionError(f"session {sid!r} is already in the journal: use a new id")
-        kept.begin(sid, config)
+        resumed = _unfinished(kept, sid) if sid in kept.sessions() else None
+        if resumed is not None:  # a crash interrupted it: go on under its own config
+            config = resumed[0]
+            kept.begin(sid, config, from_seq=resumed[1].seq)
+        else:
+            kept.begin(sid, config)
         try:
             return await _execute(
                 definition,
@@ -231,6 +239,7 @@ async def execute_agent(
                 abort=abort,
                 journal=kept,
                 session_id=sid,
+                resumed=resumed[1] if resumed is not None else None,
             )
         finally:
             kept.release(sid)
@@ -250,8 +259,10 @@ async def _execute(
     abort: anyio.Event | None,
     journal: Journal | None = None,
     session_id: str = "",
+    resumed: Unfinished | None = None,
 ) -> AgentSuccess[T] | AgentFailure:
-    """Run the agent (journaled to `journal` under `session_id`, if given)."""
+    """Run the agent (journaled to `journal` under `session_id`, if given; going on from
+    where a crash left `resumed`)."""
     port: ModelPort = model or http_model(
         options.provider,
         base_url=options.base_url,
@@ -284,7 +295,10 @@ async def _execute(
     )
     started = time.monotonic()
     try:
-        finish = await runner.run(definition.build_prompt(input))
+        if resumed is None:
+            finish = await runner.run(definition.build_prompt(input))
+        else:
+            finish = await runner.resume(resumed.state, resumed.seq, resumed.owed)
     finally:
         if model is None:  # a caller's own model is the caller's to close
             with anyio.CancelScope(shield=True):
@@ -309,3 +323,17 @@ def _metadata(finish: FinishAgent, runner: AgentRunner, latency: float) -> Agent
         validation_errors=runner.state.errors,
         history=finish.history,
     )
+
+
+def _unfinished(journal: Journal, sid: str) -> tuple[AgentConfig, Unfinished]:
+    """The recorded config and the stopping point of an agent run a crash interrupted.
+
+    A finished run, or a tool loop's session, is a `SessionError`: use a new id.
+    """
+    recorded = journal.config(sid)
+    if not isinstance(recorded, AgentConfig):
+        raise SessionError(f"session {sid!r} is a tool loop's, not an agent run: use a new id")
+    unfinished = unfinished_run(journal, sid, recorded)
+    if unfinished is None:
+        raise SessionError(f"session {sid!r} is already in the journal and finished: use a new id")
+    return recorded, unfinished

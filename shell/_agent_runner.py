@@ -33,7 +33,7 @@ every step, `_Flush` (save, then start the step's tools) last in a durable one.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, assert_never
+from typing import Any, assert_never, cast
 
 import anyio
 import anyio.abc
@@ -57,6 +57,8 @@ from toolreel.core import (
     FinishAgent,
     HookPoint,
     MessageRecorded,
+    ModelCallFailed,
+    ModelResponded,
     Notice,
     PromptSubmitted,
     ReasoningStreamed,
@@ -68,6 +70,7 @@ from toolreel.core import (
     RunTool,
     StartTimer,
     TextStreamed,
+    TimerFired,
     ToolCall,
     ToolCallAnnounced,
     ToolFinished,
@@ -83,6 +86,7 @@ from toolreel.core import (
 from ._agent_output import OutputTool, Validator, check_output
 from ._driver import Driver, guarded, run_call
 from ._hooks import Hook, PostToolUseEvent, PreToolUseEvent, decide
+from ._runner import INTERRUPTED
 from ._tools import Tool, call_arguments
 
 
@@ -201,6 +205,38 @@ class AgentRunner:
         await self._driver.run(begin)
         assert self._finish is not None
         return self._finish
+
+    async def resume(self, state: AgentState, seq: int, owed: Sequence[AgentEffect]) -> FinishAgent:
+        """Go on with a run a crash interrupted: from `state`, carrying out what was `owed`.
+
+        A helper call that started without an outcome runs again only if its
+        tool is idempotent; otherwise its result is "interrupted; outcome
+        unknown". Anything else owed (a model call, a reflection, a
+        validation, a timer) is simply carried out again.
+        """
+        self._driver.state = state
+        self.seq = seq
+
+        async def begin() -> bool:
+            for effect in owed:
+                await self._redo(effect)
+            self._start_runs()
+            return True
+
+        self._driver.drain()
+        await self._driver.run(begin)
+        assert self._finish is not None
+        return self._finish
+
+    async def _redo(self, effect: AgentEffect) -> None:
+        """Carry out an owed effect; a started helper without outcome reruns only if idempotent."""
+        if isinstance(effect, RunTool):
+            helper = self.helpers.get(effect.call.name)
+            if helper is None or not helper.idempotent:
+                lost = ToolFinished(call_id=effect.call.id, output=INTERRUPTED, is_error=True)
+                self._driver.post(lost)
+                return
+        await self.carry_out(effect)
 
     def _reduce(
         self, state: AgentState, event: AgentEvent
@@ -353,3 +389,61 @@ class AgentRunner:
     async def _safe(self, callback: Callable[..., Any] | None, *args: Any) -> None:
         """Call a callback with the state first; record what it raised instead of raising."""
         await self._guarded(callback, self.state, *args)
+
+
+@attrs.frozen(kw_only=True)
+class Unfinished:
+    """Where a journaled agent run stopped: its state, last step and the effects still owed."""
+
+    state: AgentState
+    seq: int
+    owed: tuple[AgentEffect, ...]
+
+
+def unfinished_run(journal: Journal, session_id: str, config: AgentConfig) -> Unfinished | None:
+    """Fold an agent run's journal again; None if the run finished (nothing to resume)."""
+    state = initial_agent_state(config)
+    owed: dict[str, AgentEffect] = {}
+    seq = 0
+    for entry in journal.entries(session_id):
+        event = cast(AgentEvent, entry.event)
+        state, effects = agent_step(state, event)
+        seq = entry.seq
+        _settle(owed, event)
+        for effect in effects:
+            if isinstance(effect, FinishAgent):
+                return None
+            key = _owed_key(effect)
+            if key is not None:
+                owed[key] = effect
+    return Unfinished(state=state, seq=seq, owed=tuple(owed.values()))
+
+
+def _owed_key(effect: AgentEffect) -> str | None:
+    """The key of an effect that expects an answering event (None: nothing answers it)."""
+    match effect:
+        case CallModel():
+            return "model"
+        case RunTool(call=call) | Reflect(call=call):
+            return f"tool:{call.id}"
+        case Validate(attempt=attempt):
+            return f"validate:{attempt}"
+        case StartTimer(token=token):
+            return f"timer:{token}"
+        case _:
+            return None
+
+
+def _settle(owed: dict[str, AgentEffect], event: AgentEvent) -> None:
+    """Strike what `event` answers."""
+    match event:
+        case ModelResponded() | ModelCallFailed():
+            owed.pop("model", None)
+        case ToolFinished(call_id=call_id):
+            owed.pop(f"tool:{call_id}", None)
+        case ValidationFinished(attempt=attempt):
+            owed.pop(f"validate:{attempt}", None)
+        case TimerFired(token=token):
+            owed.pop(f"timer:{token}", None)
+        case _:
+            pass

@@ -3,13 +3,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import attrs
 
-from toolreel.adapters import MemoryJournal
-from toolreel.core import ToolCall, ToolFinished, ToolResult
+from toolreel.adapters import MemoryJournal, Step
+from toolreel.core import (
+    AgentConfig,
+    AgentEvent,
+    RunTool,
+    ToolCall,
+    ToolFinished,
+    ToolResult,
+    agent_step,
+    initial_agent_state,
+)
 from toolreel.shell import (
     AgentDefinition,
     AgentOptions,
@@ -246,3 +255,65 @@ def test_the_observers_see_a_blocked_call_as_the_error_the_model_reads(
     assert results == [
         ToolResult(call_id="c1", name="lookup", content="Tool call blocked: no", is_error=True)
     ]
+
+
+# --- resume after a crash ------------------------------------------------------------
+
+
+def crashed_while_running_lookup(scripted_model: MakeScriptedModel, helper: Any) -> MemoryJournal:
+    """A journal whose run stopped right after its `lookup` call was saved, before its outcome."""
+    whole = MemoryJournal()
+    run(scripted_model, agent(helper), [ONE_LOOKUP, FINAL], journal=whole, session_id="s")
+    config = whole.config("s")
+    assert isinstance(config, AgentConfig)
+    crashed = MemoryJournal()
+    crashed.begin("s", config)
+    state = initial_agent_state(config)
+    for entry in whole.entries("s"):
+        state, effects = agent_step(state, cast(AgentEvent, entry.event))
+        crashed.append("s", [Step(seq=entry.seq, event=entry.event, effects=effects)])
+        if any(isinstance(effect, RunTool) for effect in effects):
+            break
+    crashed.release("s")
+    return crashed
+
+
+def test_an_interrupted_run_resumes_and_a_lost_helper_call_is_not_run_again(
+    scripted_model: MakeScriptedModel,
+) -> None:
+    received: list[str] = []
+    journal = crashed_while_running_lookup(scripted_model, recording_lookup(received))
+    received.clear()
+    result = run(
+        scripted_model, agent(recording_lookup(received)), [FINAL], journal=journal, session_id="s"
+    )
+    assert isinstance(result, AgentSuccess)
+    assert result.output == Answer(total=3)
+    assert received == []
+    lost = [e.event for e in journal.entries("s") if isinstance(e.event, ToolFinished)]
+    first = lost[0]
+    assert (first.call_id, first.output, first.is_error) == (
+        "c1",
+        "interrupted; outcome unknown",
+        True,
+    )
+    assert isinstance(verify(journal, "s"), AgentSession)
+
+
+def test_an_idempotent_helper_call_without_outcome_runs_again_on_resume(
+    scripted_model: MakeScriptedModel,
+) -> None:
+    received: list[str] = []
+
+    @tool(idempotent=True)
+    def lookup(key: str) -> str:
+        """Look a key up (safe to repeat)."""
+        received.append(key)
+        return key.upper()
+
+    journal = crashed_while_running_lookup(scripted_model, lookup)
+    received.clear()
+    result = run(scripted_model, agent(lookup), [FINAL], journal=journal, session_id="s")
+    assert isinstance(result, AgentSuccess)
+    assert received == ["a"]
+    assert isinstance(verify(journal, "s"), AgentSession)
