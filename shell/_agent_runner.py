@@ -28,6 +28,11 @@ Journaling (given a journal and a session id): every step is kept as an
 call is on disk before it has any effect), after each tool outcome, before each
 model call and at the end of the run. `_Record` (keep the step) is first in
 every step, `_Flush` (save, then start the step's tools) last in a durable one.
+
+Resuming (`resume`, after `unfinished_run` folded the journal again): the run
+goes on from its last saved step; what was owed is redone, except a helper
+call that started without an outcome, which reruns only if its tool is
+idempotent (else "interrupted; outcome unknown", as the Runner does).
 """
 
 from __future__ import annotations
