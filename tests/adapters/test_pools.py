@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from toolreel.adapters import HttpModel, OpenAICodec, Secret, http_model
-from toolreel.adapters._pools import tls_context
+from toolreel.adapters._providers._pools import tls_context
 from toolreel.core import ConfigError, ModelRequest, ModelResponded
 from toolreel.shell import AgentOptions, Client
 from toolreel.shell._scripted import Reply, ScriptedServer, text

@@ -58,11 +58,11 @@ from toolreel.core import (
     Usage,
 )
 
+from .._memo import IdentityMemo
 from ._codec import GuardedDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, Turn, UserTurn, expand
 from ._failures import body_text, http_failure, status_retryable
 from ._framing import SSEEvent, SSEParser
-from ._memo import IdentityMemo
 
 #: Error types/codes that asking again may cure (a 200 stream's error payload).
 RETRYABLE_KINDS = frozenset(
