@@ -37,7 +37,7 @@ Rules, each learnt from recorded traffic (tests/conformance/test_openai.py):
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Literal, assert_never
 
 import attrs
@@ -63,6 +63,7 @@ from ._codec import GuardedDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, Turn, UserTurn, expand
 from ._failures import body_text, http_failure, status_retryable
 from ._framing import SSEEvent, SSEParser
+from ._json import arguments_text, as_count, as_dict, as_str, count, dicts, fatal, guarded_body
 
 #: Error types/codes that asking again may cure (a 200 stream's error payload).
 RETRYABLE_KINDS = frozenset(
@@ -404,24 +405,6 @@ def _completion_events(data: Any) -> list[ModelEvent]:
     return events
 
 
-def guarded_body(body: bytes, decode: Callable[[Any], list[ModelEvent]]) -> list[ModelEvent]:
-    """Parse a whole body and decode it; bytes that are not the format become a fatal failure."""
-    match parse_json(body):
-        case Success(data):
-            try:
-                return decode(data)
-            except Exception as exc:
-                return [fatal(f"malformed response body: {type(exc).__name__}: {exc}")]
-        case Failure(why):
-            return [fatal(f"response body is {why}")]
-    return []  # pragma: no cover - a Result is a Success or a Failure
-
-
-def fatal(message: str) -> ModelCallFailed:
-    """A failure asking again will not cure."""
-    return ModelCallFailed(retryable=False, message=message)
-
-
 def openai_usage(data: Mapping[str, Any]) -> Usage:
     """`prompt_tokens`/`completion_tokens`, plus cached and reasoning tokens when nonzero."""
     cached = count(as_dict(data.get("prompt_tokens_details")).get("cached_tokens"))
@@ -487,39 +470,3 @@ def reasoning_text(message: Mapping[str, Any]) -> str:
         if isinstance(value, str) and value:
             return value
     return ""
-
-
-def arguments_text(value: Any) -> str:
-    """Arguments as JSON text (a few servers send an object instead of the string)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return json.dumps(value)
-    return ""
-
-
-def dicts(value: Any) -> list[dict[str, Any]]:
-    """The objects of a JSON array (anything else: none)."""
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """A JSON object, or an empty one."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_str(value: Any) -> str:
-    """A JSON string, or ""."""
-    return value if isinstance(value, str) else ""
-
-
-def as_count(value: Any) -> int | None:
-    """A non-negative JSON integer, or None."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return None
-
-
-def count(value: Any) -> int:
-    """A token counter, or 0."""
-    return as_count(value) or 0
