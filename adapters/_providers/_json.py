@@ -12,7 +12,7 @@ from typing import Any
 
 from returns.result import Failure, Success
 
-from toolreel.core import ModelCallFailed, ModelEvent
+from toolreel.core import ModelCallFailed, ModelEvent, ToolSpec
 
 from ._codec import parse_json
 
@@ -75,3 +75,15 @@ def arguments_object(arguments: str) -> dict[str, Any]:
     """Arguments text as an object; `{}` when it is not one (its call got an error result)."""
     value = parse_json(arguments).value_or(None)
     return value if isinstance(value, dict) else {}
+
+
+def tool_json(spec: ToolSpec) -> dict[str, Any]:
+    """A tool as a `function` tool (the schema parsed back from its JSON text; Ollama's too)."""
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": json.loads(spec.parameters),
+        },
+    }

@@ -49,8 +49,17 @@ from ._codec import GuardedDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from ._failures import body_text, http_failure
 from ._framing import LineParser
-from ._json import arguments_object, as_count, as_dict, as_str, count, dicts, fatal, guarded_body
-from ._openai import tool_json
+from ._json import (
+    arguments_object,
+    as_count,
+    as_dict,
+    as_str,
+    count,
+    dicts,
+    fatal,
+    guarded_body,
+    tool_json,
+)
 
 
 @attrs.frozen(kw_only=True)
