@@ -5,8 +5,6 @@
 
 from typing import Any
 
-from ._anthropic import AnthropicCodec
-from ._codec import Codec, StreamDecoder
 from ._errors import (
     JournalCorrupt,
     JournalError,
@@ -15,8 +13,6 @@ from ._errors import (
     SessionError,
     SessionNotFound,
 )
-from ._gemini import GeminiCodec
-from ._http import HttpModel, Secret, Timeouts
 from ._journal import (
     Journal,
     JournalEntry,
@@ -27,9 +23,13 @@ from ._journal import (
     persisted_messages,
 )
 from ._jsonl import JSONLJournal
-from ._ollama import OllamaCodec
-from ._openai import OpenAICodec
 from ._providers import PROVIDERS, FunctionModel, ModelPort, api_key, codec_for, http_model
+from ._providers._anthropic import AnthropicCodec
+from ._providers._codec import Codec, StreamDecoder
+from ._providers._gemini import GeminiCodec
+from ._providers._http import HttpModel, Secret, Timeouts
+from ._providers._ollama import OllamaCodec
+from ._providers._openai import OpenAICodec
 from ._serde import event_from_json, event_to_json, get_converter, structure, unstructure
 from ._session import Session, SessionBuilder, TurnSummary, load_session
 from ._sqlite import SQLiteJournal

@@ -26,11 +26,10 @@ from toolreel.adapters._providers import DEFAULT_MODELS
 from toolreel.core import FinishReason
 
 from ._blocks import TextBlock, ToolUseBlock, ToolUseError
-from ._calculator_model import openai_reply
 from ._client import Client, open_journal
-from ._openai_server import ScriptedServer
 from ._options import AgentOptions
 from ._replay import Divergence, replay
+from ._scripted import ScriptedServer, openai_reply
 from ._tools import Tool, tool
 
 PROMPTS = (

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from toolreel.shell._calculator_model import openai_reply
-from toolreel.shell._openai_server import ScriptedServer
+from toolreel.shell._scripted import ScriptedServer, openai_reply
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 LOCAL_SERVER = "http://localhost:1234/v1"

@@ -25,7 +25,7 @@ import pytest
 from toolreel.adapters import FunctionModel, ModelPort
 from toolreel.core import ModelRequest
 from toolreel.shell import AgentOptions, Recording
-from toolreel.shell._openai_server import (
+from toolreel.shell._scripted import (
     Reply,
     ScriptedServer,
     cut_off,

@@ -1,8 +1,8 @@
-"""Compact history to provider turns (adapters/_expand.py), as seed 001 expands it."""
+"""Compact history to provider turns (adapters/_providers/_expand.py), as seed 001 expands it."""
 
 from __future__ import annotations
 
-from toolreel.adapters._expand import ModelTurn, ResultsTurn, UserTurn, expand
+from toolreel.adapters._providers._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from toolreel.core import ChatMessage, Reasoning, ToolCall, ToolResult, ToolRound
 
 CALL = ToolCall(id="c1", name="weather_lookup", arguments='{"city": "Tokyo"}')

@@ -1,4 +1,4 @@
-"""Retryable or fatal, and how long to wait (adapters/_failures.py)."""
+"""Retryable or fatal, and how long to wait (adapters/_providers/_failures.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,12 @@ import anyio
 import pytest
 
 from toolreel.adapters import HttpModel, OpenAICodec, codec_for
-from toolreel.adapters._failures import duration, http_failure, retry_after, status_retryable
+from toolreel.adapters._providers._failures import (
+    duration,
+    http_failure,
+    retry_after,
+    status_retryable,
+)
 from toolreel.core import ModelCallFailed, ModelRequest
 
 

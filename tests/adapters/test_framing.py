@@ -1,11 +1,11 @@
-"""SSE and NDJSON framing (adapters/_framing.py), in any chunking."""
+"""SSE and NDJSON framing (adapters/_providers/_framing.py), in any chunking."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolreel.adapters._framing import LineParser, SSEEvent, SSEParser
+from toolreel.adapters._providers._framing import LineParser, SSEEvent, SSEParser
 
 
 def parse(body: bytes, cuts: list[int] | None = None) -> list[SSEEvent]:

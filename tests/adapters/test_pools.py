@@ -17,10 +17,10 @@ import httpx
 import pytest
 
 from toolreel.adapters import HttpModel, OpenAICodec, Secret, http_model
-from toolreel.adapters._pools import tls_context
+from toolreel.adapters._providers._pools import tls_context
 from toolreel.core import ConfigError, ModelRequest, ModelResponded
 from toolreel.shell import AgentOptions, Client
-from toolreel.shell._openai_server import Reply, ScriptedServer, text
+from toolreel.shell._scripted import Reply, ScriptedServer, text
 
 REQUEST = ModelRequest(model="m", system=None, messages=(), tools=())
 
@@ -275,7 +275,7 @@ def test_sessions_leave_no_connection_open_at_exit() -> None:
         """
         import anyio
         from toolreel.shell import AgentOptions, Client
-        from toolreel.shell._openai_server import ScriptedServer, text
+        from toolreel.shell._scripted import ScriptedServer, text
 
         with ScriptedServer([text("a"), text("b")]) as server:
             options = AgentOptions(model="m", base_url=server.url, api_key="k")

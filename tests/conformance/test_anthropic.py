@@ -31,8 +31,8 @@ from traffic import (
     sse_from_chunks_jsonl,
 )
 
-from toolreel.adapters._anthropic import AnthropicCodec
-from toolreel.adapters._http import HttpModel, Secret
+from toolreel.adapters._providers._anthropic import AnthropicCodec
+from toolreel.adapters._providers._http import HttpModel, Secret
 from toolreel.core import (
     CallModel,
     ChatMessage,

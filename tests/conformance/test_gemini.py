@@ -33,8 +33,8 @@ from traffic import (
     sse_from_chunks_jsonl,
 )
 
-from toolreel.adapters._gemini import GeminiCodec
-from toolreel.adapters._http import HttpModel, Secret
+from toolreel.adapters._providers._gemini import GeminiCodec
+from toolreel.adapters._providers._http import HttpModel, Secret
 from toolreel.core import (
     CallModel,
     Effect,

@@ -35,8 +35,8 @@ from traffic import (
     sse_from_chunks_jsonl,
 )
 
-from toolreel.adapters._http import HttpModel, Secret
-from toolreel.adapters._openai import OpenAICodec
+from toolreel.adapters._providers._http import HttpModel, Secret
+from toolreel.adapters._providers._openai import OpenAICodec
 from toolreel.core import (
     CallModel,
     ChatMessage,

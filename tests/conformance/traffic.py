@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from toolreel.adapters import unstructure
-from toolreel.adapters._codec import Codec
+from toolreel.adapters._providers._codec import Codec
 
 TRAFFIC = Path(os.environ.get("TOOLREEL_TRAFFIC_DIR", Path(__file__).resolve().parent / "traffic"))
 

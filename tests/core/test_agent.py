@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 import pytest
 
-from toolreel.adapters._expand import ModelTurn, ResultsTurn, UserTurn, expand
+from toolreel.adapters._providers._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from toolreel.core import (
     SUBMIT_TOOL,
     AgentConfig,

@@ -15,7 +15,7 @@ from typing import Any
 from test_agent import FIXED, INVOICE, PROMPT, RATE, RECORD, response
 
 from toolreel.adapters import unstructure
-from toolreel.adapters._expand import ModelTurn, ResultsTurn, UserTurn, expand
+from toolreel.adapters._providers._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from toolreel.core import (
     AgentConfig,
     CallModel,

@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from toolreel.shell._openai_server import Reply, json_body, sse_events
+from toolreel.shell._scripted import Reply, json_body, sse_events
 
 #: What a `Fault` does with its request.
 KINDS = (

@@ -30,7 +30,7 @@ from toolreel.core import FinishReason, unanswered_calls
 from toolreel.shell import AgentOptions, Client, run, tool
 from toolreel.shell._agent import AgentDefinition, execute_agent
 from toolreel.shell._agent_output import OutputTool
-from toolreel.shell._openai_server import ScriptedServer, sse_events, text, tool_calls
+from toolreel.shell._scripted import ScriptedServer, sse_events, text, tool_calls
 
 BACKENDS = ["asyncio"] + (["trio"] if importlib.util.find_spec("trio") else [])
 SCOPES = ["move_on_after", "fail_after", "scope_cancelled_by_hand"]

@@ -27,7 +27,7 @@ import pytest
 from toolreel.adapters import SQLiteJournal, load_session
 from toolreel.core import FinishReason, ToolCallAnnounced, unanswered_calls
 from toolreel.shell import AgentOptions, Client, run, tool
-from toolreel.shell._openai_server import ScriptedServer, text, tool_calls
+from toolreel.shell._scripted import ScriptedServer, text, tool_calls
 
 
 @tool
@@ -174,7 +174,7 @@ CTRL_C = textwrap.dedent(
     import signal, sys
     import anyio
     from toolreel.shell import AgentOptions, run, tool
-    from toolreel.shell._openai_server import ScriptedServer, tool_calls
+    from toolreel.shell._scripted import ScriptedServer, tool_calls
 
     @tool
     async def long_job() -> str:

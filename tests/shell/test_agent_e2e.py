@@ -34,7 +34,7 @@ from toolreel.shell import (
     tool,
 )
 from toolreel.shell._driver import Driver
-from toolreel.shell._openai_server import (
+from toolreel.shell._scripted import (
     Reply,
     ScriptedServer,
     http_error,

@@ -41,7 +41,7 @@ from toolreel.shell import (
     tool,
     verify,
 )
-from toolreel.shell._openai_server import Reply, ScriptedServer, tool_calls
+from toolreel.shell._scripted import Reply, ScriptedServer, tool_calls
 from toolreel.shell.cli import cli
 
 

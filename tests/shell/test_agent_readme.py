@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolreel.shell._openai_server import ScriptedServer, tool_calls
+from toolreel.shell._scripted import ScriptedServer, tool_calls
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 LOCAL_SERVER = "http://localhost:11434/v1"  # Ollama; tests/test_readme.py owns :1234

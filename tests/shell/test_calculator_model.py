@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toolreel.shell import demo
-from toolreel.shell._calculator_model import Step, openai_reply, plan
+from toolreel.shell._scripted import Step, openai_reply, plan
 
 
 @pytest.mark.parametrize(

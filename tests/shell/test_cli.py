@@ -23,10 +23,9 @@ from rich.console import Console
 from toolreel.adapters import SQLiteJournal
 from toolreel.core import ReasoningStreamed, RetryScheduled, TextStreamed
 from toolreel.shell import JournalUnavailable, Runner
-from toolreel.shell._calculator_model import openai_reply
-from toolreel.shell._cli_render import TurnView
-from toolreel.shell._openai_server import Reply, ScriptedServer, http_error
+from toolreel.shell._scripted import Reply, ScriptedServer, http_error, openai_reply
 from toolreel.shell.cli import cli, main
+from toolreel.shell.cli._render import TurnView
 
 HERE = Path(__file__).parent
 TOOLREEL = Path(sys.executable).with_name("toolreel")

@@ -26,7 +26,7 @@ from toolreel.shell import (
     run,
     tool,
 )
-from toolreel.shell._openai_server import ScriptedServer, text, tool_calls
+from toolreel.shell._scripted import ScriptedServer, text, tool_calls
 
 
 def options(server: ScriptedServer, **extra) -> AgentOptions:

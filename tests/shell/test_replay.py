@@ -49,7 +49,7 @@ from toolreel.shell import (
     tool,
     verify,
 )
-from toolreel.shell._openai_server import (
+from toolreel.shell._scripted import (
     Reply,
     ScriptedServer,
     cut_off,

@@ -27,7 +27,7 @@ from toolreel.core import (
     unanswered_calls,
 )
 from toolreel.shell import AgentOptions, Client, RunFailed, run, tool
-from toolreel.shell._openai_server import (
+from toolreel.shell._scripted import (
     ScriptedServer,
     cut_off,
     http_error,

@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from toolreel.adapters._failures import status_retryable
+from toolreel.adapters._providers import status_retryable
 from toolreel.core import (
     ModelCallFailed,
     ModelResponded,

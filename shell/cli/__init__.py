@@ -33,16 +33,17 @@ from toolreel.adapters._providers import (
 from toolreel.adapters._redact import LOG_FILTER
 from toolreel.core import AgentConfig, ConfigError, ToolreelError, UsageError
 
-from . import _cli_render as render
-from . import demo as demo_module
-from ._agent_transcript import render_agent_transcript
-from ._client import open_journal
-from ._journal_files import is_sqlite
-from ._options import AgentOptions
-from ._replay import Divergence, load_agent_session
-from ._replay import replay as replay_session
-from ._tools import Tool, tools_from_spec
-from ._transfer import export_session, import_session
+from .. import demo as demo_module
+from .._agent_transcript import render_agent_transcript
+from .._client import open_journal
+from .._journal_files import is_sqlite
+from .._options import AgentOptions
+from .._replay import Divergence, load_agent_session
+from .._replay import replay as replay_session
+from .._tools import Tool, tools_from_spec
+from .._transfer import export_session, import_session
+from . import _converse as live
+from . import _render as render
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROVIDER = click.Choice(sorted(PROVIDERS))
@@ -257,7 +258,7 @@ def _options(params: dict[str, Any], model: str, journal: Journal | None) -> Age
     )
 
 
-def _converse(params: dict[str, Any], prompts: render.Prompts) -> int:
+def _converse(params: dict[str, Any], prompts: live.Prompts) -> int:
     """Run the prompts as turns of one session; the exit code."""
     try:  # usage errors (a bad key, no key: say which variable to set) before anything runs
         options = agent_options(params, None)
@@ -272,7 +273,7 @@ def _converse(params: dict[str, Any], prompts: render.Prompts) -> int:
     )
     try:
         options = attrs.evolve(options, journal=journal)
-        return anyio.run(render.converse, options, prompts, view, str(path or ""))
+        return anyio.run(live.converse, options, prompts, view, str(path or ""))
     finally:
         if journal is not None:
             journal.close()
@@ -307,7 +308,7 @@ def run(prompt: str, **params: Any) -> int:
         prompt = sys.stdin.read()
     if not prompt.strip():
         raise click.UsageError("the prompt is empty")
-    return _converse(params, render.Prompts(given=[prompt.strip()]))
+    return _converse(params, live.Prompts(given=[prompt.strip()]))
 
 
 @cli.command()
@@ -319,7 +320,7 @@ def chat(**params: Any) -> int:
     Ctrl-C interrupts the answer in progress; at the prompt it quits (exit 130).
     Exit 1 if any turn did not complete.
     """
-    return _converse(params, render.Prompts(interactive=True))
+    return _converse(params, live.Prompts(interactive=True))
 
 
 @cli.command()

@@ -36,8 +36,7 @@ Rules, each learnt from recorded traffic (tests/conformance/test_openai.py):
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Literal, assert_never
 
 import attrs
@@ -54,47 +53,33 @@ from toolreel.core import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolRound,
-    ToolSpec,
     Usage,
 )
 
+from .._memo import IdentityMemo
 from ._codec import GuardedDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, Turn, UserTurn, expand
 from ._failures import body_text, http_failure, status_retryable
 from ._framing import SSEEvent, SSEParser
-from ._memo import IdentityMemo
+from ._json import (
+    arguments_text,
+    as_count,
+    as_dict,
+    as_str,
+    count,
+    dicts,
+    fatal,
+    guarded_body,
+    tool_json,
+)
+from ._openai_errors import (
+    QUOTA_KINDS,
+    error_kinds,
+    error_message,
+    error_object,
+    payload_retryable,
+)
 
-#: Error types/codes that asking again may cure (a 200 stream's error payload).
-RETRYABLE_KINDS = frozenset(
-    {
-        "server_error",
-        "api_error",
-        "internal_error",
-        "rate_limit_exceeded",
-        "rate_limit_error",
-        "overloaded_error",
-        "service_unavailable",
-        "timeout",
-    }
-)
-#: Error types/codes that asking again will not cure.
-FATAL_KINDS = frozenset(
-    {
-        "insufficient_quota",
-        "billing_hard_limit_reached",
-        "invalid_request_error",
-        "invalid_api_key",
-        "authentication_error",
-        "permission_error",
-        "not_found_error",
-        "model_not_found",
-        "context_length_exceeded",
-        "unsupported_parameter",
-        "content_filter",
-    }
-)
-#: Codes that make even a 429 fatal: the account is out of credit, not rate limited.
-QUOTA_KINDS = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
 #: A 200 response that carried no choice to answer with (rule 6).
 NO_CHOICE = "response has no choices"
 
@@ -221,18 +206,6 @@ class OpenAICodec:
             return http_failure(status, body_text(body) or "(empty body)", headers)
         retryable = status_retryable(status) and not QUOTA_KINDS & set(error_kinds(error))
         return http_failure(status, error_message(error), headers, retryable=retryable)
-
-
-def tool_json(spec: ToolSpec) -> dict[str, Any]:
-    """A tool as a `function` tool (the schema parsed back from its JSON text; Ollama's too)."""
-    return {
-        "type": "function",
-        "function": {
-            "name": spec.name,
-            "description": spec.description,
-            "parameters": json.loads(spec.parameters),
-        },
-    }
 
 
 def tool_choice_json(choice: str) -> str | dict[str, Any]:
@@ -404,24 +377,6 @@ def _completion_events(data: Any) -> list[ModelEvent]:
     return events
 
 
-def guarded_body(body: bytes, decode: Callable[[Any], list[ModelEvent]]) -> list[ModelEvent]:
-    """Parse a whole body and decode it; bytes that are not the format become a fatal failure."""
-    match parse_json(body):
-        case Success(data):
-            try:
-                return decode(data)
-            except Exception as exc:
-                return [fatal(f"malformed response body: {type(exc).__name__}: {exc}")]
-        case Failure(why):
-            return [fatal(f"response body is {why}")]
-    return []  # pragma: no cover - a Result is a Success or a Failure
-
-
-def fatal(message: str) -> ModelCallFailed:
-    """A failure asking again will not cure."""
-    return ModelCallFailed(retryable=False, message=message)
-
-
 def openai_usage(data: Mapping[str, Any]) -> Usage:
     """`prompt_tokens`/`completion_tokens`, plus cached and reasoning tokens when nonzero."""
     cached = count(as_dict(data.get("prompt_tokens_details")).get("cached_tokens"))
@@ -434,52 +389,6 @@ def openai_usage(data: Mapping[str, Any]) -> Usage:
     )
 
 
-def error_object(body: bytes) -> dict[str, Any] | None:
-    """The error object of a body: `{"error": {...}}`, `{"error": "text"}`, or vLLM's bare one."""
-    match parse_json(body):
-        case Success(data) if isinstance(data, dict):
-            error = data.get("error")
-            if isinstance(error, dict):
-                return error
-            if isinstance(error, str):
-                return {"message": error}
-            if isinstance(data.get("message"), str):
-                return data
-    return None
-
-
-def error_kinds(error: Mapping[str, Any]) -> list[str]:
-    """The error's code, then its type (the code is the more specific)."""
-    return [kind for kind in (error.get("code"), error.get("type")) if isinstance(kind, str)]
-
-
-def error_message(error: Mapping[str, Any]) -> str:
-    """The provider's message, with its type, code and param when it sent them."""
-    message = error.get("message")
-    said = message if isinstance(message, str) and message else "unknown error"
-    details = [
-        f"{key}={error[key]}"
-        for key in ("type", "code", "param")
-        if error.get(key) is not None and error.get(key) != ""
-    ]
-    return f"{said} ({', '.join(details)})" if details else said
-
-
-def payload_retryable(error: Mapping[str, Any]) -> bool:
-    """Whether an error payload sent instead of (or inside) a response may pass on a retry.
-
-    Known kinds decide; an HTTP status as `code` (vLLM, OpenRouter) decides by
-    status; anything else broke mid-response on the server's side: retryable.
-    """
-    for kind in error_kinds(error):
-        if kind in FATAL_KINDS:
-            return False
-        if kind in RETRYABLE_KINDS:
-            return True
-    code = as_count(error.get("code"))
-    return True if code is None else status_retryable(code)
-
-
 def reasoning_text(message: Mapping[str, Any]) -> str:
     """`reasoning_content` (DeepSeek, vLLM) or else `reasoning` (Ollama /v1, OpenRouter)."""
     for key in ("reasoning_content", "reasoning"):
@@ -487,39 +396,3 @@ def reasoning_text(message: Mapping[str, Any]) -> str:
         if isinstance(value, str) and value:
             return value
     return ""
-
-
-def arguments_text(value: Any) -> str:
-    """Arguments as JSON text (a few servers send an object instead of the string)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return json.dumps(value)
-    return ""
-
-
-def dicts(value: Any) -> list[dict[str, Any]]:
-    """The objects of a JSON array (anything else: none)."""
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """A JSON object, or an empty one."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_str(value: Any) -> str:
-    """A JSON string, or ""."""
-    return value if isinstance(value, str) else ""
-
-
-def as_count(value: Any) -> int | None:
-    """A non-negative JSON integer, or None."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return None
-
-
-def count(value: Any) -> int:
-    """A token counter, or 0."""
-    return as_count(value) or 0

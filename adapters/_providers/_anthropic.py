@@ -45,6 +45,7 @@ from ._codec import GuardedDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from ._failures import body_text, http_failure, status_retryable
 from ._framing import SSEEvent, SSEParser
+from ._json import arguments_object, as_dict
 
 Json = dict[str, Any]
 
@@ -205,12 +206,7 @@ def _tool_use(call: ToolCall) -> Json:
     The core keeps such a call in the history, answered by an error result that
     says what was wrong, and the API accepts only an object as `input`.
     """
-    try:
-        arguments = json.loads(call.arguments)
-    except (ValueError, RecursionError):
-        arguments = None
-    if not isinstance(arguments, dict):
-        arguments = {}
+    arguments = arguments_object(call.arguments)
     return {"type": "tool_use", "id": call.id, "name": call.name, "input": arguments}
 
 
@@ -265,7 +261,7 @@ class AnthropicStreamDecoder(GuardedDecoder):
         """Events of one decoded stream event; unknown ones (and `ping`) give none."""
         match kind:
             case "message_start":
-                self._count(_object(payload.get("message")).get("usage"))
+                self._count(as_dict(payload.get("message")).get("usage"))
                 return []
             case "content_block_start":
                 return self._block_start(int(payload["index"]), payload["content_block"])
@@ -274,14 +270,14 @@ class AnthropicStreamDecoder(GuardedDecoder):
             case "content_block_stop":
                 return self._block_stop(int(payload["index"]))
             case "message_delta":
-                stop_reason = _object(payload.get("delta")).get("stop_reason")
+                stop_reason = as_dict(payload.get("delta")).get("stop_reason")
                 self._stop_reason = str(stop_reason) if stop_reason else self._stop_reason
                 self._count(payload.get("usage"))
                 return []
             case "message_stop":
                 return [self._respond(self._stop_reason or "unknown", self._usage())]
             case "error":
-                return [self._stream_error(_object(payload.get("error")))]
+                return [self._stream_error(as_dict(payload.get("error")))]
             case _:
                 return []
 
@@ -328,7 +324,7 @@ class AnthropicStreamDecoder(GuardedDecoder):
 
     def _count(self, usage: Any) -> None:
         """Take the latest value of each counter (message_delta's are cumulative)."""
-        for name, value in _object(usage).items():
+        for name, value in as_dict(usage).items():
             if isinstance(value, int) and not isinstance(value, bool):
                 self._counters[name] = value
 
@@ -357,7 +353,7 @@ class AnthropicStreamDecoder(GuardedDecoder):
             case Failure(why):
                 return [self._fail(f"malformed response body: {why}")]
         if message.get("type") == "error":
-            return [self._stream_error(_object(message.get("error")))]
+            return [self._stream_error(as_dict(message.get("error")))]
         if not isinstance(message.get("content"), list):
             return [self._fail("malformed response body: no content list")]
         events: list[ModelEvent] = []
@@ -403,11 +399,6 @@ def _block_as_stream(block: Json) -> tuple[Json, list[Json]]:
 def _some(value: Any, event: Callable[[str], ModelEvent]) -> list[ModelEvent]:
     """`[event(value)]` for a non-empty string, else nothing."""
     return [event(value)] if isinstance(value, str) and value else []
-
-
-def _object(value: Any) -> Json:
-    """`value` if it is a JSON object, else an empty one."""
-    return value if isinstance(value, dict) else {}
 
 
 def _error_body(body: bytes) -> tuple[Json, str | None] | None:

@@ -40,7 +40,6 @@ from toolreel.core import (
     ModelRequest,
     ReasoningDelta,
     TextDelta,
-    ToolCall,
     ToolCallArgumentsDelta,
     ToolCallStarted,
     Usage,
@@ -50,7 +49,17 @@ from ._codec import GuardedDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from ._failures import body_text, http_failure
 from ._framing import LineParser
-from ._openai import as_count, as_dict, as_str, count, dicts, fatal, guarded_body, tool_json
+from ._json import (
+    arguments_object,
+    as_count,
+    as_dict,
+    as_str,
+    count,
+    dicts,
+    fatal,
+    guarded_body,
+    tool_json,
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -132,16 +141,10 @@ def assistant(turn: ModelTurn) -> dict[str, Any]:
         message["thinking"] = thinking
     if turn.calls:
         message["tool_calls"] = [
-            {"function": {"name": call.name, "arguments": arguments_object(call)}}
+            {"function": {"name": call.name, "arguments": arguments_object(call.arguments)}}
             for call in turn.calls
         ]
     return message
-
-
-def arguments_object(call: ToolCall) -> dict[str, Any]:
-    """A call's arguments as the object Ollama requires ({} when the model sent no object)."""
-    value = parse_json(call.arguments).value_or(None)
-    return value if isinstance(value, dict) else {}
 
 
 class OllamaStreamDecoder(GuardedDecoder):

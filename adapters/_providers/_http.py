@@ -1,6 +1,6 @@
 """The thin httpx driver: POST the encoded request, feed the body to the codec's decoder.
 
-Models share connection pools (adapters/_pools.py): the models of one event
+Models share connection pools (adapters/_providers/_pools.py): the models of one event
 loop with the same provider, base URL and transport send through one
 `httpx.AsyncClient`, taken when the model is made inside an event loop (else
 at its first call: the first call should not pay for making a pool) and given
@@ -33,9 +33,9 @@ import sniffio
 
 from toolreel.core import ConfigError, ModelCallFailed, ModelEvent, ModelRequest, ModelResponded
 
+from .._redact import Redactor, clean_key, logger
 from ._codec import Codec
 from ._pools import Lease, PoolKey, acquire
-from ._redact import Redactor, clean_key, logger
 
 if TYPE_CHECKING:
     import httpx

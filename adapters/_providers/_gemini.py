@@ -58,6 +58,7 @@ from ._codec import GuardedDecoder, StreamDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, Turn, UserTurn, expand
 from ._failures import body_text, duration, http_failure, status_retryable
 from ._framing import SSEEvent, SSEParser
+from ._json import arguments_object
 
 Json = dict[str, Any]
 
@@ -173,7 +174,8 @@ def _model_parts(turn: ModelTurn) -> list[Json]:
 def _function_call(call: ToolCall) -> Json:
     """A call as the model sent it: name, arguments object, signature."""
     return _signed(
-        {"functionCall": {"name": call.name, "args": _object(call.arguments)}}, call.signature
+        {"functionCall": {"name": call.name, "args": arguments_object(call.arguments)}},
+        call.signature,
     )
 
 
@@ -186,12 +188,6 @@ def _function_response(result: ToolResult) -> Json:
 def _signed(part: Json, signature: str | None) -> Json:
     """The part, with `thoughtSignature` when there is one."""
     return {**part, "thoughtSignature": signature} if signature else part
-
-
-def _object(arguments: str) -> Any:
-    """Arguments text as an object; `{}` for text that is not one (its call got an error result)."""
-    value = parse_json(arguments).value_or(None)
-    return value if isinstance(value, dict) else {}
 
 
 def _declaration(spec: ToolSpec) -> Json:

@@ -15,7 +15,7 @@ import re
 
 import attrs
 
-from ._openai_server import Reply
+from ._server import Reply
 
 OPERATIONS = {
     "plus": "add",

@@ -2,7 +2,7 @@
 
 `ModelPort` is what the shell calls: `stream(request)` yields model events,
 the last one terminal; `aclose()` gives back what the port holds (a pool), and
-is called only by whoever made the port. `HttpModel` (adapters/_http.py) is the real one;
+is called only by whoever made the port. `HttpModel` (_http.py) is the real one;
 `FunctionModel(handler)` is the fake beside it, the way httpx ships
 `MockTransport(handler)`: `handler(request)` returns the events to play.
 """
@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Protocol
 
 from toolreel.core import ConfigError, ModelEvent, ModelRequest
 
+from .._redact import LOG_FILTER, Redactor, clean_key
 from ._anthropic import AnthropicCodec
 from ._codec import Codec
+from ._failures import status_retryable as status_retryable
 from ._gemini import GeminiCodec
 from ._http import HttpModel, Secret, Timeouts
 from ._ollama import OllamaCodec
 from ._openai import OpenAICodec
-from ._redact import LOG_FILTER, Redactor, clean_key
 
 if TYPE_CHECKING:
     import httpx
