@@ -101,6 +101,7 @@ from ._agent_round import add_result, start_round
 from ._agent_state import AgentPhase, AgentState, AgentStepError, with_stream
 from ._effects import Emit
 from ._events import (
+    LATE_ANSWERS,
     Cancelled,
     ModelCallFailed,
     ModelResponded,
@@ -277,18 +278,7 @@ _CANCEL_ROWS: dict[tuple[AgentPhase, type], AgentHandler] = {
 
 #: Rule 9: the answers a cancelled run may still receive: dropped after a cancel, else misuse.
 _IGNORED_WHEN_FINISHED: dict[tuple[AgentPhase, type], AgentHandler] = {
-    (AgentPhase.FINISHED, kind): _late
-    for kind in (
-        TextDelta,
-        ReasoningDelta,
-        ToolCallStarted,
-        ToolCallArgumentsDelta,
-        ModelResponded,
-        ModelCallFailed,
-        ToolFinished,
-        ValidationFinished,
-        TimerFired,
-    )
+    (AgentPhase.FINISHED, kind): _late for kind in (*LATE_ANSWERS, ValidationFinished)
 }
 
 #: The agent's transitions, read-only: (phase, event type) -> handler.

@@ -163,6 +163,10 @@ ModelEvent: TypeAlias = (
 #: The model event classes, for checks like `isinstance(event, MODEL_EVENTS)`.
 MODEL_EVENTS: tuple[type, ...] = get_args(ModelEvent)
 
+#: What may still arrive for work a cancel abandoned (a stream, a tool, a timer): both
+#: reducers drop these once a run has ended, instead of calling them misuse (rule 9).
+LATE_ANSWERS: tuple[type, ...] = (*MODEL_EVENTS, ToolFinished, TimerFired)
+
 Event: TypeAlias = (
     PromptSubmitted
     | HookDecided

@@ -73,6 +73,7 @@ import attrs
 from ._config import HookPoint, MaxIterationsPolicy
 from ._effects import AskHook, Capped, Completed, Effect, Emit, Failed, FailureCode, Persist
 from ._events import (
+    LATE_ANSWERS,
     Blocked,
     Cancelled,
     Event,
@@ -353,18 +354,7 @@ _CANCEL_ROWS: dict[tuple[Phase, type], Handler] = {
 
 #: Rule 9: the answers a cancelled turn may still receive, once idle: dropped after a cancel.
 _IGNORED_WHEN_IDLE: dict[tuple[Phase, type], Handler] = {
-    (Phase.IDLE, kind): _late
-    for kind in (
-        TextDelta,
-        ReasoningDelta,
-        ToolCallStarted,
-        ToolCallArgumentsDelta,
-        ModelResponded,
-        ModelCallFailed,
-        ToolFinished,
-        TimerFired,
-        HookDecided,
-    )
+    (Phase.IDLE, kind): _late for kind in (*LATE_ANSWERS, HookDecided)
 }
 
 #: Rule 9: a result for a call a cancel abandoned, arriving in a later turn, is dropped.
