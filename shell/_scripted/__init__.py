@@ -7,6 +7,7 @@ here, so neither needs a real provider or the network beyond 127.0.0.1.
 from __future__ import annotations
 
 from ._calculator import Step, number_in, openai_reply, parse_clause, plan
+from ._local import LocalServer, Request
 from ._server import (
     Reply,
     ScriptedServer,
@@ -20,7 +21,9 @@ from ._server import (
 )
 
 __all__ = [
+    "LocalServer",
     "Reply",
+    "Request",
     "ScriptedServer",
     "Step",
     "cut_off",

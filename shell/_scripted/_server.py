@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +28,8 @@ from toolreel.core import (
     ToolCallStarted,
     Usage,
 )
+
+from ._local import LocalServer, Request
 
 Script = Sequence["Reply"] | Callable[[dict[str, Any]], "Reply"]
 
@@ -137,13 +138,17 @@ class ScriptedServer:
         """Serve `script` once started."""
         self.script = script
         self.requests: list[dict[str, Any]] = []
-        self.connections = 0
-        self.port = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._connections: set[asyncio.Task[None]] = set()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._server = LocalServer(self._answer)
+
+    @property
+    def port(self) -> int:
+        """The port it listens on (0 until started)."""
+        return self._server.port
+
+    @property
+    def connections(self) -> int:
+        """How many connections clients opened."""
+        return self._server.connections
 
     @property
     def url(self) -> str:
@@ -152,32 +157,16 @@ class ScriptedServer:
 
     def __enter__(self) -> ScriptedServer:
         """Start serving on a free port of 127.0.0.1."""
-        self._thread.start()
-        self._ready.wait(10)
+        self._server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         """Stop serving and close every connection."""
-        if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(10)
+        self._server.stop()
 
-    def _serve(self) -> None:
-        """The server thread's event loop."""
-        asyncio.run(self._main())
-
-    async def _main(self) -> None:
-        """Serve until told to stop, then close the connections."""
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        server = await asyncio.start_server(self._connection, "127.0.0.1", 0)
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        await self._stop.wait()
-        server.close()
-        for task in self._connections:
-            task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
+    async def _answer(self, request: Request, writer: asyncio.StreamWriter) -> bool:
+        """Answer one request with the script's reply."""
+        return await self._respond(json.loads(request.body or b"{}"), writer)
 
     def _reply_for(self, request: dict[str, Any]) -> Reply:
         """The scripted reply to the next request."""
@@ -188,29 +177,6 @@ class ScriptedServer:
         if index >= len(self.script):
             return http_error(500, f"scripted server: no reply for request {index + 1}")
         return self.script[index]
-
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """Serve requests on one keep-alive connection."""
-        task = asyncio.current_task()
-        assert task is not None
-        self._connections.add(task)
-        self.connections += 1
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                lines = head.decode("latin-1").split("\r\n")
-                headers = {
-                    k.strip().lower(): v.strip()
-                    for k, _, v in (line.partition(":") for line in lines[1:] if line)
-                }
-                body = await reader.readexactly(int(headers.get("content-length", "0")))
-                if not await self._respond(json.loads(body or b"{}"), writer):
-                    break
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            self._connections.discard(task)
-            writer.close()
 
     async def _respond(self, request: dict[str, Any], writer: asyncio.StreamWriter) -> bool:
         """Write one response; False when the connection must close (a cut stream)."""

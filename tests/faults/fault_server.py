@@ -22,13 +22,12 @@ import asyncio
 import json
 import socket
 import struct
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
-from toolreel.shell._scripted import Reply, json_body, sse_events
+from toolreel.shell._scripted import LocalServer, Reply, Request, json_body, sse_events
 
 #: What a `Fault` does with its request.
 KINDS = (
@@ -122,13 +121,17 @@ class FaultServer:
         """Serve `script`, one fault per request (the last one repeats)."""
         self.script = list(script) or [answer()]
         self.requests: list[Seen] = []
-        self.connections = 0
-        self.port = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
+        self._server = LocalServer(self._one)
+
+    @property
+    def port(self) -> int:
+        """The port it listens on (0 until started)."""
+        return self._server.port
+
+    @property
+    def connections(self) -> int:
+        """How many connections clients opened."""
+        return self._server.connections
 
     @property
     def url(self) -> str:
@@ -142,58 +145,22 @@ class FaultServer:
 
     def __enter__(self) -> FaultServer:
         """Start serving on a free port of 127.0.0.1."""
-        self._thread.start()
-        self._ready.wait(10)
+        self._server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         """Stop serving; every connection is closed."""
-        if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(10)
-
-    async def _main(self) -> None:
-        """Serve until told to stop, then cancel every connection."""
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        server = await asyncio.start_server(self._connection, "127.0.0.1", 0)
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        await self._stop.wait()
-        server.close()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._server.stop()
 
     def _next(self, seen: Seen) -> Fault:
         """The fault for the next request."""
         self.requests.append(seen)
         return self.script[min(len(self.requests), len(self.script)) - 1]
 
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """Serve requests on one keep-alive connection until a fault ends it."""
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        self.connections += 1
-        try:
-            while await self._one(reader, writer):
-                pass
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            self._tasks.discard(task)
-            writer.close()
-
-    async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
-        """Read one request and answer it; False when the connection must end."""
-        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
-        headers = {
-            name.strip().lower(): value.strip()
-            for name, _, value in (line.partition(":") for line in head[1:] if line)
-        }
-        body = await reader.readexactly(int(headers.get("content-length", "0")))
-        seen = Seen(path=head[0].split(" ")[1], headers=headers, body=json.loads(body or b"{}"))
+    async def _one(self, request: Request, writer: asyncio.StreamWriter) -> bool:
+        """Answer one request with the next fault; False when the connection must end."""
+        body = json.loads(request.body or b"{}")
+        seen = Seen(path=request.path, headers=request.headers, body=body)
         fault = self._next(seen)
         if fault.delay:
             await asyncio.sleep(fault.delay)
