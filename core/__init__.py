@@ -34,6 +34,7 @@ from ._agent_state import (
     conversation,
     initial_agent_state,
 )
+from ._arguments import arguments_object
 from ._config import (
     DEFAULT_FINAL_ANSWER_PROMPT,
     HookPoint,
@@ -194,6 +195,7 @@ __all__ = [
     "ValidationFailed",
     "ValidationFinished",
     "agent_step",
+    "arguments_object",
     "awaiting_results",
     "build_request",
     "conversation",

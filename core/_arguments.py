@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 PROBLEM = "arguments are not valid JSON: "
 #: Deeper arguments are refused before any parser recurses into them.
@@ -31,6 +32,17 @@ _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 #: Python's json also reads these words (the core accepts what it always accepted).
 _WORDS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
 _ESCAPES = frozenset('"\\/bfnrt')
+
+
+def arguments_object(arguments: str) -> dict[str, Any] | None:
+    """The arguments text as a dict, or None when it is not a JSON object (one parse for all)."""
+    if arguments.count("[") + arguments.count("{") > MAX_DEPTH and _scanned(arguments):
+        return None  # not an object, and perhaps too deep for the parser
+    try:
+        value = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def arguments_error(arguments: str) -> str | None:

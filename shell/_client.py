@@ -12,7 +12,6 @@ model answers; manual mode yields the calls, then waits for
 
 from __future__ import annotations
 
-import json
 import math
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -47,6 +46,7 @@ from toolreel.core import (
     ToolRound,
     Usage,
     UsageError,
+    arguments_object,
     awaiting_results,
 )
 
@@ -393,10 +393,7 @@ def _blocks(notice: Notice | Finish, text: list[str]) -> list[Block]:
         case RetryScheduled():
             text.clear()
         case ToolCallAnnounced(call=call):
-            try:
-                arguments = json.loads(call.arguments)
-            except ValueError:
-                arguments = {}
+            arguments = arguments_object(call.arguments) or {}
             blocks = _flush(text)
             blocks.append(ToolUseBlock(id=call.id, name=call.name, input=arguments))
             return blocks

@@ -39,7 +39,7 @@ import cattrs
 import sniffio
 from returns.result import Failure, Result, Success
 
-from toolreel.core import ConfigError, ToolCall, ToolSpec
+from toolreel.core import ConfigError, ToolCall, ToolSpec, arguments_object
 
 from ._schema import object_schema, signature_types, type_schema
 
@@ -382,11 +382,7 @@ def registry(items: Sequence[Any]) -> dict[str, Tool]:
 
 def call_arguments(call: ToolCall) -> dict[str, Any]:
     """A call's arguments as a dict ({} when they are not a JSON object)."""
-    try:
-        value = json.loads(call.arguments)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    return arguments_object(call.arguments) or {}
 
 
 def tools_from_spec(spec: str) -> list[Tool]:

@@ -39,13 +39,14 @@ from toolreel.core import (
     ToolResult,
     ToolSpec,
     Usage,
+    arguments_object,
 )
 
 from ._codec import GuardedDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from ._failures import body_text, http_failure, status_retryable
 from ._framing import SSEEvent, SSEParser
-from ._json import arguments_object, as_dict
+from ._json import as_dict
 
 Json = dict[str, Any]
 
@@ -206,7 +207,7 @@ def _tool_use(call: ToolCall) -> Json:
     The core keeps such a call in the history, answered by an error result that
     says what was wrong, and the API accepts only an object as `input`.
     """
-    arguments = arguments_object(call.arguments)
+    arguments = arguments_object(call.arguments) or {}
     return {"type": "tool_use", "id": call.id, "name": call.name, "input": arguments}
 
 

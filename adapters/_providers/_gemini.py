@@ -52,13 +52,13 @@ from toolreel.core import (
     ToolResult,
     ToolSpec,
     Usage,
+    arguments_object,
 )
 
 from ._codec import GuardedDecoder, StreamDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, Turn, UserTurn, expand
 from ._failures import body_text, duration, http_failure, status_retryable
 from ._framing import SSEEvent, SSEParser
-from ._json import arguments_object
 
 Json = dict[str, Any]
 
@@ -174,7 +174,7 @@ def _model_parts(turn: ModelTurn) -> list[Json]:
 def _function_call(call: ToolCall) -> Json:
     """A call as the model sent it: name, arguments object, signature."""
     return _signed(
-        {"functionCall": {"name": call.name, "args": arguments_object(call.arguments)}},
+        {"functionCall": {"name": call.name, "args": arguments_object(call.arguments) or {}}},
         call.signature,
     )
 

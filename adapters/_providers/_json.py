@@ -35,6 +35,14 @@ def fatal(message: str) -> ModelCallFailed:
     return ModelCallFailed(retryable=False, message=message)
 
 
+def bearer_headers(api_key: str | None) -> dict[str, str]:
+    """JSON, with a bearer token when there is a key (OpenAI-style and Ollama servers)."""
+    headers = {"content-type": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return headers
+
+
 def arguments_text(value: Any) -> str:
     """Arguments as JSON text (a few servers send an object instead of the string)."""
     if isinstance(value, str):
@@ -69,12 +77,6 @@ def as_count(value: Any) -> int | None:
 def count(value: Any) -> int:
     """A token counter, or 0."""
     return as_count(value) or 0
-
-
-def arguments_object(arguments: str) -> dict[str, Any]:
-    """Arguments text as an object; `{}` when it is not one (its call got an error result)."""
-    value = parse_json(arguments).value_or(None)
-    return value if isinstance(value, dict) else {}
 
 
 def tool_json(spec: ToolSpec) -> dict[str, Any]:

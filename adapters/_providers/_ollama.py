@@ -43,6 +43,7 @@ from toolreel.core import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     Usage,
+    arguments_object,
 )
 
 from ._codec import GuardedDecoder, parse_json
@@ -50,10 +51,10 @@ from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from ._failures import body_text, http_failure
 from ._framing import LineParser
 from ._json import (
-    arguments_object,
     as_count,
     as_dict,
     as_str,
+    bearer_headers,
     count,
     dicts,
     fatal,
@@ -78,10 +79,7 @@ class OllamaCodec:
 
     def headers(self, api_key: str | None) -> dict[str, str]:
         """JSON, with a bearer token when there is a key (ollama.com, or a proxy in front)."""
-        headers = {"content-type": "application/json"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        return headers
+        return bearer_headers(api_key)
 
     def encode(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
         """The /api/chat body for `request`."""
@@ -141,7 +139,7 @@ def assistant(turn: ModelTurn) -> dict[str, Any]:
         message["thinking"] = thinking
     if turn.calls:
         message["tool_calls"] = [
-            {"function": {"name": call.name, "arguments": arguments_object(call.arguments)}}
+            {"function": {"name": call.name, "arguments": arguments_object(call.arguments) or {}}}
             for call in turn.calls
         ]
     return message

@@ -66,6 +66,7 @@ from ._json import (
     as_count,
     as_dict,
     as_str,
+    bearer_headers,
     count,
     dicts,
     fatal,
@@ -113,10 +114,7 @@ class OpenAICodec:
 
     def headers(self, api_key: str | None) -> dict[str, str]:
         """JSON, with a bearer token when there is a key (local servers need none)."""
-        headers = {"content-type": "application/json"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        return headers
+        return bearer_headers(api_key)
 
     def encode(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
         """The chat.completions body for `request`."""

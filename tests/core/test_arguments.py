@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from toolreel.core import arguments_object
 from toolreel.core._arguments import MAX_DEPTH, arguments_error, syntax_problem
 
 PROBLEM = "arguments are not valid JSON: "
@@ -98,3 +99,20 @@ def test_the_scanner_accepts_exactly_what_the_json_parser_accepts(text: str) -> 
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), st.lists, max_leaves=8))
 def test_any_json_document_passes_the_scanner(value: object) -> None:
     assert syntax_problem(json.dumps(value)) is None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ('{"a": 1}', {"a": 1}),
+        ("{}", {}),
+        ("[1]", None),
+        ("null", None),
+        ('{"a": ', None),
+        ("[" * (MAX_DEPTH + 1), None),
+        ('{"a": ' + "[" * 5000 + "]" * 5000 + "}", None),
+    ],
+)
+def test_arguments_object_is_the_dict_or_none(arguments: str, expected: object) -> None:
+    """The one reading of a call's arguments as a dict: None for anything but an object."""
+    assert arguments_object(arguments) == expected
