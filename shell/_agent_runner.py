@@ -92,7 +92,7 @@ from ._agent_output import OutputTool, Validator, check_output
 from ._driver import Driver, guarded, limiter_for, run_call, run_within
 from ._hooks import Hook, PostToolUseEvent, PreToolUseEvent, decide
 from ._restore import lost_outcome
-from ._steplog import FLUSH, Flush, Record, StepLog
+from ._steplog import Flush, Record, StepLog, framed
 from ._tools import Tool, call_arguments
 
 
@@ -235,9 +235,7 @@ class AgentRunner:
         """`agent_step` on the redacted event, the core's effects between the runner's own."""
         event = self.redactor.event(event)  # no key is ever kept, stored or shown
         state, effects = agent_step(state, event)
-        if _durable(event, effects):
-            return state, (Record(event, effects), *effects, FLUSH)
-        return state, (Record(event, effects), *effects)
+        return state, framed(event, effects, durable=_durable(event, effects))
 
     async def carry_out(self, effect: _RunnerEffect) -> None:
         """Carry out one effect (the slow ones in tasks)."""

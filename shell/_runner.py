@@ -74,7 +74,7 @@ from ._hooks import (
     decide,
 )
 from ._restore import fold_journal, lost_outcome
-from ._steplog import FLUSH, Flush, Record, StepLog
+from ._steplog import Flush, Record, StepLog, framed
 from ._tools import Tool, call_arguments
 
 Sink = Callable[[Notice | Finish], None]
@@ -212,9 +212,7 @@ class Runner:
         """`step` on the redacted event, the core's effects between the runner's own."""
         event = self.redactor.event(event)  # no key is ever stored, shown or sent on
         state, effects = step(state, event)
-        if _durable(event, effects):
-            return state, (Record(event, effects), *effects, FLUSH)
-        return state, (Record(event, effects), *effects)
+        return state, framed(event, effects, durable=_durable(event, effects))
 
     async def carry_out(self, effect: _RunnerEffect) -> None:
         """Carry out one effect (the slow ones in tasks)."""

@@ -7,12 +7,16 @@ in one that must be durable; a `StepLog` keeps the steps and saves them.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import anyio
 import anyio.to_thread
 import attrs
 
 from toolreel.adapters import Journal, Step
 from toolreel.adapters._journal import StepEffect, StepEvent
+
+E = TypeVar("E", bound=StepEffect)
 
 
 @attrs.frozen
@@ -29,6 +33,15 @@ class Flush:
 
 
 FLUSH = Flush()
+
+
+def framed(
+    event: StepEvent, effects: tuple[E, ...], *, durable: bool
+) -> tuple[E | Record | Flush, ...]:
+    """A step's effects between the runner's own: `Record` first, `FLUSH` last if `durable`."""
+    if durable:
+        return (Record(event, effects), *effects, FLUSH)
+    return (Record(event, effects), *effects)
 
 
 class StepLog:
