@@ -26,13 +26,15 @@ Journaling (given a journal and a session id): every step is kept as an
 `adapters.Step`, and saved as the Runner saves a tool loop's (shell/_runner.py,
 "Durability"): before a helper or the reflection handler runs (so a started
 call is on disk before it has any effect), after each tool outcome, before each
-model call and at the end of the run. `_Record` (keep the step) is first in
-every step, `_Flush` (save, then start the step's tools) last in a durable one.
+model call and at the end of the run. `Record` (keep the step) is first in
+every step, `Flush` (save, then start the step's tools) last in a durable one;
+a `StepLog` keeps and saves them (shell/_steplog.py, shared with the Runner).
 
 Resuming (`resume`, after `unfinished_run` folded the journal again): the run
 goes on from its last saved step; what was owed is redone, except a helper
 call that started without an outcome, which reruns only if its tool is
-idempotent (else "interrupted; outcome unknown", as the Runner does).
+idempotent (else "interrupted; outcome unknown": `lost_outcome`, the
+Runner's rule too).
 """
 
 from __future__ import annotations
@@ -41,12 +43,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, assert_never, cast
 
 import anyio
-import anyio.abc
-import anyio.to_thread
 import attrs
 from returns.result import Failure, Result, Success
 
-from toolreel.adapters import Journal, MemoryJournal, ModelPort, Step
+from toolreel.adapters import Journal, ModelPort
 from toolreel.adapters._redact import Redactor
 from toolreel.core import (
     AgentConfig,
@@ -89,9 +89,10 @@ from toolreel.core import (
 )
 
 from ._agent_output import OutputTool, Validator, check_output
-from ._driver import Driver, guarded, run_call
+from ._driver import Driver, guarded, limiter_for, run_call, run_within
 from ._hooks import Hook, PostToolUseEvent, PreToolUseEvent, decide
-from ._runner import INTERRUPTED
+from ._restore import lost_outcome
+from ._steplog import Flush, Record, StepLog, framed
 from ._tools import Tool, call_arguments
 
 
@@ -112,23 +113,9 @@ class AgentCallbacks:
     observe_result: Callable[[ToolResult], object] | None = None
 
 
-@attrs.frozen
-class _Record:
-    """The runner's own effect, first in every step: keep the step for the journal."""
-
-    event: AgentEvent
-    effects: tuple[AgentEffect, ...]
-
-
-@attrs.frozen
-class _Flush:
-    """The runner's own effect, last in a step that must be durable: save, then start tools."""
-
-
-_FLUSH = _Flush()
 #: What runs a call: a helper's `run` or the output tool's reflection handler.
 _Work = Callable[[str], Awaitable[Result[str, str]]]
-_RunnerEffect = AgentEffect | _Record | _Flush
+_RunnerEffect = AgentEffect | Record | Flush
 
 
 def _durable(event: AgentEvent, effects: tuple[AgentEffect, ...]) -> bool:
@@ -166,15 +153,12 @@ class AgentRunner:
         self.callbacks = callbacks or AgentCallbacks()
         self.tool_timeout = tool_timeout
         self.hooks = dict(hooks or {})
-        self._limiter = (
-            anyio.CapacityLimiter(max_concurrent_tools) if max_concurrent_tools else None
-        )
+        self._limiter = limiter_for(max_concurrent_tools)
         self.callback_errors: list[str] = []
         self.accepted: Any = None
         self.journal = journal
         self.session_id = session_id
-        self.seq = 0
-        self._unsaved: list[Step] = []
+        self._log = StepLog(journal, session_id)  # the caller's journal: appended in a thread
         self._runs: list[tuple[ToolCall, _Work, float, bool]] = []
         self._driver = Driver[AgentState, AgentEvent, _RunnerEffect](
             model=model,
@@ -193,6 +177,11 @@ class AgentRunner:
     def state(self) -> AgentState:
         """The reducer's state: the run so far."""
         return self._driver.state
+
+    @property
+    def seq(self) -> int:
+        """The number of the last step kept."""
+        return self._log.seq
 
     async def run(self, prompt: str) -> FinishAgent:
         """Run the agent on `prompt` to its end.
@@ -220,7 +209,7 @@ class AgentRunner:
         validation, a timer) is simply carried out again.
         """
         self._driver.state = state
-        self.seq = seq
+        self._log.seq = seq
 
         async def begin() -> bool:
             for effect in owed:
@@ -234,13 +223,10 @@ class AgentRunner:
         return self._finish
 
     async def _redo(self, effect: AgentEffect) -> None:
-        """Carry out an owed effect; a started helper without outcome reruns only if idempotent."""
-        if isinstance(effect, RunTool):
-            helper = self.helpers.get(effect.call.name)
-            if helper is None or not helper.idempotent:
-                lost = ToolFinished(call_id=effect.call.id, output=INTERRUPTED, is_error=True)
-                self._driver.post(lost)
-                return
+        """Carry out an owed effect; a started helper may not rerun (`lost_outcome`)."""
+        if isinstance(effect, RunTool) and (lost := lost_outcome(effect.call, self.helpers)):
+            self._driver.post(lost)
+            return
         await self.carry_out(effect)
 
     def _reduce(
@@ -249,18 +235,15 @@ class AgentRunner:
         """`agent_step` on the redacted event, the core's effects between the runner's own."""
         event = self.redactor.event(event)  # no key is ever kept, stored or shown
         state, effects = agent_step(state, event)
-        if _durable(event, effects):
-            return state, (_Record(event, effects), *effects, _FLUSH)
-        return state, (_Record(event, effects), *effects)
+        return state, framed(event, effects, durable=_durable(event, effects))
 
     async def carry_out(self, effect: _RunnerEffect) -> None:
         """Carry out one effect (the slow ones in tasks)."""
         match effect:
-            case _Record(event=event, effects=effects):
-                self.seq += 1
-                self._unsaved.append(Step(seq=self.seq, event=event, effects=effects))
-            case _Flush():
-                await self._save()  # a tool call is on disk before it starts
+            case Record():
+                self._log.record(effect)
+            case Flush():
+                await self._log.save()  # a tool call is on disk before it starts
                 self._start_runs()
             case CallModel():
                 self._driver.call_model(effect)
@@ -287,17 +270,6 @@ class AgentRunner:
         runs, self._runs = self._runs, []
         for call, work, timeout, helper in runs:
             self._driver.spawn(self._execute, call, work, timeout, helper)
-
-    async def _save(self) -> None:
-        """Make the unsaved steps durable (forget them when nothing journals the run)."""
-        steps, self._unsaved = self._unsaved, []
-        if self.journal is None or not steps:
-            return
-        if isinstance(self.journal, MemoryJournal):  # no I/O: no worker thread
-            self.journal.append(self.session_id, steps)
-            return
-        with anyio.CancelScope(shield=True):  # a cancel never loses journaled steps
-            await anyio.to_thread.run_sync(self.journal.append, self.session_id, steps)
 
     async def _notify(self, notice: Notice) -> None:
         """Tell the caller's callback for the notice (`agent_step` emits only `AgentNotice`s)."""
@@ -347,11 +319,7 @@ class AgentRunner:
                 call = attrs.evolve(call, arguments=arguments)
             case Allowed():
                 pass
-        if self._limiter is None:
-            event = await run_call(call, work, timeout)
-        else:
-            async with self._limiter:
-                event = await run_call(call, work, timeout)
+        event = await run_within(self._limiter, call, work, timeout)
         await self._post_tool_use(call, event)
         return event
 

@@ -313,6 +313,24 @@ async def run_call(
     return ToolFinished(call_id=call.id, output=message, is_error=True)
 
 
+async def run_within(
+    limiter: anyio.CapacityLimiter | None,
+    call: ToolCall,
+    work: Callable[[str], Awaitable[Result[str, str]]],
+    timeout: float,
+) -> ToolFinished:
+    """`run_call` holding a place of `limiter` (None: no limit on concurrent tools)."""
+    if limiter is None:
+        return await run_call(call, work, timeout)
+    async with limiter:
+        return await run_call(call, work, timeout)
+
+
+def limiter_for(max_concurrent_tools: int | None) -> anyio.CapacityLimiter | None:
+    """The limiter of `max_concurrent_tools` (None or 0: no limit)."""
+    return anyio.CapacityLimiter(max_concurrent_tools) if max_concurrent_tools else None
+
+
 async def guarded(
     errors: list[str],
     callback: Callable[..., Any] | None,

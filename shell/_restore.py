@@ -3,11 +3,14 @@
 Every effect that expects an answering event (a model call, a tool run, a
 PreToolUse or UserPromptSubmit hook, a timer) is owed until the journal holds
 its answer. The journal is never written in the middle of a model stream, so
-an interrupted call left no partial response and is simply made again.
+an interrupted call left no partial response and is simply made again. A tool
+call that started without an outcome runs again only if its tool is
+idempotent (`lost_outcome`); both runners resume by this rule.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import assert_never
 
 import attrs
@@ -35,12 +38,18 @@ from toolreel.core import (
     State,
     TextDelta,
     TimerFired,
+    ToolCall,
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
     initial_state,
     step,
 )
+
+from ._tools import Tool
+
+#: The result of a started tool call whose outcome a crash lost (see `lost_outcome`).
+INTERRUPTED = "interrupted; outcome unknown"
 
 
 @attrs.frozen(kw_only=True)
@@ -113,3 +122,15 @@ def _settle(owed: dict[str, Effect], event: Event) -> None:
             pass  # answers nothing owed
         case _:
             assert_never(event)
+
+
+def lost_outcome(call: ToolCall, tools: Mapping[str, Tool]) -> ToolFinished | None:
+    """What an owed tool run that started before a crash becomes on resume.
+
+    None (run it again) if its tool is idempotent; otherwise its outcome is
+    unknown, and the model is told so with an error result.
+    """
+    tool = tools.get(call.name)
+    if tool is not None and tool.idempotent:
+        return None
+    return ToolFinished(call_id=call.id, output=INTERRUPTED, is_error=True)

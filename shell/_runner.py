@@ -17,8 +17,9 @@ order they happen (shell/_driver.py); the effects are carried out as the core sa
 Durability: steps are journaled in batches, and always before a tool runs
 (so a started call is on disk before it has any effect), after each tool
 outcome, before each model call, and at the end of a turn. The runner says so
-with two effects of its own around the core's: `_Record` (keep the step) first
-in every step, `_Flush` (save, then start the step's tools) last in a durable one.
+with two effects of its own around the core's: `Record` (keep the step) first
+in every step, `Flush` (save, then start the step's tools) last in a durable one
+(shell/_steplog.py, shared with the agent's runner).
 """
 
 from __future__ import annotations
@@ -26,12 +27,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, assert_never
 
-import anyio
-import anyio.abc
-import anyio.to_thread
 import attrs
 
-from toolreel.adapters import Journal, Step
+from toolreel.adapters import Journal
 from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._redact import Redactor
 from toolreel.core import (
@@ -67,7 +65,7 @@ from toolreel.core import (
     step,
 )
 
-from ._driver import Driver, guarded, run_call
+from ._driver import Driver, guarded, limiter_for, run_within
 from ._hooks import (
     Hook,
     PostToolUseEvent,
@@ -75,11 +73,11 @@ from ._hooks import (
     UserPromptSubmitEvent,
     decide,
 )
-from ._restore import fold_journal
+from ._restore import fold_journal, lost_outcome
+from ._steplog import Flush, Record, StepLog, framed
 from ._tools import Tool, call_arguments
 
 Sink = Callable[[Notice | Finish], None]
-INTERRUPTED = "interrupted; outcome unknown"
 
 
 @attrs.define
@@ -99,21 +97,7 @@ class RunMetadata:
     callback_errors: list[str] = attrs.Factory(list)
 
 
-@attrs.frozen
-class _Record:
-    """The runner's own effect, first in every step: keep the step for the journal."""
-
-    event: Event
-    effects: tuple[Effect, ...]
-
-
-@attrs.frozen
-class _Flush:
-    """The runner's own effect, last in a step that must be durable: save, then start tools."""
-
-
-_FLUSH = _Flush()
-_RunnerEffect = Effect | _Record | _Flush
+_RunnerEffect = Effect | Record | Flush
 
 
 def _durable(event: Event, effects: tuple[Effect, ...]) -> bool:
@@ -150,14 +134,13 @@ class Runner:
         self.tools = dict(tools)
         self.hooks = dict(hooks)
         self.journal = journal
-        self._append_inline = journal_in_memory
         self.session_id = session_id
+        self._log = StepLog(journal, session_id, inline=journal_in_memory)
         self.redactor = redactor or getattr(model, "redactor", None) or Redactor()
         self.tool_timeout = tool_timeout
         self.observers = observers or Observers()
         self.callback_errors: list[str] = []
         self.metadata = RunMetadata(callback_errors=self.callback_errors)
-        self.seq = 0
         self.sink: Sink | None = None
         self._driver = Driver[State, Event, _RunnerEffect](
             model=model,
@@ -166,10 +149,7 @@ class Runner:
             state=initial_state(config),
             settled=_settled,
         )
-        self._limiter = (
-            anyio.CapacityLimiter(max_concurrent_tools) if max_concurrent_tools else None
-        )
-        self._unsaved: list[Step] = []
+        self._limiter = limiter_for(max_concurrent_tools)
         self._finish: Finish | None = None
         self._runs: list[ToolCall] = []
 
@@ -181,6 +161,11 @@ class Runner:
     def state(self) -> State:
         """The reducer's state: the session so far."""
         return self._driver.state
+
+    @property
+    def seq(self) -> int:
+        """The number of the last step kept."""
+        return self._log.seq
 
     @property
     def finish(self) -> Finish | None:
@@ -227,16 +212,13 @@ class Runner:
         """`step` on the redacted event, the core's effects between the runner's own."""
         event = self.redactor.event(event)  # no key is ever stored, shown or sent on
         state, effects = step(state, event)
-        if _durable(event, effects):
-            return state, (_Record(event, effects), *effects, _FLUSH)
-        return state, (_Record(event, effects), *effects)
+        return state, framed(event, effects, durable=_durable(event, effects))
 
     async def carry_out(self, effect: _RunnerEffect) -> None:
         """Carry out one effect (the slow ones in tasks)."""
         match effect:
-            case _Record(event=event, effects=effects):
-                self.seq += 1
-                self._unsaved.append(Step(seq=self.seq, event=event, effects=effects))
+            case Record():
+                self._log.record(effect)
             case CallModel():
                 self._driver.call_model(effect)
             case RunTool(call=call):
@@ -255,8 +237,8 @@ class Runner:
                 await self._guarded(self.observers.on_finish, effect)
                 if self.sink is not None:
                     self.sink(effect)
-            case _Flush():
-                await self._save()  # a tool call is on disk before it starts
+            case Flush():
+                await self._log.save()  # a tool call is on disk before it starts
                 self._start_runs()
             case _:
                 assert_never(effect)
@@ -273,12 +255,7 @@ class Runner:
         """Run one tool call with its timeout; its outcome goes to the inbox."""
         tool = self.tools[call.name]
         timeout = tool.timeout if tool.timeout is not None else self.tool_timeout
-        if self._limiter is not None:
-            async with self._limiter:
-                event = await run_call(call, tool.run, timeout)
-        else:
-            event = await run_call(call, tool.run, timeout)
-        self._driver.post(event)
+        self._driver.post(await run_within(self._limiter, call, tool.run, timeout))
 
     async def _ask_hook(self, ask: AskHook) -> None:
         """Run the hooks of one point; answer the core unless it is PostToolUse."""
@@ -334,24 +311,13 @@ class Runner:
             case _:
                 assert_never(notice)
 
-    async def _save(self) -> None:
-        """Make the unsaved steps durable."""
-        if not self._unsaved:
-            return
-        steps, self._unsaved = self._unsaved, []
-        if self._append_inline:
-            self.journal.append(self.session_id, steps)
-            return
-        with anyio.CancelScope(shield=True):  # a cancel never loses journaled steps
-            await anyio.to_thread.run_sync(self.journal.append, self.session_id, steps)
-
     # --- resuming -------------------------------------------------------------------
 
     def restore(self) -> list[Effect]:
         """Rebuild the state from the journal (going on under today's config); what is owed."""
         restored = fold_journal(self.journal, self.session_id)
         if restored.seq is not None:
-            self.seq = restored.seq
+            self._log.seq = restored.seq
         self._driver.state = attrs.evolve(restored.state, config=self.config)
         return [] if self.state.phase is Phase.IDLE else list(restored.owed)
 
@@ -369,14 +335,9 @@ class Runner:
         return await self._drive(begin)
 
     async def _redo(self, effect: Effect) -> None:
-        """Carry out an owed effect; a started tool without outcome reruns only if idempotent."""
-        if isinstance(effect, RunTool):
-            tool = self.tools.get(effect.call.name)
-            if tool is not None and tool.idempotent:
-                self._runs.append(effect.call)
-            else:
-                failed = ToolFinished(call_id=effect.call.id, output=INTERRUPTED, is_error=True)
-                self._driver.post(failed)
+        """Carry out an owed effect; a started tool may not rerun (`lost_outcome`)."""
+        if isinstance(effect, RunTool) and (lost := lost_outcome(effect.call, self.tools)):
+            self._driver.post(lost)
             return
         await self.carry_out(effect)
 

@@ -1,0 +1,76 @@
+"""A runner's journaling: the steps it keeps and when they become durable.
+
+Both runners (shell/_runner.py, shell/_agent_runner.py) put `Record` (keep the
+step) first in every step and `FLUSH` (save, then start the step's tools) last
+in one that must be durable; a `StepLog` keeps the steps and saves them.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import anyio
+import anyio.to_thread
+import attrs
+
+from toolreel.adapters import Journal, Step
+from toolreel.adapters._journal import StepEffect, StepEvent
+
+E = TypeVar("E", bound=StepEffect)
+
+
+@attrs.frozen
+class Record:
+    """The runner's own effect, first in every step: keep the step for the journal."""
+
+    event: StepEvent
+    effects: tuple[StepEffect, ...]
+
+
+@attrs.frozen
+class Flush:
+    """The runner's own effect, last in a step that must be durable: save, then start tools."""
+
+
+FLUSH = Flush()
+
+
+def framed(
+    event: StepEvent, effects: tuple[E, ...], *, durable: bool
+) -> tuple[E | Record | Flush, ...]:
+    """A step's effects between the runner's own: `Record` first, `FLUSH` last if `durable`."""
+    if durable:
+        return (Record(event, effects), *effects, FLUSH)
+    return (Record(event, effects), *effects)
+
+
+class StepLog:
+    """The steps of one session not yet saved, and the number of the last one."""
+
+    def __init__(self, journal: Journal | None, session_id: str, *, inline: bool = False) -> None:
+        """A log saving to `journal` (None: nothing is kept).
+
+        `inline`: the journal's `append` does no I/O (one made in memory, not
+        the caller's), so it runs in the event loop rather than a worker thread.
+        """
+        self.journal = journal
+        self.session_id = session_id
+        self.inline = inline
+        self.seq = 0
+        self._unsaved: list[Step] = []
+
+    def record(self, record: Record) -> None:
+        """Keep a step under the next number."""
+        self.seq += 1
+        self._unsaved.append(Step(seq=self.seq, event=record.event, effects=record.effects))
+
+    async def save(self) -> None:
+        """Make the unsaved steps durable (forget them when nothing journals the session)."""
+        steps, self._unsaved = self._unsaved, []
+        if self.journal is None or not steps:
+            return
+        if self.inline:
+            self.journal.append(self.session_id, steps)
+            return
+        with anyio.CancelScope(shield=True):  # a cancel never loses journaled steps
+            await anyio.to_thread.run_sync(self.journal.append, self.session_id, steps)
