@@ -162,12 +162,6 @@ def reading(path: Path) -> Iterator[Journal]:
     journal = open_journal(path)  # a JournalError names the path; main prints it on one line
     try:
         yield journal
-    except ToolreelError:
-        raise
-    except (ValueError, KeyError, TypeError, sqlite3.DatabaseError) as exc:
-        if os.environ.get("TOOLREEL_DEBUG"):
-            raise
-        raise click.ClickException(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
     finally:
         journal.close()
 
