@@ -1,24 +1,17 @@
-"""Opening a journal file by its path, with one error naming the path for every way it fails.
+"""Opening a journal file by its path: which class, by suffix or by the file's header.
 
-A directory, a missing folder, a file that cannot be written, a ".db" that is
-not SQLite, a ".jsonl" that is not JSON lines: each is a `JournalUnavailable`
-(cannot be opened) or a `JournalCorrupt` (opened, but not a journal), never a
-raw `OSError`, `sqlite3` or `orjson` error.
+The constructors (`SQLiteJournal`, `JSONLJournal`) are where a path that cannot
+be a journal is refused: a directory, a missing folder or an unwritable file is
+a `JournalUnavailable`, a ".db" that is not SQLite or a ".jsonl" that is not
+JSON lines a `JournalCorrupt`, never a raw `OSError`, `sqlite3` or `orjson`
+error. Here we only choose the class and read the session list at once.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
-from toolreel.adapters import (
-    Journal,
-    JournalCorrupt,
-    JournalUnavailable,
-    JSONLJournal,
-    SQLiteJournal,
-)
-from toolreel.core import ToolreelError
+from toolreel.adapters import Journal, JSONLJournal, SQLiteJournal
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -35,30 +28,16 @@ def is_sqlite(path: Path) -> bool:
 def open_path(path: Path, *, jsonl: bool | None = None) -> Journal:
     """The journal kept in the file at `path` (created if missing): JSON lines or SQLite.
 
-    `jsonl` None decides by the suffix (".jsonl"); what is in the file is
-    checked now, so a damaged file fails here rather than in the middle of a turn.
+    `jsonl` None decides by the suffix (".jsonl"); the sessions are read now,
+    so a damaged file fails here rather than in the middle of a turn.
     """
     jsonl = path.suffix == ".jsonl" if jsonl is None else jsonl
-    if path.is_dir():
-        raise JournalUnavailable(f"cannot open journal {path}: it is a directory")
-    if not jsonl and path.exists() and path.stat().st_size and not is_sqlite(path):
-        raise JournalCorrupt(str(path), "not a SQLite database (a JSON-lines journal ends .jsonl)")
-    try:
-        journal: Journal = JSONLJournal(path) if jsonl else SQLiteJournal(path)
-    except ToolreelError:
-        raise
-    except (OSError, sqlite3.OperationalError) as exc:
-        raise JournalUnavailable(f"cannot open journal {path}: {_reason(exc)}") from exc
-    except sqlite3.DatabaseError as exc:  # "file is not a database", a damaged page
-        raise JournalCorrupt(str(path), _reason(exc)) from exc
+    journal: Journal = JSONLJournal(path) if jsonl else SQLiteJournal(path)
     try:
         journal.sessions()
-    except ToolreelError:
+    except BaseException:
         journal.close()
         raise
-    except Exception as exc:  # orjson, sqlite3, a line of the wrong shape: damaged content
-        journal.close()
-        raise JournalCorrupt(str(path), _reason(exc)) from exc
     return journal
 
 
@@ -66,10 +45,3 @@ def journal_name(journal: object) -> str:
     """A journal for messages: its file, or its kind ("MemoryJournal")."""
     path = getattr(journal, "path", None)
     return str(path) if path is not None else type(journal).__name__
-
-
-def _reason(exc: BaseException) -> str:
-    """A foreign exception in a few words (an OSError without the path it already names)."""
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

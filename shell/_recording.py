@@ -21,7 +21,6 @@ from returns.result import Failure, Result, Success
 
 from toolreel.adapters import (
     Journal,
-    JournalCorrupt,
     JournalUnavailable,
     SessionNotFound,
     effect_record,
@@ -37,7 +36,6 @@ from toolreel.core import (
     PromptSubmitted,
     RetryPolicy,
     ToolFinished,
-    ToolreelError,
 )
 
 from ._client import Client
@@ -104,10 +102,6 @@ class Recording:
         journal = open_path(path, jsonl=not is_sqlite(path))
         try:
             return cls(journal, session_id)
-        except ToolreelError:
-            raise
-        except (ValueError, KeyError, TypeError) as exc:  # a line or row of the wrong shape
-            raise JournalCorrupt(str(path), f"{type(exc).__name__}: {exc}") from exc
         finally:
             journal.close()
 

@@ -162,12 +162,6 @@ def reading(path: Path) -> Iterator[Journal]:
     journal = open_journal(path)  # a JournalError names the path; main prints it on one line
     try:
         yield journal
-    except ToolreelError:
-        raise
-    except (ValueError, KeyError, TypeError, sqlite3.DatabaseError) as exc:
-        if os.environ.get("TOOLREEL_DEBUG"):
-            raise
-        raise click.ClickException(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
     finally:
         journal.close()
 
@@ -429,13 +423,6 @@ def import_command(source: Path, journal: Path, session: str | None) -> None:
     target = writing(journal)
     try:
         sid = import_session(source, target, session)
-    except ToolreelError:
-        raise
-    except (ValueError, KeyError, TypeError) as exc:  # a line of the wrong shape
-        if os.environ.get("TOOLREEL_DEBUG"):
-            raise
-        detail = f"{type(exc).__name__}: {exc}"
-        raise click.ClickException(f"cannot import {source}: {detail}") from exc
     finally:
         target.close()
     click.echo(f"imported session {sid} into {journal}", err=True)
