@@ -1,18 +1,35 @@
 """toolreel.shell: the effect interpreter and the public APIs.
 
 `Client`/`AgentOptions`/`tool` (open_agent compatible), `run()` for scripts,
-structured-output agents (`AgentDefinition`, `OutputTool`, `execute_agent`),
+structured-output agents (`AgentDefinition`, `OutputTool`, `execute_agent`
+with `AgentRunOptions`), the `Connection` both share (its key a `Secret`), the
+typed callback protocols of each API (`OnToolCall`, ..., `OnAgentToolCall`, ...),
 hooks (`HookDecision`, `PreToolUseEvent`, ...), blocks (`TextBlock`,
 `ToolUseBlock`, `ToolUseError`) and the `Runner` that carries out the core's
 effects.
 """
+
+from toolreel.adapters import Secret
 
 from ._agent import AgentDefinition, AgentFailure, AgentMetadata, AgentSuccess, execute_agent
 from ._agent_output import OutputTool, Validator
 from ._agent_runner import AgentCallbacks, AgentRunner
 from ._agent_transcript import render_agent_transcript
 from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
+from ._callbacks import (
+    OnAgentNotice,
+    OnAgentToolCall,
+    OnAgentToolResult,
+    OnAttemptStart,
+    OnFinish,
+    OnNotice,
+    OnRound,
+    OnToolCall,
+    OnToolResult,
+    OnValidationFailure,
+)
 from ._client import Client, RunResult, open_journal, run
+from ._connection import Connection
 from ._errors import (
     ConfigError,
     JournalCorrupt,
@@ -39,7 +56,7 @@ from ._hooks import (
     PreToolUseEvent,
     UserPromptSubmitEvent,
 )
-from ._options import AgentOptions
+from ._options import AgentOptions, AgentRunOptions
 from ._recording import Recording, RequestMismatch
 from ._replay import AgentSession, Divergence, ReplayDiverged, load_agent_session, replay, verify
 from ._runner import Observers, RunMetadata, Runner
@@ -55,12 +72,14 @@ __all__ = [
     "AgentFailure",
     "AgentMetadata",
     "AgentOptions",
+    "AgentRunOptions",
     "AgentRunner",
     "AgentSession",
     "AgentSuccess",
     "Block",
     "Client",
     "ConfigError",
+    "Connection",
     "Divergence",
     "HookDecision",
     "JournalCorrupt",
@@ -68,6 +87,16 @@ __all__ = [
     "JournalUnavailable",
     "NotOpen",
     "Observers",
+    "OnAgentNotice",
+    "OnAgentToolCall",
+    "OnAgentToolResult",
+    "OnAttemptStart",
+    "OnFinish",
+    "OnNotice",
+    "OnRound",
+    "OnToolCall",
+    "OnToolResult",
+    "OnValidationFailure",
     "OutputTool",
     "PostToolUseEvent",
     "PreToolUseEvent",
@@ -79,6 +108,7 @@ __all__ = [
     "RunMetadata",
     "RunResult",
     "Runner",
+    "Secret",
     "SessionBusy",
     "SessionError",
     "SessionNotFound",

@@ -6,11 +6,15 @@
         helpers=[currency_rate],
         validators=[totals_add_up],
     )
-    result = await execute_agent(definition, text, AgentOptions(model=..., provider=...))
+    result = await execute_agent(definition, text, Connection(model=..., provider=...))
     if isinstance(result, AgentSuccess):
         result.output            # an Invoice
     else:
         result.error.code        # "VALIDATION_FAILED", "MAX_ITERATIONS", ...
+
+The options are an `AgentRunOptions` (a `Connection` and what the run uses),
+a bare `Connection`, or an `AgentOptions` with no tool-loop field set (one
+that is set would be ignored: `ConfigError`, see `AgentOptions.for_agent`).
 
 Given a journal (`journal=` or `options.journal`: a path or a `Journal`), every
 step of the run is journaled under `session_id` (or a new id, told in
@@ -34,8 +38,7 @@ from typing import Any, Generic, TypeVar
 import anyio
 import attrs
 
-from toolreel.adapters import Journal, ModelPort, SessionError, http_model
-from toolreel.adapters._providers import redactor_for
+from toolreel.adapters import Journal, ModelPort, SessionError
 from toolreel.core import (
     DEFAULT_MAX_ITERATIONS_PER_ATTEMPT,
     AgentConfig,
@@ -50,9 +53,16 @@ from toolreel.core import (
 from . import _checks as check
 from ._agent_output import OutputTool, Validator
 from ._agent_runner import AgentCallbacks, AgentRunner, Unfinished, unfinished_run
+from ._callbacks import (
+    OnAgentToolCall,
+    OnAgentToolResult,
+    OnAttemptStart,
+    OnValidationFailure,
+)
 from ._client import open_journal
+from ._connection import Connection
 from ._hooks import hook_points
-from ._options import AgentOptions
+from ._options import AgentOptions, AgentRunOptions
 from ._tools import Tool, registry
 
 I = TypeVar("I")  # noqa: E741 - the input type, as in the issue's signature
@@ -68,7 +78,8 @@ class AgentDefinition(Generic[I, T]):
     fine); sync or async. Callbacks get the reducer's `AgentState` first:
     `on_tool_call(state, name, input)`, `on_tool_result(state, name, result)`,
     `on_attempt_start(state, attempt)`, `on_validation_failure(state, attempt,
-    problems)`; sync or async; one that raises is recorded in the metadata.
+    problems)` (typed `OnAgentToolCall`, ...: shell/_callbacks.py); sync or
+    async; one that raises is recorded in the metadata.
     """
 
     build_prompt: Callable[[I], str] = attrs.field(validator=check.a_callable)
@@ -92,16 +103,16 @@ class AgentDefinition(Generic[I, T]):
     tool_choice: str = attrs.field(
         default="auto", validator=check.one_of(("auto", "required"), "'auto' or 'required'")
     )
-    on_tool_call: Callable[..., Any] | None = attrs.field(
+    on_tool_call: OnAgentToolCall | None = attrs.field(
         default=None, validator=check.callable_or_none
     )
-    on_tool_result: Callable[..., Any] | None = attrs.field(
+    on_tool_result: OnAgentToolResult | None = attrs.field(
         default=None, validator=check.callable_or_none
     )
-    on_attempt_start: Callable[..., Any] | None = attrs.field(
+    on_attempt_start: OnAttemptStart | None = attrs.field(
         default=None, validator=check.callable_or_none
     )
-    on_validation_failure: Callable[..., Any] | None = attrs.field(
+    on_validation_failure: OnValidationFailure | None = attrs.field(
         default=None, validator=check.callable_or_none
     )
 
@@ -144,31 +155,27 @@ class AgentFailure:
 
 
 def agent_config(
-    definition: AgentDefinition[Any, Any], options: AgentOptions, helpers: dict[str, Tool]
+    definition: AgentDefinition[Any, Any], connection: Connection, helpers: dict[str, Tool]
 ) -> AgentConfig:
-    """The core config a definition, its helper tools and the options describe."""
+    """The core config a definition, its helper tools and the connection describe."""
     return AgentConfig(
         output=definition.output.spec,
         helpers=tuple(helper.spec for helper in helpers.values()),
-        model=options.model_name,
-        system_prompt=(
-            definition.system_prompt
-            if definition.system_prompt is not None
-            else options.system_prompt
-        ),
+        model=connection.model_name,
+        system_prompt=definition.system_prompt,
         max_attempts=definition.max_attempts,
         max_iterations_per_attempt=definition.max_iterations_per_attempt,
         tool_choice=definition.tool_choice,
-        max_tokens=options.max_tokens,
-        temperature=options.temperature,
-        retry=options.retry,
+        max_tokens=connection.max_tokens,
+        temperature=connection.temperature,
+        retry=connection.retry,
     )
 
 
 async def execute_agent(
     definition: AgentDefinition[I, T],
     input: I,
-    options: AgentOptions,
+    options: AgentRunOptions | Connection | AgentOptions,
     *,
     model: ModelPort | None = None,
     abort: anyio.Event | None = None,
@@ -177,12 +184,14 @@ async def execute_agent(
 ) -> AgentSuccess[T] | AgentFailure:
     """Run the agent on `input`: the validated output, or why there is none.
 
-    `options` says how to reach the model (provider, base_url, api_key, model,
-    max_tokens, temperature, retry, tool_timeout, ...); `model` overrides the
-    port, as in `Client(options, model=...)`. Setting `abort` cuts a model call
-    in flight and is checked before every model call: the run ends
-    `EXECUTION_CANCELLED`. A cancelled anyio scope stops the run too, and the
-    cancellation propagates as anyio requires.
+    `options` is an `AgentRunOptions` (its `connection` says how to reach the
+    model: provider, base_url, api_key, model, max_tokens, temperature,
+    retry, ...), a bare `Connection`, or an `AgentOptions` none of whose
+    tool-loop fields is set (`ConfigError` naming each that is, and what to
+    use instead); `model` overrides the port, as in `Client(options, model=...)`.
+    Setting `abort` cuts a model call in flight and is checked before every
+    model call: the run ends `EXECUTION_CANCELLED`. A cancelled anyio scope
+    stops the run too, and the cancellation propagates as anyio requires.
 
     Helper tools get what the loop's tools get: `options.tool_timeout` (unless
     the tool sets its own), `options.max_concurrent_tools`, and `options.hooks`
@@ -198,9 +207,9 @@ async def execute_agent(
     blocked or timed-out call's error too). A call of the output tool (its
     reflection handler) tells only the definition's two callbacks; the
     definition's `on_attempt_start` / `on_validation_failure` are told as
-    attempts start and fail. `options.on_round` / `on_finish` are the tool
-    loop's and are not called by an agent run. What any of them raises is
-    recorded in `metadata.callback_errors`.
+    attempts start and fail; `options.on_notice` is told every notice of
+    the run, then its `FinishAgent`. What any of them raises is recorded in
+    `metadata.callback_errors`.
 
     `journal` (else `options.journal`; a path or a `Journal`) journals every
     step under `session_id` (else `options.session_id`, else a new id): a
@@ -212,8 +221,9 @@ async def execute_agent(
     "interrupted; outcome unknown". A finished run's id (or a tool loop's) is
     a `SessionError`. Without a journal nothing is kept.
     """
+    options = AgentRunOptions.of(options)
     helpers = registry(definition.helpers)
-    config = agent_config(definition, options, helpers)
+    config = agent_config(definition, options.connection, helpers)
     where = journal if journal is not None else options.journal
     if where is None:
         return await _execute(
@@ -251,7 +261,7 @@ async def execute_agent(
 async def _execute(
     definition: AgentDefinition[I, T],
     input: I,
-    options: AgentOptions,
+    options: AgentRunOptions,
     *,
     config: AgentConfig,
     helpers: dict[str, Tool],
@@ -263,14 +273,7 @@ async def _execute(
 ) -> AgentSuccess[T] | AgentFailure:
     """Run the agent (journaled to `journal` under `session_id`, if given; going on from
     where a crash left `resumed`)."""
-    port: ModelPort = model or http_model(
-        options.provider,
-        base_url=options.base_url,
-        key=options.api_key,
-        stream=options.stream,
-        timeouts=options.timeouts(),
-        client=options.http_client,
-    )
+    port: ModelPort = model or options.connection.open_model()
     runner = AgentRunner(
         config=config,
         model=port,
@@ -284,12 +287,13 @@ async def _execute(
             on_validation_failure=definition.on_validation_failure,
             observe_call=options.on_tool_call,
             observe_result=options.on_tool_result,
+            on_notice=options.on_notice,
         ),
         tool_timeout=options.tool_timeout,
         max_concurrent_tools=options.max_concurrent_tools,
         hooks=hook_points(options.hooks),
         abort=abort,
-        redactor=redactor_for(port, options.provider, options.api_key),
+        redactor=options.connection.redactor(port),
         journal=journal,
         session_id=session_id,
     )

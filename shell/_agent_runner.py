@@ -89,6 +89,15 @@ from toolreel.core import (
 )
 
 from ._agent_output import OutputTool, Validator, check_output
+from ._callbacks import (
+    OnAgentNotice,
+    OnAgentToolCall,
+    OnAgentToolResult,
+    OnAttemptStart,
+    OnToolCall,
+    OnToolResult,
+    OnValidationFailure,
+)
 from ._driver import Driver, guarded, limiter_for, run_call, run_within
 from ._hooks import Hook, PostToolUseEvent, PreToolUseEvent, decide
 from ._restore import lost_outcome
@@ -98,19 +107,21 @@ from ._tools import Tool, call_arguments
 
 @attrs.frozen(kw_only=True)
 class AgentCallbacks:
-    """What the caller watches, sync or async.
+    """What the caller watches, sync or async (shell/_callbacks.py).
 
     The `on_*` (the definition's) get the `AgentState` first; `observe_call` /
     `observe_result` (the options' `on_tool_call` / `on_tool_result`) get only
-    the helper's `ToolCall` / `ToolResult`, as the Client's observers do.
+    the helper's `ToolCall` / `ToolResult`, as the Client's observers do;
+    `on_notice` (the options') every notice, then the `FinishAgent`.
     """
 
-    on_tool_call: Callable[..., Any] | None = None
-    on_tool_result: Callable[..., Any] | None = None
-    on_attempt_start: Callable[..., Any] | None = None
-    on_validation_failure: Callable[..., Any] | None = None
-    observe_call: Callable[[ToolCall], object] | None = None
-    observe_result: Callable[[ToolResult], object] | None = None
+    on_tool_call: OnAgentToolCall | None = None
+    on_tool_result: OnAgentToolResult | None = None
+    on_attempt_start: OnAttemptStart | None = None
+    on_validation_failure: OnValidationFailure | None = None
+    observe_call: OnToolCall | None = None
+    observe_result: OnToolResult | None = None
+    on_notice: OnAgentNotice | None = None
 
 
 #: What runs a call: a helper's `run` or the output tool's reflection handler.
@@ -262,6 +273,7 @@ class AgentRunner:
             case FinishAgent():
                 self._finish = effect
                 self._driver.end()
+                await self._guarded(self.callbacks.on_notice, effect)
             case _:
                 assert_never(effect)
 
@@ -272,7 +284,8 @@ class AgentRunner:
             self._driver.spawn(self._execute, call, work, timeout, helper)
 
     async def _notify(self, notice: Notice) -> None:
-        """Tell the caller's callback for the notice (`agent_step` emits only `AgentNotice`s)."""
+        """Tell `on_notice`, then the notice's own callback (`agent_step` emits AgentNotices)."""
+        await self._guarded(self.callbacks.on_notice, notice)
         match notice:
             case AttemptStarted(attempt=attempt):
                 await self._safe(self.callbacks.on_attempt_start, attempt)

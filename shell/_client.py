@@ -25,7 +25,7 @@ import attrs
 
 from toolreel.adapters import Journal, MemoryJournal
 from toolreel.adapters._errors import JournalUnavailable, SessionNotFound
-from toolreel.adapters._providers import ModelPort, http_model, redactor_for
+from toolreel.adapters._providers import ModelPort
 from toolreel.core import (
     ChatMessage,
     ConfigError,
@@ -47,15 +47,15 @@ from toolreel.core import (
     Usage,
     UsageError,
     arguments_object,
-    awaiting_results,
 )
 
 from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
+from ._connection import Connection
 from ._errors import NotOpen, RunFailed, TurnInProgress, UnknownToolCall
 from ._hooks import hook_points
 from ._journal_files import open_path
 from ._options import AgentOptions
-from ._runner import Observers, RunMetadata, Runner, in_progress
+from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, output_text, registry
 
 
@@ -70,18 +70,21 @@ def open_journal(journal: str | Path | Journal | None) -> Journal:
     return journal
 
 
-def loop_config(options: AgentOptions, tools: dict[str, Tool]) -> LoopConfig:
-    """The core config the options describe."""
+def loop_config(
+    options: AgentOptions, tools: dict[str, Tool], connection: Connection | None = None
+) -> LoopConfig:
+    """The core config the options (and their connection, built once by the caller) describe."""
+    connection = connection or options.connection
     return LoopConfig(
-        model=options.model_name,
+        model=connection.model_name,
         system_prompt=options.system_prompt,
         tools=tuple(item.spec for item in tools.values()),
         tool_choice=options.tool_choice,
-        max_tokens=options.max_tokens,
-        temperature=options.temperature,
+        max_tokens=connection.max_tokens,
+        temperature=connection.temperature,
         max_iterations=options.max_tool_iterations,
         on_max_iterations=MaxIterationsPolicy(options.on_max_iterations),
-        retry=options.retry,
+        retry=connection.retry,
         hooks=frozenset(hook_points(options.hooks)),
         auto_execute=options.auto_execute_tools,
     )
@@ -101,18 +104,12 @@ class Client:
         if not isinstance(options, AgentOptions):
             raise ConfigError("options", type(options).__name__, "an AgentOptions")
         self.options = options
+        self.connection = options.connection
         self._tools = registry(options.tools)
-        self.config = loop_config(options, self._tools)
+        self.config = loop_config(options, self._tools, self.connection)
         self._own_model = model is None
-        self._model: ModelPort = model or http_model(
-            options.provider,
-            base_url=options.base_url,
-            key=options.api_key,
-            stream=options.stream,
-            timeouts=options.timeouts(),
-            client=options.http_client,
-        )
-        self.redactor = redactor_for(self._model, options.provider, options.api_key)
+        self._model: ModelPort = model or self.connection.open_model()
+        self.redactor = self.connection.redactor(self._model)
         self._own_journal = options.journal is None or isinstance(options.journal, str | Path)
         self.journal = open_journal(options.journal)
         self.session_id = options.session_id or uuid.uuid4().hex
@@ -133,6 +130,7 @@ class Client:
                 on_tool_result=options.on_tool_result,
                 on_round=options.on_round,
                 on_finish=options.on_finish,
+                on_notice=options.on_notice,
             ),
         )
         self.last_finish: Finish | None = None
@@ -173,7 +171,7 @@ class Client:
         # Entered here and exited in __aexit__, in the caller's task: `async with` nests it
         # inside every scope the caller opened before, and outside those opened within.
         self._tasks = await anyio.create_task_group().__aenter__()
-        if known and self.runner.state.phase is not Phase.IDLE:
+        if known and self.runner.phase is not Phase.IDLE:
             self._start(lambda: self.runner.resume(owed))
         return self
 
@@ -361,7 +359,7 @@ class Client:
 
     def pending_tool_calls(self) -> dict[str, str]:
         """Manual mode: ids and names of the calls waiting for `add_tool_result`."""
-        return {call.id: call.name for call in awaiting_results(self.runner.state)}
+        return {call.id: call.name for call in self.runner.awaiting()}
 
     async def interrupt(self) -> None:
         """Stop the model stream and running tools now; the turn finishes CANCELLED."""
@@ -372,12 +370,12 @@ class Client:
     @property
     def phase(self) -> Phase:
         """Where the conversation stands: `Phase.IDLE` between turns, else a turn is unfinished."""
-        return self.runner.state.phase
+        return self.runner.phase
 
     @property
     def history(self) -> tuple[ChatMessage, ...]:
         """The provider-neutral history (a running turn's rounds included)."""
-        return in_progress(self.runner.state)
+        return self.runner.history
 
     @property
     def metadata(self) -> RunMetadata:

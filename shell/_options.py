@@ -1,4 +1,14 @@
-"""AgentOptions: everything a Client needs, open_agent's names first, toolreel's own after.
+"""The options of each API: `AgentOptions` (Client, run) and `AgentRunOptions` (execute_agent).
+
+Both hold a `Connection` (shell/_connection.py: provider, URL, key, model and
+how calls go), declared once and shared. `AgentOptions` is open_agent's flat
+record: its connection fields sit beside the tool loop's own (tools, hooks,
+iterations, observers) and `.connection` gathers them. `AgentRunOptions` is
+an agent run's: a connection plus what the run itself uses. Handing
+`execute_agent` an `AgentOptions` works while only what an agent uses is set;
+a tool-loop field set to anything but its default is a `ConfigError` naming
+each such field and what to use instead (`AgentOptions.for_agent`), never
+silently ignored.
 
 Every field is checked when the options are built, on `attrs.evolve` and on
 assignment: a value that is not allowed raises `ConfigError` naming the field,
@@ -9,32 +19,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from toolreel.adapters import PROVIDERS, Journal, Timeouts
-from toolreel.adapters._providers import DEFAULT_MODELS
-from toolreel.adapters._redact import clean_key
-from toolreel.core import (
-    ConfigError,
-    Finish,
-    HookPoint,
-    MaxIterationsPolicy,
-    RetryPolicy,
-    ToolCall,
-    ToolResult,
-    ToolRound,
-)
+from toolreel.adapters import Journal, Secret, Timeouts
+from toolreel.core import ConfigError, HookPoint, MaxIterationsPolicy, RetryPolicy
 
 from . import _checks as check
-from ._hooks import HOOK_POST_TOOL_USE, HOOK_PRE_TOOL_USE, HOOK_USER_PROMPT_SUBMIT, Hooks
+from ._callbacks import OnAgentNotice, OnFinish, OnNotice, OnRound, OnToolCall, OnToolResult
+from ._connection import CONNECTION_FIELDS, Connection, shared, to_secret
+from ._hooks import (
+    HOOK_POST_TOOL_USE,
+    HOOK_PRE_TOOL_USE,
+    HOOK_USER_PROMPT_SUBMIT,
+    Hooks,
+    hook_points,
+)
 from ._tools import Tool, as_tool
-
-T_contra = TypeVar("T_contra", contravariant=True)
-#: An observer (`on_tool_call`, ...): called with what happened, sync or async; what it
-#: returns is ignored, and what it raises is recorded in `client.metadata`.
-Observer: TypeAlias = Callable[[T_contra], object]
 
 if TYPE_CHECKING:
     import httpx
@@ -103,117 +105,197 @@ def _policy(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
         check.refuse(attribute.name, value, "one of " + ", ".join(repr(v) for v in values))
 
 
-def _model(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    """A str (empty only where the provider has a default model: see `AgentOptions`)."""
-    if not isinstance(value, str):
-        check.refuse(attribute.name, value, f"a model name (str), not {check.kind(value)}")
-
-
-def _http_client(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    """None (a pool shared per provider and base URL), or the caller's own httpx.AsyncClient."""
-    if value is not None:
-        import httpx  # noqa: PLC0415 - loaded already by whoever made the client
-
-        if not isinstance(value, httpx.AsyncClient):
-            check.refuse(attribute.name, value, f"an httpx.AsyncClient, not {check.kind(value)}")
+def _agent_hooks(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """`_hooks`, without UserPromptSubmit: an agent's prompt is its definition's `build_prompt`."""
+    _hooks(instance, attribute, value)
+    if HookPoint.USER_PROMPT_SUBMIT in hook_points(value):
+        check.refuse(
+            "hooks",
+            HOOK_USER_PROMPT_SUBMIT,
+            "PreToolUse or PostToolUse hooks: an agent run has no user prompt to hook "
+            "(AgentDefinition.build_prompt makes it)",
+        )
 
 
 @attrs.define(kw_only=True)
 class AgentOptions:
     """How a Client talks to its model, which tools it offers, and how the loop runs.
 
-    `provider` is "openai" (any OpenAI-compatible server: OpenAI, Ollama's /v1,
-    LM Studio, vLLM, llama.cpp, OpenRouter), "anthropic", "gemini" or "ollama"
-    (native /api/chat); `base_url` points it anywhere, with the provider's usual
-    paths below it. `api_key` defaults to the provider's environment variable.
-    `journal` is a path (".db" for SQLite, ".jsonl" for JSON lines) or a
-    Journal; without one, the session is journaled in memory. `timeout` bounds
-    each read, `call_timeout` a whole model call, `idle_timeout` a stream
-    without content (keep-alives do not count); past either, the call fails
-    and is retried like any transient failure.
+    The connection fields (provider, base_url, api_key, model, stream, the
+    timeouts, max_tokens, temperature, retry, http_client) are `Connection`'s,
+    with its defaults and checks; `.connection` is them as one frozen value.
+    `api_key` is kept as a `Secret` from the moment it is given (a str is
+    wrapped), and defaults to the provider's environment variable.
 
-    `model` may be left empty only for a hosted provider at its own URL (no
-    `base_url`): "openai", "anthropic" and "gemini" then use their default model
-    (`DEFAULT_MODELS`). A `base_url` server, or "ollama", has no default: name
-    the model. Each field is checked as the options are built (`ConfigError`).
+    `journal` is a path (".db" for SQLite, ".jsonl" for JSON lines) or a
+    Journal; without one, the session is journaled in memory. The observers
+    (`on_tool_call`, `on_tool_result`, `on_round`, `on_finish`, `on_notice`;
+    shell/_callbacks.py) may be sync or async; one that raises is recorded in
+    `client.metadata.callback_errors`. Each field is checked as the options
+    are built (`ConfigError`).
     """
 
     system_prompt: str | None = attrs.field(
         default=None, validator=check.instance_of(str, "a str", optional=True)
     )
-    model: str = attrs.field(default="", validator=_model)
-    base_url: str | None = attrs.field(default=None, validator=check.http_url)
-    provider: str = attrs.field(
-        default="openai",
-        validator=check.one_of(PROVIDERS, "one of " + ", ".join(sorted(PROVIDERS))),
-    )
-    api_key: str | None = attrs.field(
-        default=None,
-        repr=False,
-        converter=clean_key,
-        validator=check.instance_of(str, "a str", optional=True),
-    )
+    model: str = shared("model")
+    base_url: str | None = shared("base_url")
+    provider: str = shared("provider")
+    api_key: Secret | None = attrs.field(default=None, repr=False, converter=to_secret)
     tools: Sequence[Tool | Callable[..., Any]] = attrs.field(default=(), validator=_tools)
     auto_execute_tools: bool = attrs.field(
         default=False, validator=check.instance_of(bool, "a bool")
     )
     max_tool_iterations: int = attrs.field(default=5, validator=check.int_at_least(1))
     hooks: Hooks = attrs.field(factory=dict, validator=_hooks)
-    max_tokens: int | None = attrs.field(
-        default=None, validator=check.int_at_least(1, optional=True)
-    )
-    temperature: float | None = attrs.field(
-        default=None, validator=check.number_in(0, 2, optional=True)
-    )
-    stream: bool = attrs.field(default=True, validator=check.instance_of(bool, "a bool"))
-    timeout: float = attrs.field(default=300.0, validator=check.number_in(0, low_open=True))
-    call_timeout: float = attrs.field(default=600.0, validator=check.number_in(0, low_open=True))
-    idle_timeout: float = attrs.field(default=120.0, validator=check.number_in(0, low_open=True))
+    max_tokens: int | None = shared("max_tokens")
+    temperature: float | None = shared("temperature")
+    stream: bool = shared("stream")
+    timeout: float = shared("timeout")
+    call_timeout: float = shared("call_timeout")
+    idle_timeout: float = shared("idle_timeout")
     # toolreel's own
     on_max_iterations: MaxIterationsPolicy | str = attrs.field(
         default=MaxIterationsPolicy.STOP, validator=_policy
     )
-    retry: RetryPolicy = attrs.field(
-        factory=RetryPolicy, validator=check.instance_of(RetryPolicy, "a RetryPolicy")
-    )
+    retry: RetryPolicy = shared("retry")  # noqa: RUF009 - an attrs.field, made by `shared`
     tool_timeout: float = attrs.field(default=60.0, validator=check.number_in(0, low_open=True))
     max_concurrent_tools: int | None = attrs.field(
         default=None, validator=check.int_at_least(1, optional=True)
     )
     journal: str | Path | Journal | None = attrs.field(default=None, validator=_journal)
     #: The caller's own client for the model's HTTP calls (toolreel never closes it).
-    http_client: httpx.AsyncClient | None = attrs.field(default=None, validator=_http_client)
+    http_client: httpx.AsyncClient | None = shared("http_client")  # noqa: RUF009 - as above
     session_id: str | None = attrs.field(default=None, validator=check.optional_id)
     tool_choice: str = attrs.field(
         default="auto",
         validator=check.instance_of(str, "'auto', 'none', 'required' or a tool name"),
     )
-    on_tool_call: Observer[ToolCall] | None = attrs.field(
+    on_tool_call: OnToolCall | None = attrs.field(default=None, validator=check.callable_or_none)
+    on_tool_result: OnToolResult | None = attrs.field(
         default=None, validator=check.callable_or_none
     )
-    on_tool_result: Observer[ToolResult] | None = attrs.field(
-        default=None, validator=check.callable_or_none
-    )
-    on_round: Observer[ToolRound] | None = attrs.field(
-        default=None, validator=check.callable_or_none
-    )
-    on_finish: Observer[Finish] | None = attrs.field(default=None, validator=check.callable_or_none)
+    on_round: OnRound | None = attrs.field(default=None, validator=check.callable_or_none)
+    on_finish: OnFinish | None = attrs.field(default=None, validator=check.callable_or_none)
+    on_notice: OnNotice | None = attrs.field(default=None, validator=check.callable_or_none)
+
+    @property
+    def connection(self) -> Connection:
+        """The connection fields as one `Connection` (checked together as it is built)."""
+        return Connection(**{name: getattr(self, name) for name in CONNECTION_FIELDS})
 
     def timeouts(self) -> Timeouts:
         """The HTTP limits these options ask for."""
-        return Timeouts(read=self.timeout, total=self.call_timeout, idle=self.idle_timeout)
+        return self.connection.timeouts()
 
     @property
     def model_name(self) -> str:
         """The model to ask for: `model`, or the hosted provider's default when it is empty."""
-        return self.model or DEFAULT_MODELS.get(self.provider, "")
+        return self.connection.model_name
 
     def __attrs_post_init__(self) -> None:
         """The checks that read two fields: the model for the provider, tool_choice for tools."""
-        if not self.model and (self.base_url is not None or self.provider not in DEFAULT_MODELS):
-            where = f"the server at {self.base_url}" if self.base_url else repr(self.provider)
-            raise ConfigError("model", self.model, f"a model name: {where} has no default model")
+        self.connection  # noqa: B018 - building it checks the model for the provider
         names = [as_tool(item).name for item in self.tools]
         if self.tool_choice not in TOOL_CHOICE_MODES and self.tool_choice not in names:
             offered = ", ".join(repr(name) for name in [*TOOL_CHOICE_MODES, *names])
             raise ConfigError("tool_choice", self.tool_choice, f"one of {offered}")
+
+    def for_agent(self) -> AgentRunOptions:
+        """These options as an agent run's; a tool-loop field that is set: `ConfigError`.
+
+        The error names every such field and what an agent uses instead
+        (`LOOP_ONLY`): an agent run never silently ignores what it was given.
+        """
+        fields = attrs.fields_dict(AgentOptions)
+        given = [name for name in LOOP_ONLY if not _is_default(fields[name], getattr(self, name))]
+        if given:
+            instead = "; ".join(f"{name}: {LOOP_ONLY[name]}" for name in given)
+            raise ConfigError(
+                "options",
+                tuple(given),
+                "execute_agent runs no tool loop, so these AgentOptions fields would be ignored "
+                f"(leave them unset, or pass AgentRunOptions): {instead}",
+            )
+        return AgentRunOptions(
+            connection=self.connection,
+            tool_timeout=self.tool_timeout,
+            max_concurrent_tools=self.max_concurrent_tools,
+            hooks=self.hooks,
+            journal=self.journal,
+            session_id=self.session_id,
+            on_tool_call=self.on_tool_call,
+            on_tool_result=self.on_tool_result,
+        )
+
+
+#: The AgentOptions fields only the tool loop uses, and what an agent run uses instead.
+LOOP_ONLY = {
+    "system_prompt": "use AgentDefinition(system_prompt=...)",
+    "tools": "use AgentDefinition(helpers=[...])",
+    "auto_execute_tools": "drop it (an agent always runs its helpers)",
+    "max_tool_iterations": "use AgentDefinition(max_iterations_per_attempt=...)",
+    "on_max_iterations": "drop it (an attempt that reaches max_iterations_per_attempt "
+    "fails the run with MAX_ITERATIONS)",
+    "tool_choice": "use AgentDefinition(tool_choice=...)",
+    "on_round": "use AgentRunOptions(on_notice=...) (an agent run tells no tool-loop rounds)",
+    "on_finish": "read the AgentSuccess / AgentFailure execute_agent returns, "
+    "or use AgentRunOptions(on_notice=...), told the FinishAgent",
+    "on_notice": "use AgentRunOptions(on_notice=...), told the run's notices and its FinishAgent",
+}
+
+
+def _is_default(field: attrs.Attribute[Any], value: object) -> bool:
+    """Whether `value` is the field's default (a list equal to a default tuple counts)."""
+    default: Any = field.default
+    if callable(factory := getattr(default, "factory", None)):  # an attrs.Factory
+        default = factory()
+    if isinstance(value, list):
+        value = tuple(value)
+    if isinstance(default, MaxIterationsPolicy) and isinstance(value, str):
+        return value == default.value
+    return bool(value == default)
+
+
+@attrs.frozen(kw_only=True)
+class AgentRunOptions:
+    """How an agent run reaches its model (`connection`) and what the run itself uses.
+
+    Helper tools get what the loop's tools get: `tool_timeout` (unless the
+    tool sets its own), `max_concurrent_tools`, and `hooks` (PreToolUse and
+    PostToolUse; an agent has no user prompt to hook). `journal` (a path or a
+    Journal) journals every step under `session_id` (else a new id). The
+    observers are told each helper call (`on_tool_call(ToolCall)`), its result
+    (`on_tool_result(ToolResult)`) and every notice then the `FinishAgent`
+    (`on_notice`); sync or async; one that raises is recorded in
+    `metadata.callback_errors`. The definition's own callbacks get the
+    run's state as well (`AgentDefinition`).
+    """
+
+    connection: Connection = attrs.field(validator=check.instance_of(Connection, "a Connection"))
+    tool_timeout: float = attrs.field(default=60.0, validator=check.number_in(0, low_open=True))
+    max_concurrent_tools: int | None = attrs.field(
+        default=None, validator=check.int_at_least(1, optional=True)
+    )
+    hooks: Hooks = attrs.field(factory=dict, validator=_agent_hooks)
+    journal: str | Path | Journal | None = attrs.field(default=None, validator=_journal)
+    session_id: str | None = attrs.field(default=None, validator=check.optional_id)
+    on_tool_call: OnToolCall | None = attrs.field(default=None, validator=check.callable_or_none)
+    on_tool_result: OnToolResult | None = attrs.field(
+        default=None, validator=check.callable_or_none
+    )
+    on_notice: OnAgentNotice | None = attrs.field(default=None, validator=check.callable_or_none)
+
+    @classmethod
+    def of(cls, options: AgentRunOptions | Connection | AgentOptions) -> AgentRunOptions:
+        """An agent run's options from any of the three (`AgentOptions.for_agent` checks)."""
+        if isinstance(options, AgentRunOptions):
+            return options
+        if isinstance(options, Connection):
+            return cls(connection=options)
+        if isinstance(options, AgentOptions):
+            return options.for_agent()
+        allowed = "an AgentRunOptions, a Connection or an AgentOptions"
+        raise ConfigError(
+            "options", type(options).__name__, f"{allowed}, not {check.kind(options)}"
+        )

@@ -61,10 +61,12 @@ from toolreel.core import (
     ToolFinished,
     ToolResultReady,
     ValidationFailed,
+    awaiting_results,
     initial_state,
     step,
 )
 
+from ._callbacks import OnFinish, OnNotice, OnRound, OnToolCall, OnToolResult
 from ._driver import Driver, guarded, limiter_for, run_within
 from ._hooks import (
     Hook,
@@ -82,12 +84,13 @@ Sink = Callable[[Notice | Finish], None]
 
 @attrs.define
 class Observers:
-    """Callbacks that watch a run; one that raises is recorded and never breaks it."""
+    """Callbacks that watch a run (shell/_callbacks.py); one that raises is recorded."""
 
-    on_tool_call: Callable[..., Any] | None = None
-    on_tool_result: Callable[..., Any] | None = None
-    on_round: Callable[..., Any] | None = None
-    on_finish: Callable[..., Any] | None = None
+    on_tool_call: OnToolCall | None = None
+    on_tool_result: OnToolResult | None = None
+    on_round: OnRound | None = None
+    on_finish: OnFinish | None = None
+    on_notice: OnNotice | None = None
 
 
 @attrs.define
@@ -168,6 +171,20 @@ class Runner:
         return self._log.seq
 
     @property
+    def phase(self) -> Phase:
+        """Where the session stands (IDLE between turns)."""
+        return self.state.phase
+
+    @property
+    def history(self) -> tuple[ChatMessage, ...]:
+        """The history, the running turn's rounds so far included (`in_progress`)."""
+        return in_progress(self.state)
+
+    def awaiting(self) -> tuple[ToolCall, ...]:
+        """Manual mode: the calls whose results the turn waits for."""
+        return awaiting_results(self.state)
+
+    @property
     def finish(self) -> Finish | None:
         """How the last turn finished (a turn cancelled from outside included), if it has."""
         return self._finish
@@ -235,6 +252,7 @@ class Runner:
                 self._finish = effect
                 self._driver.end()
                 await self._guarded(self.observers.on_finish, effect)
+                await self._guarded(self.observers.on_notice, effect)
                 if self.sink is not None:
                     self.sink(effect)
             case Flush():
@@ -291,6 +309,8 @@ class Runner:
         """Tell the sink and the observers."""
         if self.sink is not None:
             self.sink(notice)
+        if self.observers.on_notice is not None:  # most turns have none: no await per delta
+            await self._guarded(self.observers.on_notice, notice)
         match notice:
             case ToolCallAnnounced(call=call):
                 await self._guarded(self.observers.on_tool_call, call)

@@ -90,16 +90,18 @@ def codec_for(provider: str) -> Codec:
 
 
 def api_key(
-    codec: Codec, given: str | None, environ: Mapping[str, str] | None = None
+    codec: Codec, given: Secret | str | None, environ: Mapping[str, str] | None = None
 ) -> Secret | None:
-    """The key given, else the first of the provider's usual environment variables that is set.
+    """The key given (a `Secret` as it is), else the first of the provider's variables set.
 
     Keys are cleaned as they enter (`clean_key`): surrounding whitespace is
     stripped, a key with whitespace or control characters inside is refused
     with a `ConfigError` that never shows it.
     """
-    key = clean_key(given)
-    if key:
+    if isinstance(given, Secret):  # wrapped once, where it entered: passed on as it is
+        if given.value:
+            return given
+    elif key := clean_key(given):
         return Secret(key)
     env = os.environ if environ is None else environ
     for name in codec.api_key_env:
@@ -116,13 +118,13 @@ def environment_keys(environ: Mapping[str, str] | None = None) -> Redactor:
     return Redactor.of(env.get(name) for name in sorted(names))
 
 
-def redactor_for(model: object, provider: str, given: str | None) -> Redactor:
+def redactor_for(model: object, provider: str, given: Secret | str | None) -> Redactor:
     """The secrets a session must never store: the model's key and the one the options resolve.
 
     (`given`, else the provider's variable.) Registered with the log filter too.
     """
     codec = PROVIDERS.get(provider)
-    key = clean_key(given)
+    key = clean_key(given.value if isinstance(given, Secret) else given)
     if codec is not None:
         secret = api_key(codec(), key)
         key = secret.value if secret else None
@@ -149,7 +151,7 @@ def http_model(
     provider: str,
     *,
     base_url: str | None = None,
-    key: str | None = None,
+    key: Secret | str | None = None,
     stream: bool = True,
     timeouts: Timeouts | None = None,
     environ: Mapping[str, str] | None = None,

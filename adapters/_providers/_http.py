@@ -23,15 +23,23 @@ connection is closed; the answer is never thrown away for want of an end.
 
 from __future__ import annotations
 
+import hmac
 import math
 from collections.abc import AsyncIterator, Awaitable, Mapping
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import anyio
 import attrs
 import sniffio
 
-from toolreel.core import ConfigError, ModelCallFailed, ModelEvent, ModelRequest, ModelResponded
+from toolreel.core import (
+    ConfigError,
+    ModelCallFailed,
+    ModelEvent,
+    ModelRequest,
+    ModelResponded,
+    UsageError,
+)
 
 from .._redact import Redactor, clean_key, logger
 from ._codec import Codec
@@ -47,27 +55,63 @@ log = logger(__name__)
 ERROR_BODY_LIMIT = 64 * 1024
 
 
-def _key_value(value: str) -> str:
-    """A key as `clean_key` leaves it ("" for none)."""
-    return clean_key(value) or ""
-
-
-@attrs.frozen(repr=False)
 class Secret:
-    """A credential that never shows in a repr, a log line or an exception.
+    """A credential that never shows in a repr, a str, `attrs.asdict`, a pickle or an exception.
 
     The value is stripped of surrounding whitespace (a key read from a file
     ends in a newline); one with whitespace or control characters inside is
-    refused with a `ConfigError` that does not show it.
+    refused with a `ConfigError` that does not show it. Not an attrs class, so
+    `attrs.asdict` of a record holding one keeps the `Secret` (never its text);
+    pickling refuses (a pickle would hold the key in clear), copying returns it.
+    Only `value` gives the key: read it where a request is built, nowhere else.
     """
 
-    value: str = attrs.field(converter=_key_value)
+    __slots__ = ("_value",)
+    _value: str
+
+    def __init__(self, value: str) -> None:
+        """Keep the key, cleaned (`clean_key`)."""
+        object.__setattr__(self, "_value", clean_key(value) or "")
+
+    @property
+    def value(self) -> str:
+        """The key itself ("" for none)."""
+        return self._value
+
+    def __setattr__(self, name: str, value: object) -> None:
+        """A secret is immutable, like the records it sits in."""
+        raise attrs.exceptions.FrozenInstanceError()
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a Secret with the same key (compared in constant time)."""
+        if not isinstance(other, Secret):
+            return NotImplemented
+        return hmac.compare_digest(self._value.encode(), other._value.encode())
+
+    def __hash__(self) -> int:
+        """Hashable like the frozen records that hold it."""
+        return hash((Secret, self._value))
 
     def __repr__(self) -> str:
         """Never the value."""
         return "Secret('***')"
 
     __str__ = __repr__
+
+    def __reduce_ex__(self, protocol: object) -> NoReturn:
+        """Refuse: a pickle would hold the key in clear."""
+        raise UsageError(
+            "a Secret (an API key) cannot be pickled: pass the key to the other process "
+            "by its environment variable"
+        )
+
+    def __copy__(self) -> Secret:
+        """Itself: it is immutable."""
+        return self
+
+    def __deepcopy__(self, memo: object) -> Secret:
+        """Itself: it is immutable."""
+        return self
 
 
 def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:

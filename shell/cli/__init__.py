@@ -263,7 +263,8 @@ def _converse(params: dict[str, Any], prompts: live.Prompts) -> int:
     path: Path | None = params["journal"]
     journal = writing(path) if path else None
     view = render.TurnView(
-        *render.consoles(), secrets=(options.api_key, *environment_keys().secrets)
+        *render.consoles(),
+        secrets=(options.api_key.value if options.api_key else None, *environment_keys().secrets),
     )
     try:
         options = attrs.evolve(options, journal=journal)

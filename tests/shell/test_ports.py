@@ -24,8 +24,7 @@ from toolreel.shell import (
     OutputTool,
     Recording,
     RequestMismatch,
-    _agent,
-    _client,
+    _connection,
     execute_agent,
 )
 
@@ -50,7 +49,7 @@ class ClosingModel:
 
 
 def made_by_toolreel(monkeypatch: pytest.MonkeyPatch, module: Any) -> ClosingModel:
-    """The model `module` makes from the options (in place of an HTTP model)."""
+    """The model `module` makes from the options' connection (in place of an HTTP model)."""
     made = ClosingModel()
     monkeypatch.setattr(module, "http_model", lambda *args, **kwargs: made)
     return made
@@ -64,7 +63,7 @@ async def one_turn(client_model: ClosingModel | None) -> None:
 
 
 def test_client_closes_the_model_it_made_through_the_port(monkeypatch) -> None:
-    made = made_by_toolreel(monkeypatch, _client)
+    made = made_by_toolreel(monkeypatch, _connection)
     anyio.run(one_turn, None)
     assert made.closed == 1
 
@@ -88,14 +87,14 @@ def agent() -> AgentDefinition[str, Answer]:
 
 
 def test_execute_agent_closes_the_model_it_made_through_the_port(monkeypatch) -> None:
-    made = made_by_toolreel(monkeypatch, _agent)
-    anyio.run(lambda: execute_agent(agent(), "hello", OPTIONS))
+    made = made_by_toolreel(monkeypatch, _connection)
+    anyio.run(lambda: execute_agent(agent(), "hello", OPTIONS.connection))
     assert made.closed == 1
 
 
 def test_execute_agent_never_closes_the_callers_model() -> None:
     mine = ClosingModel()
-    anyio.run(lambda: execute_agent(agent(), "hello", OPTIONS, model=mine))
+    anyio.run(lambda: execute_agent(agent(), "hello", OPTIONS.connection, model=mine))
     assert mine.closed == 0
 
 

@@ -1,0 +1,141 @@
+"""Connection: how to reach a model and how to ask it, shared by every API.
+
+    connection = Connection(provider="anthropic", model="claude-3-5-haiku-latest")
+    Client(AgentOptions(..., api_key=key))            # its `.connection` is one of these
+    execute_agent(definition, text, AgentRunOptions(connection=connection))
+    execute_agent(definition, text, connection)       # the same, with no run options
+
+A frozen value, checked field by field as it is built (`ConfigError` naming
+the field, the value and what it accepts), then once as a whole (a model for
+the provider). The API key is wrapped in a `Secret` as it enters — never
+shown by a repr, a str, `attrs.asdict` or a pickle — and only the model
+port reads it back, where the request is built. `AgentOptions` declares its
+connection fields from these (`shared`), so both check a value the same way.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from toolreel.adapters import PROVIDERS, Secret, Timeouts
+from toolreel.adapters._providers import DEFAULT_MODELS, ModelPort, http_model, redactor_for
+from toolreel.adapters._redact import MASK, Redactor, clean_key
+from toolreel.core import ConfigError, RetryPolicy
+
+from . import _checks as check
+
+if TYPE_CHECKING:
+    import httpx
+
+
+def to_secret(value: Secret | str | None) -> Secret | None:
+    """The key as a `Secret` (None for none or blank); anything else refused, never shown."""
+    if value is None or isinstance(value, Secret):
+        return value if value is None or value.value else None
+    if not isinstance(value, str):
+        raise ConfigError("api_key", MASK, f"a str, a Secret or None, not {check.kind(value)}")
+    key = clean_key(value)
+    return Secret(key) if key else None
+
+
+def _model(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """A str (empty only where the provider has a default model: see `Connection`)."""
+    if not isinstance(value, str):
+        check.refuse(attribute.name, value, f"a model name (str), not {check.kind(value)}")
+
+
+def _http_client(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """None (a pool shared per provider and base URL), or the caller's own httpx.AsyncClient."""
+    if value is not None:
+        import httpx  # noqa: PLC0415 - loaded already by whoever made the client
+
+        if not isinstance(value, httpx.AsyncClient):
+            check.refuse(attribute.name, value, f"an httpx.AsyncClient, not {check.kind(value)}")
+
+
+@attrs.frozen(kw_only=True)
+class Connection:
+    """Where the model is, which one, and how each call to it goes.
+
+    `provider` is "openai" (any OpenAI-compatible server: OpenAI, Ollama's /v1,
+    LM Studio, vLLM, llama.cpp, OpenRouter), "anthropic", "gemini" or "ollama"
+    (native /api/chat); `base_url` points it anywhere, with the provider's usual
+    paths below it. `api_key` (a str or a `Secret`; kept as a `Secret`)
+    defaults to the provider's environment variable, read when a model port is
+    opened. `timeout` bounds each read, `call_timeout` a whole model call,
+    `idle_timeout` a stream without content (keep-alives do not count); past
+    either, the call fails and is retried by `retry`. `http_client` is the
+    caller's own httpx client (toolreel never closes it); without one, calls
+    share a pool per provider and base URL.
+
+    `model` may be left empty only for a hosted provider at its own URL (no
+    `base_url`): "openai", "anthropic" and "gemini" then use their default model
+    (`DEFAULT_MODELS`). A `base_url` server, or "ollama", has no default: name it.
+    """
+
+    provider: str = attrs.field(
+        default="openai",
+        validator=check.one_of(PROVIDERS, "one of " + ", ".join(sorted(PROVIDERS))),
+    )
+    base_url: str | None = attrs.field(default=None, validator=check.http_url)
+    api_key: Secret | None = attrs.field(default=None, converter=to_secret)
+    model: str = attrs.field(default="", validator=_model)
+    stream: bool = attrs.field(default=True, validator=check.instance_of(bool, "a bool"))
+    timeout: float = attrs.field(default=300.0, validator=check.number_in(0, low_open=True))
+    call_timeout: float = attrs.field(default=600.0, validator=check.number_in(0, low_open=True))
+    idle_timeout: float = attrs.field(default=120.0, validator=check.number_in(0, low_open=True))
+    max_tokens: int | None = attrs.field(
+        default=None, validator=check.int_at_least(1, optional=True)
+    )
+    temperature: float | None = attrs.field(
+        default=None, validator=check.number_in(0, 2, optional=True)
+    )
+    retry: RetryPolicy = attrs.field(
+        factory=RetryPolicy, validator=check.instance_of(RetryPolicy, "a RetryPolicy")
+    )
+    http_client: httpx.AsyncClient | None = attrs.field(default=None, validator=_http_client)
+
+    def __attrs_post_init__(self) -> None:
+        """The check that reads two fields: a model the provider (or server) can serve."""
+        if not self.model and (self.base_url is not None or self.provider not in DEFAULT_MODELS):
+            where = f"the server at {self.base_url}" if self.base_url else repr(self.provider)
+            raise ConfigError("model", self.model, f"a model name: {where} has no default model")
+
+    @property
+    def model_name(self) -> str:
+        """The model to ask for: `model`, or the hosted provider's default when it is empty."""
+        return self.model or DEFAULT_MODELS.get(self.provider, "")
+
+    def timeouts(self) -> Timeouts:
+        """The HTTP limits asked for."""
+        return Timeouts(read=self.timeout, total=self.call_timeout, idle=self.idle_timeout)
+
+    def open_model(self) -> ModelPort:
+        """A model port over HTTP (its opener closes it); no key for a hosted URL: ConfigError."""
+        return http_model(
+            self.provider,
+            base_url=self.base_url,
+            key=self.api_key,
+            stream=self.stream,
+            timeouts=self.timeouts(),
+            client=self.http_client,
+        )
+
+    def redactor(self, model: object) -> Redactor:
+        """What a session over `model` must never store: its key, the one resolved here."""
+        return redactor_for(model, self.provider, self.api_key)
+
+
+#: The fields a Connection holds, in its order.
+CONNECTION_FIELDS = tuple(field.name for field in attrs.fields(Connection))
+
+
+def shared(name: str, **extra: Any) -> Any:
+    """An options field declared as `Connection`'s: the same default and checks.
+
+    (Not `api_key`: a converter must be written out for type checkers to see it.)
+    """
+    field = attrs.fields_dict(Connection)[name]
+    return attrs.field(default=field.default, validator=field.validator, **extra)
