@@ -5,12 +5,14 @@
             return HookDecision(continue_=False, reason="Dangerous operation blocked")
         return None   # allow
 
-    AgentOptions(..., hooks={HOOK_PRE_TOOL_USE: [gate]})
+    AgentOptions(..., hooks={HOOK_PRE_TOOL_USE: [gate]})       # a Client's turns
+    AgentRunOptions(..., hooks={HOOK_PRE_TOOL_USE: [gate]})    # an agent's helper calls
 
 Hooks may be sync or async; several per point run in order, and the first
 that blocks wins (a later `modified_*` applies on top of earlier ones). A
 hook that raises blocks the prompt or call it was asked about, with the
-exception as the reason (a safety gate that fails must not open).
+exception as the reason (a safety gate that fails must not open). An agent
+run has no user prompt to hook: `AgentRunOptions` refuses UserPromptSubmit.
 """
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ PostToolUseHook: TypeAlias = Callable[[PostToolUseEvent], HookResult]
 UserPromptSubmitHook: TypeAlias = Callable[[UserPromptSubmitEvent], HookResult]
 #: One hook; which event it is given depends on the point it is registered under.
 Hook: TypeAlias = PreToolUseHook | PostToolUseHook | UserPromptSubmitHook
-#: `AgentOptions.hooks`: keyed by open_agent's names ("pre_tool_use"), the core's
+#: `AgentOptions.hooks` / `AgentRunOptions.hooks`: keyed by open_agent's names ("pre_tool_use"), the core's
 #: ("PreToolUse") or a HookPoint; a list of hooks per point, or one hook. The key is
 #: `Any` because Mapping keys are invariant: `str | HookPoint` would refuse a user's own
 #: `dict[str, ...]`; keys are checked when the options are built (`ConfigError`).

@@ -1,9 +1,11 @@
 """README's examples type-check in a user's strict project.
 
-Two sources, one mypy run: the README's own complete Python blocks (each as a
-module of its own, so the README cannot drift from what type-checks), and
+Three sources, one mypy run: the README's own complete Python blocks (each as a
+module of its own, so the README cannot drift from what type-checks),
 tests/typing/readme_examples.py, which adds `assert_type` pins and the checks
-that a wrongly typed hook or observer is refused.
+that a wrongly typed hook or observer is refused, and
+tests/typing/callbacks_examples.py: each API's typed callbacks and options, a
+callback written for the other API refused.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def test_the_readme_examples_pass_mypy_strict_as_a_users_code(tmp_path: Path) ->
             "--cache-dir",
             str(ROOT / ".mypy_cache"),
             str(HERE / "readme_examples.py"),
+            str(HERE / "callbacks_examples.py"),
             *files,
         ]
     )
