@@ -85,8 +85,9 @@ PostToolUseHook: TypeAlias = Callable[[PostToolUseEvent], HookResult]
 UserPromptSubmitHook: TypeAlias = Callable[[UserPromptSubmitEvent], HookResult]
 #: One hook; which event it is given depends on the point it is registered under.
 Hook: TypeAlias = PreToolUseHook | PostToolUseHook | UserPromptSubmitHook
-#: `AgentOptions.hooks` / `AgentRunOptions.hooks`: keyed by open_agent's names ("pre_tool_use"), the core's
-#: ("PreToolUse") or a HookPoint; a list of hooks per point, or one hook. The key is
+#: `AgentOptions.hooks` / `AgentRunOptions.hooks`: keyed by open_agent's names
+#: ("pre_tool_use"), the core's ("PreToolUse") or a HookPoint; a list of hooks per
+#: point, or one hook. The key is
 #: `Any` because Mapping keys are invariant: `str | HookPoint` would refuse a user's own
 #: `dict[str, ...]`; keys are checked when the options are built (`ConfigError`).
 Hooks: TypeAlias = Mapping[Any, Sequence[Hook] | Hook]
