@@ -37,7 +37,6 @@ import attrs
 from toolreel.adapters import Journal, ModelPort, SessionError, http_model
 from toolreel.adapters._providers import redactor_for
 from toolreel.core import (
-    DEFAULT_MAX_ITERATIONS_PER_ATTEMPT,
     AgentConfig,
     AgentError,
     AgentOutput,
@@ -46,6 +45,7 @@ from toolreel.core import (
     FinishAgent,
     Usage,
 )
+from toolreel.core._agent_config import DEFAULT_MAX_ITERATIONS_PER_ATTEMPT
 
 from . import _checks as check
 from ._agent_output import OutputTool, Validator

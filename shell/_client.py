@@ -46,9 +46,9 @@ from toolreel.core import (
     ToolRound,
     Usage,
     UsageError,
-    arguments_object,
     awaiting_results,
 )
+from toolreel.core._arguments import arguments_object
 
 from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
 from ._errors import NotOpen, RunFailed, TurnInProgress, UnknownToolCall
