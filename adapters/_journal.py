@@ -14,7 +14,8 @@ and `Persist` messages that repeat it keep its length and digest instead
 
 Older journals recorded some effects in an earlier shape; `current_records`
 rewrites them as today's, so replaying them does not diverge: a `Finish` with
-flat `reason`, `error`, ... fields gets an `outcome`, and the
+flat `reason`, `error`, ... fields gets an `outcome`, an `AskHook` of
+PostToolUse becomes the `TellHook` it is now (and the others lose `result`), and the
 `Emit(MessageRecorded)` that followed each `Persist` (now told by the shell on
 `Persist`) is dropped.
 
@@ -41,7 +42,6 @@ from toolreel.core import (
     AgentConfig,
     AgentEffect,
     AgentEvent,
-    AskHook,
     Blocked,
     CallModel,
     Cancelled,
@@ -59,6 +59,7 @@ from toolreel.core import (
     Outcome,
     Persist,
     RoundFinished,
+    TellHook,
     TextStreamed,
     ToolFinished,
     ToolResultReady,
@@ -260,7 +261,7 @@ def slim(data: dict[str, Any]) -> dict[str, Any]:
             _slim_rounds([notice["round"]])
     elif kind == "Persist":
         _slim_rounds(data["message"].get("tool_rounds", []))
-    elif kind == "AskHook" and data.get("result"):
+    elif kind == "TellHook":
         _slim_result(data["result"])
     return data
 
@@ -345,7 +346,7 @@ def effect_record(effect: StepEffect) -> dict[str, Any]:
         data["rounds_count"] = len(rounds)
         data["rounds_digest"] = _DIGESTS.chain(rounds, _record_digest)
         return data
-    if isinstance(effect, (Persist, AskHook)) or (
+    if isinstance(effect, (Persist, TellHook)) or (
         isinstance(effect, Emit) and isinstance(effect.notice, (ToolResultReady, RoundFinished))
     ):
         return slim(effect_data(effect))
@@ -406,10 +407,19 @@ def _restored(result: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]
 def current_records(effects: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
     """Recorded effects in today's shape (see the module docstring)."""
     return tuple(
-        _finish_now(data) if _old_finish(data) else data
+        _finish_now(data) if _old_finish(data) else _hook_now(data)
         for data in effects
         if not _old_recorded(data)
     )
+
+
+def _hook_now(data: dict[str, Any]) -> dict[str, Any]:
+    """An `AskHook` as journals wrote it before `TellHook`: PostToolUse is told, not asked."""
+    if data.get("type") != "AskHook" or "result" not in data:
+        return data
+    if data["point"] == "PostToolUse":
+        return {"type": "TellHook", "call": data["call"], "result": data["result"]}
+    return {key: value for key, value in data.items() if key != "result"}
 
 
 def _old_recorded(data: dict[str, Any]) -> bool:

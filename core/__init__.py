@@ -4,20 +4,18 @@ Build a `LoopConfig`, get the first state from `initial_state(config)`, then
 feed events (facts: a prompt, model deltas, tool results) to `step` and carry
 out the effects it returns (commands: call the model, run tools, ...). The
 core does no I/O; `toolreel.shell` is one interpreter of its effects.
+`AgentConfig`, `initial_agent_state` and `agent_step` are the same for a
+structured-output agent run.
+
+The vocabulary is one module per direction: events in core/_events.py,
+effects (and outcomes) in core/_effects.py, notices in core/_notices.py, each
+docstring listing every member. `__all__` is what a user of the reducer needs;
+helpers our own layers share (`build_request`, `AGENT_RULES`, ...) stay in
+their private modules.
 """
 
-from ._agent import AGENT_RULES, agent_step
-from ._agent_config import (
-    DEFAULT_MAX_ITERATIONS_PER_ATTEMPT,
-    SUBMIT_TOOL,
-    AgentConfig,
-    OutputSpec,
-    PlainOutput,
-    ReflectiveOutput,
-)
-from ._agent_effects import AgentEffect, FinishAgent, Reflect, Validate
-from ._agent_events import AgentEvent, ValidationFinished
-from ._agent_notices import AgentNotice, AttemptStarted, ValidationFailed
+from ._agent import agent_step
+from ._agent_config import AgentConfig, OutputSpec, PlainOutput, ReflectiveOutput
 from ._agent_outcome import (
     AgentError,
     AgentOutcome,
@@ -27,22 +25,10 @@ from ._agent_outcome import (
     ErrorContext,
     ErrorPhase,
 )
-from ._agent_state import (
-    AgentPhase,
-    AgentState,
-    AgentStepError,
-    conversation,
-    initial_agent_state,
-)
-from ._arguments import arguments_object
-from ._config import (
-    DEFAULT_FINAL_ANSWER_PROMPT,
-    HookPoint,
-    LoopConfig,
-    MaxIterationsPolicy,
-    RetryPolicy,
-)
+from ._agent_state import AgentPhase, AgentState, AgentStepError, initial_agent_state
+from ._config import HookPoint, LoopConfig, MaxIterationsPolicy, RetryPolicy
 from ._effects import (
+    AgentEffect,
     AskHook,
     CallModel,
     Capped,
@@ -52,15 +38,19 @@ from ._effects import (
     Failed,
     FailureCode,
     Finish,
+    FinishAgent,
     FinishReason,
     Outcome,
     Persist,
+    Reflect,
     RunTool,
     StartTimer,
+    TellHook,
+    Validate,
 )
 from ._errors import ConfigError, ToolreelError, UsageError
 from ._events import (
-    MODEL_EVENTS,
+    AgentEvent,
     Allowed,
     Blocked,
     Cancelled,
@@ -78,10 +68,12 @@ from ._events import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
+    ValidationFinished,
 )
-from ._history import build_request, unanswered_calls
 from ._loop_round import awaiting_results
 from ._notices import (
+    AgentNotice,
+    AttemptStarted,
     MessageRecorded,
     Notice,
     ReasoningStreamed,
@@ -91,12 +83,12 @@ from ._notices import (
     TextStreamed,
     ToolCallAnnounced,
     ToolResultReady,
+    ValidationFailed,
 )
 from ._records import (
     ChatMessage,
     ModelRequest,
     Reasoning,
-    Role,
     ToolCall,
     ToolResult,
     ToolRound,
@@ -107,11 +99,6 @@ from ._state import Phase, State, StepError, initial_state
 from ._step import step
 
 __all__ = [
-    "AGENT_RULES",
-    "DEFAULT_FINAL_ANSWER_PROMPT",
-    "DEFAULT_MAX_ITERATIONS_PER_ATTEMPT",
-    "MODEL_EVENTS",
-    "SUBMIT_TOOL",
     "AgentConfig",
     "AgentEffect",
     "AgentError",
@@ -170,12 +157,12 @@ __all__ = [
     "ResultsRequested",
     "RetryPolicy",
     "RetryScheduled",
-    "Role",
     "RoundFinished",
     "RunTool",
     "StartTimer",
     "State",
     "StepError",
+    "TellHook",
     "TextDelta",
     "TextStreamed",
     "TimerFired",
@@ -195,12 +182,8 @@ __all__ = [
     "ValidationFailed",
     "ValidationFinished",
     "agent_step",
-    "arguments_object",
     "awaiting_results",
-    "build_request",
-    "conversation",
     "initial_agent_state",
     "initial_state",
     "step",
-    "unanswered_calls",
 ]

@@ -9,8 +9,8 @@ which is then validated. A failed validation starts a new attempt in the same
 conversation, with the problems fed back. The model sees helper tools (to
 explore), the output tool (whose arguments *are* the output) and, with
 reflection, `submit`. `agent_step` never does I/O: the shell carries out each
-effect (core/_agent_effects.py) and feeds back what happened as events
-(core/_agent_events.py). The transitions are the read-only table `AGENT_RULES`
+effect (`AgentEffect`, core/_effects.py) and feeds back what happened as events
+(`AgentEvent`, core/_events.py). The transitions are the read-only table `AGENT_RULES`
 at the bottom of this module: one handler per (phase, event type); any other
 pair is a programmer error and raises `AgentStepError` naming both. Nothing the
 model, a tool, a validator or the network sends can raise. The machinery
@@ -86,7 +86,6 @@ from typing import Any
 
 import attrs
 
-from ._agent_events import AgentEvent, ValidationFinished
 from ._agent_finish import (
     AgentStep,
     call_model,
@@ -95,13 +94,13 @@ from ._agent_finish import (
     start_attempt,
     validation_feedback,
 )
-from ._agent_notices import ValidationFailed
 from ._agent_outcome import AgentError, AgentOutput, AttemptErrors, ErrorCode, ErrorPhase
 from ._agent_round import add_result, start_round
 from ._agent_state import AgentPhase, AgentState, AgentStepError, with_stream
 from ._effects import Emit
 from ._events import (
     LATE_ANSWERS,
+    AgentEvent,
     Cancelled,
     ModelCallFailed,
     ModelResponded,
@@ -112,7 +111,9 @@ from ._events import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
+    ValidationFinished,
 )
+from ._notices import ValidationFailed
 from ._records import ChatMessage
 from ._response import DELTAS, EMPTY_STREAM, Delta, finished_calls
 from ._retry import RetryTimer, backoff

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import attrs
 
-from ._agent_effects import AgentEffect, FinishAgent
-from ._agent_notices import AttemptStarted
 from ._agent_outcome import AgentError, AgentOutcome, ErrorCode, ErrorContext, ErrorPhase
 from ._agent_state import AgentPhase, AgentState, conversation
-from ._effects import CallModel, Emit
+from ._effects import AgentEffect, CallModel, Emit, FinishAgent
 from ._model import request, rounds_message
+from ._notices import AttemptStarted
 from ._records import ChatMessage, Reasoning
 from ._response import EMPTY_STREAM
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 import attrs
 
 from ._agent_config import SUBMIT_TOOL, AgentConfig
-from ._agent_effects import AgentEffect, Reflect, Validate
 from ._agent_finish import AgentStep, call_model, fail
 from ._agent_outcome import ErrorCode
 from ._agent_state import AgentPhase, AgentState
 from ._arguments import arguments_error
-from ._effects import RunTool
+from ._effects import AgentEffect, Reflect, RunTool, Validate
 from ._records import Reasoning, ToolCall, ToolResult
 from ._round import complete, error_result, is_complete, open_round, place, runnable
 

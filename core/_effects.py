@@ -1,16 +1,29 @@
-"""Effects: commands `step` hands the shell to carry out (a closed union).
+"""Effects: commands `step` and `agent_step` hand the shell to carry out (closed unions).
 
+Both reducers:
 - `CallModel`: send `request` to the model; produces the model events,
   ending in `ModelResponded` or `ModelCallFailed`.
 - `RunTool`: run one tool call; produces `ToolFinished`. Several in one
   step are meant to run in parallel.
-- `AskHook`: ask the caller's hook; produces `HookDecided` (not for
-  `PostToolUse`, which is told only).
 - `StartTimer`: wait `seconds`; produces `TimerFired`.
+- `Emit`: tell the caller's stream (the agent: its callbacks) a `Notice`;
+  produces nothing.
+
+The tool loop's (`Effect`):
+- `AskHook`: ask the caller's PreToolUse or UserPromptSubmit hooks; produces
+  `HookDecided`.
+- `TellHook`: tell the caller's PostToolUse hooks a call's result; produces
+  nothing.
 - `Persist`: a message entered the history: store it, and tell the caller's
   stream `MessageRecorded`; produces nothing.
-- `Emit`: tell the caller's stream a `Notice`; produces nothing.
 - `Finish`: the turn is over, with its `Outcome`; produces nothing.
+
+The agent's (`AgentEffect`):
+- `Reflect`: run the reflection handler on an output-tool call; produces `ToolFinished`.
+- `Validate`: check an output (schema, then custom validators); produces
+  `ValidationFinished`.
+- `FinishAgent`: the run is over, with its `AgentOutcome`; produces nothing.
+  Exactly one per run, always the last effect.
 
 A turn's outcome is a closed union, one member per way a turn ends:
 `Completed`, `Capped` (the iteration cap), `Failed` (with a `FailureCode`),
@@ -25,6 +38,7 @@ from typing import TypeAlias
 
 import attrs
 
+from ._agent_outcome import AgentOutcome
 from ._config import HookPoint, MaxIterationsPolicy
 from ._events import Blocked, Cancelled
 from ._notices import Notice
@@ -49,13 +63,27 @@ class RunTool:
 
 @attrs.frozen(kw_only=True)
 class AskHook:
-    """Ask the `point` hook; answer with `HookDecided(hook_id=...)` unless PostToolUse."""
+    """Ask the `point` hook (PreToolUse: `call`; UserPromptSubmit: `prompt`).
+
+    Answer with `HookDecided(hook_id=...)`.
+    """
 
     hook_id: str
     point: HookPoint
     prompt: str | None = None
     call: ToolCall | None = None
-    result: ToolResult | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TellHook:
+    """Tell the PostToolUse hooks that `call` got `result`; nothing answers.
+
+    Older journals recorded this as `AskHook(point=PostToolUse)`; they read
+    as this effect (`current_records` in adapters/_journal.py).
+    """
+
+    call: ToolCall
+    result: ToolResult
 
 
 @attrs.frozen(kw_only=True)
@@ -204,4 +232,36 @@ class Finish:
         return self.outcome.reason if isinstance(self.outcome, Blocked) else None
 
 
-Effect: TypeAlias = CallModel | RunTool | AskHook | StartTimer | Persist | Emit | Finish
+Effect: TypeAlias = CallModel | RunTool | AskHook | TellHook | StartTimer | Persist | Emit | Finish
+
+
+@attrs.frozen(kw_only=True)
+class Reflect:
+    """Run the reflection handler on `call`'s arguments; answer with `ToolFinished`."""
+
+    call: ToolCall
+
+
+@attrs.frozen(kw_only=True)
+class Validate:
+    """Validate `output` (JSON text) of attempt `attempt`; answer with `ValidationFinished`."""
+
+    output: str
+    attempt: int
+
+
+@attrs.frozen(kw_only=True)
+class FinishAgent:
+    """The run ended: its outcome, usage over every call, attempts, iterations, the conversation.
+
+    `iterations` counts every model call made for a new iteration, over all attempts.
+    """
+
+    outcome: AgentOutcome
+    usage: Usage
+    attempts: int
+    iterations: int
+    history: tuple[ChatMessage, ...]
+
+
+AgentEffect: TypeAlias = CallModel | RunTool | Reflect | Validate | StartTimer | Emit | FinishAgent

@@ -1,13 +1,13 @@
-"""Events: facts that happened, fed to `step` (a closed union).
+"""Events: facts that happened, fed to `step` or `agent_step` (closed unions).
 
 From the caller:
-- `PromptSubmitted`: the user sent a prompt; starts a turn.
+- `PromptSubmitted`: the user sent a prompt; starts a turn (an agent run: attempt 1).
 - `ToolFinished`: manual mode, the caller's result for one announced call
   (in `Phase.AWAITING_RESULTS`; the same fact as a tool run's output).
 - `Cancelled`: stop whatever runs now.
 
 From the model (decoded by an adapter; a non-streamed response arrives as the
-same events in one go):
+same events in one go), answering `CallModel`:
 - `TextDelta`: a piece of the answer's text.
 - `ReasoningDelta`: a piece of a reasoning block that must be sent back.
 - `ToolCallStarted`: a tool call at `index` began (its id and name).
@@ -16,13 +16,21 @@ same events in one go):
 - `ModelCallFailed`: the call failed, retryable (429, 5xx, timeouts) or fatal.
 
 From the shell, answering an effect:
-- `HookDecided`: a hook's decision, answering `AskHook`.
-- `ToolFinished`: a tool's output, answering `RunTool` (in `Phase.RUNNING_TOOLS`).
+- `HookDecided`: a hook's decision, answering `AskHook` (the loop only).
+- `ToolFinished`: a tool's output, answering `RunTool` (in `Phase.RUNNING_TOOLS`),
+  or the reflection handler's, answering `Reflect` (the agent).
+- `ValidationFinished`: the problems found in an agent's output (none: valid),
+  answering `Validate` (the agent only).
 - `TimerFired`: a backoff timer elapsed, answering `StartTimer`.
+
+`Event` is what `step` takes; `AgentEvent` is what `agent_step` takes: the
+same facts without `HookDecided` (the agent's hooks are the shell's), plus
+`ValidationFinished`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TypeAlias, get_args
 
 import attrs
@@ -177,6 +185,38 @@ Event: TypeAlias = (
     | ModelResponded
     | ModelCallFailed
     | ToolFinished
+    | TimerFired
+    | Cancelled
+)
+
+
+def _problems(problems: Iterable[str]) -> tuple[str, ...]:
+    """Any iterable of problems, held as a tuple (a typed converter: strict callers pass)."""
+    return tuple(problems)
+
+
+@attrs.frozen(kw_only=True)
+class ValidationFinished:
+    """The output of attempt `attempt` was checked: `problems` lists what is wrong (none: valid).
+
+    Schema problems come first, by field (`$.total: expected a number, got "12"`),
+    then the custom validators' problems.
+    """
+
+    attempt: int
+    problems: tuple[str, ...] = attrs.field(default=(), converter=_problems)
+
+
+AgentEvent: TypeAlias = (
+    PromptSubmitted
+    | TextDelta
+    | ReasoningDelta
+    | ToolCallStarted
+    | ToolCallArgumentsDelta
+    | ModelResponded
+    | ModelCallFailed
+    | ToolFinished
+    | ValidationFinished
     | TimerFired
     | Cancelled
 )

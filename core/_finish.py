@@ -1,11 +1,20 @@
-"""Going on and stopping: the loop's model calls, and the one place that ends a turn.
+"""Going on and stopping: the loop's model calls, every turn outcome, and the end of a turn.
 
 `call_model` is the only maker of `CallModel`, and `finish` the only maker of
-`Finish`. The decisions to end are made where their rule is, each naming its
-`Outcome` (core/_step.py): `Blocked` (rule 1, `_on_prompt_hook`), `Completed`
-or a FINAL_ANSWER `Capped` (rules 4 and 7, `_on_responded`), `Failed` (rule 8,
-`_on_failed`), `Cancelled` (rule 9, `_on_cancel`); and here, after each round,
-the iteration cap: a STOP `Capped` or a RAISE `Failed` (rule 7, `advance`).
+`Finish`; every `Outcome` but the two that are events is made here:
+- `answered`: a response without calls (or the FINAL_ANSWER call's) ends the
+  turn `Completed`, or `Capped` under FINAL_ANSWER (rules 4 and 7);
+- `advance`: after each round, the iteration cap ends it `Capped` (STOP) or
+  `Failed(MAX_ITERATIONS)` (RAISE), or calls the model again (rule 7);
+- `failed`: a fatal model failure, or one out of retries, is `Failed` (rule 8).
+The other two outcomes are the facts themselves: the UserPromptSubmit hook's
+`Blocked` decision (rule 1) and the caller's `Cancelled` (rule 9).
+
+Each transition that may end a turn (core/_step.py: `_on_prompt_hook`,
+`_on_responded`, `_on_failed`, `_on_cancel`, and every round's close) calls
+one of these and then `finish`. They are not one check applied after every
+transition: the per-delta hot path (rule 2) can never end a turn and should
+not pay for asking.
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ from ._effects import (
     Outcome,
     Persist,
 )
-from ._events import Cancelled
+from ._events import Cancelled, ModelCallFailed
 from ._history import build_request, turn_message
 from ._records import Reasoning
 from ._response import EMPTY_STREAM
@@ -60,6 +69,20 @@ def advance(state: State, turn: Turn) -> Step:
         )
         return finish(state, turn, failed)
     return finish(state, turn, Capped(text="", policy=MaxIterationsPolicy.STOP))
+
+
+def answered(turn: Turn, text: str, model_finish_reason: str) -> Completed | Capped:
+    """The outcome of a final answer: `Capped` when FINAL_ANSWER asked for it (rule 7)."""
+    if turn.final_call:
+        policy = MaxIterationsPolicy.FINAL_ANSWER
+        return Capped(text=text, policy=policy, model_finish_reason=model_finish_reason)
+    return Completed(text=text, model_finish_reason=model_finish_reason)
+
+
+def failed(event: ModelCallFailed) -> Failed:
+    """The outcome of a model failure that is not retried: fatal, or out of retries (rule 8)."""
+    code = FailureCode.RETRIES_EXHAUSTED if event.retryable else FailureCode.MODEL_ERROR
+    return Failed(code=code, message=event.message, status=event.status)
 
 
 def finish(

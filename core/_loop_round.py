@@ -12,7 +12,7 @@ import attrs
 
 from ._arguments import arguments_error
 from ._config import HookPoint
-from ._effects import AskHook, Effect, Emit, RunTool
+from ._effects import AskHook, Effect, Emit, RunTool, TellHook
 from ._events import Allowed, Blocked, Decision, Replaced
 from ._finish import Step, advance
 from ._notices import ResultsRequested, RoundFinished, ToolCallAnnounced, ToolResultReady
@@ -121,13 +121,11 @@ def add_result(state: State, turn: Turn, position: int, output: str, is_error: b
     """Record the result of the call at `position`, tell PostToolUse; close the round once full."""
     assert turn.pending is not None
     run = turn.pending.runs[position]
+    assert run is not None  # only a call that runs awaits a result (`awaited_position`)
     pending, result = place(turn.pending, position, output, is_error)
     effects: list[Effect] = [Emit(notice=ToolResultReady(result=result))]
     if HookPoint.POST_TOOL_USE in state.config.hooks:
-        hook_id = f"post:{result.call_id}"
-        effects.append(
-            AskHook(hook_id=hook_id, point=HookPoint.POST_TOOL_USE, call=run, result=result)
-        )
+        effects.append(TellHook(call=run, result=result))
     turn = attrs.evolve(turn, pending=pending)
     if not is_complete(pending):
         return attrs.evolve(state, turn=turn), tuple(effects)

@@ -13,10 +13,16 @@ Told by `step` (the tool loop), to the caller's stream:
 - `MessageRecorded`: a message entered the history. The core says this with
   `Persist` alone; the shell tells this notice when it carries that out.
 
-Told by `agent_step`, to the agent's callbacks (`AgentNotice`, core/_agent_notices.py):
-- `AttemptStarted`: an attempt begins; drives `on_attempt_start`.
+Told by `agent_step`, to the agent's callbacks (`AgentNotice`, the part of
+`Notice` the agent emits):
+- `AttemptStarted`: an attempt begins (before its first model call); drives
+  `on_attempt_start`.
 - `ValidationFailed`: an attempt's output failed validation; drives
   `on_validation_failure`.
+
+Agent tool callbacks need no notice: each `RunTool`/`Reflect` effect is one
+execution, and the shell tells `on_tool_call` before it and `on_tool_result`
+after it.
 """
 
 from __future__ import annotations
@@ -25,7 +31,6 @@ from typing import TypeAlias
 
 import attrs
 
-from ._agent_notices import AttemptStarted, ValidationFailed
 from ._records import ChatMessage, ToolCall, ToolResult, ToolRound
 
 
@@ -89,6 +94,23 @@ class MessageRecorded:
 
     message: ChatMessage
 
+
+@attrs.frozen(kw_only=True)
+class AttemptStarted:
+    """Attempt `attempt` (1-based) begins."""
+
+    attempt: int
+
+
+@attrs.frozen(kw_only=True)
+class ValidationFailed:
+    """The output of attempt `attempt` failed validation with `problems`."""
+
+    attempt: int
+    problems: tuple[str, ...]
+
+
+AgentNotice: TypeAlias = AttemptStarted | ValidationFailed
 
 Notice: TypeAlias = (
     TextStreamed

@@ -70,8 +70,8 @@ from typing import Any
 
 import attrs
 
-from ._config import HookPoint, MaxIterationsPolicy
-from ._effects import AskHook, Capped, Completed, Effect, Emit, Failed, FailureCode, Persist
+from ._config import HookPoint
+from ._effects import AskHook, Effect, Emit, Persist
 from ._events import (
     LATE_ANSWERS,
     Blocked,
@@ -89,7 +89,7 @@ from ._events import (
     ToolCallStarted,
     ToolFinished,
 )
-from ._finish import Step, call_model, finish
+from ._finish import Step, answered, call_model, failed, finish
 from ._loop_round import add_result, decide_call, start_round
 from ._notices import (
     ReasoningStreamed,
@@ -220,18 +220,10 @@ def _on_responded(state: State, event: ModelResponded) -> Step:
         return finish(
             state,
             turn,
-            _answered(turn, stream.text, event.finish_reason),
+            answered(turn, stream.text, event.finish_reason),
             reasoning=stream.reasoning,
         )
     return start_round(state, turn, stream.text, stream.reasoning, calls)
-
-
-def _answered(turn: Turn, text: str, model_finish_reason: str) -> Completed | Capped:
-    """The outcome of a final answer: `Capped` when FINAL_ANSWER asked for it (rule 7)."""
-    if turn.final_call:
-        policy = MaxIterationsPolicy.FINAL_ANSWER
-        return Capped(text=text, policy=policy, model_finish_reason=model_finish_reason)
-    return Completed(text=text, model_finish_reason=model_finish_reason)
 
 
 def _on_tool_hook(state: State, event: HookDecided) -> Step:
@@ -282,8 +274,7 @@ def _on_failed(state: State, event: ModelCallFailed) -> Step:
         )
         state = attrs.evolve(state, phase=Phase.BACKING_OFF)
         return state, (Emit(notice=notice), timer)
-    code = FailureCode.RETRIES_EXHAUSTED if event.retryable else FailureCode.MODEL_ERROR
-    return finish(state, turn, Failed(code=code, message=event.message, status=event.status))
+    return finish(state, turn, failed(event))
 
 
 def _on_timer(state: State, event: TimerFired) -> Step:

@@ -27,7 +27,6 @@ from toolreel.core import (
     Event,
     Finish,
     HookDecided,
-    HookPoint,
     ModelCallFailed,
     ModelResponded,
     Persist,
@@ -36,6 +35,7 @@ from toolreel.core import (
     RunTool,
     StartTimer,
     State,
+    TellHook,
     TextDelta,
     TimerFired,
     ToolCall,
@@ -89,12 +89,11 @@ def _owe(owed: dict[str, Effect], effect: Effect) -> None:
             owed["model"] = effect
         case RunTool(call=call):
             owed[f"tool:{call.id}"] = effect
-        case AskHook(point=point, hook_id=hook_id):
-            if point is not HookPoint.POST_TOOL_USE:  # told, never answered
-                owed[f"hook:{hook_id}"] = effect
+        case AskHook(hook_id=hook_id):
+            owed[f"hook:{hook_id}"] = effect
         case StartTimer(token=token):
             owed[f"timer:{token}"] = effect
-        case Persist() | Emit() | Finish():
+        case TellHook() | Persist() | Emit() | Finish():
             pass  # nothing answers them
         case _:
             assert_never(effect)

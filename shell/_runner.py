@@ -8,8 +8,8 @@ order they happen (shell/_driver.py); the effects are carried out as the core sa
 - `RunTool`: every call of a round runs at once in the run's task group
   (sync tools in worker threads), each with its timeout; the outcome comes
   back as `ToolFinished` — an exception or a timeout as an error result.
-- `AskHook`: the caller's hooks; PreToolUse/UserPromptSubmit answer with
-  `HookDecided`, PostToolUse is told only.
+- `AskHook`: the caller's PreToolUse/UserPromptSubmit hooks, answered with
+  `HookDecided`. `TellHook`: the PostToolUse hooks, told only.
 - `StartTimer`: sleep, then `TimerFired`. `Emit`: the caller's sink and the
   observer callbacks. `Persist`/every step: the journal, and `Persist` is told to
   the sink as `MessageRecorded`. `Finish`: the turn ends.
@@ -55,6 +55,7 @@ from toolreel.core import (
     RunTool,
     StartTimer,
     State,
+    TellHook,
     TextStreamed,
     ToolCall,
     ToolCallAnnounced,
@@ -242,6 +243,8 @@ class Runner:
                 self._runs.append(call)
             case AskHook():
                 self._driver.spawn(self._ask_hook, effect)
+            case TellHook():
+                self._driver.spawn(self._tell_hook, effect)
             case StartTimer(token=token, seconds=seconds):
                 self._driver.start_timer(token, seconds)
             case Emit(notice=notice):
@@ -275,23 +278,23 @@ class Runner:
         timeout = tool.timeout if tool.timeout is not None else self.tool_timeout
         self._driver.post(await run_within(self._limiter, call, tool.run, timeout))
 
+    async def _tell_hook(self, tell: TellHook) -> None:
+        """Tell the PostToolUse hooks a result; what they raise is recorded, nothing answers."""
+        event = PostToolUseEvent(
+            tool_name=tell.call.name,
+            tool_input=call_arguments(tell.call),
+            tool_result=tell.result.content,
+            tool_use_id=tell.call.id,
+            is_error=tell.result.is_error,
+            history=self.state.history,
+        )
+        for hook in self.hooks.get(HookPoint.POST_TOOL_USE, ()):
+            await self._guarded(hook, event)
+
     async def _ask_hook(self, ask: AskHook) -> None:
-        """Run the hooks of one point; answer the core unless it is PostToolUse."""
+        """Run the PreToolUse or UserPromptSubmit hooks; their decision answers the core."""
         hooks = self.hooks.get(ask.point, ())
         history = self.state.history
-        if ask.point is HookPoint.POST_TOOL_USE:
-            assert ask.call is not None and ask.result is not None
-            event = PostToolUseEvent(
-                tool_name=ask.call.name,
-                tool_input=call_arguments(ask.call),
-                tool_result=ask.result.content,
-                tool_use_id=ask.call.id,
-                is_error=ask.result.is_error,
-                history=history,
-            )
-            for hook in hooks:
-                await self._guarded(hook, event)
-            return
         if ask.point is HookPoint.PRE_TOOL_USE:
             assert ask.call is not None
             asked: PreToolUseEvent | UserPromptSubmitEvent = PreToolUseEvent(

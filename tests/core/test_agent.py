@@ -10,7 +10,6 @@ import pytest
 
 from toolreel.adapters._providers._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from toolreel.core import (
-    SUBMIT_TOOL,
     AgentConfig,
     AgentError,
     AgentOutput,
@@ -53,9 +52,10 @@ from toolreel.core import (
     ValidationFailed,
     ValidationFinished,
     agent_step,
-    conversation,
     initial_agent_state,
 )
+from toolreel.core._agent_config import SUBMIT_TOOL
+from toolreel.core._agent_state import conversation
 
 RECORD = ToolSpec(
     name="record_invoice",

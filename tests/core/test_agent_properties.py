@@ -43,8 +43,8 @@ from toolreel.core import (
     ValidationFinished,
     agent_step,
     initial_agent_state,
-    unanswered_calls,
 )
+from toolreel.core._history import unanswered_calls
 
 outputs = st.sampled_from([PlainOutput(tool=RECORD), ReflectiveOutput(tool=RECORD)])
 configs = st.builds(

@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolreel.core import arguments_object
-from toolreel.core._arguments import MAX_DEPTH, arguments_error, syntax_problem
+from toolreel.core._arguments import MAX_DEPTH, arguments_error, arguments_object, syntax_problem
 
 PROBLEM = "arguments are not valid JSON: "
 

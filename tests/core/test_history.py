@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from loop import config
 
-from toolreel.core import (
-    ChatMessage,
-    ToolCall,
-    ToolResult,
-    ToolRound,
-    build_request,
-    unanswered_calls,
-)
+from toolreel.core import ChatMessage, ToolCall, ToolResult, ToolRound
+from toolreel.core._history import build_request, unanswered_calls
 from toolreel.core._state import Turn
 
 A = ToolCall(id="a", name="add")

@@ -10,7 +10,6 @@ import pytest
 from loop import ADD, WEATHER, call, done, fold, run, text
 
 from toolreel.core import (
-    AGENT_RULES,
     AgentConfig,
     AgentPhase,
     AgentState,
@@ -35,12 +34,13 @@ from toolreel.core import (
     ToolSpec,
     Usage,
     agent_step,
-    build_request,
     initial_agent_state,
     initial_state,
     step,
 )
+from toolreel.core._agent import AGENT_RULES
 from toolreel.core._agent_state import with_stream as agent_with_stream
+from toolreel.core._history import build_request
 from toolreel.core._model import ModelSettings, request
 from toolreel.core._response import PartialCall, Stream, add_fragment, start_call
 from toolreel.core._retry import RetryTimer

@@ -45,8 +45,8 @@ from toolreel.core import (
     Usage,
     initial_state,
     step,
-    unanswered_calls,
 )
+from toolreel.core._history import unanswered_calls
 
 configs = st.builds(
     LoopConfig,
@@ -97,7 +97,7 @@ class World:
                 self.streaming = True
             case RunTool(call=call):
                 self.runs.append(call.id)
-            case AskHook(point=point, hook_id=hook_id) if point is not HookPoint.POST_TOOL_USE:
+            case AskHook(hook_id=hook_id):
                 self.hooks.append(hook_id)
             case StartTimer(token=token):
                 self.timer = token

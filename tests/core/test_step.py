@@ -7,7 +7,6 @@ from loop import ADD, config, done, fold, notices, of_type, run, text
 from loop import call as tool_call
 
 from toolreel.core import (
-    DEFAULT_FINAL_ANSWER_PROMPT,
     Allowed,
     AskHook,
     Blocked,
@@ -40,6 +39,7 @@ from toolreel.core import (
     RunTool,
     StartTimer,
     StepError,
+    TellHook,
     TextDelta,
     TextStreamed,
     TimerFired,
@@ -56,6 +56,7 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core._config import DEFAULT_FINAL_ANSWER_PROMPT
 
 USER = ChatMessage(role="user", content="What is 25 plus 17?")
 ADD_CALL = ToolCall(id="c1", name="add", arguments='{"a": 25, "b": 17}')
@@ -456,7 +457,7 @@ def test_post_tool_use_is_told_each_result_without_waiting() -> None:
     result = ToolResult(call_id="c1", name="add", content="42")
     assert per_step[-1][:3] == (
         Emit(notice=ToolResultReady(result=result)),
-        AskHook(hook_id="post:c1", point=HookPoint.POST_TOOL_USE, call=ADD_CALL, result=result),
+        TellHook(call=ADD_CALL, result=result),
         Emit(notice=RoundFinished(round=state.turn.rounds[0], iteration=1)),
     )
     assert isinstance(per_step[-1][3], CallModel)

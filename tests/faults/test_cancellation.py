@@ -26,7 +26,8 @@ import attrs
 import pytest
 
 from toolreel.adapters import SQLiteJournal, load_session
-from toolreel.core import FinishReason, unanswered_calls
+from toolreel.core import FinishReason
+from toolreel.core._history import unanswered_calls
 from toolreel.shell import AgentOptions, Client, run, tool
 from toolreel.shell._agent import AgentDefinition, execute_agent
 from toolreel.shell._agent_output import OutputTool

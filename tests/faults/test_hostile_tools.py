@@ -25,7 +25,8 @@ import click
 import pytest
 
 from toolreel.adapters import SQLiteJournal, load_session
-from toolreel.core import FinishReason, ToolCallAnnounced, unanswered_calls
+from toolreel.core import FinishReason, ToolCallAnnounced
+from toolreel.core._history import unanswered_calls
 from toolreel.shell import AgentOptions, Client, run, tool
 from toolreel.shell._scripted import ScriptedServer, text, tool_calls
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from toolreel.adapters import SQLiteJournal, persisted_messages
-from toolreel.core import unanswered_calls
+from toolreel.core._history import unanswered_calls
 from toolreel.shell._scripted import Reply, ScriptedServer
 
 ROUNDS = 5

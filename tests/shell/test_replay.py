@@ -18,7 +18,9 @@ from toolreel.adapters import (
 )
 from toolreel.adapters._journal import Step as JournalStep
 from toolreel.core import (
+    Allowed,
     FinishReason,
+    HookDecided,
     HookPoint,
     LoopConfig,
     ModelResponded,
@@ -428,4 +430,59 @@ def test_a_journal_in_the_old_shapes_still_reads_and_replays(tmp_path) -> None:
     assert session.turns[-1].reason is FinishReason.COMPLETED
     loaded = load_session(journal, "s")
     assert loaded.history[-1].tool_rounds[0].results[0].content == long_output
+    journal.close()
+
+
+def _hooked_session(path) -> None:
+    """A session with PreToolUse and PostToolUse hooks (a long result) journaled in `path`."""
+    hooks = frozenset({HookPoint.PRE_TOOL_USE, HookPoint.POST_TOOL_USE})
+    config = LoopConfig(model="m", tools=(ToolSpec(name="add", description="Add"),), hooks=hooks)
+    events = [
+        PromptSubmitted(text="add"),
+        ToolCallStarted(index=0, call_id="c1", name="add"),
+        ToolCallArgumentsDelta(index=0, fragment='{"a": 1}'),
+        ModelResponded(finish_reason="tool_calls"),
+        HookDecided(hook_id="pre:c1", decision=Allowed()),
+        ToolFinished(call_id="c1", output="7" * 2000),
+        TextDelta(text="done"),
+        ModelResponded(),
+    ]
+    journal = JSONLJournal(path)
+    journal.begin("s", config)
+    state, steps = initial_state(config), []
+    for seq, event in enumerate(events, start=1):
+        state, effects = step(state, event)
+        steps.append(JournalStep(seq=seq, event=event, effects=effects))
+    journal.append("s", steps)
+    journal.close()
+
+
+def _as_asked(effect: dict) -> dict:
+    """A hook effect as journals stored it before `TellHook`: every hook asked, with a `result`."""
+    if effect["type"] == "AskHook":
+        return {**effect, "result": None}
+    if effect["type"] == "TellHook":
+        call_id = effect["call"]["id"]
+        told = {"hook_id": f"post:{call_id}", "point": "PostToolUse", "prompt": None}
+        return {"type": "AskHook", **told, "call": effect["call"], "result": effect["result"]}
+    return effect
+
+
+def test_a_journal_that_asked_post_tool_use_still_replays(tmp_path) -> None:
+    path = tmp_path / "old.jsonl"
+    _hooked_session(path)
+    lines = []
+    for raw in path.read_text().splitlines():
+        line = json.loads(raw)
+        if "effects" in line and line["effects"] != (
+            old := [_as_asked(e) for e in line["effects"]]
+        ):
+            line["effects"] = old
+            line.pop("digest", None)  # a hand-written line carries no checksum
+        lines.append(json.dumps(line))
+    path.write_text("\n".join(lines) + "\n")
+    assert '"point": "PostToolUse"' in path.read_text()
+    journal = JSONLJournal(path)
+    session = verify(journal, "s")
+    assert session.turns[-1].reason is FinishReason.COMPLETED
     journal.close()

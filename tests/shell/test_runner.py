@@ -24,8 +24,8 @@ from toolreel.core import (
     TextStreamed,
     ToolCallAnnounced,
     ToolResultReady,
-    unanswered_calls,
 )
+from toolreel.core._history import unanswered_calls
 from toolreel.shell import AgentOptions, Client, RunFailed, run, tool
 from toolreel.shell._scripted import (
     ScriptedServer,

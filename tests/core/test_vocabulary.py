@@ -1,0 +1,72 @@
+"""The vocabulary: one module per direction, each docstring listing its members; a small API."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+import attrs
+import pytest
+
+import toolreel.core
+from toolreel.core import (
+    AgentEffect,
+    AgentEvent,
+    AgentNotice,
+    AskHook,
+    Effect,
+    Event,
+    HookDecided,
+    Notice,
+    TellHook,
+    _effects,
+    _events,
+    _notices,
+)
+
+
+@pytest.mark.parametrize(
+    ("module", "unions"),
+    [
+        (_events, (Event, AgentEvent)),
+        (_effects, (Effect, AgentEffect)),
+        (_notices, (Notice, AgentNotice)),
+    ],
+    ids=["events", "effects", "notices"],
+)
+def test_each_direction_is_one_module_whose_docstring_lists_every_member(module, unions) -> None:
+    members = {kind for union in unions for kind in get_args(union)}
+    assert {kind.__module__ for kind in members} == {module.__name__}
+    assert [k.__name__ for k in members if f"`{k.__name__}`" not in module.__doc__] == []
+
+
+def test_only_ask_hook_is_answered_and_post_tool_use_is_told() -> None:
+    assert AskHook in get_args(Effect) and TellHook in get_args(Effect)
+    assert "result" not in attrs.fields_dict(AskHook)  # a told result is TellHook's
+    assert set(attrs.fields_dict(TellHook)) == {"call", "result"}
+    assert HookDecided not in get_args(AgentEvent)
+
+
+INTERNAL = [
+    "AGENT_RULES",
+    "MODEL_EVENTS",
+    "build_request",
+    "conversation",
+    "unanswered_calls",
+    "arguments_object",
+    "Role",
+    "SUBMIT_TOOL",
+    "DEFAULT_FINAL_ANSWER_PROMPT",
+    "DEFAULT_MAX_ITERATIONS_PER_ATTEMPT",
+]
+
+
+@pytest.mark.parametrize("name", INTERNAL)
+def test_internal_helpers_are_not_part_of_the_core_api(name) -> None:
+    assert name not in toolreel.core.__all__
+    assert not hasattr(toolreel.core, name)
+
+
+def test_every_public_name_is_defined_and_listed_once() -> None:
+    names = toolreel.core.__all__
+    assert len(names) == len(set(names))
+    assert [name for name in names if not hasattr(toolreel.core, name)] == []
