@@ -8,7 +8,10 @@ is not installed (`pip install 'toolreel[otel]'`).
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -17,17 +20,17 @@ import pytest
 
 pytest.importorskip("opentelemetry.sdk", reason="OpenTelemetry is not installed: toolreel[otel]")
 
-from opentelemetry import trace  # noqa: E402
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
-from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
+from opentelemetry.trace import SpanKind, StatusCode
 
-from toolreel import otel  # noqa: E402
-from toolreel.core import Finish, FinishReason, RetryPolicy  # noqa: E402
-from toolreel.shell import (  # noqa: E402
+from toolreel import otel
+from toolreel.core import Finish, FinishReason, RetryPolicy
+from toolreel.shell import (
     AgentDefinition,
     AgentFailure,
     AgentOptions,
@@ -37,7 +40,7 @@ from toolreel.shell import (  # noqa: E402
     execute_agent,
     tool,
 )
-from toolreel.shell._scripted import (  # noqa: E402
+from toolreel.shell._scripted import (
     Reply,
     ScriptedServer,
     http_error,
@@ -357,3 +360,19 @@ def test_a_failed_agent_run_sets_error_status_with_its_code(spans: InMemorySpanE
     [agent] = named(spans)["invoke_agent"]
     assert agent.status.status_code is StatusCode.ERROR
     assert dict(agent.attributes or {})["error.type"] == "MAX_ITERATIONS"
+
+
+def test_the_readme_example_instruments(monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "toolreel.otel" in b]
+    model_logger = logging.getLogger("toolreel.model")
+    monkeypatch.setattr(model_logger, "level", model_logger.level)  # restored after the test
+    otel.uninstrument()
+    namespace: dict[str, Any] = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    try:
+        assert otel.is_instrumented()
+        assert model_logger.level == logging.DEBUG
+    finally:
+        otel.uninstrument()
+        namespace["provider"].shutdown()
