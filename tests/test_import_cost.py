@@ -61,12 +61,3 @@ def test_the_converter_is_built_on_first_use_and_is_the_one_exported() -> None:
 
 def test_the_cli_loads_click_and_rich() -> None:
     assert {"click", "rich"} <= loaded_after("import toolreel.shell.cli")
-
-
-def test_importing_the_shell_loads_no_opentelemetry() -> None:
-    # Traces cost nothing unless `toolreel.otel` is imported (issue 11: "no cost when not
-    # installed"); importing it loads the API alone, never the SDK.
-    assert "opentelemetry" not in loaded_after("import toolreel.shell")
-    loaded = loaded_after("import toolreel.otel")
-    assert "opentelemetry.trace" in loaded
-    assert "opentelemetry.sdk" not in loaded

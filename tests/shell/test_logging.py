@@ -28,6 +28,7 @@ from toolreel.shell import (
     tool,
 )
 from toolreel.shell._scripted import Reply, ScriptedServer, http_error, text, tool_calls
+from toolreel.shell._telemetry import add_observer, remove_observer
 
 KEY = "sk-live-0123456789abcdefghijklmnop"
 FAST = RetryPolicy(base_delay=0.001, max_delay=0.001)
@@ -271,3 +272,39 @@ def test_an_agent_attempt_at_the_iteration_cap_logs_a_warning(
     assert isinstance(result, AgentFailure)
     [warning] = lines(caplog, "toolreel.loop", logging.WARNING)
     assert "iteration cap" in warning and "attempt 1" in warning
+
+
+class Broken:
+    """A telemetry observer whose every callback raises."""
+
+    def __init__(self, info: object) -> None:
+        self.info = info
+
+    def __getattr__(self, name: str) -> Any:
+        def fail(*args: object) -> None:
+            raise RuntimeError(f"broken {name}")
+
+        return fail
+
+
+def test_an_observer_that_raises_is_logged_and_never_breaks_the_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="toolreel")
+    add_observer(Broken)
+    try:
+        finish = turn([tool_calls(("c1", "add", {"a": 1, "b": 2})), text("3")])
+    finally:
+        remove_observer(Broken)
+    assert finish.reason is FinishReason.COMPLETED and finish.text == "3"
+    failed = {
+        line.split(" failed")[0] for line in lines(caplog, "toolreel.telemetry", logging.WARNING)
+    }
+    assert failed == {
+        "telemetry model_started",
+        "telemetry model_ended",
+        "telemetry tool_started",
+        "telemetry tool_ended",
+        "telemetry round_finished",
+        "telemetry ended",
+    }

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -376,3 +378,11 @@ def test_the_readme_example_instruments(monkeypatch: pytest.MonkeyPatch) -> None
     finally:
         otel.uninstrument()
         namespace["provider"].shutdown()
+
+
+def test_importing_toolreel_otel_loads_the_api_not_the_sdk() -> None:
+    program = "import sys, toolreel.otel\nprint('opentelemetry.sdk' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", program], check=True, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.split() == ["False"]
