@@ -101,6 +101,7 @@ def instrument(tracer_provider: trace.TracerProvider | None = None) -> None:
     tracer = trace.get_tracer("toolreel", tracer_provider=tracer_provider)
 
     def observe(info: TurnInfo) -> Turn:
+        """The spans of the turn `info` describes."""
         return SpanTurn(tracer, info)
 
     _installed = observe
