@@ -206,4 +206,5 @@ def logger(name: str) -> logging.Logger:
     return found
 
 
-logger("toolreel")
+# A library's loggers print nothing unless the application configures logging.
+logger("toolreel").addHandler(logging.NullHandler())

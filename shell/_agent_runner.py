@@ -102,6 +102,7 @@ from ._driver import Driver, guarded, limiter_for, run_call, run_within
 from ._hooks import Hook, PostToolUseEvent, PreToolUseEvent, decide
 from ._restore import lost_outcome
 from ._steplog import Flush, Record, StepLog, framed
+from ._telemetry import Telemetry, TurnEnd, watched_tool
 from ._tools import Tool, call_arguments
 
 
@@ -179,6 +180,7 @@ class AgentRunner:
             abort=abort,
         )
         self._finish: FinishAgent | None = None
+        self.telemetry = Telemetry.of("agent", model, config.model, session_id, self.redactor)
 
     async def _guarded(self, callback: Callable[..., Any] | None, *args: Any) -> None:
         """Call an observer or hook; what it raised is recorded, with any key masked."""
@@ -207,7 +209,7 @@ class AgentRunner:
             return True
 
         self._driver.drain()
-        await self._driver.run(begin)
+        await self.telemetry.drive(self._driver, begin, self._ended)
         assert self._finish is not None
         return self._finish
 
@@ -229,8 +231,12 @@ class AgentRunner:
             return True
 
         self._driver.drain()
-        await self._driver.run(begin)
+        await self.telemetry.drive(self._driver, begin, self._ended)
         assert self._finish is not None
+        return self._finish
+
+    def _ended(self) -> TurnEnd:
+        """How the run finished, if it did (for the telemetry)."""
         return self._finish
 
     async def _redo(self, effect: AgentEffect) -> None:
@@ -267,6 +273,7 @@ class AgentRunner:
             case Validate():
                 self._driver.spawn(self._validate, effect)
             case StartTimer(token=token, seconds=seconds):
+                self._driver.watch.retry_waiting(seconds)
                 self._driver.start_timer(token, seconds)
             case Emit(notice=notice):
                 await self._notify(notice)
@@ -310,9 +317,11 @@ class AgentRunner:
         await self._safe(self.callbacks.on_tool_call, call.name, call_arguments(call))
         if helper:
             await self._guarded(self.callbacks.observe_call, call)
-            event = await self._run_helper(call, work, timeout)
+            event = await watched_tool(
+                self._driver.watch, call, self._run_helper(call, work, timeout)
+            )
         else:
-            event = await run_call(call, work, timeout)
+            event = await watched_tool(self._driver.watch, call, run_call(call, work, timeout))
         await self._safe(self.callbacks.on_tool_result, call.name, event.output)
         if helper:
             result = ToolResult(

@@ -42,6 +42,7 @@ from toolreel.core import (
 )
 
 from ._errors import ReplayError
+from ._telemetry import NO_TURN, Turn
 
 S = TypeVar("S")
 E = TypeVar("E")
@@ -70,6 +71,8 @@ class Driver(Generic[S, E, F]):
     #: feed: a reducer refusing an event (misuse, never the model's doing) and a recording
     #: that cannot answer (`Recording`'s `RequestMismatch`: the program changed).
     bugs: tuple[type[BaseException], ...] = (StepError, ReplayError)
+    #: Told when each model call starts and ends (shell/_telemetry.py; set per turn).
+    watch: Turn = NO_TURN
 
     def __init__(
         self,
@@ -221,7 +224,7 @@ class Driver(Generic[S, E, F]):
             if self._call is not None:
                 call, self._call = self._call, None
                 if await self._may_call():
-                    await self._stream(call)
+                    await self._watched_stream(call)
             else:
                 event, done = await self._inbox.receive()
                 await self.feed(event)
@@ -246,12 +249,24 @@ class Driver(Generic[S, E, F]):
         await abort.wait()
         self.cut_stream()
 
-    async def _stream(self, call: CallModel) -> None:
+    async def _watched_stream(self, call: CallModel) -> None:
+        """`_stream`, told to the turn's watcher as it starts and ends (even if it raises)."""
+        watch = self.watch
+        watch.model_started(call)
+        try:
+            ended = await self._stream(call)
+        except BaseException as exc:
+            watch.model_ended(call, exc)
+            raise
+        watch.model_ended(call, ended)
+
+    async def _stream(self, call: CallModel) -> ModelResponded | ModelCallFailed | None:
         """Feed the model's events for `call`; a failing or cut-short stream is a failure.
 
         Only what the model port raises is the model's failure: what feeding
         an event raises (a journal that gave up, a bug) propagates. The
-        stream is closed when the call is over, cut or cancelled.
+        stream is closed when the call is over, cut or cancelled. Returns the
+        call's last event (None: it was cut short or the run ended).
         """
         over = False
         with anyio.CancelScope() as scope:
@@ -274,11 +289,14 @@ class Driver(Generic[S, E, F]):
                 await _close(events)
         self._model_scope = None
         if over:
-            return
+            return event if isinstance(event, ModelResponded | ModelCallFailed) else None
         if not scope.cancelled_caught:
-            await self.feed(ModelCallFailed(retryable=True, message=STREAM_ENDED))
-        elif self._aborted():  # an interrupt posted its own cancel
+            ended = ModelCallFailed(retryable=True, message=STREAM_ENDED)
+            await self.feed(ended)
+            return ended
+        if self._aborted():  # an interrupt posted its own cancel
             await self.feed(Cancelled())
+        return None
 
     async def timer(self, token: str, seconds: float) -> None:
         """Sleep, then say so."""

@@ -78,6 +78,7 @@ from ._hooks import (
 )
 from ._restore import fold_journal, lost_outcome
 from ._steplog import Flush, Record, StepLog, framed
+from ._telemetry import Telemetry, watched_tool
 from ._tools import Tool, call_arguments
 
 Sink = Callable[[Notice | Finish], None]
@@ -156,6 +157,7 @@ class Runner:
         self._limiter = limiter_for(max_concurrent_tools)
         self._finish: Finish | None = None
         self._runs: list[ToolCall] = []
+        self.telemetry = Telemetry.of("loop", model, config.model, session_id, self.redactor)
 
     async def _guarded(self, callback: Callable[..., Any] | None, *args: Any) -> None:
         """Call an observer or hook; what it raised is recorded, with any key masked."""
@@ -207,7 +209,7 @@ class Runner:
     async def _drive(self, begin: Callable[[], Awaitable[bool]]) -> Finish | None:
         """Run a turn (see `Driver.run`); how it finished, if it did."""
         self._finish = None
-        await self._driver.run(begin)
+        await self.telemetry.drive(self._driver, begin, lambda: self._finish)
         return self._finish
 
     def interrupt(self) -> None:
@@ -246,6 +248,7 @@ class Runner:
             case TellHook():
                 self._driver.spawn(self._tell_hook, effect)
             case StartTimer(token=token, seconds=seconds):
+                self._driver.watch.retry_waiting(seconds)
                 self._driver.start_timer(token, seconds)
             case Emit(notice=notice):
                 await self._notify(notice)
@@ -276,7 +279,8 @@ class Runner:
         """Run one tool call with its timeout; its outcome goes to the inbox."""
         tool = self.tools[call.name]
         timeout = tool.timeout if tool.timeout is not None else self.tool_timeout
-        self._driver.post(await run_within(self._limiter, call, tool.run, timeout))
+        work = run_within(self._limiter, call, tool.run, timeout)
+        self._driver.post(await watched_tool(self._driver.watch, call, work))
 
     async def _tell_hook(self, tell: TellHook) -> None:
         """Tell the PostToolUse hooks a result; what they raise is recorded, nothing answers."""
@@ -319,7 +323,10 @@ class Runner:
                 await self._guarded(self.observers.on_tool_call, call)
             case ToolResultReady(result=result):
                 await self._guarded(self.observers.on_tool_result, result)
-            case RoundFinished(round=tool_round):
+            case RoundFinished(round=tool_round, iteration=iteration):
+                self._driver.watch.round_finished(
+                    iteration, [c.name for c in tool_round.tool_calls]
+                )
                 await self._guarded(self.observers.on_round, tool_round)
             case (
                 TextStreamed()
