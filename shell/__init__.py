@@ -7,10 +7,11 @@ hooks (`HookDecision`, `PreToolUseEvent`, ...), blocks (`TextBlock`,
 effects.
 """
 
+from toolreel.adapters._transcript import render_agent_transcript
+
 from ._agent import AgentDefinition, AgentFailure, AgentMetadata, AgentSuccess, execute_agent
 from ._agent_output import OutputTool, Validator
 from ._agent_runner import AgentCallbacks, AgentRunner
-from ._agent_transcript import render_agent_transcript
 from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
 from ._client import Client, RunResult, open_journal, run
 from ._errors import (

@@ -11,13 +11,12 @@ idempotent (`lost_outcome`); both runners resume by this rule.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import assert_never
+from typing import assert_never, cast
 
 import attrs
 
 from toolreel.adapters import Journal
-from toolreel.adapters._journal import loop_configs, loop_event
-from toolreel.adapters._session import with_configs
+from toolreel.adapters._fold import fold_loop
 from toolreel.core import (
     AskHook,
     CallModel,
@@ -42,8 +41,6 @@ from toolreel.core import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
-    initial_state,
-    step,
 )
 
 from ._tools import Tool
@@ -64,22 +61,15 @@ class Restored:
     owed: tuple[Effect, ...]
 
 
-def fold_journal(journal: Journal, session_id: str) -> Restored:
-    """Fold the session's steps through `step` again, noting what was never answered."""
+def rebuild(journal: Journal, session_id: str) -> Restored:
+    """Fold the session's steps again (`fold_journal`), noting what was never answered."""
     owed: dict[str, Effect] = {}
-    configs = loop_configs(journal, session_id)
-    state = initial_state(configs[0][1])
-    seq: int | None = None
-    for entry, change in with_configs(journal.entries(session_id), configs):
-        if change is not None:
-            state = attrs.evolve(state, config=change)
-        event = loop_event(entry.event, session_id)
-        state, effects = step(state, event)
-        seq = entry.seq
-        _settle(owed, event)
+    fold = fold_loop(journal, session_id)
+    for entry, effects in fold:
+        _settle(owed, cast(Event, entry.event))
         for effect in effects:
             _owe(owed, effect)
-    return Restored(state=state, seq=seq, owed=tuple(owed.values()))
+    return Restored(state=fold.state, seq=fold.seq, owed=tuple(owed.values()))
 
 
 def _owe(owed: dict[str, Effect], effect: Effect) -> None:
