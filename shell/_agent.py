@@ -49,10 +49,11 @@ from toolreel.core import (
 
 from . import _checks as check
 from ._agent_output import OutputTool, Validator
-from ._agent_runner import AgentCallbacks, AgentRunner, Unfinished, unfinished_run
+from ._agent_runner import AgentCallbacks, AgentRunner
 from ._client import open_journal
 from ._hooks import hook_points
 from ._options import AgentOptions
+from ._restore import Unfinished, unfinished_run
 from ._tools import Tool, registry
 
 I = TypeVar("I")  # noqa: E741 - the input type, as in the issue's signature
