@@ -179,10 +179,7 @@ def fold_loop(journal: Journal, session_id: str, *, damage: Damage | None = None
     """The fold of a tool loop's session (an agent run's is a `SessionError`)."""
     fold = fold_journal(journal, session_id, damage=damage)
     if isinstance(fold, AgentFold):
-        raise SessionError(
-            f"session {session_id!r} is an agent run, not a tool-loop session "
-            "(load it with load_agent_session)"
-        )
+        raise SessionError(f"session {session_id!r} is an agent run, not a tool-loop session")
     return fold
 
 

@@ -32,8 +32,8 @@ from toolreel.core import (
     Usage,
 )
 
-from ._errors import JournalCorrupt
-from ._fold import fold_loop, journal_name
+from ._errors import JournalCorrupt, SessionError
+from ._fold import LoopFold, fold_journal, journal_name
 from ._journal import Damage, Journal, StepEvent
 
 
@@ -194,7 +194,12 @@ def load_session(journal: Journal, session_id: str) -> Session:
     run is a `SessionError`: `toolreel.shell.load_agent_session` rebuilds one.
     """
     damage = Damage()
-    fold = fold_loop(journal, session_id, damage=damage)
+    fold = fold_journal(journal, session_id, damage=damage)
+    if not isinstance(fold, LoopFold):
+        raise SessionError(
+            f"session {session_id!r} is an agent run, not a tool-loop session "
+            "(toolreel.shell.load_agent_session rebuilds one)"
+        )
     builder = SessionBuilder(session_id)
     try:
         for entry, effects in fold:

@@ -92,7 +92,7 @@ def test_the_kind_of_fold_follows_the_session_config() -> None:
     assert isinstance(fold_journal(journal, "a"), AgentFold)
     with pytest.raises(SessionError, match="replay it with an AgentConfig"):
         fold_journal(journal, "a", config=CONFIG)
-    with pytest.raises(SessionError, match="load_agent_session"):
+    with pytest.raises(SessionError, match="is an agent run, not a tool-loop session"):
         fold_loop(journal, "a")
     with pytest.raises(SessionError, match="replay it with a LoopConfig"):
         fold_journal(journal_of(turn("a")), "s", config=AGENT)
