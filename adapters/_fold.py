@@ -7,8 +7,10 @@ the session's kind, told by its config: a tool loop's folds through `step`
 given), an agent run's through `agent_step`. Iterating gives each entry with the
 effects folding it produced now; `state` and `entry` follow the steps, so a
 caller that catches a `StepError` knows where the journal stopped making sense.
-Events are decoded by the journal (old effect records are brought up to date
-by `current_records`, where replay compares them).
+Events arrive decoded by the journal; `differs` compares a step's effects
+with the recorded ones (records of an older shape brought up to date by
+`current_records` only when the plain comparison fails, so replay pays nothing
+for them per step).
 
 Given a `Damage`, the fold also tells it where sequence numbers skip (steps
 lost) and raises `JournalCorrupt` on a step stored twice or out of order.
@@ -17,7 +19,7 @@ lost) and raises `JournalCorrupt` on a step stored twice or out of order.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Generic, TypeVar, cast, get_args
+from typing import Any, Generic, TypeVar, cast, get_args
 
 import attrs
 
@@ -38,7 +40,16 @@ from toolreel.core import (
 )
 
 from ._errors import JournalCorrupt, SessionError
-from ._journal import Damage, Journal, JournalEntry, SessionConfig, StepEvent
+from ._journal import (
+    Damage,
+    Journal,
+    JournalEntry,
+    SessionConfig,
+    StepEffect,
+    StepEvent,
+    current_records,
+    effect_record,
+)
 
 C = TypeVar("C", LoopConfig, AgentConfig)
 S = TypeVar("S", State, AgentState)
@@ -97,10 +108,8 @@ class JournalFold(Generic[C, S, F]):
         pending = list(self.configs[1:])
         reduce, state = self._reduce, self.state
         for entry in entries:
-            if pending and entry.seq > pending[0][0]:
-                while pending and entry.seq > pending[0][0]:
-                    config = pending.pop(0)[1]
-                state = self._reconfigured(state, config)
+            while pending and entry.seq > pending[0][0]:
+                state = self._reconfigured(state, pending.pop(0)[1])
             self.entry = entry
             state, effects = reduce(state, entry.event)
             self.state = state
@@ -181,6 +190,16 @@ def fold_loop(journal: Journal, session_id: str, *, damage: Damage | None = None
     if isinstance(fold, AgentFold):
         raise SessionError(f"session {session_id!r} is an agent run, not a tool-loop session")
     return fold
+
+
+def differs(
+    entry: JournalEntry, effects: Iterable[StepEffect]
+) -> tuple[dict[str, Any], ...] | None:
+    """The effects' records when they differ from what `entry` recorded, else None."""
+    replayed = tuple(effect_record(effect) for effect in effects)
+    if replayed == entry.effects or replayed == current_records(entry.effects):
+        return None  # (older journals recorded some effects in an earlier shape)
+    return replayed
 
 
 def journal_name(journal: Journal) -> str:

@@ -22,11 +22,10 @@ from toolreel.adapters import (
     JournalEntry,
     SessionError,
     SessionNotFound,
-    effect_record,
     unstructure,
 )
-from toolreel.adapters._fold import AgentFold, fold_journal
-from toolreel.adapters._journal import SessionConfig, StepEvent, current_records
+from toolreel.adapters._fold import AgentFold, differs, fold_journal
+from toolreel.adapters._journal import SessionConfig, StepEvent
 from toolreel.adapters._session import AgentSession, AgentSessionBuilder, Session, SessionBuilder
 from toolreel.core import AgentEffect, Effect, StepError
 
@@ -149,9 +148,9 @@ def _compare(
     session_id: str, entry: JournalEntry, effects: Iterable[Effect | AgentEffect]
 ) -> Divergence | None:
     """The divergence when the replayed effects differ from the recorded ones, else None."""
-    replayed = tuple(effect_record(effect) for effect in effects)
-    if replayed == entry.effects or replayed == current_records(entry.effects):
-        return None  # (older journals recorded some effects in an earlier shape)
+    replayed = differs(entry, effects)
+    if replayed is None:
+        return None
     return Divergence(
         session_id=session_id,
         seq=entry.seq,
