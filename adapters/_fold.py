@@ -5,8 +5,9 @@ and differ only in what they do with each step. `fold_journal` opens the fold of
 the session's kind, told by its config: a tool loop's folds through `step`
 (each step under the config the session recorded for it, or all under one
 given), an agent run's through `agent_step`. Iterating gives each entry with the
-effects folding it produced now; `state` and `entry` follow the steps, so a
-caller that catches a `StepError` knows where the journal stopped making sense.
+effects folding it produced now; once it ends, `state` and `entry` say where
+it stopped (a caller that catches a `StepError` knows which step the reducer
+refused).
 Events arrive decoded by the journal; `differs` compares a step's effects
 with the recorded ones (records of an older shape brought up to date by
 `current_records` only when the plain comparison fails, so replay pays nothing
@@ -75,7 +76,7 @@ class JournalFold(Generic[C, S, F]):
         self.configs: Sequence[tuple[int, C]] = configs
         self.damage = damage
         self.state: S = self._initial(configs[0][1])
-        #: The step being folded (or the last one folded); None before the first.
+        #: The last step folded, or the one whose fold raised; None before the first.
         self.entry: JournalEntry | None = None
 
     @property
@@ -101,19 +102,24 @@ class JournalFold(Generic[C, S, F]):
         raise NotImplementedError
 
     def __iter__(self) -> Iterator[tuple[JournalEntry, tuple[F, ...]]]:
-        """Each entry with the effects folding it produced; `state` is the state after it."""
+        """Each entry with the effects folding it produced.
+
+        `state` and `entry` are set as the iteration ends (the hot loop keeps
+        them local): after the last step, or at the step whose fold raised.
+        """
         entries: Iterable[JournalEntry] = self.journal.entries(self.session_id, damage=self.damage)
         if self.damage is not None:
             entries = _contiguous(entries, self.journal, self.session_id, self.damage)
         pending = list(self.configs[1:])
-        reduce, state = self._reduce, self.state
-        for entry in entries:
-            while pending and entry.seq > pending[0][0]:
-                state = self._reconfigured(state, pending.pop(0)[1])
-            self.entry = entry
-            state, effects = reduce(state, entry.event)
-            self.state = state
-            yield entry, effects
+        reduce, state, entry = self._reduce, self.state, self.entry
+        try:
+            for entry in entries:
+                while pending and entry.seq > pending[0][0]:
+                    state = self._reconfigured(state, pending.pop(0)[1])
+                state, effects = reduce(state, entry.event)
+                yield entry, effects
+        finally:
+            self.state, self.entry = state, entry
 
 
 class LoopFold(JournalFold[LoopConfig, State, Effect]):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -27,7 +26,7 @@ from toolreel.adapters import (
 from toolreel.adapters._fold import AgentFold, differs, fold_journal
 from toolreel.adapters._journal import SessionConfig, StepEvent
 from toolreel.adapters._session import AgentSession, AgentSessionBuilder, Session, SessionBuilder
-from toolreel.core import AgentEffect, Effect, StepError
+from toolreel.core import StepError
 
 from ._errors import ReplayError
 from ._journal_files import journal_name
@@ -93,8 +92,8 @@ def replay(
     builder = SessionBuilder(session_id)
     try:
         for entry, effects in fold:
-            if (divergence := _compare(session_id, entry, effects)) is not None:
-                return divergence
+            if (replayed := differs(entry, effects)) is not None:
+                return _diverged(session_id, entry, replayed)
             builder.see(entry.event, effects)
     except StepError as exc:
         return _refused(session_id, fold.entry, exc)
@@ -123,8 +122,8 @@ def _agent_run(fold: AgentFold, *, compare: bool = True) -> AgentSession | Diver
     builder = AgentSessionBuilder(fold.session_id)
     try:
         for entry, effects in fold:
-            if compare and (divergence := _compare(fold.session_id, entry, effects)):
-                return divergence
+            if compare and (replayed := differs(entry, effects)) is not None:
+                return _diverged(fold.session_id, entry, replayed)
             builder.see(effects)
     except StepError as exc:
         return _refused(fold.session_id, fold.entry, exc)
@@ -144,13 +143,10 @@ def _refused(session_id: str, entry: JournalEntry | None, exc: StepError) -> Div
     )
 
 
-def _compare(
-    session_id: str, entry: JournalEntry, effects: Iterable[Effect | AgentEffect]
-) -> Divergence | None:
-    """The divergence when the replayed effects differ from the recorded ones, else None."""
-    replayed = differs(entry, effects)
-    if replayed is None:
-        return None
+def _diverged(
+    session_id: str, entry: JournalEntry, replayed: tuple[dict[str, Any], ...]
+) -> Divergence:
+    """The divergence of a step whose replayed effects (as records) differ from the recorded."""
     return Divergence(
         session_id=session_id,
         seq=entry.seq,
