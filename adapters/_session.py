@@ -1,23 +1,27 @@
-"""A stored session, rebuilt: its config, history and one summary per turn.
+"""A stored session, rebuilt: a tool loop's config, history and one summary per turn
+(`Session`), or an agent run's state and outcome (`AgentSession`).
 
-`load_session` folds the journaled events through `step` again — the journal
-holds facts, the session is what they mean. Damage that still reads (a batch
-failing its checksum, missing steps) becomes `Session.warnings`; data that does
-not decode, or events that cannot follow each other, raise `JournalCorrupt`.
+`load_session` folds the journaled events through `step` again (`fold_journal`)
+— the journal holds facts, the session is what they mean. Damage that still
+reads (a batch failing its checksum, missing steps) becomes `Session.warnings`;
+data that does not decode, or events that cannot follow each other, raise
+`JournalCorrupt`. The builders watch a fold's steps: `replay` (shell/_replay.py)
+uses them too, comparing each step's effects as they go.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-
 import attrs
 
 from toolreel.core import (
+    AgentConfig,
+    AgentEffect,
+    AgentState,
     ChatMessage,
     Effect,
-    Event,
     Failed,
     Finish,
+    FinishAgent,
     FinishReason,
     LoopConfig,
     Persist,
@@ -26,12 +30,11 @@ from toolreel.core import (
     State,
     StepError,
     Usage,
-    initial_state,
-    step,
 )
 
-from ._errors import JournalCorrupt
-from ._journal import Damage, Journal, JournalEntry, loop_configs, loop_event
+from ._errors import JournalCorrupt, SessionError
+from ._fold import LoopFold, fold_journal, journal_name
+from ._journal import Damage, Journal, StepEvent
 
 
 @attrs.frozen(kw_only=True)
@@ -70,6 +73,34 @@ class Session:
         return total
 
 
+@attrs.frozen(kw_only=True)
+class AgentSession:
+    """An agent run rebuilt from its journal.
+
+    `state` is the reducer's final `AgentState`; `finish` the run's `FinishAgent`
+    (its outcome: an `AgentOutput` or an `AgentError`), or None when the run
+    never ended (a crash); `events` how many steps were folded; `warnings` as
+    a `Session`'s.
+    """
+
+    session_id: str
+    config: AgentConfig
+    state: AgentState
+    finish: FinishAgent | None
+    events: int
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def history(self) -> tuple[ChatMessage, ...]:
+        """The whole conversation (every attempt's)."""
+        return self.finish.history if self.finish is not None else self.state.history
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens over every model call of the run."""
+        return self.state.usage
+
+
 def summarize(finish: Finish, prompt: str, answer: ChatMessage | None = None) -> TurnSummary:
     """A turn's summary from its `Finish` (and the assistant message it recorded)."""
     return TurnSummary(
@@ -86,23 +117,17 @@ def summarize(finish: Finish, prompt: str, answer: ChatMessage | None = None) ->
 
 
 class SessionBuilder:
-    """Folds a session's events, keeping what a summary needs (and nothing per event)."""
+    """Watches a tool loop's steps fold, keeping what a summary needs (nothing per event)."""
 
-    def __init__(self, session_id: str, config: LoopConfig) -> None:
-        """Start from the first state of `config`."""
+    def __init__(self, session_id: str) -> None:
+        """No step seen yet."""
         self.session_id = session_id
-        self.state: State = initial_state(config)
         self.turns: list[TurnSummary] = []
         self.events = 0
         self._prompt: str | None = None
 
-    def reconfigure(self, config: LoopConfig) -> None:
-        """Apply the config a continued session recorded from here on."""
-        self.state = attrs.evolve(self.state, config=config)
-
-    def add(self, event: Event) -> tuple[Effect, ...]:
-        """Fold one event; its effects."""
-        self.state, effects = step(self.state, event)
+    def see(self, event: StepEvent, effects: tuple[Effect, ...]) -> None:
+        """Note one folded step: a prompt opens a turn, a `Finish` closes it."""
         self.events += 1
         if isinstance(event, PromptSubmitted):
             self._prompt = event.text
@@ -115,75 +140,73 @@ class SessionBuilder:
             summary = summarize(effects[-1], self._prompt or "", answers[-1] if answers else None)
             self.turns.append(summary)
             self._prompt = None
-        return effects
 
-    def session(self, warnings: tuple[str, ...] = ()) -> Session:
-        """The session so far (an unfinished turn shows with reason None)."""
+    def session(self, state: State, warnings: tuple[str, ...] = ()) -> Session:
+        """The session at `state` (an unfinished turn shows with reason None)."""
         turns = list(self.turns)
         if self._prompt is not None:
             turns.append(TurnSummary(prompt=self._prompt))
         return Session(
             session_id=self.session_id,
-            config=self.state.config,
-            history=self.state.history,
+            config=state.config,
+            history=state.history,
             turns=tuple(turns),
             events=self.events,
-            phase=self.state.phase,
+            phase=state.phase,
             warnings=warnings,
         )
 
 
-def with_configs(
-    entries: Iterable[JournalEntry], configs: Sequence[tuple[int, LoopConfig]]
-) -> Iterator[tuple[JournalEntry, LoopConfig | None]]:
-    """Each entry with the config that takes effect just before it, if one does."""
-    pending = list(configs[1:])
-    for entry in entries:
-        change = None
-        while pending and entry.seq > pending[0][0]:
-            change = pending.pop(0)[1]
-        yield entry, change
+class AgentSessionBuilder:
+    """Watches an agent run's steps fold, keeping its count and its `FinishAgent`."""
 
+    def __init__(self, session_id: str) -> None:
+        """No step seen yet."""
+        self.session_id = session_id
+        self.events = 0
+        self.finish: FinishAgent | None = None
 
-def contiguous(
-    entries: Iterable[JournalEntry], path: str, session_id: str, damage: Damage
-) -> Iterator[JournalEntry]:
-    """The entries, telling `damage` where sequence numbers skip (steps lost)."""
-    expected = 1
-    for entry in entries:
-        if entry.seq > expected:
-            damage.missing(path, session_id, expected, entry.seq - 1)
-        elif entry.seq < expected:
-            raise JournalCorrupt(
-                path, "a step is stored twice or out of order", session_id=session_id, seq=entry.seq
-            )
-        expected = entry.seq + 1
-        yield entry
+    def see(self, effects: tuple[AgentEffect, ...]) -> None:
+        """Note one folded step."""
+        self.events += 1
+        for effect in effects:
+            if isinstance(effect, FinishAgent):
+                self.finish = effect
 
-
-def journal_name(journal: Journal) -> str:
-    """The journal's file, or how it names itself."""
-    return str(getattr(journal, "path", None) or repr(journal))
+    def session(self, state: AgentState, warnings: tuple[str, ...] = ()) -> AgentSession:
+        """The run at `state`."""
+        return AgentSession(
+            session_id=self.session_id,
+            config=state.config,
+            state=state,
+            finish=self.finish,
+            events=self.events,
+            warnings=warnings,
+        )
 
 
 def load_session(journal: Journal, session_id: str) -> Session:
-    """Rebuild a journaled session (`SessionNotFound` if the journal has no such session).
+    """Rebuild a journaled tool-loop session (`SessionNotFound` if the journal has no such session).
 
     A checksum mismatch or missing steps is a warning in `Session.warnings`
     (the data still decodes and folds: show it, and say it may be wrong);
-    undecodable data or an impossible event raises `JournalCorrupt`.
+    undecodable data or an impossible event raises `JournalCorrupt`. An agent
+    run is a `SessionError`: `toolreel.shell.load_agent_session` rebuilds one.
     """
-    path = journal_name(journal)
     damage = Damage()
-    configs = loop_configs(journal, session_id)
-    builder = SessionBuilder(session_id, configs[0][1])
-    entries = contiguous(journal.entries(session_id, damage=damage), path, session_id, damage)
-    for entry, change in with_configs(entries, configs):
-        if change is not None:
-            builder.reconfigure(change)
-        try:
-            builder.add(loop_event(entry.event, session_id))
-        except StepError as exc:
-            detail = "; ".join([f"the event cannot happen here ({exc})", *damage.warnings])
-            raise JournalCorrupt(path, detail, session_id=session_id, seq=entry.seq) from exc
-    return builder.session(tuple(damage.warnings))
+    fold = fold_journal(journal, session_id, damage=damage)
+    if not isinstance(fold, LoopFold):
+        raise SessionError(
+            f"session {session_id!r} is an agent run, not a tool-loop session "
+            "(toolreel.shell.load_agent_session rebuilds one)"
+        )
+    builder = SessionBuilder(session_id)
+    try:
+        for entry, effects in fold:
+            builder.see(entry.event, effects)
+    except StepError as exc:
+        detail = "; ".join([f"the event cannot happen here ({exc})", *damage.warnings])
+        raise JournalCorrupt(
+            journal_name(journal), detail, session_id=session_id, seq=fold.seq
+        ) from exc
+    return builder.session(fold.state, tuple(damage.warnings))

@@ -10,11 +10,11 @@ effects.
 """
 
 from toolreel.adapters import Secret
+from toolreel.adapters._transcript import render_agent_transcript
 
 from ._agent import AgentDefinition, AgentFailure, AgentMetadata, AgentSuccess, execute_agent
 from ._agent_output import OutputTool, Validator
 from ._agent_runner import AgentCallbacks, AgentRunner
-from ._agent_transcript import render_agent_transcript
 from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
 from ._callbacks import (
     OnAgentNotice,

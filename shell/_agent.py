@@ -52,7 +52,7 @@ from toolreel.core._agent_config import DEFAULT_MAX_ITERATIONS_PER_ATTEMPT
 
 from . import _checks as check
 from ._agent_output import OutputTool, Validator
-from ._agent_runner import AgentCallbacks, AgentRunner, Unfinished, unfinished_run
+from ._agent_runner import AgentCallbacks, AgentRunner
 from ._callbacks import (
     OnAgentToolCall,
     OnAgentToolResult,
@@ -63,6 +63,7 @@ from ._client import open_journal
 from ._connection import Connection
 from ._hooks import hook_points
 from ._options import AgentOptions, AgentRunOptions
+from ._restore import Unfinished, unfinished_run
 from ._tools import Tool, registry
 
 I = TypeVar("I")  # noqa: E741 - the input type, as in the issue's signature

@@ -40,7 +40,7 @@ Runner's rule too).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, assert_never, cast
+from typing import Any, assert_never
 
 import anyio
 import attrs
@@ -62,8 +62,6 @@ from toolreel.core import (
     FinishAgent,
     HookPoint,
     MessageRecorded,
-    ModelCallFailed,
-    ModelResponded,
     Notice,
     PromptSubmitted,
     ReasoningStreamed,
@@ -75,7 +73,6 @@ from toolreel.core import (
     RunTool,
     StartTimer,
     TextStreamed,
-    TimerFired,
     ToolCall,
     ToolCallAnnounced,
     ToolFinished,
@@ -384,61 +381,3 @@ class AgentRunner:
     async def _safe(self, callback: Callable[..., Any] | None, *args: Any) -> None:
         """Call a callback with the state first; record what it raised instead of raising."""
         await self._guarded(callback, self.state, *args)
-
-
-@attrs.frozen(kw_only=True)
-class Unfinished:
-    """Where a journaled agent run stopped: its state, last step and the effects still owed."""
-
-    state: AgentState
-    seq: int
-    owed: tuple[AgentEffect, ...]
-
-
-def unfinished_run(journal: Journal, session_id: str, config: AgentConfig) -> Unfinished | None:
-    """Fold an agent run's journal again; None if the run finished (nothing to resume)."""
-    state = initial_agent_state(config)
-    owed: dict[str, AgentEffect] = {}
-    seq = 0
-    for entry in journal.entries(session_id):
-        event = cast(AgentEvent, entry.event)
-        state, effects = agent_step(state, event)
-        seq = entry.seq
-        _settle(owed, event)
-        for effect in effects:
-            if isinstance(effect, FinishAgent):
-                return None
-            key = _owed_key(effect)
-            if key is not None:
-                owed[key] = effect
-    return Unfinished(state=state, seq=seq, owed=tuple(owed.values()))
-
-
-def _owed_key(effect: AgentEffect) -> str | None:
-    """The key of an effect that expects an answering event (None: nothing answers it)."""
-    match effect:
-        case CallModel():
-            return "model"
-        case RunTool(call=call) | Reflect(call=call):
-            return f"tool:{call.id}"
-        case Validate(attempt=attempt):
-            return f"validate:{attempt}"
-        case StartTimer(token=token):
-            return f"timer:{token}"
-        case _:
-            return None
-
-
-def _settle(owed: dict[str, AgentEffect], event: AgentEvent) -> None:
-    """Strike what `event` answers."""
-    match event:
-        case ModelResponded() | ModelCallFailed():
-            owed.pop("model", None)
-        case ToolFinished(call_id=call_id):
-            owed.pop(f"tool:{call_id}", None)
-        case ValidationFinished(attempt=attempt):
-            owed.pop(f"validate:{attempt}", None)
-        case TimerFired(token=token):
-            owed.pop(f"timer:{token}", None)
-        case _:
-            pass

@@ -14,7 +14,7 @@ import json
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -26,6 +26,7 @@ from toolreel.adapters import (
     effect_record,
 )
 from toolreel.core import (
+    AgentConfig,
     CallModel,
     ConfigError,
     FinishReason,
@@ -38,11 +39,14 @@ from toolreel.core import (
     ToolFinished,
 )
 
+from ._agent import AgentDefinition, AgentFailure, AgentSuccess, execute_agent
 from ._client import Client
 from ._errors import ReplayError
 from ._journal_files import is_sqlite, journal_name, open_path
 from ._options import AgentOptions
 from ._tools import Tool, as_tool
+
+T = TypeVar("T")
 
 
 class RequestMismatch(ReplayError):
@@ -82,6 +86,8 @@ class Recording:
         elif session_id not in sessions:
             raise SessionNotFound(session_id, journal_name(journal))
         self.session_id = session_id
+        #: The session's config: an `AgentConfig` for an agent run (rerun it with `agent=`).
+        self.config = journal.config(session_id)
         self.prompts: list[str] = []
         self.calls: list[RecordedCall] = []
         self._outputs: dict[tuple[str, str], deque[tuple[str, bool]]] = defaultdict(deque)
@@ -160,20 +166,40 @@ class Recording:
         """The given tools (same specs) answering with the recorded outputs instead of running."""
         return [RecordedTool.of(as_tool(item), self) for item in tools]
 
-    async def rerun(self, options: AgentOptions) -> list[FinishReason]:
-        """Run every recorded prompt through a Client with the recorded model and tool outputs.
+    @overload
+    async def rerun(self, options: AgentOptions) -> list[FinishReason]: ...
 
-        Raises `RequestMismatch` at the first request (or tool call) the
-        recording does not hold; retries are immediate (no backoff sleeps).
+    @overload
+    async def rerun(
+        self, options: AgentOptions, *, agent: AgentDefinition[Any, T]
+    ) -> AgentSuccess[T] | AgentFailure: ...
+
+    async def rerun(
+        self, options: AgentOptions, *, agent: AgentDefinition[Any, Any] | None = None
+    ) -> list[FinishReason] | AgentSuccess[Any] | AgentFailure:
+        """Run the recording again with the recorded model and tool outputs.
+
+        A chat session's prompts go through a Client built from `options`
+        (the finish reason of each turn); an agent run's prompt goes through
+        `execute_agent` with `agent`, its definition (the result). Raises
+        `RequestMismatch` at the first request (or tool call) the recording
+        does not hold; retries are immediate (no backoff sleeps). `agent` given
+        for a chat session, or missing for an agent run, is a `ConfigError`.
         """
         opts = attrs.evolve(
             options,
-            tools=self.tools(list(options.tools)),
             journal=None,
             retry=attrs.evolve(options.retry, base_delay=0.0, max_delay=0.0, max_retry_after=0.0),
         )
+        if isinstance(self.config, AgentConfig):
+            if agent is None:
+                raise ConfigError("agent", None, "the AgentDefinition of this agent run")
+            return await self._rerun_agent(agent, opts)
+        if agent is not None:
+            raise ConfigError("agent", agent, "None: this recording is a chat session's")
         reasons = []
-        async with Client(opts, model=self) as client:
+        chat = attrs.evolve(opts, tools=self.tools(list(opts.tools)))
+        async with Client(chat, model=self) as client:
             for prompt in self.prompts:
                 await client.query(prompt)
                 finish = await client.wait()  # raises the mismatch that stopped the turn
@@ -181,6 +207,18 @@ class Recording:
                 reasons.append(finish.reason)
             self.history = client.history
         return reasons
+
+    async def _rerun_agent(
+        self, agent: AgentDefinition[Any, T], options: AgentOptions
+    ) -> AgentSuccess[T] | AgentFailure:
+        """Run the recorded prompt through `agent`, its helpers answering from the recording."""
+        prompt = self.prompts[0] if self.prompts else ""
+        rerun = attrs.evolve(
+            agent, build_prompt=lambda _input: prompt, helpers=self.tools(list(agent.helpers))
+        )
+        result = await execute_agent(rerun, None, options, model=self)
+        self.history = result.metadata.history
+        return result
 
 
 @attrs.frozen(kw_only=True, eq=False)

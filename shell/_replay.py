@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable
-from typing import Any, cast, get_args
+from typing import Any
 
 import attrs
 
@@ -22,30 +21,12 @@ from toolreel.adapters import (
     JournalEntry,
     SessionError,
     SessionNotFound,
-    effect_record,
     unstructure,
 )
-from toolreel.adapters._journal import (
-    SessionConfig,
-    StepEvent,
-    current_records,
-    loop_configs,
-    loop_event,
-)
-from toolreel.adapters._session import Session, SessionBuilder, with_configs
-from toolreel.core import (
-    AgentConfig,
-    AgentEffect,
-    AgentEvent,
-    AgentState,
-    AgentStepError,
-    Effect,
-    FinishAgent,
-    LoopConfig,
-    StepError,
-    agent_step,
-    initial_agent_state,
-)
+from toolreel.adapters._fold import AgentFold, differs, fold_journal
+from toolreel.adapters._journal import SessionConfig, StepEvent
+from toolreel.adapters._session import AgentSession, AgentSessionBuilder, Session, SessionBuilder
+from toolreel.core import StepError
 
 from ._errors import ReplayError
 from ._journal_files import journal_name
@@ -78,25 +59,6 @@ class Divergence:
         )
 
 
-@attrs.frozen(kw_only=True)
-class AgentSession:
-    """An agent run rebuilt from its journal: what `replay` gives back for one.
-
-    `state` is the reducer's final `AgentState`; `finish` the run's `FinishAgent`
-    (its outcome: an `AgentOutput` or an `AgentError`), or None when the run
-    never ended (a crash); `events` how many steps were folded.
-    """
-
-    session_id: str
-    config: AgentConfig
-    state: AgentState
-    finish: FinishAgent | None
-    events: int
-
-
-_AGENT_EVENTS = get_args(AgentEvent)
-
-
 class ReplayDiverged(ReplayError):
     """Raised by `replay(..., strict=True)` on a divergence."""
 
@@ -124,28 +86,18 @@ def replay(
     """
     if session_id not in journal.sessions():
         raise SessionNotFound(session_id, journal_name(journal))
-    recorded = journal.config(session_id)
-    if isinstance(recorded, AgentConfig):
-        if config is not None and not isinstance(config, AgentConfig):
-            raise SessionError(
-                f"session {session_id!r} is an agent run: replay it with an AgentConfig"
-            )
-        return _replay_agent(session_id, config or recorded, journal.entries(session_id))
-    if config is not None and not isinstance(config, LoopConfig):
-        raise SessionError(f"session {session_id!r} is a tool loop's: replay it with a LoopConfig")
-    configs = [(0, config)] if config is not None else loop_configs(journal, session_id)
-    builder = SessionBuilder(session_id, configs[0][1])
-    for entry, change in with_configs(journal.entries(session_id), configs):
-        if change is not None:
-            builder.reconfigure(change)
-        try:
-            effects = builder.add(loop_event(entry.event, session_id))
-        except StepError as exc:
-            return _refused(session_id, entry, exc)
-        divergence = _compare(session_id, entry, effects)
-        if divergence is not None:
-            return divergence
-    return builder.session()
+    fold = fold_journal(journal, session_id, config=config)
+    if isinstance(fold, AgentFold):
+        return _agent_run(fold)
+    builder = SessionBuilder(session_id)
+    try:
+        for entry, effects in fold:
+            if (replayed := differs(entry, effects)) is not None:
+                return _diverged(session_id, entry, replayed)
+            builder.see(entry.event, effects)
+    except StepError as exc:
+        return _refused(session_id, fold.entry, exc)
+    return builder.session(fold.state)
 
 
 def load_agent_session(journal: Journal, session_id: str) -> AgentSession:
@@ -156,45 +108,31 @@ def load_agent_session(journal: Journal, session_id: str) -> AgentSession:
     """
     if session_id not in journal.sessions():
         raise SessionNotFound(session_id, journal_name(journal))
-    config = journal.config(session_id)
-    if not isinstance(config, AgentConfig):
+    fold = fold_journal(journal, session_id)
+    if not isinstance(fold, AgentFold):
         raise SessionError(f"session {session_id!r} is a tool loop's, not an agent run")
-    result = _replay_agent(session_id, config, journal.entries(session_id), compare=False)
+    result = _agent_run(fold, compare=False)
     if isinstance(result, Divergence):
         raise ReplayDiverged(result)
     return result
 
 
-def _replay_agent(
-    session_id: str,
-    config: AgentConfig,
-    entries: Iterable[JournalEntry],
-    *,
-    compare: bool = True,
-) -> AgentSession | Divergence:
-    """Fold an agent run's steps through `agent_step`, comparing every step's effects."""
-    state = initial_agent_state(config)
-    finish: FinishAgent | None = None
-    events = 0
-    for entry in entries:
-        try:
-            if not isinstance(entry.event, _AGENT_EVENTS):
-                raise AgentStepError(state.phase, entry.event, "not an agent run's event")
-            state, effects = agent_step(state, cast(AgentEvent, entry.event))
-        except StepError as exc:
-            return _refused(session_id, entry, exc)
-        divergence = _compare(session_id, entry, effects) if compare else None
-        if divergence is not None:
-            return divergence
-        events += 1
-        finish = next((e for e in effects if isinstance(e, FinishAgent)), finish)
-    return AgentSession(
-        session_id=session_id, config=config, state=state, finish=finish, events=events
-    )
+def _agent_run(fold: AgentFold, *, compare: bool = True) -> AgentSession | Divergence:
+    """Fold an agent run to its end, comparing every step's effects (unless told not to)."""
+    builder = AgentSessionBuilder(fold.session_id)
+    try:
+        for entry, effects in fold:
+            if compare and (replayed := differs(entry, effects)) is not None:
+                return _diverged(fold.session_id, entry, replayed)
+            builder.see(effects)
+    except StepError as exc:
+        return _refused(fold.session_id, fold.entry, exc)
+    return builder.session(fold.state)
 
 
-def _refused(session_id: str, entry: JournalEntry, exc: StepError) -> Divergence:
+def _refused(session_id: str, entry: JournalEntry | None, exc: StepError) -> Divergence:
     """The divergence of a recorded event the reducer refuses now."""
+    assert entry is not None  # only folding a step raises a StepError
     return Divergence(
         session_id=session_id,
         seq=entry.seq,
@@ -205,13 +143,10 @@ def _refused(session_id: str, entry: JournalEntry, exc: StepError) -> Divergence
     )
 
 
-def _compare(
-    session_id: str, entry: JournalEntry, effects: Iterable[Effect | AgentEffect]
-) -> Divergence | None:
-    """The divergence when the replayed effects differ from the recorded ones, else None."""
-    replayed = tuple(effect_record(effect) for effect in effects)
-    if replayed == entry.effects or replayed == current_records(entry.effects):
-        return None  # (older journals recorded some effects in an earlier shape)
+def _diverged(
+    session_id: str, entry: JournalEntry, replayed: tuple[dict[str, Any], ...]
+) -> Divergence:
+    """The divergence of a step whose replayed effects (as records) differ from the recorded."""
     return Divergence(
         session_id=session_id,
         seq=entry.seq,
@@ -229,3 +164,13 @@ def verify(
     if isinstance(result, Divergence):
         raise ReplayDiverged(result)
     return result
+
+
+__all__ = [
+    "AgentSession",
+    "Divergence",
+    "ReplayDiverged",
+    "load_agent_session",
+    "replay",
+    "verify",
+]

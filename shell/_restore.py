@@ -5,33 +5,40 @@ PreToolUse or UserPromptSubmit hook, a timer) is owed until the journal holds
 its answer. The journal is never written in the middle of a model stream, so
 an interrupted call left no partial response and is simply made again. A tool
 call that started without an outcome runs again only if its tool is
-idempotent (`lost_outcome`); both runners resume by this rule.
+idempotent (`lost_outcome`); both runners resume by this rule. Both kinds of
+session are rebuilt by the one fold (`fold_journal`): `rebuild` a tool loop's,
+`unfinished_run` an agent run's (a validation is owed until `ValidationFinished`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import assert_never
+from typing import Any, TypeVar, assert_never
 
 import attrs
 
 from toolreel.adapters import Journal
-from toolreel.adapters._journal import loop_configs, loop_event
-from toolreel.adapters._session import with_configs
+from toolreel.adapters._fold import AgentFold, JournalFold, fold_loop
+from toolreel.adapters._journal import StepEvent
 from toolreel.core import (
+    AgentConfig,
+    AgentEffect,
+    AgentPhase,
+    AgentState,
     AskHook,
     CallModel,
     Cancelled,
     Effect,
     Emit,
-    Event,
     Finish,
+    FinishAgent,
     HookDecided,
     ModelCallFailed,
     ModelResponded,
     Persist,
     PromptSubmitted,
     ReasoningDelta,
+    Reflect,
     RunTool,
     StartTimer,
     State,
@@ -42,11 +49,13 @@ from toolreel.core import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
-    initial_state,
-    step,
+    Validate,
+    ValidationFinished,
 )
 
 from ._tools import Tool
+
+F = TypeVar("F", Effect, AgentEffect)
 
 #: The result of a started tool call whose outcome a crash lost (see `lost_outcome`).
 INTERRUPTED = "interrupted; outcome unknown"
@@ -54,7 +63,7 @@ INTERRUPTED = "interrupted; outcome unknown"
 
 @attrs.frozen(kw_only=True)
 class Restored:
-    """Where a journaled session stopped."""
+    """Where a journaled tool-loop session stopped."""
 
     #: The state after its last step (under the config it was recorded with).
     state: State
@@ -64,52 +73,75 @@ class Restored:
     owed: tuple[Effect, ...]
 
 
-def fold_journal(journal: Journal, session_id: str) -> Restored:
-    """Fold the session's steps through `step` again, noting what was never answered."""
-    owed: dict[str, Effect] = {}
-    configs = loop_configs(journal, session_id)
-    state = initial_state(configs[0][1])
-    seq: int | None = None
-    for entry, change in with_configs(journal.entries(session_id), configs):
-        if change is not None:
-            state = attrs.evolve(state, config=change)
-        event = loop_event(entry.event, session_id)
-        state, effects = step(state, event)
-        seq = entry.seq
-        _settle(owed, event)
+@attrs.frozen(kw_only=True)
+class Unfinished:
+    """Where a journaled agent run stopped: its state, last step and the effects still owed."""
+
+    state: AgentState
+    seq: int
+    owed: tuple[AgentEffect, ...]
+
+
+def rebuild(journal: Journal, session_id: str) -> Restored:
+    """Fold a tool loop's steps again (`fold_journal`), noting what was never answered."""
+    fold = fold_loop(journal, session_id)
+    owed = _owed(fold)
+    return Restored(state=fold.state, seq=fold.seq, owed=tuple(owed.values()))
+
+
+def unfinished_run(journal: Journal, session_id: str, config: AgentConfig) -> Unfinished | None:
+    """Fold an agent run's steps again; None if the run finished (nothing to resume)."""
+    fold = AgentFold(journal, session_id, [(0, config)])
+    owed = _owed(fold)
+    if fold.state.phase is AgentPhase.FINISHED:
+        return None
+    return Unfinished(state=fold.state, seq=fold.seq or 0, owed=tuple(owed.values()))
+
+
+def _owed(fold: JournalFold[Any, Any, F]) -> dict[str, F]:
+    """Fold every step, keeping each effect that expects an answer until one comes."""
+    owed: dict[str, F] = {}
+    for entry, effects in fold:
+        if (answered := _answers(entry.event)) is not None:
+            owed.pop(answered, None)
         for effect in effects:
-            _owe(owed, effect)
-    return Restored(state=state, seq=seq, owed=tuple(owed.values()))
+            if (key := _expects(effect)) is not None:
+                owed[key] = effect
+    return owed
 
 
-def _owe(owed: dict[str, Effect], effect: Effect) -> None:
-    """Note an effect that expects an answering event."""
+def _expects(effect: Effect | AgentEffect) -> str | None:
+    """The key of an effect that expects an answering event (None: nothing answers it)."""
     match effect:
         case CallModel():
-            owed["model"] = effect
-        case RunTool(call=call):
-            owed[f"tool:{call.id}"] = effect
+            return "model"
+        case RunTool(call=call) | Reflect(call=call):
+            return f"tool:{call.id}"
         case AskHook(hook_id=hook_id):
-            owed[f"hook:{hook_id}"] = effect
+            return f"hook:{hook_id}"
+        case Validate(attempt=attempt):
+            return f"validate:{attempt}"
         case StartTimer(token=token):
-            owed[f"timer:{token}"] = effect
-        case TellHook() | Persist() | Emit() | Finish():
-            pass  # nothing answers them
+            return f"timer:{token}"
+        case TellHook() | Persist() | Emit() | Finish() | FinishAgent():
+            return None  # nothing answers them
         case _:
             assert_never(effect)
 
 
-def _settle(owed: dict[str, Effect], event: Event) -> None:
-    """Strike what `event` answers."""
+def _answers(event: StepEvent) -> str | None:
+    """The key of the owed effect `event` answers (None: it answers nothing)."""
     match event:
         case ModelResponded() | ModelCallFailed():
-            owed.pop("model", None)
+            return "model"
         case ToolFinished(call_id=call_id):
-            owed.pop(f"tool:{call_id}", None)
+            return f"tool:{call_id}"
         case HookDecided(hook_id=hook_id):
-            owed.pop(f"hook:{hook_id}", None)
+            return f"hook:{hook_id}"
+        case ValidationFinished(attempt=attempt):
+            return f"validate:{attempt}"
         case TimerFired(token=token):
-            owed.pop(f"timer:{token}", None)
+            return f"timer:{token}"
         case (
             PromptSubmitted()
             | TextDelta()
@@ -118,7 +150,7 @@ def _settle(owed: dict[str, Effect], event: Event) -> None:
             | ToolCallArgumentsDelta()
             | Cancelled()
         ):
-            pass  # answers nothing owed
+            return None
         case _:
             assert_never(event)
 

@@ -76,7 +76,7 @@ from ._hooks import (
     UserPromptSubmitEvent,
     decide,
 )
-from ._restore import fold_journal, lost_outcome
+from ._restore import lost_outcome, rebuild
 from ._steplog import Flush, Record, StepLog, framed
 from ._telemetry import Telemetry, watched_tool
 from ._tools import Tool, call_arguments
@@ -345,7 +345,7 @@ class Runner:
 
     def restore(self) -> list[Effect]:
         """Rebuild the state from the journal (going on under today's config); what is owed."""
-        restored = fold_journal(self.journal, self.session_id)
+        restored = rebuild(self.journal, self.session_id)
         if restored.seq is not None:
             self._log.seq = restored.seq
         self._driver.state = attrs.evolve(restored.state, config=self.config)

@@ -31,10 +31,10 @@ from toolreel.adapters._providers import (
     require_key,
 )
 from toolreel.adapters._redact import LOG_FILTER
+from toolreel.adapters._transcript import render_agent_transcript
 from toolreel.core import AgentConfig, ConfigError, ToolreelError, UsageError
 
 from .. import demo as demo_module
-from .._agent_transcript import render_agent_transcript
 from .._client import open_journal
 from .._journal_files import is_sqlite
 from .._options import AgentOptions
@@ -330,7 +330,12 @@ def sessions(journal: Path, quiet: bool) -> None:
         if quiet:
             click.echo("".join(f"{sid}\n" for sid in store.sessions()), nl=False)
             return
-        found = [load_session(store, sid) for sid in store.sessions()]
+        found = [
+            load_agent_session(store, sid)
+            if isinstance(store.config(sid), AgentConfig)
+            else load_session(store, sid)
+            for sid in store.sessions()
+        ]
     if not found:
         click.echo(f"no sessions in {journal}", err=True)
         return

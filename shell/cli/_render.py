@@ -196,7 +196,7 @@ def last_reason(session: Session) -> str:
     return reason.value if reason is not None else "unfinished"
 
 
-def sessions_table(sessions: Sequence[Session]) -> Table:
+def sessions_table(sessions: Sequence[Session | AgentSession]) -> Table:
     """Stored sessions: id, turns, events, last finish reason, tokens."""
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("session", no_wrap=True)
@@ -206,11 +206,15 @@ def sessions_table(sessions: Sequence[Session]) -> Table:
     table.add_column("tokens (in / out)", justify="right")
     for session in sessions:
         usage = session.usage
+        if isinstance(session, AgentSession):
+            turns, last = "agent run", _agent_ended(session)
+        else:
+            turns, last = str(len(session.turns)), last_reason(session)
         table.add_row(
             Text(session.session_id),
-            str(len(session.turns)),
+            turns,
             str(session.events),
-            last_reason(session),
+            last,
             f"{usage.input_tokens} / {usage.output_tokens}",
         )
     return table
@@ -227,14 +231,15 @@ def replay_ok(session: Session | AgentSession) -> Text:
 
 def _agent_counts(session: AgentSession) -> str:
     """An agent run's size and how it ended, for `replay_ok`."""
+    return f" · agent run · {session.events} events · {_agent_ended(session)}"
+
+
+def _agent_ended(session: AgentSession) -> str:
+    """How an agent run ended: its error code, "output", or "unfinished"."""
     finish = session.finish
     if finish is None:
-        ended = "unfinished"
-    elif isinstance(finish.outcome, AgentError):
-        ended = finish.outcome.code.value
-    else:
-        ended = "output"
-    return f" · agent run · {session.events} events · {ended}"
+        return "unfinished"
+    return finish.outcome.code.value if isinstance(finish.outcome, AgentError) else "output"
 
 
 DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("+", "green"), ("-", "red"), ("@@", "cyan"))

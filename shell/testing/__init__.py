@@ -7,8 +7,10 @@ Fixtures:
   in-process with `http=False`. Use `scripted.options(...)` for the options
   and pass `model=scripted.model` to `Client`/`run`.
 - `recorded_session`: `recorded_session("tests/recordings/calc.jsonl")` gives a
-  `Recording` that replays a recorded session offline (`await rec.rerun(options)`).
-- `transcript_snapshot`: syrupy's `snapshot` storing a session's transcript.
+  `Recording` that replays a recorded session offline (`await rec.rerun(options)`;
+  an agent run's: `await rec.rerun(options, agent=definition)`).
+- `transcript_snapshot`: syrupy's `snapshot` storing a session's transcript (a
+  `Session` or an `AgentSession`).
 - Network guard: `@pytest.mark.toolreel_offline`, or `pytest --toolreel-offline`
   for every test, makes any HTTP call to a host other than 127.0.0.1/localhost
   fail loudly.
@@ -130,7 +132,7 @@ def recorded_session() -> OpenRecording:
 
 @pytest.fixture
 def transcript_snapshot(snapshot: Any) -> Any:
-    """syrupy's snapshot, storing sessions as their transcript text."""
+    """syrupy's snapshot, storing sessions (chat sessions and agent runs) as their transcript."""
     from ._snapshot import TranscriptExtension  # noqa: PLC0415 - syrupy is optional
 
     return snapshot.use_extension(TranscriptExtension)

@@ -1,4 +1,5 @@
-"""A syrupy extension that stores a session as its stable transcript text."""
+"""A syrupy extension that stores a session (a chat session or an agent run) as its
+stable transcript text."""
 
 from __future__ import annotations
 
@@ -7,14 +8,15 @@ from typing import Any
 from syrupy.extensions.amber import AmberSnapshotExtension
 
 from toolreel.adapters import Session, render_transcript
+from toolreel.shell import AgentSession
 
 
-def as_session(data: Any) -> Session | None:
-    """A Session from a Session, a RunResult-like object with `.session`, or None."""
-    if isinstance(data, Session):
+def as_session(data: Any) -> Session | AgentSession | None:
+    """A session from a `Session` or `AgentSession`, an object with one as `.session`, or None."""
+    if isinstance(data, Session | AgentSession):
         return data
     session = getattr(data, "session", None)
-    return session if isinstance(session, Session) else None
+    return session if isinstance(session, Session | AgentSession) else None
 
 
 class TranscriptExtension(AmberSnapshotExtension):
