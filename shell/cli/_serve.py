@@ -3,15 +3,18 @@
 With no API key for the provider and no `--base-url`, it serves the offline
 scripted calculator model (exactly as `make demo` does), and `/api/info` says
 so. It binds 127.0.0.1 unless told otherwise, and prints the URL it serves on
-(its real port when `--port 0`) to stderr once it is listening.
+(its real port when `--port 0`) to stderr once it is listening; a port it cannot
+listen on is one `error:` line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import socket
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import click
@@ -53,6 +56,16 @@ def scripted_options(params: dict[str, Any]) -> Iterator[AgentOptions]:
         )
 
 
+def listening(host: str, port: int) -> socket.socket:
+    """A socket listening on host:port (port 0: a free one); a ClickException if it cannot."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise click.ClickException(f"cannot listen on {host}:{port}: {reason}") from exc
+
+
 def serve(
     options: AgentOptions,
     journal: Journal | None,
@@ -70,31 +83,16 @@ def serve(
     web = app(options, journal=journal, scripted=scripted, cors_origins=cors_origins)
     config = uvicorn.Config(
         web,
-        host=host,
-        port=port,
         log_level="warning",
         lifespan="on",
         # On Ctrl-C, turns still streaming get this long, then are cancelled (and journaled so).
         timeout_graceful_shutdown=GRACE_SECONDS,
     )
-    server = uvicorn.Server(config)
-    label = "the offline scripted calculator model" if scripted else options.model_name
-    asyncio.run(_run(server, lambda url: _announce(url, label)))
+    with listening(host, port) as sock:
+        # Connections queue from here on: the URL can be told before uvicorn starts.
+        bound_host, bound_port = sock.getsockname()[:2]
+        label = "the offline scripted calculator model" if scripted else options.model_name
+        click.echo(f"toolreel serving {label} on http://{bound_host}:{bound_port}", err=True)
+        sys.stderr.flush()  # a parent process may be waiting for the line
+        asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
     return 0
-
-
-def _announce(url: str, label: str) -> None:
-    """Say where the server listens (stderr, flushed: a parent process may be waiting for it)."""
-    click.echo(f"toolreel serving {label} on {url} (Ctrl-C stops)", err=True)
-    sys.stderr.flush()
-
-
-async def _run(server: Any, announce: Callable[[str], None]) -> None:
-    """Run the server; announce its URL once it listens."""
-    task = asyncio.create_task(server.serve())
-    while not server.started and not task.done():
-        await asyncio.sleep(0.02)
-    if server.started:
-        host, port = server.servers[0].sockets[0].getsockname()[:2]
-        announce(f"http://{host}:{port}")
-    await task

@@ -11,6 +11,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -24,6 +25,7 @@ import pytest
 from web_support import HERE, check_ui
 
 from toolreel.shell._scripted import ScriptedServer, http_error
+from toolreel.shell.cli import main
 
 T = TypeVar("T")
 TOOLREEL = str(Path(sys.executable).parent / "toolreel")
@@ -194,3 +196,12 @@ def test_a_model_error_reaches_the_browser_as_an_error_part(tmp_path: Path) -> N
     [error] = [p["errorText"] for p in parts if p["type"] == "error"]
     assert error.startswith("HTTP 401: invalid api key")
     assert parts[-1]["finishReason"] == "error"
+
+
+def test_a_port_in_use_is_one_error_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        assert main(["serve", "--port", str(port)]) == 1
+    assert capsys.readouterr().err == (
+        f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+    )
