@@ -18,7 +18,8 @@ $(DEPS): pyproject.toml
 	touch $@
 
 # The strict editable install links each file; relink when a package gains or loses one.
-$(LINKS): $(DEPS) core adapters adapters/_providers shell shell/testing shell/_scripted shell/cli shell/web
+$(LINKS): $(DEPS) core adapters adapters/_providers shell shell/testing shell/_scripted shell/cli shell/web \
+		$(wildcard shell/web/static)
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e . \
 		--config-settings editable_mode=strict > $(VENV)/relink.log 2>&1 \
 		|| (cat $(VENV)/relink.log; false)
