@@ -18,7 +18,7 @@ $(DEPS): pyproject.toml
 	touch $@
 
 # The strict editable install links each file; relink when a package gains or loses one.
-$(LINKS): $(DEPS) core adapters adapters/_providers shell shell/testing shell/_scripted shell/cli
+$(LINKS): $(DEPS) core adapters adapters/_providers shell shell/testing shell/_scripted shell/cli shell/web
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e . \
 		--config-settings editable_mode=strict > $(VENV)/relink.log 2>&1 \
 		|| (cat $(VENV)/relink.log; false)
@@ -30,7 +30,7 @@ lint: $(LINKS)
 
 # Everything shipped, strict (pyproject.toml [tool.mypy]); tests/typing checks users' view.
 typecheck: $(LINKS)
-	$(VENV)/bin/mypy -p toolreel.core -p toolreel.adapters -p toolreel.shell -p toolreel.testing
+	$(VENV)/bin/mypy -p toolreel.core -p toolreel.adapters -p toolreel.shell -p toolreel.testing -p toolreel.web
 
 layers: $(LINKS)
 	$(VENV)/bin/lint-imports

@@ -44,6 +44,7 @@ from .._tools import Tool, tools_from_spec
 from .._transfer import export_session, import_session
 from . import _converse as live
 from . import _render as render
+from . import _serve as serving
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROVIDER = click.Choice(sorted(PROVIDERS))
@@ -442,6 +443,43 @@ def demo(**params: str | None) -> int:
     """
     given = [(f"--{name.replace('_', '-')}", value) for name, value in params.items() if value]
     return demo_module.main([item for pair in given for item in pair])
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="0: any free."
+)
+@click.option("--provider", type=PROVIDER, default="openai", envvar="TOOLREEL_PROVIDER")
+@click.option("--model", metavar="NAME", envvar="TOOLREEL_MODEL", help=MODEL_HELP)
+@click.option("--base-url", metavar="URL", envvar="TOOLREEL_BASE_URL", help=URL_HELP)
+@click.option("--api-key", metavar="KEY", help="Default: OPENAI_API_KEY, ... per provider.")
+@TOOLS
+@click.option("--journal", type=click.Path(dir_okay=False, path_type=Path), help=JOURNAL_HELP)
+@click.option("--system", metavar="TEXT", help="System prompt.")
+@click.option("--max-iterations", type=click.IntRange(min=1), default=5, metavar="N", help=MAX_HELP)
+def serve(host: str, port: int, **params: Any) -> int:
+    """Serve the loop to a browser: chat page, AI SDK endpoint, sessions.
+
+    GET / is the page; POST /api/chat speaks the AI SDK UI message stream
+    (point useChat() at it), POST /api/events a plain JSON event stream, GET
+    /api/sessions lists the journal's sessions. With no API key and no
+    --base-url, the offline scripted calculator model answers.
+    """
+    params.update(session=None, no_stream=False)
+    path: Path | None = params["journal"]
+    journal = writing(path) if path else None
+    try:
+        if serving.wants_scripted(params):
+            with serving.scripted_options(params) as options:
+                return serving.serve(options, journal, host=host, port=port, scripted=True)
+        options = agent_options(params, None)
+        codec = codec_for(options.provider)
+        require_key(codec, api_key(codec, options.api_key), options.base_url)
+        return serving.serve(options, journal, host=host, port=port, scripted=False)
+    finally:
+        if journal is not None:
+            journal.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,77 @@
+"""toolreel.web: the loop served to a browser (`pip install toolreel[web]`: Starlette, uvicorn).
+
+- `app(options, journal=..., model=...)`: a Starlette app (mount it in FastAPI or
+  Starlette) with `POST /api/chat` (the AI SDK UI message stream `useChat()`
+  reads), `POST /api/events` (a plain JSON event stream), `GET /api/sessions`,
+  `GET /api/sessions/{id}` and the page at `/`.
+- `chat_response(options, prompt, ...)`: one turn as a streaming response, for
+  your own routes; `ui_message_stream(client.events())` and
+  `event_stream(client.events(), session_id=...)`: the SSE text of any turn.
+- The encoders themselves, pure folds over the loop's notices: `ui_start`,
+  `ui_parts`, `ui_error` (AI SDK UI message stream parts) and `plain_start`,
+  `plain_events`, `plain_error` (the plain events); `sse`, `sse_event`, `DONE`.
+
+`toolreel serve` runs `app` with uvicorn on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+from ._app import SCRIPTED_LABEL, app, last_user_text
+from ._event_stream import (
+    EVENT_STREAM_HEADERS,
+    PlainEvent,
+    PlainStream,
+    plain_error,
+    plain_events,
+    plain_start,
+    sse_event,
+)
+from ._respond import (
+    Turn,
+    TurnResponse,
+    chat_response,
+    error_response,
+    event_stream,
+    new_message_id,
+    ui_message_stream,
+)
+from ._ui_stream import (
+    DONE,
+    UI_STREAM_HEADERS,
+    Part,
+    UIStream,
+    finish_reason,
+    sse,
+    ui_error,
+    ui_parts,
+    ui_start,
+)
+
+__all__ = [
+    "DONE",
+    "EVENT_STREAM_HEADERS",
+    "SCRIPTED_LABEL",
+    "UI_STREAM_HEADERS",
+    "Part",
+    "PlainEvent",
+    "PlainStream",
+    "Turn",
+    "TurnResponse",
+    "UIStream",
+    "app",
+    "chat_response",
+    "error_response",
+    "event_stream",
+    "finish_reason",
+    "last_user_text",
+    "new_message_id",
+    "plain_error",
+    "plain_events",
+    "plain_start",
+    "sse",
+    "sse_event",
+    "ui_error",
+    "ui_message_stream",
+    "ui_parts",
+    "ui_start",
+]

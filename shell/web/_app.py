@@ -1,0 +1,235 @@
+"""`app(options)`: the loop served over HTTP — the AI SDK chat route, plain events, sessions, page.
+
+Routes (the contract with the page: /work/wt/WEB_CONTRACT.md, README "Serving
+the loop to a browser"):
+
+- `GET /`: the page (shell/web/static/index.html).
+- `GET /api/info`: provider, model, and whether the model is the scripted one.
+- `POST /api/chat`: the body `DefaultChatTransport` sends (`{id, messages,
+  trigger, messageId}`); the last user message's text is the prompt and `id`
+  the session (a second message continues it). Answers with the UI message stream.
+- `POST /api/events`: `{id, message}`; answers with the plain event stream.
+- `GET /api/sessions`, `GET /api/sessions/{id}`: the journal's chat sessions.
+
+Every turn runs in a `Client` of its own over the app's one journal; errors
+are `{"error": message}` with a 4xx/5xx status.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.resources
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from toolreel.adapters import Journal, ModelPort
+from toolreel.core import ToolreelError, UsageError
+from toolreel.shell import AgentOptions, open_journal
+
+from ._respond import chat_response, error_response
+from ._sessions import chat_sessions, session_detail, session_summary
+
+#: What the page shows when the server runs the offline scripted model.
+SCRIPTED_LABEL = "Offline scripted calculator model — not a real LLM"
+#: The longest session id a request may name.
+MAX_ID_LENGTH = 200
+#: Served at `/` when the package was installed without its page.
+NO_PAGE = (
+    "<!doctype html><meta charset=utf-8><title>toolreel</title>"
+    "<p>toolreel is serving: POST /api/chat (AI SDK UI message stream), POST /api/events, "
+    "GET /api/sessions. The page itself is not installed.</p>"
+)
+
+
+@attrs.frozen(kw_only=True)
+class Served:
+    """What every route of one app shares."""
+
+    options: AgentOptions
+    journal: Journal
+    model: ModelPort | None
+    scripted: bool
+
+
+def app(
+    options: AgentOptions,
+    *,
+    journal: str | Path | Journal | None = None,
+    model: ModelPort | None = None,
+    scripted: bool = False,
+) -> Starlette:
+    """The ASGI app serving the loop with `options` (mount it in a FastAPI/Starlette app).
+
+    `journal`: a path or a Journal (default `options.journal`, else in memory);
+    a path is opened here and closed when the app's lifespan ends. `model`
+    replaces the options' provider (tests, in-process models). `scripted` says
+    that the model is the offline scripted one (shown by `/api/info`).
+    """
+    given = journal if journal is not None else options.journal
+    store = open_journal(given)
+    owned = given is None or isinstance(given, str | Path)
+    served = Served(
+        options=attrs.evolve(options, journal=store, session_id=None),
+        journal=store,
+        model=model,
+        scripted=scripted,
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        """Close the journal the app opened when the server stops."""
+        try:
+            yield
+        finally:
+            if owned:
+                store.close()
+
+    routes = [
+        Route("/", _page, methods=["GET"]),
+        Route("/api/info", _handler(served, _info), methods=["GET"]),
+        Route("/api/chat", _handler(served, _chat), methods=["POST"]),
+        Route("/api/events", _handler(served, _events), methods=["POST"]),
+        Route("/api/sessions", _handler(served, _sessions), methods=["GET"]),
+        Route("/api/sessions/{session_id}", _handler(served, _session), methods=["GET"]),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+#: A route of the app: what it answers to a request.
+RouteFunction = Callable[[Served, Request], Awaitable[Response]]
+
+
+def _handler(served: Served, route: RouteFunction) -> Callable[[Request], Awaitable[Response]]:
+    """A Starlette endpoint calling `route(served, request)`; toolreel errors as JSON."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await route(served, request)
+        except ToolreelError as exc:
+            return error_response(exc)
+
+    return endpoint
+
+
+async def _page(_: Request) -> Response:
+    """The page, from the package's data (a short note if it is missing)."""
+    page = importlib.resources.files("toolreel.web").joinpath("static", "index.html")
+    if not page.is_file():
+        return HTMLResponse(NO_PAGE)
+    return HTMLResponse(page.read_text(encoding="utf-8"))
+
+
+async def _info(served: Served, _: Request) -> Response:
+    """Which model the server talks to."""
+    options = served.options
+    label = SCRIPTED_LABEL if served.scripted else f"{options.provider} · {options.model_name}"
+    return JSONResponse(
+        {
+            "provider": options.provider,
+            "model": options.model_name,
+            "scripted": served.scripted,
+            "label": label,
+        }
+    )
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    """The request's JSON object (a `UsageError` if it is not one)."""
+    try:
+        data = await request.json()
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"the body is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise UsageError("the body must be a JSON object")
+    return data
+
+
+def _session_id(data: dict[str, Any]) -> str | None:
+    """The session the body names (`id`), or None for a new one."""
+    given = data.get("id")
+    if given is None or given == "":
+        return None
+    if not isinstance(given, str) or len(given) > MAX_ID_LENGTH or not given.isprintable():
+        raise UsageError(f"'id' must be a printable string of at most {MAX_ID_LENGTH} characters")
+    return given
+
+
+def last_user_text(messages: Any) -> str:
+    """The text of the last user message of an AI SDK `messages` list (its text parts)."""
+    if not isinstance(messages, list):
+        raise UsageError("'messages' must be a list of UI messages")
+    users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    if not users:
+        raise UsageError("'messages' holds no user message")
+    last = users[-1]
+    parts = last.get("parts")
+    if isinstance(parts, list):
+        texts = [
+            p["text"]
+            for p in parts
+            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        ]
+        text = "".join(texts)
+    else:
+        content = last.get("content")  # older AI SDK messages: `content` text
+        text = content if isinstance(content, str) else ""
+    if not text.strip():
+        raise UsageError("the last user message has no text")
+    return text
+
+
+async def _chat(served: Served, request: Request) -> Response:
+    """`POST /api/chat`: one turn as the AI SDK UI message stream."""
+    data = await _body(request)
+    trigger = data.get("trigger", "submit-message")
+    if trigger != "submit-message":
+        raise UsageError(
+            f"trigger {trigger!r} is not supported: the journal keeps every turn; "
+            "send the prompt again as a new message"
+        )
+    return chat_response(
+        served.options,
+        last_user_text(data.get("messages")),
+        session_id=_session_id(data),
+        model=served.model,
+    )
+
+
+async def _events(served: Served, request: Request) -> Response:
+    """`POST /api/events`: one turn as the plain event stream."""
+    data = await _body(request)
+    message = data.get("message")
+    if not isinstance(message, str) or not message.strip():
+        raise UsageError("'message' must be a non-empty string")
+    return chat_response(
+        served.options,
+        message,
+        session_id=_session_id(data),
+        protocol="events",
+        model=served.model,
+    )
+
+
+async def _sessions(served: Served, _: Request) -> Response:
+    """`GET /api/sessions`: the chat sessions, newest first."""
+    rows = [session_summary(served.journal, sid) for sid in chat_sessions(served.journal)]
+    return JSONResponse({"sessions": rows})
+
+
+async def _session(served: Served, request: Request) -> Response:
+    """`GET /api/sessions/{id}`: one session's turns, rounds and transcript."""
+    session_id = request.path_params["session_id"]
+    detail = session_detail(served.journal, session_id)
+    if detail is None:
+        return JSONResponse({"error": f"no session {session_id!r}"}, status_code=404)
+    return Response(
+        json.dumps(detail, ensure_ascii=False), media_type="application/json; charset=utf-8"
+    )

@@ -1,0 +1,151 @@
+"""The loop's notices as a plain JSON event stream: one SSE `event:`/`data:` pair per notice.
+
+For backends whose frontend is not the AI SDK's (`POST /api/events`). Like
+`ui_parts`, `plain_events(stream, item, now)` is a pure fold: the new state and
+the `(type, data)` pairs one notice (or the turn's `Finish`) stands for.
+
+- `session` `{id}`: first; the session the turn runs in (send it back to continue).
+- `text` `{text}` / `reasoning` `{text}`: a piece of the model's text / reasoning.
+- `tool_call` `{id, name, arguments}`: the model called a tool (arguments: the
+  object, or the text when it is not a JSON object).
+- `tool_result` `{id, name, content, is_error, duration_ms}`: a call's result;
+  `duration_ms` counts from the last call its round announced.
+- `round` `{number}`: every call of round `number` has its result.
+- `retry` `{retry, seconds, message, status}`: a model call failed and is
+  retried; the text it streamed is void.
+- `results_requested` `{calls: [{id, name, arguments}]}`: manual mode; the
+  caller must add these results.
+- `attempt` `{attempt}` / `validation_failed` `{attempt, problems}`: an agent's
+  attempt starts / fails validation.
+- `usage` `{input_tokens, output_tokens}`: the turn's tokens, at its end.
+- `error` `{message, code}`: the turn failed (`code`: `model_error`,
+  `retries_exhausted`, `max_iterations`, or the error's kind, e.g. `journal_unavailable`).
+- `done` `{reason, max_turns_reached, text}`: last; how the turn ended, its answer.
+
+`MessageRecorded` sends nothing (the history is the server's).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeAlias, assert_never
+
+import attrs
+
+from toolreel.core import (
+    AttemptStarted,
+    Finish,
+    MessageRecorded,
+    Notice,
+    ReasoningStreamed,
+    ResultsRequested,
+    RetryScheduled,
+    RoundFinished,
+    TextStreamed,
+    ToolCall,
+    ToolCallAnnounced,
+    ToolResultReady,
+    ValidationFailed,
+    arguments_object,
+)
+
+#: One event of the plain stream: its type and its data.
+PlainEvent: TypeAlias = tuple[str, dict[str, Any]]
+
+#: The response headers of the plain event stream.
+EVENT_STREAM_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+
+@attrs.frozen(kw_only=True)
+class PlainStream:
+    """Where the plain encoding of one turn stands."""
+
+    session_id: str
+    #: When the round last announced a call: its tools run from then on.
+    calls_at: float | None = None
+
+
+def sse_event(kind: str, data: dict[str, Any]) -> str:
+    """One event as SSE: `event: kind`, `data: {json}`, a blank line."""
+    encoded = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f"event: {kind}\ndata: {encoded}\n\n"
+
+
+def plain_start(session_id: str) -> tuple[PlainStream, list[PlainEvent]]:
+    """The first state and event (`session`) of a turn in `session_id`."""
+    return PlainStream(session_id=session_id), [("session", {"id": session_id})]
+
+
+def plain_events(
+    stream: PlainStream, item: Notice | Finish, now: float
+) -> tuple[PlainStream, list[PlainEvent]]:
+    """Fold one notice (or the turn's `Finish`) into the stream: the new state and its events."""
+    match item:
+        case TextStreamed(text=text):
+            return stream, [("text", {"text": text})] if text else []
+        case ReasoningStreamed(text=text):
+            return stream, [("reasoning", {"text": text})] if text else []
+        case ToolCallAnnounced(call=call):
+            return attrs.evolve(stream, calls_at=now), [("tool_call", _call(call))]
+        case ToolResultReady(result=result):
+            data = {
+                "id": result.call_id,
+                "name": result.name,
+                "content": result.content,
+                "is_error": result.is_error,
+                "duration_ms": _duration(stream, now),
+            }
+            return stream, [("tool_result", data)]
+        case RoundFinished(iteration=iteration):
+            return attrs.evolve(stream, calls_at=None), [("round", {"number": iteration})]
+        case RetryScheduled(retry=retry, seconds=seconds, message=message, status=status):
+            data = {"retry": retry, "seconds": seconds, "message": message, "status": status}
+            return attrs.evolve(stream, calls_at=None), [("retry", data)]
+        case ResultsRequested(calls=calls):
+            return stream, [("results_requested", {"calls": [_call(call) for call in calls]})]
+        case MessageRecorded():
+            return stream, []
+        case AttemptStarted(attempt=attempt):
+            return stream, [("attempt", {"attempt": attempt})]
+        case ValidationFailed(attempt=attempt, problems=problems):
+            return stream, [("validation_failed", {"attempt": attempt, "problems": list(problems)})]
+        case Finish():
+            return stream, _finish(item)
+        case _:
+            assert_never(item)
+
+
+def plain_error(message: str, code: str) -> list[PlainEvent]:
+    """The turn stopped without a `Finish` (a journal gave up, ...): `error`, then `done`."""
+    done = {"reason": "failed", "max_turns_reached": False, "text": ""}
+    return [("error", {"message": message, "code": code}), ("done", done)]
+
+
+def _call(call: ToolCall) -> dict[str, Any]:
+    """A call as JSON: its arguments as an object, or as the text when they are not one."""
+    arguments = arguments_object(call.arguments)
+    shown: Any = call.arguments if arguments is None else arguments
+    return {"id": call.id, "name": call.name, "arguments": shown}
+
+
+def _duration(stream: PlainStream, now: float) -> int | None:
+    """Milliseconds since the round's calls were announced, if they were."""
+    if stream.calls_at is None:
+        return None
+    return max(0, round((now - stream.calls_at) * 1000))
+
+
+def _finish(finish: Finish) -> list[PlainEvent]:
+    """The turn's end: its usage, an error if it failed, then `done`."""
+    usage = {"input_tokens": finish.usage.input_tokens, "output_tokens": finish.usage.output_tokens}
+    events: list[PlainEvent] = [("usage", usage)]
+    if finish.error is not None:
+        error = {"message": finish.error.message, "code": finish.error.code.value}
+        events.append(("error", error))
+    done = {
+        "reason": finish.reason.value,
+        "max_turns_reached": finish.max_iterations_reached,
+        "text": finish.text,
+    }
+    events.append(("done", done))
+    return events

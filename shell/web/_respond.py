@@ -1,0 +1,238 @@
+"""One turn as an HTTP response: the SSE streams of a `Client`'s events, and `chat_response`.
+
+`ui_message_stream(client.events())` / `event_stream(...)` turn any stream of
+notices into SSE text; `chat_response(options, prompt)` runs one turn in its own
+`Client` and streams it, for users who keep their own routes.
+
+Disconnects: the response listens for `http.disconnect` while it streams (and
+treats a failed write the same way). A client that goes away cancels the
+streaming, and with it the `Client`'s `events()`: the turn is interrupted and
+journaled `Cancelled` (tools stopped, completed rounds kept), and the session
+can be continued by its id. A turn that ends normally closes the response.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import Any, Literal
+
+import anyio
+import attrs
+from starlette.responses import JSONResponse, StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from toolreel.adapters import ModelPort
+from toolreel.adapters._errors import JournalError, SessionBusy, SessionNotFound
+from toolreel.core import ConfigError, Finish, Notice, Phase, ToolreelError, UsageError
+from toolreel.shell import AgentOptions, Client
+
+from ._event_stream import EVENT_STREAM_HEADERS, plain_error, plain_events, plain_start, sse_event
+from ._ui_stream import DONE, UI_STREAM_HEADERS, sse, ui_error, ui_parts, ui_start
+
+#: Which stream a response speaks: the AI SDK's UI message stream, or the plain events.
+Protocol = Literal["ui", "events"]
+Clock = Callable[[], float]
+
+
+def new_message_id() -> str:
+    """A fresh id for an assistant message."""
+    return f"msg_{uuid.uuid4().hex}"
+
+
+async def ui_message_stream(
+    items: AsyncIterable[Notice | Finish],
+    *,
+    message_id: str | None = None,
+    clock: Clock = time.monotonic,
+    redact: Callable[[str], str] = str,
+) -> AsyncIterator[str]:
+    """One turn's notices as the AI SDK UI message stream: SSE text, `data: [DONE]` last.
+
+    A toolreel error raised by `items` (a journal that gave up, ...) becomes an
+    `error` part and `finish`; anything else is a bug and propagates.
+    """
+    stream, parts = ui_start(message_id or new_message_id())
+    for part in parts:
+        yield sse(part)
+    try:
+        async with _closing(items) as notices:
+            async for item in notices:
+                stream, parts = ui_parts(stream, item, clock())
+                for part in parts:
+                    yield sse(part)
+                if stream.finished:
+                    break
+    except ToolreelError as exc:
+        stream, parts = ui_error(stream, redact(str(exc)))
+        for part in parts:
+            yield sse(part)
+    yield DONE
+
+
+async def event_stream(
+    items: AsyncIterable[Notice | Finish],
+    *,
+    session_id: str,
+    clock: Clock = time.monotonic,
+    redact: Callable[[str], str] = str,
+) -> AsyncIterator[str]:
+    """One turn's notices as the plain event stream (`session` first, `done` last)."""
+    stream, events = plain_start(session_id)
+    for kind, data in events:
+        yield sse_event(kind, data)
+    try:
+        async with _closing(items) as notices:
+            async for item in notices:
+                stream, events = plain_events(stream, item, clock())
+                for kind, data in events:
+                    yield sse_event(kind, data)
+    except ToolreelError as exc:
+        for kind, data in plain_error(redact(str(exc)), _code(exc)):
+            yield sse_event(kind, data)
+
+
+def _code(exc: ToolreelError) -> str:
+    """An error's kind for the `code` field: its class name in snake case."""
+    name = type(exc).__name__
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
+
+
+@contextlib.asynccontextmanager
+async def _closing(items: AsyncIterable[Any]) -> AsyncIterator[AsyncIterable[Any]]:
+    """`items`, closed at the end if it is a generator (so a client's `events()` is too)."""
+    try:
+        yield items
+    finally:
+        close = getattr(items, "aclose", None)
+        if close is not None:
+            await close()
+
+
+# --- the response ------------------------------------------------------------------------
+
+
+def error_response(exc: BaseException) -> JSONResponse:
+    """`{"error": message}` with the status that fits a toolreel error."""
+    status = 500
+    if isinstance(exc, SessionBusy):
+        status = 409
+    elif isinstance(exc, SessionNotFound):
+        status = 404
+    elif isinstance(exc, UsageError | ConfigError):
+        status = 400
+    elif isinstance(exc, JournalError):
+        status = 503
+    return JSONResponse({"error": " ".join(str(exc).split())}, status_code=status)
+
+
+@attrs.frozen(kw_only=True)
+class Turn:
+    """What one response runs: a prompt in a session, with these options and model."""
+
+    options: AgentOptions
+    prompt: str
+    protocol: Protocol = "ui"
+    message_id: str | None = None
+    model: ModelPort | None = None
+
+
+class TurnResponse(StreamingResponse):
+    """A streamed turn: opens its own `Client` when served, and cancels the turn on disconnect.
+
+    If the session cannot be opened (in use: 409, unknown: 404, journal: 503)
+    the response is `{"error": ...}` instead of a stream.
+    """
+
+    def __init__(self, turn: Turn) -> None:
+        """Prepare; nothing runs until the server calls the response."""
+        headers = UI_STREAM_HEADERS if turn.protocol == "ui" else EVENT_STREAM_HEADERS
+        super().__init__((), media_type="text/event-stream", headers=dict(headers))
+        self.turn = turn
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Open the session, run the turn and stream it; close the session whatever happens."""
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                client = await stack.enter_async_context(
+                    Client(self.turn.options, model=self.turn.model)
+                )
+            except ToolreelError as exc:
+                await error_response(exc)(scope, receive, send)
+                return
+            if client.phase is not Phase.IDLE:  # a turn a crash left unfinished: finish it first
+                await client.wait()
+            await client.query(self.turn.prompt)
+            await self._stream(self._body(client), receive, send)
+
+    def _body(self, client: Client) -> AsyncIterator[str]:
+        """The turn's SSE text in this response's protocol."""
+        redact = client.redactor.text
+        if self.turn.protocol == "ui":
+            return ui_message_stream(
+                client.events(), message_id=self.turn.message_id, redact=redact
+            )
+        return event_stream(client.events(), session_id=client.session_id, redact=redact)
+
+    async def _stream(self, body: AsyncIterator[str], receive: Receive, send: Send) -> None:
+        """Send the head and every chunk; stop at once when the client goes away."""
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(_watch_disconnect, receive, tasks.cancel_scope)
+            try:
+                await send(
+                    {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
+                )
+                async with _closing(body) as chunks:
+                    async for chunk in chunks:
+                        await send(_body_message(chunk.encode(), more=True))
+                await send(_body_message(b"", more=False))
+            except OSError:  # the client is gone (a server that says so on write)
+                pass
+            tasks.cancel_scope.cancel()
+
+
+def _body_message(body: bytes, *, more: bool) -> dict[str, Any]:
+    """An ASGI body message."""
+    return {"type": "http.response.body", "body": body, "more_body": more}
+
+
+async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    """Cancel `scope` when the client disconnects."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            scope.cancel()
+            return
+
+
+def chat_response(
+    options: AgentOptions,
+    prompt: str,
+    *,
+    session_id: str | None = None,
+    protocol: Protocol = "ui",
+    message_id: str | None = None,
+    model: ModelPort | None = None,
+) -> StreamingResponse:
+    """One turn of `prompt` as a streaming response (AI SDK UI stream, or `protocol="events"`).
+
+    The turn runs in a `Client` of its own, opened when the response is sent:
+    in `session_id` (continued when `options.journal` has it; default
+    `options.session_id`, else a new one), tools executed. Closing the
+    connection cancels the turn (journaled `Cancelled`; the session resumes).
+    """
+    if not prompt.strip():
+        raise UsageError("the prompt is empty")
+    changes: dict[str, Any] = {"auto_execute_tools": True}
+    if session_id is not None:
+        changes["session_id"] = session_id
+    turn = Turn(
+        options=attrs.evolve(options, **changes),
+        prompt=prompt,
+        protocol=protocol,
+        message_id=message_id,
+        model=model,
+    )
+    return TurnResponse(turn)

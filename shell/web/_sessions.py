@@ -1,0 +1,119 @@
+"""A journal's sessions as JSON, for `GET /api/sessions` and `GET /api/sessions/{id}`.
+
+Sessions are rebuilt with `load_session` (the journal holds facts; what they
+mean is folded again). Structured-output agent sessions are not chat
+sessions: the list leaves them out and their detail is 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolreel.adapters import (
+    Journal,
+    JournalCorrupt,
+    TurnSummary,
+    load_session,
+    render_transcript,
+)
+from toolreel.core import AgentConfig, FinishReason, ToolRound, arguments_object
+
+#: How long a session's title (its first prompt) may be.
+TITLE_LENGTH = 80
+
+#: The `outcome` of a turn that ended for each reason.
+OUTCOMES = {
+    FinishReason.COMPLETED: "completed",
+    FinishReason.MAX_ITERATIONS: "capped",
+    FinishReason.FAILED: "failed",
+    FinishReason.CANCELLED: "cancelled",
+    FinishReason.BLOCKED: "blocked",
+}
+
+
+def chat_sessions(journal: Journal) -> list[str]:
+    """The ids of the journal's chat sessions, newest first."""
+    return [sid for sid in reversed(journal.sessions()) if _is_chat(journal, sid)]
+
+
+def _is_chat(journal: Journal, session_id: str) -> bool:
+    """Whether the session is a chat (not a structured-output agent run)."""
+    return not isinstance(journal.config(session_id), AgentConfig)
+
+
+def title(prompt: str) -> str:
+    """A prompt shortened to a title of at most TITLE_LENGTH characters."""
+    flat = " ".join(prompt.split())
+    return flat if len(flat) <= TITLE_LENGTH else flat[: TITLE_LENGTH - 1] + "…"
+
+
+def session_summary(journal: Journal, session_id: str) -> dict[str, Any]:
+    """One row of the session list: id, title, turns, rounds (or the error that hides them)."""
+    try:
+        session = load_session(journal, session_id)
+    except JournalCorrupt as exc:
+        return {"id": session_id, "title": "", "turns": 0, "rounds": 0, "error": str(exc)}
+    return {
+        "id": session_id,
+        "title": title(session.turns[0].prompt) if session.turns else "",
+        "turns": len(session.turns),
+        "rounds": sum(len(_rounds(turn)) for turn in session.turns),
+    }
+
+
+def session_detail(journal: Journal, session_id: str) -> dict[str, Any] | None:
+    """A session's turns, rounds and transcript; None when it is no chat session here."""
+    if session_id not in journal.sessions() or not _is_chat(journal, session_id):
+        return None
+    session = load_session(journal, session_id)
+    return {
+        "id": session_id,
+        "turns": [_turn(turn) for turn in session.turns],
+        "transcript": render_transcript(session),
+        "warnings": list(session.warnings),
+    }
+
+
+def _rounds(turn: TurnSummary) -> tuple[ToolRound, ...]:
+    """The tool rounds the turn's answer recorded."""
+    return turn.answer.tool_rounds if turn.answer is not None else ()
+
+
+def _turn(turn: TurnSummary) -> dict[str, Any]:
+    """One turn as JSON."""
+    outcome = OUTCOMES[turn.reason] if turn.reason is not None else "unfinished"
+    answered = turn.reason is FinishReason.COMPLETED
+    data: dict[str, Any] = {
+        "prompt": turn.prompt,
+        "answer": turn.text if answered else None,
+        "outcome": outcome,
+        "usage": {
+            "input_tokens": turn.usage.input_tokens,
+            "output_tokens": turn.usage.output_tokens,
+        },
+        "rounds": [_round(number, item) for number, item in enumerate(_rounds(turn), 1)],
+    }
+    if turn.error is not None:
+        data["error"] = turn.error.message
+    if turn.block_reason is not None:
+        data["error"] = turn.block_reason
+    return data
+
+
+def _round(number: int, tool_round: ToolRound) -> dict[str, Any]:
+    """One round: its number, the text before its calls, and each call with its result."""
+    results = {result.call_id: result for result in tool_round.results}
+    calls = []
+    for call in tool_round.tool_calls:
+        result = results.get(call.id)
+        arguments = arguments_object(call.arguments)
+        calls.append(
+            {
+                "id": call.id,
+                "name": call.name,
+                "arguments": call.arguments if arguments is None else arguments,
+                "content": result.content if result is not None else None,
+                "is_error": result.is_error if result is not None else False,
+            }
+        )
+    return {"number": number, "text": tool_round.assistant_text, "calls": calls}

@@ -1,0 +1,326 @@
+"""The loop's notices as the AI SDK's UI message stream (v1): the parts `useChat()` reads.
+
+`ui_parts(stream, item, now)` is a pure fold, like the core's `step`: it takes
+where the encoding of one assistant message stands and one notice (or the
+turn's `Finish`) and returns the new state and the parts to send. Nothing in
+it reads a clock: `now` (seconds, any monotonic origin) arrives as an argument.
+
+Theory of operation (the part schema is the `ai` package's `uiMessageChunkSchema`;
+the client's rules are those of its `processUIMessageStream`):
+
+1. A message is `start` (with its id), its steps, then `finish`; `data: [DONE]`
+   closes the SSE stream (`sse`, `DONE`). One model call is one step:
+   `start-step` opens lazily, before the first text, reasoning or call of a
+   call, and `finish-step` closes it when its round has every result
+   (`RoundFinished`) or the turn ends.
+2. A tool's output must arrive in the step of its call (the client looks for
+   the call among the current step's parts only): results come before the
+   round's `finish-step`, as the loop reports them.
+3. Text and reasoning are parts with ids (`text-1`, `reasoning-2`, ... per
+   message); a part is ended (`-end`) before another kind starts, before a tool
+   call, at a round's end and at the turn's end.
+4. A call is `tool-input-start`, one `tool-input-delta` with its arguments
+   text, then `tool-input-available` with the arguments as an object; arguments
+   that are not a JSON object give `tool-input-error` instead (the loop answers
+   the call with an error result, which follows as `tool-output-error`).
+5. A result is `tool-output-available` (output: the text the model reads) or,
+   for an error result (a failure, a refusal, a timeout), `tool-output-error`;
+   both carry `providerMetadata.toolreel.duration_ms`, counted from the last
+   call the step announced (the model's response ends there and the tools run).
+6. A retried model call voids what it streamed: `reset-step` (only inside an
+   open step: outside one it would erase the step before), plus a transient
+   `data-retry` part saying when the retry starts.
+7. The `Finish`: a failed turn sends `error` (the provider's message, keys
+   masked), then `data-usage` (this turn's tokens), then `finish` with the
+   finish reason and `messageMetadata` {reason, max_iterations_reached,
+   block_reason}. Manual mode's `ResultsRequested` ends the message like the
+   AI SDK's client-side tools do: `finish` with reason `tool-calls`.
+8. `MessageRecorded` sends nothing (the history is the server's); the agent's
+   `AttemptStarted`/`ValidationFailed` become transient `data-attempt` /
+   `data-validation` parts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeAlias, assert_never
+
+import attrs
+
+from toolreel.core import (
+    AttemptStarted,
+    Finish,
+    FinishReason,
+    MessageRecorded,
+    Notice,
+    ReasoningStreamed,
+    ResultsRequested,
+    RetryScheduled,
+    RoundFinished,
+    TextStreamed,
+    ToolCall,
+    ToolCallAnnounced,
+    ToolResult,
+    ToolResultReady,
+    ValidationFailed,
+    arguments_object,
+)
+
+#: One UI message stream part (a JSON object).
+Part: TypeAlias = dict[str, Any]
+
+#: What closes a UI message stream.
+DONE = "data: [DONE]\n\n"
+
+#: The response headers of a UI message stream (`x-vercel-ai-ui-message-stream: v1`).
+UI_STREAM_HEADERS = {
+    "x-vercel-ai-ui-message-stream": "v1",
+    "cache-control": "no-cache",
+    "x-accel-buffering": "no",
+}
+
+#: The AI SDK finish reason of each provider finish reason that is not plain "stop".
+MODEL_FINISH_REASONS = {
+    "length": "length",
+    "max_tokens": "length",
+    "MAX_TOKENS": "length",
+    "content_filter": "content-filter",
+    "SAFETY": "content-filter",
+}
+
+
+@attrs.frozen(kw_only=True)
+class UIStream:
+    """Where the encoding of one assistant message stands."""
+
+    message_id: str
+    #: A step has started and not yet finished.
+    step_open: bool = False
+    #: The text / reasoning part being streamed, if one is.
+    text_id: str | None = None
+    reasoning_id: str | None = None
+    #: Text and reasoning parts begun so far (their ids count on from here).
+    made: int = 0
+    #: When the step last announced a call: the step's tools run from then on.
+    calls_at: float | None = None
+    #: `finish` was sent: nothing more belongs to this message.
+    finished: bool = False
+
+
+def sse(part: Part) -> str:
+    """One part as an SSE event (`data: {json}` and a blank line)."""
+    return f"data: {json.dumps(part, ensure_ascii=False, separators=(',', ':'))}\n\n"
+
+
+def ui_start(message_id: str) -> tuple[UIStream, list[Part]]:
+    """The first state and part (`start`) of the assistant message `message_id`."""
+    return UIStream(message_id=message_id), [{"type": "start", "messageId": message_id}]
+
+
+def ui_parts(stream: UIStream, item: Notice | Finish, now: float) -> tuple[UIStream, list[Part]]:
+    """Fold one notice (or the turn's `Finish`) into the stream: the new state and its parts."""
+    match item:
+        case TextStreamed(text=text):
+            return _text(stream, text)
+        case ReasoningStreamed(text=text):
+            return _reasoning(stream, text)
+        case ToolCallAnnounced(call=call):
+            ends = _ends(stream)
+            stream, parts = _opened(_closed(stream))
+            return attrs.evolve(stream, calls_at=now), [*ends, *parts, *_call_parts(call)]
+        case ToolResultReady(result=result):
+            return stream, [_result_part(result, _duration(stream, now))]
+        case RoundFinished():
+            return _step_finished(stream)
+        case RetryScheduled():
+            return _reset(stream, item)
+        case ResultsRequested():
+            stream, parts = _step_finished(stream)
+            finish = {"type": "finish", "finishReason": "tool-calls"}
+            return attrs.evolve(stream, finished=True), [*parts, finish]
+        case MessageRecorded():
+            return stream, []
+        case AttemptStarted(attempt=attempt):
+            return stream, [_transient("data-attempt", {"attempt": attempt})]
+        case ValidationFailed(attempt=attempt, problems=problems):
+            data = {"attempt": attempt, "problems": list(problems)}
+            return stream, [_transient("data-validation", data)]
+        case Finish():
+            return _finish(stream, item)
+        case _:
+            assert_never(item)
+
+
+def ui_error(stream: UIStream, message: str) -> tuple[UIStream, list[Part]]:
+    """The turn stopped without a `Finish` (a journal gave up, ...): `error`, then `finish`."""
+    stream, parts = _step_finished(stream)
+    parts += [
+        {"type": "error", "errorText": message},
+        {"type": "finish", "finishReason": "error", "messageMetadata": {"reason": "failed"}},
+    ]
+    return attrs.evolve(stream, finished=True), parts
+
+
+# --- text and reasoning ------------------------------------------------------------------
+
+
+def _opened(stream: UIStream) -> tuple[UIStream, list[Part]]:
+    """The stream inside a step: `start-step` if none is open (rule 1)."""
+    if stream.step_open:
+        return stream, []
+    return attrs.evolve(stream, step_open=True, calls_at=None), [{"type": "start-step"}]
+
+
+def _closed(stream: UIStream) -> UIStream:
+    """The stream with no text or reasoning part open (their `-end` parts: `_ends`)."""
+    return attrs.evolve(stream, text_id=None, reasoning_id=None)
+
+
+def _ends(stream: UIStream) -> list[Part]:
+    """The `-end` parts of the text and reasoning parts open (rule 3)."""
+    parts = []
+    if stream.reasoning_id is not None:
+        parts.append({"type": "reasoning-end", "id": stream.reasoning_id})
+    if stream.text_id is not None:
+        parts.append({"type": "text-end", "id": stream.text_id})
+    return parts
+
+
+def _text(stream: UIStream, text: str) -> tuple[UIStream, list[Part]]:
+    """A piece of text: in the open text part, or a new one."""
+    if not text:
+        return stream, []
+    stream, parts = _opened(stream)
+    if stream.text_id is None:
+        if stream.reasoning_id is not None:
+            parts.append({"type": "reasoning-end", "id": stream.reasoning_id})
+        text_id = f"text-{stream.made + 1}"
+        stream = attrs.evolve(stream, text_id=text_id, reasoning_id=None, made=stream.made + 1)
+        parts.append({"type": "text-start", "id": text_id})
+    return stream, [*parts, {"type": "text-delta", "id": stream.text_id, "delta": text}]
+
+
+def _reasoning(stream: UIStream, text: str) -> tuple[UIStream, list[Part]]:
+    """A piece of reasoning: in the open reasoning part, or a new one."""
+    if not text:
+        return stream, []
+    stream, parts = _opened(stream)
+    if stream.reasoning_id is None:
+        if stream.text_id is not None:
+            parts.append({"type": "text-end", "id": stream.text_id})
+        part_id = f"reasoning-{stream.made + 1}"
+        stream = attrs.evolve(stream, reasoning_id=part_id, text_id=None, made=stream.made + 1)
+        parts.append({"type": "reasoning-start", "id": part_id})
+    return stream, [*parts, {"type": "reasoning-delta", "id": stream.reasoning_id, "delta": text}]
+
+
+# --- tools -------------------------------------------------------------------------------
+
+
+def _call_parts(call: ToolCall) -> list[Part]:
+    """A call announced: its input's start, its arguments text, then the input (rule 4)."""
+    ids = {"toolCallId": call.id}
+    parts: list[Part] = [
+        {"type": "tool-input-start", **ids, "toolName": call.name},
+        {"type": "tool-input-delta", **ids, "inputTextDelta": call.arguments},
+    ]
+    arguments = arguments_object(call.arguments)
+    if arguments is None:
+        error = "the arguments are not a JSON object"
+        parts.append(
+            {
+                "type": "tool-input-error",
+                **ids,
+                "toolName": call.name,
+                "input": call.arguments,
+                "errorText": error,
+            }
+        )
+    else:
+        parts.append(
+            {"type": "tool-input-available", **ids, "toolName": call.name, "input": arguments}
+        )
+    return parts
+
+
+def _duration(stream: UIStream, now: float) -> int | None:
+    """Milliseconds since the step's calls were announced (rule 5), if they were."""
+    if stream.calls_at is None:
+        return None
+    return max(0, round((now - stream.calls_at) * 1000))
+
+
+def _result_part(result: ToolResult, duration_ms: int | None) -> Part:
+    """A result: its output, or its error (rule 5)."""
+    part: Part = {"toolCallId": result.call_id}
+    if result.is_error:
+        part = {"type": "tool-output-error", **part, "errorText": result.content}
+    else:
+        part = {"type": "tool-output-available", **part, "output": result.content}
+    if duration_ms is not None:
+        part["providerMetadata"] = {"toolreel": {"duration_ms": duration_ms}}
+    return part
+
+
+# --- steps and the end -------------------------------------------------------------------
+
+
+def _step_finished(stream: UIStream) -> tuple[UIStream, list[Part]]:
+    """Open parts ended and the step finished, if one is open."""
+    parts = _ends(stream)
+    if stream.step_open:
+        parts.append({"type": "finish-step"})
+    return attrs.evolve(_closed(stream), step_open=False, calls_at=None), parts
+
+
+def _reset(stream: UIStream, retry: RetryScheduled) -> tuple[UIStream, list[Part]]:
+    """A retry voids the open step's parts (rule 6)."""
+    parts = _ends(stream)
+    if stream.step_open:
+        parts.append({"type": "reset-step"})
+    data = {
+        "retry": retry.retry,
+        "seconds": retry.seconds,
+        "message": retry.message,
+        "status": retry.status,
+    }
+    parts.append(_transient("data-retry", data))
+    return attrs.evolve(_closed(stream), calls_at=None), parts
+
+
+def _transient(kind: str, data: dict[str, Any]) -> Part:
+    """A data part the client hands to `onData` and does not keep in the message."""
+    return {"type": kind, "data": data, "transient": True}
+
+
+def finish_reason(finish: Finish) -> str:
+    """The AI SDK finish reason of a turn's `Finish`."""
+    reason = finish.reason
+    if reason is FinishReason.COMPLETED:
+        return MODEL_FINISH_REASONS.get(finish.model_finish_reason or "stop", "stop")
+    if reason is FinishReason.MAX_ITERATIONS:
+        return "tool-calls"  # as streamText's step limit ending on a tool-call step says
+    if reason is FinishReason.FAILED:
+        return "error"
+    if reason is FinishReason.CANCELLED:
+        return "interrupted"
+    return "other"  # BLOCKED: the prompt hook stopped it (metadata says why)
+
+
+def _finish(stream: UIStream, finish: Finish) -> tuple[UIStream, list[Part]]:
+    """The turn's end: error if it failed, its usage, then `finish` (rule 7)."""
+    stream, parts = _step_finished(stream)
+    if finish.error is not None:
+        parts.append({"type": "error", "errorText": finish.error.message})
+    usage = {"input_tokens": finish.usage.input_tokens, "output_tokens": finish.usage.output_tokens}
+    parts.append({"type": "data-usage", "data": usage})
+    metadata: dict[str, Any] = {
+        "reason": finish.reason.value,
+        "max_iterations_reached": finish.max_iterations_reached,
+    }
+    if finish.block_reason is not None:
+        metadata["block_reason"] = finish.block_reason
+    parts.append(
+        {"type": "finish", "finishReason": finish_reason(finish), "messageMetadata": metadata}
+    )
+    return attrs.evolve(stream, finished=True), parts

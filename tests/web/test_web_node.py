@@ -1,0 +1,92 @@
+"""The encoded parts, checked by the real `ai` package (Node): its schema and its stream reader.
+
+Runs when `node` and an install of `ai` are present: `$TOOLREEL_AI_SDK` (a folder
+whose node_modules holds `ai`), else ~/.cache/toolreel/ai-sdk, which `.ci/run`
+fills (`npm install --prefix ~/.cache/toolreel/ai-sdk ai@7`). Skips otherwise, saying
+why; `make test` never downloads from npm.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from web_support import (
+    ADD,
+    BLOCKED,
+    CANCELLED,
+    CAPPED,
+    EVERY_NOTICE,
+    FAILED,
+    HERE,
+    fold_ui,
+)
+
+from toolreel.core import ResultsRequested, TextStreamed, ToolCallAnnounced
+from toolreel.web import ui_error, ui_parts, ui_start
+
+AI_SDK = Path(os.environ.get("TOOLREEL_AI_SDK") or Path.home() / ".cache/toolreel/ai-sdk")
+NODE = shutil.which("node")
+
+pytestmark = [
+    pytest.mark.skipif(NODE is None, reason="node is not installed"),
+    pytest.mark.skipif(
+        not (AI_SDK / "node_modules/ai/package.json").is_file(),
+        reason=f"the ai package is not installed in {AI_SDK} (set TOOLREEL_AI_SDK, "
+        f"or: npm install --prefix {AI_SDK} ai@7)",
+    ),
+]
+
+
+def read_with_ai(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the ai package makes of `parts`: invalid chunks, reader error, the message."""
+    assert NODE is not None
+    done = subprocess.run(
+        [NODE, str(HERE / "validate_ui_chunks.mjs")],
+        input="".join(json.dumps(part) + "\n" for part in parts),
+        capture_output=True,
+        text=True,
+        cwd=AI_SDK,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    assert done.returncode == 0, result
+    return result
+
+
+def test_every_notice_kind_is_valid_and_reads_into_one_assistant_message() -> None:
+    result = read_with_ai(fold_ui(EVERY_NOTICE))
+    assert result["invalid"] == [] and result["error"] is None
+    message = result["message"]
+    tools = {p["toolCallId"]: p for p in message["parts"] if p["type"].startswith("tool-")}
+    assert tools["call_1"]["state"] == "output-available"
+    assert tools["call_2"]["state"] == "output-error"
+    assert tools["call_3"]["state"] == "output-error"
+    texts = [p["text"] for p in message["parts"] if p["type"] == "text"]
+    assert texts == ["Let me see. ", "It is 5."]  # the retried call's text was reset
+    assert message["metadata"]["reason"] == "completed"
+
+
+@pytest.mark.parametrize("end", [CAPPED, FAILED, CANCELLED, BLOCKED])
+def test_every_way_a_turn_ends_is_read_cleanly(end: Any) -> None:
+    result = read_with_ai(fold_ui([TextStreamed(text="hi"), end]))
+    assert result["invalid"] == []
+    assert result["message"]["metadata"]["reason"] == end.reason.value
+
+
+def test_manual_mode_and_a_stopped_turn_are_read_cleanly() -> None:
+    manual = fold_ui([ToolCallAnnounced(call=ADD, iteration=1), ResultsRequested(calls=(ADD,))])
+    assert read_with_ai(manual)["invalid"] == []
+    stream, parts = ui_start("m")
+    stream, more = ui_parts(stream, TextStreamed(text="hi"), 0.0)
+    _, end = ui_error(stream, "the journal gave up")
+    result = read_with_ai([*parts, *more, *end])
+    assert result["invalid"] == []
+    assert result["error"] == "the journal gave up"
