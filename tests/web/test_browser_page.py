@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
+import re
 import subprocess
 import sys
 import time
@@ -65,14 +65,6 @@ if MISSING is not None:
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
 
-def _free_port() -> int:
-    """A port nothing listens on at the moment, on 127.0.0.1."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _environment() -> dict[str, str]:
     """This environment without provider keys or toolreel defaults: the scripted model serves."""
     dropped = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -85,26 +77,23 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def _wait_until_serving(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    """Return once GET /api/info answers; fail with the server's output if it exits first."""
+def _wait_until_serving(process: subprocess.Popen[bytes], log: Path) -> str:
+    """The URL `toolreel serve` announces once it listens (it picks the port: --port 0)."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
+        announced = re.search(r"on (http://127\.0\.0\.1:\d+)/?", log.read_text())
+        if announced:
+            return announced[1] + "/"
         if process.poll() is not None:
             pytest.fail(f"toolreel serve exited {process.returncode}:\n{log.read_text()}")
-        try:
-            if httpx.get(url + "api/info", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    pytest.fail(f"toolreel serve did not answer within 30 s:\n{log.read_text()}")
+        time.sleep(0.05)
+    pytest.fail(f"toolreel serve did not start within 30 s:\n{log.read_text()}")
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real `toolreel serve` on 127.0.0.1 (scripted model, temp journal); its base URL."""
     folder = tmp_path_factory.mktemp("serve")
-    port = _free_port()
     log = folder / "serve.log"
     command = [
         sys.executable,
@@ -114,7 +103,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "--host",
         "127.0.0.1",
         "--port",
-        str(port),
+        "0",
         "--journal",
         str(folder / "web.db"),
         "--tools",
@@ -124,9 +113,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process = subprocess.Popen(
             command, cwd=folder, env=_environment(), stdout=output, stderr=subprocess.STDOUT
         )
-    url = f"http://127.0.0.1:{port}/"
     try:
-        _wait_until_serving(process, url, log)
+        url = _wait_until_serving(process, log)
+        assert httpx.get(url + "api/info", timeout=5).json()["scripted"] is True
         yield url
     finally:
         process.terminate()
@@ -258,7 +247,9 @@ def test_chat_streams_tool_cards_stops_and_replays_round_by_round(page: Page, se
     page.get_by_role("button", name="Next round").click()
     expect(position).to_have_text("Step 3 of 6 · turn 2, round 1 of 1")
     expect(replay.get_by_text("What is 144 divided by 12?")).to_be_visible()
-    expect(replay.locator(".card[data-tool=divide]").nth(0)).to_contain_text("no result")
+    stopped = replay.locator(".card[data-tool=divide]").nth(0)
+    expect(stopped).to_have_class(re.compile(r"\berror\b"))  # journaled as an error result
+    expect(stopped.locator(".output")).to_contain_text("Cancelled")
 
     page.keyboard.press("ArrowRight")
     expect(position).to_have_text("Step 4 of 6 · turn 2, answer (cancelled)")
@@ -273,7 +264,7 @@ def test_chat_streams_tool_cards_stops_and_replays_round_by_round(page: Page, se
 def test_narrow_screens_fold_the_sidebar_behind_a_button(page: Page) -> None:
     """At phone width the sessions list is one tap away and nothing scrolls sideways."""
     page.set_viewport_size({"width": 380, "height": 740})
-    toggle = page.get_by_role("button", name="Sessions")
+    toggle = page.get_by_role("button", name="Sessions", exact=True)
     expect(toggle).to_have_attribute("aria-expanded", "false")
     expect(page.locator("#sidebar")).to_be_hidden()
     toggle.click()
