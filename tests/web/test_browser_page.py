@@ -201,7 +201,7 @@ def test_chat_streams_tool_cards_stops_and_replays_round_by_round(page: Page, se
     expect(add.locator(".state")).to_have_text("done")
     expect(add.locator(".duration")).to_contain_text("ms")
     expect(first.locator(".round-title").first).to_have_text("Round 1")
-    expect(first.locator(".outcome")).to_have_text("done")
+    expect(first.locator(".outcome")).to_have_text("completed")
     expect(first.locator(".assistant .text").last).to_contain_text("42")
     expect(first.locator(".usage")).to_contain_text("tokens")
     expect(page.get_by_role("button", name="Stop")).to_be_disabled()
@@ -262,7 +262,7 @@ def test_chat_streams_tool_cards_stops_and_replays_round_by_round(page: Page, se
 
 
 def test_narrow_screens_fold_the_sidebar_behind_a_button(page: Page) -> None:
-    """At phone width the sessions list is one tap away and nothing scrolls sideways."""
+    """At phone width the sessions list is one tap away, folds after use, never scrolls sideways."""
     page.set_viewport_size({"width": 380, "height": 740})
     toggle = page.get_by_role("button", name="Sessions", exact=True)
     expect(toggle).to_have_attribute("aria-expanded", "false")
@@ -271,3 +271,6 @@ def test_narrow_screens_fold_the_sidebar_behind_a_button(page: Page) -> None:
     expect(toggle).to_have_attribute("aria-expanded", "true")
     expect(page.locator("#sidebar")).to_be_visible()
     assert page.evaluate("document.documentElement.scrollWidth") <= 380
+    page.get_by_role("button", name="New chat").click()  # a choice made: the list folds away
+    expect(page.locator("#sidebar")).to_be_hidden()
+    expect(toggle).to_have_attribute("aria-expanded", "false")
