@@ -450,7 +450,9 @@ def demo(**params: str | None) -> int:
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="0: any free."
 )
-@click.option("--provider", type=PROVIDER, default="openai", envvar="TOOLREEL_PROVIDER")
+@click.option(
+    "--provider", type=PROVIDER, default="openai", envvar="TOOLREEL_PROVIDER", help=PROVIDER_HELP
+)
 @click.option("--model", metavar="NAME", envvar="TOOLREEL_MODEL", help=MODEL_HELP)
 @click.option("--base-url", metavar="URL", envvar="TOOLREEL_BASE_URL", help=URL_HELP)
 @click.option("--api-key", metavar="KEY", help="Default: OPENAI_API_KEY, ... per provider.")
@@ -458,7 +460,14 @@ def demo(**params: str | None) -> int:
 @click.option("--journal", type=click.Path(dir_okay=False, path_type=Path), help=JOURNAL_HELP)
 @click.option("--system", metavar="TEXT", help="System prompt.")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=5, metavar="N", help=MAX_HELP)
-def serve(host: str, port: int, **params: Any) -> int:
+@click.option(
+    "--cors-origin",
+    "cors",
+    multiple=True,
+    metavar="ORIGIN",
+    help="A page origin that may call the API, e.g. http://localhost:3000 (repeatable).",
+)
+def serve(host: str, port: int, cors: tuple[str, ...], **params: Any) -> int:
     """Serve the loop to a browser: chat page, AI SDK endpoint, sessions.
 
     GET / is the page; POST /api/chat speaks the AI SDK UI message stream
@@ -472,11 +481,15 @@ def serve(host: str, port: int, **params: Any) -> int:
     try:
         if serving.wants_scripted(params):
             with serving.scripted_options(params) as options:
-                return serving.serve(options, journal, host=host, port=port, scripted=True)
+                return serving.serve(
+                    options, journal, host=host, port=port, scripted=True, cors_origins=cors
+                )
         options = agent_options(params, None)
         codec = codec_for(options.provider)
         require_key(codec, api_key(codec, options.api_key), options.base_url)
-        return serving.serve(options, journal, host=host, port=port, scripted=False)
+        return serving.serve(
+            options, journal, host=host, port=port, scripted=False, cors_origins=cors
+        )
     finally:
         if journal is not None:
             journal.close()

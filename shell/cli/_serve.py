@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import click
@@ -22,6 +22,8 @@ from toolreel.adapters._providers import api_key, codec_for
 from .._options import AgentOptions
 from .._scripted import ScriptedServer, openai_reply
 
+#: How long a stopping server waits for the turns still streaming before cancelling them.
+GRACE_SECONDS = 3
 #: The scripted model's name, as `/api/info` shows it.
 SCRIPTED_MODEL = "scripted-calculator"
 
@@ -52,15 +54,29 @@ def scripted_options(params: dict[str, Any]) -> Iterator[AgentOptions]:
 
 
 def serve(
-    options: AgentOptions, journal: Journal | None, *, host: str, port: int, scripted: bool
+    options: AgentOptions,
+    journal: Journal | None,
+    *,
+    host: str,
+    port: int,
+    scripted: bool,
+    cors_origins: Sequence[str] = (),
 ) -> int:
     """Serve `toolreel.web.app` with uvicorn until Ctrl-C or SIGTERM; the exit code."""
     import uvicorn  # noqa: PLC0415 - the web extra loads only when serving
 
     from toolreel.web import app  # noqa: PLC0415 - likewise (Starlette)
 
-    web = app(options, journal=journal, scripted=scripted)
-    config = uvicorn.Config(web, host=host, port=port, log_level="warning", lifespan="on")
+    web = app(options, journal=journal, scripted=scripted, cors_origins=cors_origins)
+    config = uvicorn.Config(
+        web,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        # On Ctrl-C, turns still streaming get this long, then are cancelled (and journaled so).
+        timeout_graceful_shutdown=GRACE_SECONDS,
+    )
     server = uvicorn.Server(config)
     label = "the offline scripted calculator model" if scripted else options.model_name
     asyncio.run(_run(server, lambda url: _announce(url, label)))

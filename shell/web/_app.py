@@ -20,12 +20,14 @@ from __future__ import annotations
 import contextlib
 import importlib.resources
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -65,6 +67,7 @@ def app(
     journal: str | Path | Journal | None = None,
     model: ModelPort | None = None,
     scripted: bool = False,
+    cors_origins: Sequence[str] = (),
 ) -> Starlette:
     """The ASGI app serving the loop with `options` (mount it in a FastAPI/Starlette app).
 
@@ -72,6 +75,8 @@ def app(
     a path is opened here and closed when the app's lifespan ends. `model`
     replaces the options' provider (tests, in-process models). `scripted` says
     that the model is the offline scripted one (shown by `/api/info`).
+    `cors_origins`: pages on other origins that may call the API (e.g. a Next.js
+    dev server's "http://localhost:3000"; none by default).
     """
     given = journal if journal is not None else options.journal
     store = open_journal(given)
@@ -100,7 +105,18 @@ def app(
         Route("/api/sessions", _handler(served, _sessions), methods=["GET"]),
         Route("/api/sessions/{session_id}", _handler(served, _session), methods=["GET"]),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    middleware = []
+    if cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["content-type"],
+                expose_headers=["x-vercel-ai-ui-message-stream"],
+            )
+        )
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
 
 #: A route of the app: what it answers to a request.

@@ -52,7 +52,9 @@ async def ui_message_stream(
     """One turn's notices as the AI SDK UI message stream: SSE text, `data: [DONE]` last.
 
     A toolreel error raised by `items` (a journal that gave up, ...) becomes an
-    `error` part and `finish`; anything else is a bug and propagates.
+    `error` part and `finish`; anything else is a bug and propagates. `items` is
+    read to its end (a client's `events()` ends right after the `Finish`, once
+    the turn is recorded), but nothing after `finish` is sent.
     """
     stream, parts = ui_start(message_id or new_message_id())
     for part in parts:
@@ -60,11 +62,11 @@ async def ui_message_stream(
     try:
         async with _closing(items) as notices:
             async for item in notices:
+                if stream.finished:
+                    continue
                 stream, parts = ui_parts(stream, item, clock())
                 for part in parts:
                     yield sse(part)
-                if stream.finished:
-                    break
     except ToolreelError as exc:
         stream, parts = ui_error(stream, redact(str(exc)))
         for part in parts:

@@ -293,3 +293,34 @@ def test_the_app_mounts_under_a_prefix_and_chat_response_serves_a_users_own_rout
     assert answer(mounted) == "The answer is 4."
     own = ui_parts_of(call(outer, "POST", "/ask", {"q": "What is 3 plus 3?"}))
     assert answer(own) == "The answer is 6."
+
+
+def test_pages_of_the_origins_given_may_call_the_api(calculator) -> None:
+    web = app(options(calculator), cors_origins=["http://localhost:3000"])
+
+    async def requests() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=web)
+        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+            preflight = await client.options(
+                "/api/chat",
+                headers={
+                    "origin": "http://localhost:3000",
+                    "access-control-request-method": "POST",
+                    "access-control-request-headers": "content-type",
+                },
+            )
+            posted = await client.post(
+                "/api/chat",
+                json=chat_body("What is 2 plus 2?"),
+                headers={"origin": "http://localhost:3000"},
+            )
+            other = await client.get("/api/info", headers={"origin": "http://evil.example"})
+            return [preflight, posted, other]
+
+    preflight, posted, other = anyio.run(requests)
+    assert preflight.status_code == 200
+    assert preflight.headers["access-control-allow-origin"] == "http://localhost:3000"
+    assert posted.headers["access-control-allow-origin"] == "http://localhost:3000"
+    assert "x-vercel-ai-ui-message-stream" in posted.headers["access-control-expose-headers"]
+    assert answer(ui_parts_of(posted)) == "The answer is 4."
+    assert "access-control-allow-origin" not in other.headers

@@ -15,6 +15,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx
 import pytest
 from web_support import (
     ADD,
@@ -28,7 +30,10 @@ from web_support import (
 )
 
 from toolreel.core import ResultsRequested, TextStreamed, ToolCallAnnounced
-from toolreel.web import ui_error, ui_parts, ui_start
+from toolreel.shell import AgentOptions
+from toolreel.shell._scripted import ScriptedServer, openai_reply
+from toolreel.shell.demo import TOOLS
+from toolreel.web import app, ui_error, ui_parts, ui_start
 
 AI_SDK = Path(os.environ.get("TOOLREEL_AI_SDK") or Path.home() / ".cache/toolreel/ai-sdk")
 NODE = shutil.which("node")
@@ -90,3 +95,31 @@ def test_manual_mode_and_a_stopped_turn_are_read_cleanly() -> None:
     result = read_with_ai([*parts, *more, *end])
     assert result["invalid"] == []
     assert result["error"] == "the journal gave up"
+
+
+def test_a_real_turn_served_by_the_app_reads_into_the_answer_and_its_tool_parts() -> None:
+    async def post(url: str) -> str:
+        web = app(AgentOptions(model="scripted-calculator", base_url=url, tools=TOOLS))
+        user = {
+            "id": "u",
+            "role": "user",
+            "parts": [{"type": "text", "text": "What's 7 times 8, then add 5?"}],
+        }
+        body = {"id": "c", "messages": [user], "trigger": "submit-message"}
+        transport = httpx.ASGITransport(app=web)
+        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+            return (await client.post("/api/chat", json=body)).text
+
+    with ScriptedServer(openai_reply) as server:
+        text = anyio.run(post, server.url)
+    events = [e.removeprefix("data: ") for e in text.split("\n\n") if e]
+    assert events[-1] == "[DONE]"
+    result = read_with_ai([json.loads(e) for e in events[:-1]])
+    parts = result["message"]["parts"]
+    tools = [(p["type"], p["state"], p["input"]) for p in parts if p["type"].startswith("tool-")]
+    assert tools == [
+        ("tool-multiply", "output-available", {"a": 7, "b": 8}),
+        ("tool-add", "output-available", {"a": 56, "b": 5}),
+    ]
+    assert [p["text"] for p in parts if p["type"] == "text"][-1] == "The answer is 61."
+    assert [p["type"] for p in parts].count("step-start") == 3
