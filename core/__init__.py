@@ -15,7 +15,13 @@ their private modules.
 """
 
 from ._agent import agent_step
-from ._agent_config import AgentConfig, OutputSpec, PlainOutput, ReflectiveOutput
+from ._agent_config import (
+    DEFAULT_MAX_ITERATIONS_PER_ATTEMPT,
+    AgentConfig,
+    OutputSpec,
+    PlainOutput,
+    ReflectiveOutput,
+)
 from ._agent_outcome import (
     AgentError,
     AgentOutcome,
@@ -26,6 +32,7 @@ from ._agent_outcome import (
     ErrorPhase,
 )
 from ._agent_state import AgentPhase, AgentState, AgentStepError, initial_agent_state
+from ._arguments import arguments_object
 from ._config import HookPoint, LoopConfig, MaxIterationsPolicy, RetryPolicy
 from ._effects import (
     AgentEffect,
@@ -99,6 +106,7 @@ from ._state import Phase, State, StepError, initial_state
 from ._step import step
 
 __all__ = [
+    "DEFAULT_MAX_ITERATIONS_PER_ATTEMPT",
     "AgentConfig",
     "AgentEffect",
     "AgentError",
@@ -182,6 +190,7 @@ __all__ = [
     "ValidationFailed",
     "ValidationFinished",
     "agent_step",
+    "arguments_object",
     "awaiting_results",
     "initial_agent_state",
     "initial_state",

@@ -40,6 +40,7 @@ import attrs
 
 from toolreel.adapters import Journal, ModelPort, SessionError
 from toolreel.core import (
+    DEFAULT_MAX_ITERATIONS_PER_ATTEMPT,
     AgentConfig,
     AgentError,
     AgentOutput,
@@ -48,7 +49,6 @@ from toolreel.core import (
     FinishAgent,
     Usage,
 )
-from toolreel.core._agent_config import DEFAULT_MAX_ITERATIONS_PER_ATTEMPT
 
 from . import _checks as check
 from ._agent_output import OutputTool, Validator

@@ -46,8 +46,8 @@ from toolreel.core import (
     ToolRound,
     Usage,
     UsageError,
+    arguments_object,
 )
-from toolreel.core._arguments import arguments_object
 
 from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
 from ._connection import Connection

@@ -39,8 +39,7 @@ import cattrs
 import sniffio
 from returns.result import Failure, Result, Success
 
-from toolreel.core import ConfigError, ToolCall, ToolSpec
-from toolreel.core._arguments import arguments_object
+from toolreel.core import ConfigError, ToolCall, ToolSpec, arguments_object
 
 from ._schema import object_schema, signature_types, type_schema
 

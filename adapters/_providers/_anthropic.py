@@ -39,8 +39,8 @@ from toolreel.core import (
     ToolResult,
     ToolSpec,
     Usage,
+    arguments_object,
 )
-from toolreel.core._arguments import arguments_object
 
 from ._codec import GuardedDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, UserTurn, expand

@@ -43,8 +43,8 @@ from toolreel.core import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     Usage,
+    arguments_object,
 )
-from toolreel.core._arguments import arguments_object
 
 from ._codec import GuardedDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, UserTurn, expand

@@ -52,11 +52,9 @@ INTERNAL = [
     "build_request",
     "conversation",
     "unanswered_calls",
-    "arguments_object",
     "Role",
     "SUBMIT_TOOL",
     "DEFAULT_FINAL_ANSWER_PROMPT",
-    "DEFAULT_MAX_ITERATIONS_PER_ATTEMPT",
 ]
 
 
