@@ -23,12 +23,14 @@ connection is closed; the answer is never thrown away for want of an end.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import AsyncIterator, Awaitable, Mapping
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import attrs
+import orjson
 import sniffio
 
 from toolreel.core import ConfigError, ModelCallFailed, ModelEvent, ModelRequest, ModelResponded
@@ -197,8 +199,8 @@ class HttpModel:
         sent = client.build_request(
             "POST",
             self.codec.endpoint(self.base_url, request, stream=self.streaming),
-            json=self.codec.encode(request, stream=self.streaming),
-            headers={**self.codec.headers(key), **self._extra_headers},
+            content=_json_bytes(self.codec.encode(request, stream=self.streaming)),
+            headers=_with_json_type({**self.codec.headers(key), **self._extra_headers}),
             timeout=self._timeout,
         )
         response: httpx.Response | None = None
@@ -275,6 +277,28 @@ class HttpModel:
                 pass
             return
         await response.aclose()
+
+
+def _with_json_type(headers: dict[str, str]) -> dict[str, str]:
+    """The headers with the JSON content type httpx's `json=` adds (unless they name one)."""
+    if not any(name.lower() == "content-type" for name in headers):
+        headers["Content-Type"] = "application/json"
+    return headers
+
+
+def _json_bytes(body: Any) -> bytes:
+    """A request body as compact UTF-8 JSON, the bytes httpx's `json=` would send.
+
+    orjson writes them several times faster (the history grows every round);
+    what it refuses (an integer past 64 bits, a key that is not a string) goes
+    the way httpx goes. One difference: a NaN or infinite float, which httpx
+    refuses, orjson writes as null (no request toolreel builds holds one: a
+    temperature must be finite).
+    """
+    try:
+        return orjson.dumps(body)
+    except orjson.JSONEncodeError:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 def _loop_running() -> bool:
