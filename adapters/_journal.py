@@ -36,7 +36,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeAlias
 
 import attrs
-import orjson
 
 from toolreel.core import (
     AgentConfig,
@@ -193,45 +192,16 @@ def decoded_step(
             effects = [slim(effect) for effect in effects]
         return JournalEntry(seq=number, event=event_of(event), effects=tuple(effects))
     except Exception as exc:
-        where = seq if seq is not None else _seq_of(data)
+        where = seq if seq is not None else seq_of(data)
         detail = f"undecodable step ({type(exc).__name__}: {exc})"
         raise JournalCorrupt(path, detail, session_id=session_id, seq=where) from exc
 
 
-def _seq_of(data: Any) -> int | None:
+def seq_of(data: Any) -> int | None:
     """The sequence number of a stored step, if it has a readable one."""
     if isinstance(data, list) and data and isinstance(data[0], int):
         return data[0]
     return None
-
-
-def decoded_steps(
-    path: str, session_id: str, first: int, body: str, *, legacy: bool = False
-) -> list[JournalEntry]:
-    """The steps of a stored batch (`[[seq, event, effects], ...]`), decoded.
-
-    A list, not a generator: `yield from` a list costs the reader no frame per step.
-    """
-    try:
-        steps = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise JournalCorrupt(
-            path, f"undecodable steps ({exc})", session_id=session_id, seq=first
-        ) from exc
-    if not isinstance(steps, list):
-        raise JournalCorrupt(path, "undecodable steps", session_id=session_id, seq=first)
-    try:  # the hot loop of every replay: one comprehension, no call per step
-        if legacy:  # written before long tool results were kept once
-            steps = [[seq, event, [slim(e) for e in effects]] for seq, event, effects in steps]
-        return [
-            JournalEntry(seq=seq, event=event_of(event), effects=tuple(effects))
-            for seq, event, effects in steps
-        ]
-    except Exception:
-        pass  # find the step at fault, and say which
-    for data in steps:
-        decoded_step(path, session_id, data, seq=_seq_of(data) or first)
-    raise JournalCorrupt(path, "undecodable steps", session_id=session_id, seq=first)
 
 
 def _slim_result(result: dict[str, Any]) -> None:

@@ -1,10 +1,11 @@
 """SQLiteJournal: sessions in one SQLite file (WAL mode), the default on-disk journal.
 
 Steps are stored in batches, one row per run of up to 256 consecutive steps
-written together, as JSON text `[[seq, event, effects], ...]` with a digest of
-that text (checked on read: an edited row is reported, see `entries`): a
-replay reads and decodes every step, and fewer, larger rows decoded by orjson
-(~4x faster than the standard library) keep that cheap.
+written together, as JSON text (`_rows.py`: `[seq, event, effects]` items, text
+deltas and argument fragments joined into runs) with a digest of that text
+(checked on read: an edited row is reported, see `entries`): a replay reads
+and decodes every step, and fewer, larger rows decoded by orjson (~4x faster
+than the standard library) keep that cheap.
 
 Each `append` is one transaction; with WAL and `synchronous=NORMAL` a committed
 step survives the process being killed at any moment (an OS crash may lose the
@@ -31,8 +32,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-import orjson
-
 from toolreel.core import Finish, FinishAgent
 
 from ._errors import (
@@ -51,10 +50,10 @@ from ._journal import (
     body_digest,
     config_data,
     config_of,
-    decoded_steps,
     effect_record,
 )
 from ._lease import LEASE_SECONDS, Heartbeat, Owner, check_free, now
+from ._rows import StepData, decode_row, encode_row
 from ._serde import event_data
 
 BATCH = 256
@@ -308,10 +307,10 @@ class SQLiteJournal:
         turn_ended: bool,
     ) -> None:
         """Insert the steps, in rows of up to `BATCH` steps, in one transaction."""
-        items = [(seq, [seq, event_data(event), effects]) for seq, event, effects in steps]
+        items: list[StepData] = [(seq, event_data(event), effects) for seq, event, effects in steps]
         for start in range(0, len(items), BATCH):
             chunk = items[start : start + BATCH]
-            body = orjson.dumps([data for _, data in chunk]).decode()
+            body = encode_row(chunk)
             self._pending.append((session_id, chunk[0][0], chunk[-1][0], body, body_digest(body)))
         self.flush()
         if turn_ended:
@@ -369,7 +368,7 @@ class SQLiteJournal:
             for first, final, body, digest in rows:
                 if damage is not None and digest is not None and digest != body_digest(body):
                     damage.edited(str(self.path), session_id, first, final)
-                yield from decoded_steps(
+                yield from decode_row(
                     str(self.path), session_id, first, body, legacy=digest is None
                 )
             if len(rows) < 16:

@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol
 
+import orjson
 from returns.result import Failure, Result, Success
 
 from toolreel.core import ModelCallFailed, ModelEvent, ModelRequest, ModelResponded, Usage
@@ -68,7 +69,16 @@ class Codec(Protocol):
 
 
 def parse_json(text: str | bytes) -> Result[Any, str]:
-    """JSON text as a value, or why it is not JSON."""
+    """JSON text as a value, or why it is not JSON.
+
+    orjson first (every stream chunk comes here); what it refuses (NaN, an
+    integer past 64 bits, bad UTF-8, or not JSON at all) the standard library
+    decides, so the values and the messages are the standard library's.
+    """
+    try:
+        return Success(orjson.loads(text))
+    except orjson.JSONDecodeError:
+        pass
     try:
         return Success(json.loads(text))
     except (ValueError, RecursionError) as exc:
@@ -91,7 +101,11 @@ class GuardedDecoder:
         """Frame the chunk and decode each frame, until the response ends."""
         if self.done:
             return []
-        return self._guard(lambda: self._decode(self._frames(chunk)))
+        try:
+            frames = self._frames(chunk)
+        except Exception as exc:
+            return [self._crashed(exc)]
+        return self._decode(frames)
 
     def close(self) -> list[ModelEvent]:
         """Decode what is left; a stream that ended early is a retryable failure."""
@@ -108,7 +122,10 @@ class GuardedDecoder:
         """Decode frames in order, stopping at the terminal event."""
         events: list[ModelEvent] = []
         for frame in frames:
-            events += self._guard(lambda frame=frame: self._on_frame(frame))
+            try:  # inline, not through `_guard`: this runs for every frame of every stream
+                events += self._on_frame(frame)
+            except Exception as exc:
+                events.append(self._crashed(exc))
             if self.done:
                 break
         return events
@@ -118,8 +135,12 @@ class GuardedDecoder:
         try:
             events: list[ModelEvent] = work()
         except Exception as exc:
-            return [self._fail(f"malformed response stream: {type(exc).__name__}: {exc}")]
+            return [self._crashed(exc)]
         return events
+
+    def _crashed(self, exc: Exception) -> ModelCallFailed:
+        """The fatal failure of a decoder that crashed (the bytes were not the format)."""
+        return self._fail(f"malformed response stream: {type(exc).__name__}: {exc}")
 
     def _respond(self, finish_reason: str, usage: Usage) -> ModelResponded:
         """The terminal success event."""

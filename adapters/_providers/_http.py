@@ -24,12 +24,14 @@ connection is closed; the answer is never thrown away for want of an end.
 from __future__ import annotations
 
 import hmac
+import json
 import math
 from collections.abc import AsyncIterator, Awaitable, Mapping
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import anyio
 import attrs
+import orjson
 import sniffio
 
 from toolreel.core import (
@@ -42,7 +44,7 @@ from toolreel.core import (
 )
 
 from .._redact import Redactor, clean_key, logger
-from ._codec import Codec
+from ._codec import Codec, StreamDecoder
 from ._pools import Lease, PoolKey, acquire
 
 if TYPE_CHECKING:
@@ -151,19 +153,19 @@ class _Deadline:
 
     async def within(self, work: Awaitable[T], *, idle: bool) -> T:
         """`work`'s result, or `_Expired` naming the limit that ran out first."""
-        at, why = (
-            self.total_at,
-            (f"model call exceeded its total deadline (call_timeout) of {self.timeouts.total:g} s"),
-        )
-        if idle and self.idle_at < at:
-            at = self.idle_at
-            why = (
+        at = self.idle_at if idle and self.idle_at < self.total_at else self.total_at
+        with anyio.move_on_after(max(0.0, at - anyio.current_time())):
+            return await work
+        raise _Expired(self._why(idle=idle))
+
+    def _why(self, *, idle: bool) -> str:
+        """Which limit ran out (the idle one if it was the nearer)."""
+        if idle and self.idle_at < self.total_at:
+            return (
                 f"no content from the model for {self.timeouts.idle:g} s (idle_timeout); "
                 "keep-alive comments do not count"
             )
-        with anyio.move_on_after(max(0.0, at - anyio.current_time())):
-            return await work
-        raise _Expired(why)
+        return f"model call exceeded its total deadline (call_timeout) of {self.timeouts.total:g} s"
 
 
 class HttpModel:
@@ -227,17 +229,12 @@ class HttpModel:
                 await lease.release()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """The events of one model call, as they arrive; the last is terminal."""
-        async for event in self._call(request):
-            if isinstance(event, ModelCallFailed):
-                failure = self.redactor.event(event)
-                log.debug("model call failed: %s", failure.message)
-                yield failure
-            else:
-                yield event
+        """The events of one model call, as they arrive; the last is terminal.
 
-    async def _call(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """One call's events, every transport trouble and limit turned into a failure."""
+        Every transport trouble and limit becomes a failure (redacted). One
+        generator for the whole call: each event of a stream passes through it
+        alone, not through one generator per stage.
+        """
         import httpx  # noqa: PLC0415 - loaded by __init__: a dict lookup here
 
         deadline = _Deadline(self.timeouts)
@@ -246,67 +243,76 @@ class HttpModel:
         sent = client.build_request(
             "POST",
             self.codec.endpoint(self.base_url, request, stream=self.streaming),
-            json=self.codec.encode(request, stream=self.streaming),
-            headers={**self.codec.headers(key), **self._extra_headers},
+            content=_json_bytes(self.codec.encode(request, stream=self.streaming)),
+            headers=_with_json_type({**self.codec.headers(key), **self._extra_headers}),
             timeout=self._timeout,
         )
         response: httpx.Response | None = None
+        failure: ModelCallFailed | None = None
         try:
             response = await deadline.within(client.send(sent, stream=True), idle=self.streaming)
-            async for event in self._decode(response, deadline):
-                yield event
+            if response.status_code < 300 and self.streaming:
+                decoder = self.codec.stream_decoder()
+                chunks = response.aiter_bytes()
+                while events := await self._next_events(decoder, chunks, deadline):
+                    if isinstance(events[-1], ModelResponded | ModelCallFailed):
+                        for event in events[:-1]:
+                            yield self._told(event)
+                        await self._finish_body(response, chunks)  # no waiting for the end
+                        yield self._told(events[-1])
+                        return
+                    for event in events:
+                        yield self._told(event)
+                events = decoder.close()
+            else:
+                events = await self._whole(response, deadline)
+            for event in events:
+                yield self._told(event)
         except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
-            yield ModelCallFailed(retryable=False, message=_transport_message(exc))  # a bad URL
+            failure = ModelCallFailed(retryable=False, message=_transport_message(exc))  # bad URL
         except httpx.RequestError as exc:  # transport trouble, a broken gzip stream, ...
-            yield ModelCallFailed(retryable=True, message=_transport_message(exc))
+            failure = ModelCallFailed(retryable=True, message=_transport_message(exc))
         except _Expired as exc:
-            yield ModelCallFailed(retryable=True, message=str(exc))
+            failure = ModelCallFailed(retryable=True, message=str(exc))
         finally:
             if response is not None:
                 with anyio.CancelScope(shield=True):
                     await response.aclose()
+        if failure is not None:
+            yield self._told(failure)
 
-    async def _decode(
-        self, response: httpx.Response, deadline: _Deadline
-    ) -> AsyncIterator[ModelEvent]:
-        """Decode a response: an error, a whole body, or a stream."""
-        if response.status_code >= 300:  # httpx does not follow redirects
-            raw = await deadline.within(_read_some(response, ERROR_BODY_LIMIT), idle=False)
-            await response.aclose()
-            yield self.codec.decode_error(response.status_code, response.headers, raw)
-            return
-        if not self.streaming:
-            body = await deadline.within(response.aread(), idle=False)
-            for event in self.codec.decode_body(body):
-                yield event
-            return
-        async for event in self._decode_stream(response, deadline):
-            yield event
+    def _told(self, event: ModelEvent) -> ModelEvent:
+        """An event as the caller gets it: a failure redacted (and logged)."""
+        if isinstance(event, ModelCallFailed):
+            event = self.redactor.event(event)
+            log.debug("model call failed: %s", event.message)
+        return event
 
-    async def _decode_stream(
-        self, response: httpx.Response, deadline: _Deadline
-    ) -> AsyncIterator[ModelEvent]:
-        """Decode a stream: content resets the idle limit; it is done at its terminal event."""
-        decoder = self.codec.stream_decoder()
-        chunks = response.aiter_bytes()
+    async def _next_events(
+        self, decoder: StreamDecoder, chunks: AsyncIterator[bytes], deadline: _Deadline
+    ) -> list[ModelEvent]:
+        """The events of the stream's next chunks that hold any; [] at its end.
+
+        Content resets the idle limit; a keep-alive comment does not.
+        """
         while True:
             try:
                 chunk = await deadline.within(anext(chunks), idle=True)
             except StopAsyncIteration:
-                break
+                return []
             events = decoder.feed(chunk)
             if events:
                 deadline.content()
-            if events and isinstance(events[-1], ModelResponded | ModelCallFailed):
-                for event in events[:-1]:
-                    yield event
-                await self._finish_body(response, chunks)  # complete: no waiting for the end
-                yield events[-1]
-                return
-            for event in events:
-                yield event
-        for event in decoder.close():
-            yield event
+                return events
+
+    async def _whole(self, response: httpx.Response, deadline: _Deadline) -> list[ModelEvent]:
+        """The events of a response read whole: an error, or an answer that was not streamed."""
+        if response.status_code >= 300:  # httpx does not follow redirects
+            raw = await deadline.within(_read_some(response, ERROR_BODY_LIMIT), idle=False)
+            await response.aclose()
+            return [self.codec.decode_error(response.status_code, response.headers, raw)]
+        body = await deadline.within(response.aread(), idle=False)
+        return list(self.codec.decode_body(body))
 
     async def _finish_body(self, response: httpx.Response, chunks: AsyncIterator[bytes]) -> None:
         """The response is complete: read its end briefly (to reuse the connection), else close."""
@@ -315,6 +321,28 @@ class HttpModel:
                 pass
             return
         await response.aclose()
+
+
+def _with_json_type(headers: dict[str, str]) -> dict[str, str]:
+    """The headers with the JSON content type httpx's `json=` adds (unless they name one)."""
+    if not any(name.lower() == "content-type" for name in headers):
+        headers["Content-Type"] = "application/json"
+    return headers
+
+
+def _json_bytes(body: Any) -> bytes:
+    """A request body as compact UTF-8 JSON, the bytes httpx's `json=` would send.
+
+    orjson writes them several times faster (the history grows every round);
+    what it refuses (an integer past 64 bits, a key that is not a string) goes
+    the way httpx goes. One difference: a NaN or infinite float, which httpx
+    refuses, orjson writes as null (no request toolreel builds holds one: a
+    temperature must be finite).
+    """
+    try:
+        return orjson.dumps(body)
+    except orjson.JSONEncodeError:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 def _loop_running() -> bool:

@@ -5,6 +5,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bench="${TOOLREEL_PEER_BENCH:-$root/../shared/bench}"
+if [ -z "${TOOLREEL_PEER_BENCH:-}" ] && [ ! -d "$bench" ]; then
+  bench="$root/../../shared/bench"  # a git worktree one level deeper (e.g. wt/NAME)
+fi
 work="$(mktemp -d)"
 cp -r "$bench/." "$work/"
 chmod -R u+w "$work"

@@ -1,0 +1,151 @@
+"""The body of a SQLite journal row: consecutive steps as JSON, stream deltas in runs.
+
+A row is a JSON list of items, each one of:
+
+- `[seq, event, effects]`: one step, event and effects as tagged JSON data
+  (every row written before runs existed holds only these);
+- `["TextDelta", first_seq, [text, ...]]`: consecutive steps, each a
+  `TextDelta` whose only effect is the `Emit(TextStreamed)` of its text;
+- `["ToolCallArgumentsDelta", first_seq, index, [fragment, ...]]`: consecutive
+  steps, each an argument fragment of the call at `index`, with no effect.
+
+Deltas are most of a session's steps, and a replay decodes every one: a run
+stores each as one JSON string, which orjson reads several times faster than
+the same step as nested objects. A run holds exactly what the steps would
+(`encode_row` makes one only when the recorded effects are the ones the run
+stands for), so reading it back gives equal `JournalEntry`s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import count
+from typing import Any
+
+import orjson
+
+from toolreel.core import TextDelta, ToolCallArgumentsDelta
+
+from ._errors import JournalCorrupt
+from ._journal import JournalEntry, decoded_step, seq_of, slim
+from ._serde import event_of
+
+TEXT = "TextDelta"
+ARGUMENTS = "ToolCallArgumentsDelta"
+_NO_EFFECTS: tuple[dict[str, Any], ...] = ()
+
+#: One step as it is written: seq, event data, recorded effects.
+StepData = tuple[int, dict[str, Any], list[dict[str, Any]]]
+
+
+def _streamed(text: str) -> dict[str, Any]:
+    """The recorded `Emit(TextStreamed)` of a text delta (as `effect_record` makes it)."""
+    return {"notice": {"text": text, "type": "TextStreamed"}, "type": "Emit"}
+
+
+def _run_of(data: dict[str, Any], effects: list[dict[str, Any]]) -> tuple[Any, ...] | None:
+    """The run a step can join (its kind and, for fragments, the call's index), or None."""
+    kind = data.get("type")
+    if kind == TEXT and len(data) == 2 and effects == [_streamed(data["text"])]:
+        return (TEXT,)
+    if kind == ARGUMENTS and len(data) == 3 and not effects:
+        return (ARGUMENTS, data["index"])
+    return None
+
+
+def encode_row(steps: Sequence[StepData]) -> str:
+    """The JSON text of a row holding `steps` (consecutive deltas joined into runs)."""
+    items: list[list[Any]] = []
+    open_run: tuple[Any, ...] | None = None
+    next_seq = -1
+    for seq, data, effects in steps:
+        run = _run_of(data, effects)
+        if run is None:
+            items.append([seq, data, effects])
+        elif run == open_run and seq == next_seq:
+            items[-1][-1].append(data["text" if run[0] == TEXT else "fragment"])
+        elif run[0] == TEXT:
+            items.append([TEXT, seq, [data["text"]]])
+        else:
+            items.append([ARGUMENTS, seq, run[1], [data["fragment"]]])
+        open_run, next_seq = run, seq + 1
+    return orjson.dumps(items).decode()
+
+
+def _texts(first: int, texts: list[str]) -> list[JournalEntry]:
+    """The steps of a run of text deltas."""
+    return [
+        JournalEntry(seq=seq, event=TextDelta(text=text), effects=(_streamed(text),))
+        for seq, text in zip(count(first), texts, strict=False)
+    ]
+
+
+def _fragments(first: int, index: int, fragments: list[str]) -> list[JournalEntry]:
+    """The steps of a run of argument fragments."""
+    return [
+        JournalEntry(
+            seq=seq,
+            event=ToolCallArgumentsDelta(index=index, fragment=fragment),
+            effects=_NO_EFFECTS,
+        )
+        for seq, fragment in zip(count(first), fragments, strict=False)
+    ]
+
+
+def _decoded(item: list[Any]) -> list[JournalEntry]:
+    """The steps of one item of a row (see the module docstring)."""
+    head = item[0]
+    if head.__class__ is int:
+        seq, event, effects = item
+        return [JournalEntry(seq=seq, event=event_of(event), effects=tuple(effects))]
+    if head == TEXT:
+        _, first, texts = item
+        return _texts(first, texts)
+    if head == ARGUMENTS:
+        _, first, index, fragments = item
+        return _fragments(first, index, fragments)
+    raise ValueError(f"not a step: {head!r}")
+
+
+def decode_row(
+    path: str, session_id: str, first: int, body: str, *, legacy: bool = False
+) -> list[JournalEntry]:
+    """The steps of a row, decoded; `JournalCorrupt` naming the step that does not decode.
+
+    `legacy`: a row written before long tool results were kept once (and
+    before runs), whose effects are brought to today's shape.
+    """
+    try:
+        items = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise JournalCorrupt(
+            path, f"undecodable steps ({exc})", session_id=session_id, seq=first
+        ) from exc
+    if not isinstance(items, list):
+        raise JournalCorrupt(path, "undecodable steps", session_id=session_id, seq=first)
+    try:  # the hot loop of every replay
+        if legacy:
+            items = [[seq, event, [slim(e) for e in effects]] for seq, event, effects in items]
+        found: list[JournalEntry] = []
+        for item in items:
+            found += _decoded(item)
+        return found
+    except Exception:
+        pass  # find the step at fault, and say which
+    for item in items:
+        _located(path, session_id, item, first)
+    raise JournalCorrupt(path, "undecodable steps", session_id=session_id, seq=first)
+
+
+def _located(path: str, session_id: str, item: Any, first: int) -> None:
+    """Decode one item alone; `JournalCorrupt` naming its step if it does not decode."""
+    seq = item[1] if isinstance(item, list) and len(item) > 1 and isinstance(item[0], str) else None
+    if seq is None:
+        decoded_step(path, session_id, item, seq=seq_of(item) or first)
+        return
+    try:
+        _decoded(item)
+    except Exception as exc:
+        detail = f"undecodable steps ({type(exc).__name__}: {exc})"
+        where = seq if isinstance(seq, int) else first
+        raise JournalCorrupt(path, detail, session_id=session_id, seq=where) from exc
