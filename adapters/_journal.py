@@ -62,10 +62,9 @@ from toolreel.core import (
     TextStreamed,
     ToolFinished,
     ToolResultReady,
-    ValidationFinished,
 )
 
-from ._errors import JournalCorrupt, SessionBusy, SessionError, SessionNotFound
+from ._errors import JournalCorrupt, SessionBusy, SessionNotFound
 from ._lease import Owner
 from ._memo import IdentityMemo
 from ._serde import effect_data, event_of, get_converter, structure, unstructure
@@ -441,22 +440,6 @@ def config_of(data: dict[str, Any]) -> SessionConfig:
         return agent
     config: LoopConfig = structure(data, LoopConfig)
     return config
-
-
-def loop_event(event: StepEvent, session_id: str) -> Event:
-    """A step's event, which must be a tool loop's (`step` folds it, not `agent_step`)."""
-    if isinstance(event, ValidationFinished):
-        raise SessionError(f"session {session_id!r} is an agent run, not a tool-loop session")
-    return event
-
-
-def loop_configs(journal: Journal, session_id: str) -> list[tuple[int, LoopConfig]]:
-    """The session's configs, which must be a tool loop's (`step` folds them, not an agent's)."""
-    configs = journal.configs(session_id)
-    loops = [(seq, config) for seq, config in configs if isinstance(config, LoopConfig)]
-    if len(loops) != len(configs):
-        raise SessionError(f"session {session_id!r} is an agent run, not a tool-loop session")
-    return loops
 
 
 class MemoryJournal:
