@@ -31,8 +31,10 @@ from toolreel.core import (
     AgentState,
     AgentStepError,
     Effect,
+    Emit,
     LoopConfig,
     State,
+    TextStreamed,
     ValidationFinished,
     agent_step,
     initial_agent_state,
@@ -199,13 +201,31 @@ def fold_loop(journal: Journal, session_id: str, *, damage: Damage | None = None
 
 
 def differs(
-    entry: JournalEntry, effects: Iterable[StepEffect]
+    entry: JournalEntry, effects: Sequence[StepEffect]
 ) -> tuple[dict[str, Any], ...] | None:
     """The effects' records when they differ from what `entry` recorded, else None."""
+    recorded = entry.effects
+    if not effects and not recorded:
+        return None  # the hot path of argument fragments: nothing to compare
+    if len(effects) == 1 == len(recorded) and _same_text(effects[0], recorded[0]):
+        return None  # the hot path of text deltas, without building a record
     replayed = tuple(effect_record(effect) for effect in effects)
-    if replayed == entry.effects or replayed == current_records(entry.effects):
+    if replayed == recorded or replayed == current_records(recorded):
         return None  # (older journals recorded some effects in an earlier shape)
     return replayed
+
+
+def _same_text(effect: StepEffect, record: dict[str, Any]) -> bool:
+    """Whether `effect` streams text and `record` is exactly its record."""
+    if effect.__class__ is not Emit:
+        return False
+    notice = effect.notice
+    return (
+        notice.__class__ is TextStreamed
+        and record.get("type") == "Emit"
+        and record.get("notice") == {"text": notice.text, "type": "TextStreamed"}
+        and len(record) == 2
+    )
 
 
 def journal_name(journal: Journal) -> str:
