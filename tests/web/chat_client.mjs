@@ -2,10 +2,11 @@
 // DefaultChatTransport) rendered in Node by react-test-renderer, chatting with a running
 // `toolreel serve`: the code a Next.js page runs, minus the DOM.
 //
-//   cd ~/.cache/toolreel/ai-sdk && node /path/to/chat_client.mjs http://127.0.0.1:PORT [CHAT_ID]
+//   cd ~/.cache/toolreel/ai-sdk && node chat_client.mjs http://127.0.0.1:PORT CHAT_ID [SCENARIO]
 //
-// (run from the folder where the npm packages are installed). One chat id, so one session on
-// the server, through five turns:
+// (run from the folder where the npm packages are installed). SCENARIO `model-error`: one
+// turn ("hi") against a server whose model fails. SCENARIO `calculator` (the default), for
+// the scripted calculator model: one chat id, so one session on the server, five turns:
 //   1. "What is 25 plus 17?"            sent; waits until the component renders status "ready"
 //   2. "What's 7 times 8, then add 5?"  the same chat, continued
 //   3. "What is 144 divided by 12?"     `divide` never returns: stop() once its tool part
@@ -77,13 +78,20 @@ function App({ id, transport, resume }) {
   return React.createElement(
     'ol',
     null,
-    chat.messages.map((m) => React.createElement('li', { key: m.id, 'data-role': m.role }, text(m))),
+    chat.messages.map((m) =>
+      React.createElement('li', { key: m.id, 'data-role': m.role }, text(m)),
+    ),
   );
 }
 
+// The component on screen (one at a time: mounting another unmounts it, as a reload does).
+let mounted = null;
+
 function mount(props) {
+  mounted?.unmount();
   view = null;
-  return TestRenderer.create(React.createElement(App, { id: chatId, ...props }));
+  mounted = TestRenderer.create(React.createElement(App, { id: chatId, ...props }));
+  return mounted;
 }
 
 function rendered(renderer) {
@@ -161,10 +169,10 @@ async function journaled(count) {
 }
 
 const api = `${base}/api/chat`;
-const summary = { chatId, turns: [], stopped: null, sessions: {}, resume: null };
-let renderer;
-try {
-  renderer = mount({ transport: new NotingTransport({ api }) });
+
+/** The five turns (and the refused regenerate) against the calculator model. */
+async function calculator(summary) {
+  const first = mount({ transport: new NotingTransport({ api }) });
   await until(() => view !== null, 'the component rendered');
   summary.turns.push(await turn('What is 25 plus 17?'));
   summary.turns.push(await turn("What's 7 times 8, then add 5?"));
@@ -180,19 +188,21 @@ try {
   );
   summary.sessions.afterStop = await journaled(3);
   summary.turns.push(await turn('What is 2 plus 3?'));
-  summary.rendered = rendered(renderer);
-  summary.messageCount = view.messages.length;
-  renderer.unmount();
+  summary.rendered = rendered(first);
 
   // A reloaded page: the same chat id, `resume: true`, no messages kept.
   const transport = new NotingTransport({ api });
   statuses = [];
   errors = [];
-  renderer = mount({ transport, resume: true });
+  mount({ transport, resume: true });
   await until(() => transport.resumes.length > 0, 'the reloaded chat asked to resume');
   const failed = transport.resumes[0].startsWith('error');
   await until(() => view.status === (failed ? 'error' : 'ready'), 'the resume rendered');
-  summary.resume = { resumes: transport.resumes, statuses, errors: [...errors] };
+  summary.resume = {
+    resumes: [...transport.resumes],
+    statuses: [...statuses],
+    errors: [...errors],
+  };
   summary.turns.push(await turn('What is 3 times 4?'));
   summary.sessions.end = await journaled(5);
 
@@ -201,9 +211,22 @@ try {
   await view.regenerate();
   await until(() => view.status === 'error', 'the refused regenerate rendered');
   summary.regenerate = { status: view.status, error: view.error?.message, errors: [...errors] };
+}
+
+/** One turn against a server whose model fails. */
+async function modelError(summary) {
+  mount({ transport: new DefaultChatTransport({ api }) });
+  await until(() => view !== null, 'the component rendered');
+  summary.turns.push(await turn('hi'));
+}
+
+const scenario = { calculator, 'model-error': modelError }[process.argv[4] ?? 'calculator'];
+const summary = { chatId, turns: [], stopped: null, sessions: {}, resume: null };
+try {
+  await scenario(summary);
 } catch (error) {
   summary.failure = String(error?.stack ?? error);
 }
-renderer?.unmount();
+mounted?.unmount();
 process.stdout.write(JSON.stringify(summary) + '\n');
 process.exit(summary.failure ? 1 : 0);

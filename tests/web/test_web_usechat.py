@@ -4,9 +4,11 @@ chat_client.mjs renders `useChat()` from `@ai-sdk/react` (the `ai` package's Cha
 and DefaultChatTransport underneath) with react-test-renderer in Node, and chats
 with `toolreel serve` (scripted calculator model, temporary journal, the browser
 test's tools: a `divide` that runs until stopped) in one chat id through five
-turns; these tests read its summary. They run when `node` and the npm packages
-are installed in `$TOOLREEL_AI_SDK` (else ~/.cache/toolreel/ai-sdk, which
-`.ci/run` fills) and skip otherwise, saying why; `make test` never downloads.
+turns, a remount with `resume: true` and a regenerate(); or, against a server whose
+model fails, one turn. These tests read its summary. They run when `node` and the
+npm packages are installed in `$TOOLREEL_AI_SDK` (else ~/.cache/toolreel/ai-sdk,
+which `.ci/run` fills) and skip otherwise, saying why; `make test` never downloads.
+The resume route's own test needs no Node.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from test_web_serve import Served
 from web_support import HERE
 
 from toolreel.shell import AgentOptions
+from toolreel.shell._scripted import ScriptedServer, http_error
 from toolreel.web import app
 
 AI_SDK = Path(os.environ.get("TOOLREEL_AI_SDK") or Path.home() / ".cache/toolreel/ai-sdk")
@@ -34,41 +37,45 @@ PACKAGES = ("ai", "@ai-sdk/react", "react", "react-test-renderer")
 MISSING = [p for p in PACKAGES if not (AI_SDK / "node_modules" / p / "package.json").is_file()]
 
 
-def skip_reason() -> str | None:
-    """Why chat_client.mjs cannot run here (None when it can)."""
+def node() -> str:
+    """The `node` to run chat_client.mjs with; skips the test, saying why, if it cannot run."""
     if NODE is None:
-        return "node is not installed"
+        pytest.skip("node is not installed")
     if MISSING:
-        return (
+        pytest.skip(
             f"{', '.join(MISSING)} not installed in {AI_SDK} (set TOOLREEL_AI_SDK, or run "
             ".ci/run's npm install line)"
         )
-    return None
+    return NODE
+
+
+def run_client(url: str, chat_id: str, scenario: str) -> dict[str, Any]:
+    """chat_client.mjs's summary of `scenario` against the server at `url`."""
+    done = subprocess.run(
+        [node(), str(HERE / "chat_client.mjs"), url, chat_id, scenario],
+        capture_output=True,
+        text=True,
+        cwd=AI_SDK,
+        timeout=90,
+        check=False,
+    )
+    assert done.stdout, done.stderr
+    summary: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    assert done.returncode == 0, summary.get("failure")
+    return summary
 
 
 @pytest.fixture(scope="module")
 def chat(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """The summary of chat_client.mjs's five turns against one `toolreel serve`."""
-    reason = skip_reason()
-    if reason is not None or NODE is None:
-        pytest.skip(reason)
+    """The summary of chat_client.mjs's calculator turns against one `toolreel serve`."""
+    node()
     folder = tmp_path_factory.mktemp("usechat")
-    server = Served(["--journal", str(folder / "web.db"), "--tools", "browser_tools:TOOLS"], folder)
+    args = ["--journal", str(folder / "web.db"), "--tools", "browser_tools:TOOLS"]
+    server = Served(args, folder)
     try:
-        done = subprocess.run(
-            [NODE, str(HERE / "chat_client.mjs"), server.url, "usechat"],
-            capture_output=True,
-            text=True,
-            cwd=AI_SDK,
-            timeout=90,
-            check=False,
-        )
+        yield run_client(server.url, "usechat", "calculator")
     finally:
         server.stop()
-    assert done.stdout, done.stderr
-    summary: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
-    assert done.returncode == 0, summary.get("failure")
-    yield summary
 
 
 def tool_parts(turn: dict[str, Any]) -> list[tuple[str, str, Any, Any]]:
@@ -100,7 +107,8 @@ def ended_well(turn: dict[str, Any]) -> bool:
 
 def test_usechat_shows_the_tool_call_with_its_output_and_the_answer(chat: dict[str, Any]) -> None:
     first = chat["turns"][0]
-    assert first["statuses"][:2] == ["ready", "submitted"]
+    statuses = first["statuses"]  # ready, busy ("submitted", then "streaming"), ready
+    assert statuses[0] == "ready" and {"submitted", "streaming"} >= set(statuses[1:-1]) != set()
     assert ended_well(first)
     assert tool_parts(first) == [
         ("tool-add", "output-available", {"a": 25, "b": 17}, '{"result": 42.0}')
@@ -117,8 +125,9 @@ def test_a_second_message_continues_the_same_session(chat: dict[str, Any]) -> No
         ("tool-add", "output-available"),
     ]
     assert answer(second).endswith("The answer is 61.")
-    turns = chat["sessions"]["end"]["turns"]
-    assert [t["prompt"] for t in turns[:2]] == [
+    session = chat["sessions"]["end"]  # the chat's id is the session's
+    assert session["id"] == "usechat"
+    assert [t["prompt"] for t in session["turns"][:2]] == [
         "What is 25 plus 17?",
         "What's 7 times 8, then add 5?",
     ]
@@ -166,3 +175,17 @@ def test_regenerate_is_refused_and_usechat_says_why(chat: dict[str, Any]) -> Non
     reason = json.loads(refused["error"])["error"]  # the response body, as the transport reads it
     assert reason.startswith("trigger 'regenerate-message' is not supported")
     assert refused["errors"] == [refused["error"]]  # onError was told too
+
+
+def test_a_model_error_sets_usechat_s_error_to_the_provider_s_message(tmp_path: Path) -> None:
+    node()
+    with ScriptedServer([http_error(401, "invalid api key")]) as model:
+        server = Served(["--base-url", model.url, "--model", "m"], tmp_path)
+        try:
+            [failed] = run_client(server.url, "usechat-error", "model-error")["turns"]
+        finally:
+            server.stop()
+    assert failed["statuses"][-1] == "error"
+    assert failed["error"].startswith("HTTP 401: invalid api key")
+    assert failed["errors"] == [failed["error"]]
+    assert failed["finished"] == [{"isAbort": False, "isDisconnect": False, "isError": True}]
