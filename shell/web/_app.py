@@ -8,6 +8,8 @@ the loop to a browser"):
 - `POST /api/chat`: the body `DefaultChatTransport` sends (`{id, messages,
   trigger, messageId}`); the last user message's text is the prompt and `id`
   the session (a second message continues it). Answers with the UI message stream.
+- `GET /api/chat/{id}/stream`: 204, "no stream to resume" (what `useChat({resume:
+  true})` asks on mount; a turn whose client went away was cancelled, never kept running).
 - `POST /api/events`: `{id, message}`; answers with the plain event stream.
 - `GET /api/sessions`, `GET /api/sessions/{id}`: the journal's chat sessions.
 
@@ -101,6 +103,7 @@ def app(
         Route("/", _page, methods=["GET"]),
         Route("/api/info", _handler(served, _info), methods=["GET"]),
         Route("/api/chat", _handler(served, _chat), methods=["POST"]),
+        Route("/api/chat/{session_id}/stream", _no_stream, methods=["GET"]),
         Route("/api/events", _handler(served, _events), methods=["POST"]),
         Route("/api/sessions", _handler(served, _sessions), methods=["GET"]),
         Route("/api/sessions/{session_id}", _handler(served, _session), methods=["GET"]),
@@ -217,6 +220,11 @@ async def _chat(served: Served, request: Request) -> Response:
         session_id=_session_id(data),
         model=served.model,
     )
+
+
+async def _no_stream(_: Request) -> Response:
+    """No stream to resume: `useChat({resume: true})` mounts and stays ready."""
+    return Response(status_code=204)
 
 
 async def _events(served: Served, request: Request) -> Response:
