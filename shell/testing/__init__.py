@@ -42,7 +42,12 @@ from toolreel.shell._scripted import (
 
 from . import _record_modes
 from ._guard import NetworkBlocked, guard_network
-from ._record_modes import Reel, pytest_runtest_makereport, toolreel_recording  # noqa: F401 - plugin
+from ._record_modes import (  # noqa: F401 - the plugin's fixtures and hook
+    Reel,
+    _toolreel_recording_marker,
+    pytest_runtest_makereport,
+    toolreel_recording,
+)
 
 __all__ = [
     "MakeScriptedModel",

@@ -150,9 +150,12 @@ class Reel:
         return self.apply(AgentOptions(**self._defaults(fields)))
 
     def apply(self, options: AgentOptions) -> AgentOptions:
-        """`options` (the app's own) journaled into this reel; replays retry without waiting."""
+        """`options` (the app's own, as they are) journaled into this reel.
+
+        A replay (modes once and none) retries without waiting.
+        """
         options = attrs.evolve(options, journal=str(self.journal))
-        if self.recording is not None:
+        if self.recording is not None and self.mode != "new":
             retry = attrs.evolve(options.retry, base_delay=0.0, max_delay=0.0, max_retry_after=0.0)
             options = attrs.evolve(options, retry=retry)
         self._options = options
@@ -276,11 +279,12 @@ def _load(path: Path, request: pytest.FixtureRequest) -> Recording:
     try:
         return Recording.from_file(path)
     except ToolreelError as exc:
-        pytest.fail(
-            f"toolreel recording {path} cannot be read: {exc}\n"
-            f"re-record it: {_command(request, 'all')}",
-            pytrace=False,
-        )
+        problem = str(exc)
+    pytest.fail(
+        f"toolreel recording {path} cannot be read: {problem}\n"
+        f"re-record it: {_command(request, 'all')}",
+        pytrace=False,
+    )
 
 
 def open_reel(request: pytest.FixtureRequest, scratch: Path) -> Reel:
@@ -350,6 +354,13 @@ def toolreel_recording(
         yield reel
     if request.node.stash.get(PASSED, False):
         save(reel)
+
+
+@pytest.fixture(autouse=True)
+def _toolreel_recording_marker(request: pytest.FixtureRequest) -> None:
+    """A marked test gets its reel even when it does not ask for it (see `override`)."""
+    if request.node.get_closest_marker(MARKER) is not None:
+        request.getfixturevalue("toolreel_recording")
 
 
 @pytest.hookimpl(hookwrapper=True)

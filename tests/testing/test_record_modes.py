@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import toolreel.testing
 from toolreel.core import AgentConfig
 from toolreel.shell import Recording
 from toolreel.shell._scripted import Reply, ScriptedServer, text, tool_calls
@@ -68,7 +70,7 @@ def chat_test(pytester: pytest.Pytester, prompt: str = "What is 2 + 3?") -> None
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     """Run the user's suite in process."""
-    return pytester.runpytest("-p", "no:cacheprovider", *args)
+    return pytester.runpytest("-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args)
 
 
 def recording(pytester: pytest.Pytester, name: str = "sum") -> Path:
@@ -265,11 +267,58 @@ def test_a_corrupt_recording_is_a_clear_error(
     assert provider.requests == []
 
 
-def test_the_recordings_folder_is_an_ini_option(
-    pytester: pytest.Pytester, provider: ScriptedServer
+APP_OPTIONS = """
+import anyio, os, pytest
+from toolreel.shell import AgentOptions, run
+
+def app_options():
+    return AgentOptions(model="scripted-1", base_url=os.environ.get("TOOLREEL_BASE_URL"))
+
+@pytest.mark.toolreel_recording("hello")
+def test_hello(toolreel_recording):
+    options = toolreel_recording.apply(app_options())
+    result = anyio.run(lambda: run("Say hello.", options, model=toolreel_recording.model))
+    assert result.text == "Hello!"
+"""
+
+
+def test_the_recordings_folder_is_an_ini_option_and_apply_takes_the_apps_options(
+    pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    provider.script = lambda body: text("Hello!")
     pytester.makeini("[pytest]\ntoolreel_recordings_dir = tests/tapes\n")
-    chat_test(pytester)
+    pytester.makepyfile(test_hello=APP_OPTIONS)
     run(pytester).assert_outcomes(passed=1)
-    assert (pytester.path / "tests" / "tapes" / "sum.jsonl").is_file()
-    assert not recording(pytester).exists()
+    assert (pytester.path / "tests" / "tapes" / "hello.jsonl").is_file()
+    assert not recording(pytester, "hello").exists()
+
+    monkeypatch.delenv("OPENAI_API_KEY")
+    run(pytester, "--toolreel-record=none").assert_outcomes(passed=1)
+    assert len(provider.requests) == 1
+
+
+def test_a_marked_test_gets_its_reel_entered_as_the_override(
+    pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entered: list[object] = []
+
+    @contextmanager
+    def override(*, model: object) -> Iterator[None]:
+        entered.append(model)
+        yield
+
+    monkeypatch.setattr(toolreel.testing, "override", override, raising=False)
+    pytester.makepyfile(
+        test_marked="""
+        import pytest
+
+        @pytest.mark.toolreel_recording("nothing")
+        def test_marked():  # asks for no fixture: the marker brings the reel
+            pass
+        """
+    )
+    result = run(pytester)
+    assert [type(model).__name__ for model in entered] == ["ReelModel"]
+    result.assert_outcomes(passed=1, errors=1)  # it ran no session: nothing to record
+    result.stdout.fnmatch_lines(["*the test ran no session with the reel's options*"])
+    assert not recording(pytester, "nothing").exists()
