@@ -8,6 +8,7 @@ environment as a user's recording run would reach OpenAI.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -322,3 +323,17 @@ def test_a_marked_test_gets_its_reel_entered_as_the_override(
     result.assert_outcomes(passed=1, errors=1)  # it ran no session: nothing to record
     result.stdout.fnmatch_lines(["*the test ran no session with the reel's options*"])
     assert not recording(pytester, "nothing").exists()
+
+
+def test_the_readme_example_records_then_replays(
+    pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), re.S)
+    [example] = [block for block in blocks if "toolreel_recording(" in block]
+    pytester.makepyfile(test_example=example)
+    run(pytester).assert_outcomes(passed=1)
+    assert recording(pytester, "adds").is_file()
+    offline(monkeypatch)
+    run(pytester).assert_outcomes(passed=1)
+    assert len(provider.requests) == 2
