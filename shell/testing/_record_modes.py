@@ -136,14 +136,9 @@ class Reel:
         self.journal = journal
         #: The recording replayed (None when recording afresh).
         self.recording = recording
-        #: The model port to pass as `model=`: the recording, then (recording) the provider.
+        #: The model port to pass as `model=`: the recording, or (recording) the provider.
         self.model = ReelModel(self, command)
         self._options: AgentOptions | None = None
-
-    @property
-    def replaying(self) -> bool:
-        """Whether the test started by replaying a recording."""
-        return self.recording is not None
 
     def options(self, **fields: Any) -> AgentOptions:
         """AgentOptions for the test's Client/run/execute_agent (fields as in `AgentOptions`)."""
@@ -188,6 +183,8 @@ class ReelModel:
         """Serve `reel`; `command` is how to re-record, for a mismatch's message."""
         self.reel = reel
         self.command = command
+        #: How many calls the program made, and how many the recording answered.
+        self.asked = 0
         self.served = 0
         #: Whether the program asked what the recording does not hold (mode `new`).
         self.diverged = False
@@ -196,6 +193,7 @@ class ReelModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """The recorded events while they match (as the mode says), else the provider's."""
+        self.asked += 1
         recording = self.reel.recording
         if recording is not None and self.reel.mode != "new":
             async for event in self._replay(recording, request):
@@ -234,9 +232,11 @@ class ReelModel:
 
     @property
     def rewrite(self) -> bool:
-        """Whether the session differs from the recording (mode `new`): write it again."""
+        """Whether a replay in mode `new` differs from the recording: write it again."""
         recording = self.reel.recording
-        return recording is not None and (self.diverged or self.served != len(recording.calls))
+        if recording is None or self.reel.mode != "new":
+            return False
+        return self.diverged or self.served != len(recording.calls)
 
 
 async def _coalesced(events: AsyncIterator[ModelEvent]) -> AsyncIterator[ModelEvent]:
@@ -307,8 +307,10 @@ def open_reel(request: pytest.FixtureRequest, scratch: Path) -> Reel:
 
 def save(reel: Reel) -> bool:
     """Write the test's session over the recording, if it was recorded (or changed)."""
-    if reel.recording is not None and not reel.model.rewrite:
-        return False
+    if reel.recording is not None:
+        _check_replayed(reel)
+        if not reel.model.rewrite:
+            return False
     if not reel.journal.is_file():
         pytest.fail(
             f"toolreel recording {reel.path}: the test ran no session with the reel's options "
@@ -332,6 +334,17 @@ def save(reel: Reel) -> bool:
         journal.close()
     fresh.replace(reel.path)
     return True
+
+
+def _check_replayed(reel: Reel) -> None:
+    """A replayed test whose session never asked the reel's model went elsewhere: say so."""
+    if reel.model.asked == 0 and reel.journal.is_file():
+        pytest.fail(
+            f"toolreel recording {reel.path}: the test's session did not ask the reel's model, "
+            "so nothing was replayed (and a provider may have been asked): pass "
+            "model=toolreel_recording.model to Client/run/execute_agent",
+            pytrace=False,
+        )
 
 
 def _enter_override(stack: ExitStack, model: ModelPort) -> None:

@@ -35,12 +35,12 @@ def add(a: int, b: int) -> int:
 def test_sum(toolreel_recording):
     reel = toolreel_recording
     async def main():
-        options = reel.options(tools=[add], auto_execute_tools=True)
-        async with Client(options, model=reel.model) as client:
+        options = reel.options(tools=[add], auto_execute_tools=True, **OPTIONS)
+        async with Client(options, model=MODEL) as client:
             await client.query(PROMPT)
             return await client.wait()
     finish = anyio.run(main)
-    assert finish.text.startswith("The sum is")
+    assert finish.text.startswith("The sum is") or OPTIONS
 """
 
 
@@ -64,9 +64,15 @@ def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedServer]:
         yield server
 
 
-def chat_test(pytester: pytest.Pytester, prompt: str = "What is 2 + 3?") -> None:
-    """The user's test module: a chat with a tool, asking `prompt`."""
-    pytester.makepyfile(test_calc=f"PROMPT = {prompt!r}\n{CHAT}")
+def chat_test(
+    pytester: pytest.Pytester,
+    prompt: str = "What is 2 + 3?",
+    options: str = "{}",
+    model: str = "reel.model",
+) -> None:
+    """The user's test module: a chat with a tool, asking `prompt` (`model`: the port passed)."""
+    head = f"PROMPT = {prompt!r}\nOPTIONS = {options}\n"
+    pytester.makepyfile(test_calc=head + CHAT.replace("MODEL", model))
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
@@ -143,6 +149,35 @@ def test_new_re_records_when_the_prompt_changed_and_keeps_a_matching_recording(
     assert len(provider.requests) == 4
 
 
+def test_a_replay_with_fewer_calls_keeps_the_recording_except_in_new(
+    pytester: pytest.Pytester, provider: ScriptedServer
+) -> None:
+    chat_test(pytester)
+    run(pytester).assert_outcomes(passed=1)
+    before = recording(pytester).read_bytes()
+
+    chat_test(pytester, options="{'max_tool_iterations': 1}")  # stops after the tool round
+    run(pytester).assert_outcomes(passed=1)
+    assert recording(pytester).read_bytes() == before
+
+    run(pytester, "--toolreel-record=new").assert_outcomes(passed=1)
+    assert len(provider.requests) == 2  # the one call made was replayed
+    assert len(Recording.from_file(recording(pytester)).calls) == 1
+
+
+def test_a_replay_that_bypasses_the_reels_model_fails(
+    pytester: pytest.Pytester, provider: ScriptedServer
+) -> None:
+    chat_test(pytester, model="None")  # recording works through the options alone
+    run(pytester).assert_outcomes(passed=1)
+    result = run(pytester)
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*did not ask the reel's model*pass model=toolreel_recording.model*"]
+    )
+    assert len(provider.requests) == 4  # the second run reached the provider
+
+
 def test_all_always_asks_the_provider_and_rewrites(
     pytester: pytest.Pytester, provider: ScriptedServer
 ) -> None:
@@ -204,7 +239,8 @@ def test_the_key_never_lands_in_the_recording(
 def test_a_failing_test_writes_no_recording(
     pytester: pytest.Pytester, provider: ScriptedServer
 ) -> None:
-    pytester.makepyfile(test_calc=f"PROMPT = 'x'\n{CHAT}\n    assert False, 'the app is wrong'\n")
+    source = f"PROMPT = 'x'\nOPTIONS = {{}}\n{CHAT.replace('MODEL', 'reel.model')}"
+    pytester.makepyfile(test_calc=f"{source}\n    assert False, 'the app is wrong'\n")
     run(pytester).assert_outcomes(failed=1)
     assert len(provider.requests) == 2
     assert not recording(pytester).exists()
