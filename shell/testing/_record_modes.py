@@ -12,9 +12,10 @@ one session exported as `toolreel export` writes it, readable and diffable.
 
 - `once` (default; `none` when the `CI` variable is set): replay the recording
   if there is one (a request it does not hold fails the test), else record it.
-- `new`: replay while the requests match the recording; from the first one
-  that differs (or the first past its end), ask the real provider, and write
-  the whole new session over the recording.
+- `new` (also `new_episodes`): replay while the requests match the
+  recording; from the first one that differs (or the first past its end), ask
+  the real provider; a session that differs (fewer calls too) is written over
+  the recording whole — a session is one line of calls, not a set of episodes.
 - `all`: always ask the real provider and write the recording.
 - `none`: only replay; a missing recording fails with the command making it.
 
@@ -70,7 +71,7 @@ def add_options(parser: pytest.Parser) -> None:
     """`--toolreel-record=once|new|all|none` and the ini option for the recordings' folder."""
     parser.addoption(
         OPTION,
-        choices=MODES,
+        choices=(*MODES, "new_episodes"),
         default=None,
         help="record modes of @pytest.mark.toolreel_recording tests: once (default; "
         "none when CI is set), new, all, none (toolreel)",
@@ -93,8 +94,10 @@ def configure(config: pytest.Config) -> None:
 
 def record_mode(config: pytest.Config) -> Mode:
     """The mode asked for: the option, else `none` on CI (`CI` set), else `once`."""
-    asked: Mode | None = config.getoption(OPTION, default=None)
-    if asked is not None:
+    asked: str | None = config.getoption(OPTION, default=None)
+    if asked == "new_episodes":  # VCR.py's name
+        return "new"
+    if asked in MODES:
         return asked
     on_ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
     return "none" if on_ci else "once"

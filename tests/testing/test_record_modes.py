@@ -140,7 +140,7 @@ def test_new_re_records_when_the_prompt_changed_and_keeps_a_matching_recording(
     assert recording(pytester).read_bytes() == first
 
     chat_test(pytester, "Add 2 and 3.")
-    run(pytester, "--toolreel-record=new").assert_outcomes(passed=1)
+    run(pytester, "--toolreel-record=new_episodes").assert_outcomes(passed=1)  # VCR.py's name
     assert len(provider.requests) == 4  # asked again from the changed request on
     assert "Add 2 and 3." in recording(pytester).read_text()
     assert "What is 2 + 3?" not in recording(pytester).read_text()
