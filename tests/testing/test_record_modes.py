@@ -72,7 +72,7 @@ def chat_test(
 ) -> None:
     """The user's test module: a chat with a tool, asking `prompt` (`model`: the port passed)."""
     head = f"PROMPT = {prompt!r}\nOPTIONS = {options}\n"
-    pytester.makepyfile(test_calc=head + CHAT.replace("MODEL", model))
+    pytester.makepyfile(test_rm_calc=head + CHAT.replace("MODEL", model))
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
@@ -120,7 +120,7 @@ def test_once_fails_a_changed_request_and_says_how_to_re_record(
     result.stdout.fnmatch_lines(
         [
             "*RequestMismatch: model call 1 differs from the recording*",
-            "*re-record it if the change is intended: pytest test_calc.py::test_sum "
+            "*re-record it if the change is intended: pytest test_rm_calc.py::test_sum "
             "--toolreel-record=new",
         ]
     )
@@ -197,7 +197,7 @@ def test_none_fails_a_missing_recording_with_the_command_to_make_it(
     result.stdout.fnmatch_lines(
         [
             "*recordings/sum.jsonl is missing*make it with: "
-            "pytest test_calc.py::test_sum --toolreel-record=once"
+            "pytest test_rm_calc.py::test_sum --toolreel-record=once"
         ]
     )
     assert provider.requests == []
@@ -240,7 +240,7 @@ def test_a_failing_test_writes_no_recording(
     pytester: pytest.Pytester, provider: ScriptedServer
 ) -> None:
     source = f"PROMPT = 'x'\nOPTIONS = {{}}\n{CHAT.replace('MODEL', 'reel.model')}"
-    pytester.makepyfile(test_calc=f"{source}\n    assert False, 'the app is wrong'\n")
+    pytester.makepyfile(test_rm_calc=f"{source}\n    assert False, 'the app is wrong'\n")
     run(pytester).assert_outcomes(failed=1)
     assert len(provider.requests) == 2
     assert not recording(pytester).exists()
@@ -273,7 +273,7 @@ def test_an_agent_run_records_and_replays(
     pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     provider.script = lambda body: tool_calls(("out", "answer", {"total": 5}))
-    pytester.makepyfile(test_agent=AGENT)
+    pytester.makepyfile(test_rm_agent=AGENT)
     run(pytester).assert_outcomes(passed=1)
     assert len(provider.requests) == 1
     assert isinstance(Recording.from_file(recording(pytester, "agent")).config, AgentConfig)
@@ -298,7 +298,7 @@ def test_a_corrupt_recording_is_a_clear_error(
     result.stdout.fnmatch_lines(
         [
             "*toolreel recording *recordings/sum.jsonl cannot be read: *",
-            "*re-record it: pytest test_calc.py::test_sum --toolreel-record=all",
+            "*re-record it: pytest test_rm_calc.py::test_sum --toolreel-record=all",
         ]
     )
     assert provider.requests == []
@@ -324,7 +324,7 @@ def test_the_recordings_folder_is_an_ini_option_and_apply_takes_the_apps_options
 ) -> None:
     provider.script = lambda body: text("Hello!")
     pytester.makeini("[pytest]\ntoolreel_recordings_dir = tests/tapes\n")
-    pytester.makepyfile(test_hello=APP_OPTIONS)
+    pytester.makepyfile(test_rm_hello=APP_OPTIONS)
     run(pytester).assert_outcomes(passed=1)
     assert (pytester.path / "tests" / "tapes" / "hello.jsonl").is_file()
     assert not recording(pytester, "hello").exists()
@@ -346,7 +346,7 @@ def test_a_marked_test_gets_its_reel_entered_as_the_override(
 
     monkeypatch.setattr(toolreel.testing, "override", override, raising=False)
     pytester.makepyfile(
-        test_marked="""
+        test_rm_marked="""
         import pytest
 
         @pytest.mark.toolreel_recording("nothing")
@@ -367,7 +367,7 @@ def test_the_readme_example_records_then_replays(
     readme = Path(__file__).resolve().parents[2] / "README.md"
     blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), re.S)
     [example] = [block for block in blocks if "toolreel_recording(" in block]
-    pytester.makepyfile(test_example=example)
+    pytester.makepyfile(test_rm_example=example)
     run(pytester).assert_outcomes(passed=1)
     assert recording(pytester, "adds").is_file()
     offline(monkeypatch)
