@@ -24,7 +24,10 @@ Recording asks the provider the options name (`TOOLREEL_PROVIDER`,
 passes its own), with the key from the provider's variable (`OPENAI_API_KEY`,
 ...); keys never reach the file (the session's redactor masks them as `***`).
 Only the model is replayed: the tools run as they do in the test. A recording
-is written only when the test passes.
+is written only when the test passes. A marked test gets its reel even
+without naming the fixture, and where `toolreel.testing.override` exists the
+reel's model is entered as the override, so a Client made without `model=`
+replays too (recording still needs the reel's options: their journal).
 """
 
 from __future__ import annotations
