@@ -42,7 +42,7 @@ import attrs
 import pytest
 
 from toolreel.adapters import ModelPort, effect_record
-from toolreel.adapters._providers import environment_keys
+from toolreel.adapters._providers import environment_keys, http_model
 from toolreel.adapters._redact import Redactor
 from toolreel.core import (
     CallModel,
@@ -177,9 +177,20 @@ class Reel:
         return fields
 
     def open_provider(self) -> ModelPort:
-        """The real provider's model port, as the options (else the environment) name it."""
-        options = self._options or self.options()
-        return options.connection.open_model()
+        """The real provider's model port, as the options (else the environment) name it.
+
+        Opened directly, not by `Connection.open_model()`: under `override`
+        that would be this reel's own model again.
+        """
+        connection = (self._options or self.options()).connection
+        return http_model(
+            connection.provider,
+            base_url=connection.base_url,
+            key=connection.api_key,
+            stream=connection.stream,
+            timeouts=connection.timeouts(),
+            client=connection.http_client,
+        )
 
 
 class ReelModel:

@@ -18,7 +18,7 @@ import pytest
 
 import toolreel.testing
 from toolreel.core import AgentConfig
-from toolreel.shell import Recording
+from toolreel.shell import Connection, Recording
 from toolreel.shell._scripted import Reply, ScriptedServer, text, tool_calls
 
 KEY = "sk-recordmodes-test-0123456789abcdef"
@@ -372,4 +372,21 @@ def test_the_readme_example_records_then_replays(
     assert recording(pytester, "adds").is_file()
     offline(monkeypatch)
     run(pytester).assert_outcomes(passed=1)
+    assert len(provider.requests) == 2
+
+
+def test_under_an_override_the_app_passes_no_model_and_still_records_and_replays(
+    pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    @contextmanager
+    def override(*, model: object) -> Iterator[None]:  # as toolreel.testing.override does it
+        with monkeypatch.context() as patch:
+            patch.setattr(Connection, "open_model", lambda self: model)
+            yield
+
+    monkeypatch.setattr(toolreel.testing, "override", override, raising=False)
+    chat_test(pytester, model="None")
+    run(pytester).assert_outcomes(passed=1)
+    assert len(provider.requests) == 2
+    run(pytester, "--toolreel-record=none").assert_outcomes(passed=1)
     assert len(provider.requests) == 2
