@@ -165,9 +165,10 @@ def test_a_replay_with_fewer_calls_keeps_the_recording_except_in_new(
     assert len(Recording.from_file(recording(pytester)).calls) == 1
 
 
-def test_a_replay_that_bypasses_the_reels_model_fails(
-    pytester: pytest.Pytester, provider: ScriptedServer
+def test_without_an_override_a_replay_that_bypasses_the_reels_model_fails(
+    pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(toolreel.testing, "override", None, raising=False)
     chat_test(pytester, model="None")  # recording works through the options alone
     run(pytester).assert_outcomes(passed=1)
     result = run(pytester)
