@@ -11,6 +11,9 @@ Fixtures:
   an agent run's: `await rec.rerun(options, agent=definition)`).
 - `transcript_snapshot`: syrupy's `snapshot` storing a session's transcript (a
   `Session` or an `AgentSession`).
+- `toolreel_recording`: for a test marked `@pytest.mark.toolreel_recording("name")`,
+  a `Reel` replaying recordings/name.jsonl, or recording it from the real
+  provider (`--toolreel-record=once|new|all|none`; see _record_modes.py).
 - Network guard: `@pytest.mark.toolreel_offline`, or `pytest --toolreel-offline`
   for every test, makes any HTTP call to a host other than 127.0.0.1/localhost
   fail loudly.
@@ -37,12 +40,20 @@ from toolreel.shell._scripted import (
     tool_calls,
 )
 
+from . import _record_modes
 from ._guard import NetworkBlocked, guard_network
+from ._record_modes import (  # noqa: F401 - the plugin's fixtures and hook
+    Reel,
+    _toolreel_recording_marker,
+    pytest_runtest_makereport,
+    toolreel_recording,
+)
 
 __all__ = [
     "MakeScriptedModel",
     "NetworkBlocked",
     "OpenRecording",
+    "Reel",
     "Reply",
     "ScriptedModel",
     "cut_off",
@@ -145,6 +156,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="fail any HTTP call to a host other than 127.0.0.1/localhost (toolreel)",
     )
+    _record_modes.add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -152,6 +164,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "toolreel_offline: fail any HTTP call to a non-local host (toolreel)"
     )
+    _record_modes.configure(config)
 
 
 @pytest.fixture(autouse=True)

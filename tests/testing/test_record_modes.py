@@ -1,0 +1,393 @@
+"""Record modes (issue 12, item 3): a marked test records once from the provider, then replays.
+
+Each test runs a user's test suite through pytester; "the real provider" is
+the scripted OpenAI-compatible server on 127.0.0.1, reached through the
+environment as a user's recording run would reach OpenAI.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolreel.testing
+from toolreel.core import AgentConfig
+from toolreel.shell import Connection, Recording
+from toolreel.shell._scripted import Reply, ScriptedServer, text, tool_calls
+
+KEY = "sk-recordmodes-test-0123456789abcdef"
+CHAT = """
+import anyio, pytest
+from toolreel.shell import Client, tool
+
+@tool
+def add(a: int, b: int) -> int:
+    \"\"\"Add two integers.\"\"\"
+    return a + b
+
+@pytest.mark.toolreel_recording("sum")
+def test_sum(toolreel_recording):
+    reel = toolreel_recording
+    async def main():
+        options = reel.options(tools=[add], auto_execute_tools=True, **OPTIONS)
+        async with Client(options, model=MODEL) as client:
+            await client.query(PROMPT)
+            return await client.wait()
+    finish = anyio.run(main)
+    assert finish.text.startswith("The sum is") or OPTIONS
+"""
+
+
+def calculator(body: dict[str, Any]) -> Reply:
+    """Call `add` on a fresh prompt; answer once the tool's result is in."""
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return text(f"The sum is {last['content']}")
+    return tool_calls(("call_1", "add", {"a": 2, "b": 3}))
+
+
+@pytest.fixture
+def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedServer]:
+    """The provider a recording run reaches: configured by the environment, as a user's."""
+    with ScriptedServer(calculator) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        monkeypatch.setenv("TOOLREEL_BASE_URL", server.url)
+        monkeypatch.setenv("TOOLREEL_MODEL", "scripted-1")
+        monkeypatch.delenv("TOOLREEL_PROVIDER", raising=False)
+        monkeypatch.delenv("CI", raising=False)
+        yield server
+
+
+def chat_test(
+    pytester: pytest.Pytester,
+    prompt: str = "What is 2 + 3?",
+    options: str = "{}",
+    model: str = "reel.model",
+) -> None:
+    """The user's test module: a chat with a tool, asking `prompt` (`model`: the port passed)."""
+    head = f"PROMPT = {prompt!r}\nOPTIONS = {options}\n"
+    pytester.makepyfile(test_rm_calc=head + CHAT.replace("MODEL", model))
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """Run the user's suite in process."""
+    return pytester.runpytest("-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args)
+
+
+def recording(pytester: pytest.Pytester, name: str = "sum") -> Path:
+    """Where the user's recording lands by default."""
+    return pytester.path / "recordings" / f"{name}.jsonl"
+
+
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No key and no provider any more: only a replay can pass."""
+    for name in ("OPENAI_API_KEY", "TOOLREEL_BASE_URL", "TOOLREEL_MODEL"):
+        monkeypatch.delenv(name)
+
+
+def test_once_records_a_missing_recording_then_replays_it_offline(
+    pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat_test(pytester)
+    run(pytester).assert_outcomes(passed=1)
+    assert len(provider.requests) == 2  # the tool call, then the answer
+    path = recording(pytester)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines  # a toolreel session export: JSON lines, one record a line
+    assert "What is 2 + 3?" in path.read_text()
+
+    offline(monkeypatch)
+    run(pytester).assert_outcomes(passed=1)
+    assert len(provider.requests) == 2
+
+
+def test_once_fails_a_changed_request_and_says_how_to_re_record(
+    pytester: pytest.Pytester, provider: ScriptedServer
+) -> None:
+    chat_test(pytester)
+    run(pytester).assert_outcomes(passed=1)
+    before = recording(pytester).read_bytes()
+
+    chat_test(pytester, "What is 2 + 3, please?")
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*RequestMismatch: model call 1 differs from the recording*",
+            "*re-record it if the change is intended: pytest test_rm_calc.py::test_sum "
+            "--toolreel-record=new",
+        ]
+    )
+    assert len(provider.requests) == 2
+    assert recording(pytester).read_bytes() == before
+
+
+def test_new_re_records_when_the_prompt_changed_and_keeps_a_matching_recording(
+    pytester: pytest.Pytester, provider: ScriptedServer
+) -> None:
+    chat_test(pytester)
+    run(pytester).assert_outcomes(passed=1)
+    first = recording(pytester).read_bytes()
+
+    run(pytester, "--toolreel-record=new").assert_outcomes(passed=1)
+    assert len(provider.requests) == 2  # every request matched: replayed
+    assert recording(pytester).read_bytes() == first
+
+    chat_test(pytester, "Add 2 and 3.")
+    run(pytester, "--toolreel-record=new_episodes").assert_outcomes(passed=1)  # VCR.py's name
+    assert len(provider.requests) == 4  # asked again from the changed request on
+    assert "Add 2 and 3." in recording(pytester).read_text()
+    assert "What is 2 + 3?" not in recording(pytester).read_text()
+
+    run(pytester, "--toolreel-record=none").assert_outcomes(passed=1)  # the new one replays
+    assert len(provider.requests) == 4
+
+
+def test_a_replay_with_fewer_calls_keeps_the_recording_except_in_new(
+    pytester: pytest.Pytester, provider: ScriptedServer
+) -> None:
+    chat_test(pytester)
+    run(pytester).assert_outcomes(passed=1)
+    before = recording(pytester).read_bytes()
+
+    chat_test(pytester, options="{'max_tool_iterations': 1}")  # stops after the tool round
+    run(pytester).assert_outcomes(passed=1)
+    assert recording(pytester).read_bytes() == before
+
+    run(pytester, "--toolreel-record=new").assert_outcomes(passed=1)
+    assert len(provider.requests) == 2  # the one call made was replayed
+    assert len(Recording.from_file(recording(pytester)).calls) == 1
+
+
+def test_without_an_override_a_replay_that_bypasses_the_reels_model_fails(
+    pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(toolreel.testing, "override", None, raising=False)
+    chat_test(pytester, model="None")  # recording works through the options alone
+    run(pytester).assert_outcomes(passed=1)
+    result = run(pytester)
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*did not ask the reel's model*pass model=toolreel_recording.model*"]
+    )
+    assert len(provider.requests) == 4  # the second run reached the provider
+
+
+def test_all_always_asks_the_provider_and_rewrites(
+    pytester: pytest.Pytester, provider: ScriptedServer
+) -> None:
+    chat_test(pytester)
+    run(pytester).assert_outcomes(passed=1)
+    run(pytester, "--toolreel-record=all").assert_outcomes(passed=1)
+    assert len(provider.requests) == 4
+    assert recording(pytester).is_file()
+
+
+def test_none_fails_a_missing_recording_with_the_command_to_make_it(
+    pytester: pytest.Pytester, provider: ScriptedServer
+) -> None:
+    chat_test(pytester)
+    result = run(pytester, "--toolreel-record=none")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*recordings/sum.jsonl is missing*make it with: "
+            "pytest test_rm_calc.py::test_sum --toolreel-record=once"
+        ]
+    )
+    assert provider.requests == []
+    assert not recording(pytester).exists()
+
+
+def test_on_ci_the_default_mode_is_none(
+    pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat_test(pytester)
+    monkeypatch.setenv("CI", "true")
+    result = run(pytester)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*is missing (record mode none, the default when CI is set)*"])
+    assert provider.requests == []
+
+    run(pytester, "--toolreel-record=once").assert_outcomes(passed=1)  # asked for: records
+    run(pytester).assert_outcomes(passed=1)  # then replays on CI
+    assert len(provider.requests) == 2
+
+
+def test_the_key_never_lands_in_the_recording(
+    pytester: pytest.Pytester, provider: ScriptedServer
+) -> None:
+    def echo_key(body: dict[str, Any]) -> Reply:
+        if body["messages"][-1]["role"] == "tool":
+            return text(f"The sum is 5 (asked with key {KEY})")
+        return tool_calls(("call_1", "add", {"a": 2, "b": 3}))
+
+    provider.script = echo_key
+    chat_test(pytester)
+    run(pytester).assert_outcomes(passed=1)
+    saved = recording(pytester).read_text()
+    assert KEY not in saved
+    assert KEY[:12] not in saved
+    assert "asked with key ***" in saved
+
+
+def test_a_failing_test_writes_no_recording(
+    pytester: pytest.Pytester, provider: ScriptedServer
+) -> None:
+    source = f"PROMPT = 'x'\nOPTIONS = {{}}\n{CHAT.replace('MODEL', 'reel.model')}"
+    pytester.makepyfile(test_rm_calc=f"{source}\n    assert False, 'the app is wrong'\n")
+    run(pytester).assert_outcomes(failed=1)
+    assert len(provider.requests) == 2
+    assert not recording(pytester).exists()
+
+
+AGENT = """
+import anyio, attrs, pytest
+from toolreel.shell import AgentDefinition, AgentSuccess, OutputTool, execute_agent
+
+@attrs.frozen
+class Answer:
+    total: float
+
+AGENT = AgentDefinition(
+    build_prompt=lambda text: text, output=OutputTool.of(Answer, name="answer")
+)
+
+@pytest.mark.toolreel_recording("agent")
+def test_agent(toolreel_recording):
+    reel = toolreel_recording
+    result = anyio.run(
+        lambda: execute_agent(AGENT, "add 2 and 3", reel.options(), model=reel.model)
+    )
+    assert isinstance(result, AgentSuccess)
+    assert result.output == Answer(total=5)
+"""
+
+
+def test_an_agent_run_records_and_replays(
+    pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider.script = lambda body: tool_calls(("out", "answer", {"total": 5}))
+    pytester.makepyfile(test_rm_agent=AGENT)
+    run(pytester).assert_outcomes(passed=1)
+    assert len(provider.requests) == 1
+    assert isinstance(Recording.from_file(recording(pytester, "agent")).config, AgentConfig)
+
+    offline(monkeypatch)
+    run(pytester, "--toolreel-record=none").assert_outcomes(passed=1)
+    assert len(provider.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "damage", [lambda path: path.write_text("not json\n"), lambda path: path.write_text("")]
+)
+def test_a_corrupt_recording_is_a_clear_error(
+    pytester: pytest.Pytester, provider: ScriptedServer, damage: Callable[[Path], Any]
+) -> None:
+    chat_test(pytester)
+    path = recording(pytester)
+    path.parent.mkdir()
+    damage(path)
+    result = run(pytester)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*toolreel recording *recordings/sum.jsonl cannot be read: *",
+            "*re-record it: pytest test_rm_calc.py::test_sum --toolreel-record=all",
+        ]
+    )
+    assert provider.requests == []
+
+
+APP_OPTIONS = """
+import anyio, os, pytest
+from toolreel.shell import AgentOptions, run
+
+def app_options():
+    return AgentOptions(model="scripted-1", base_url=os.environ.get("TOOLREEL_BASE_URL"))
+
+@pytest.mark.toolreel_recording("hello")
+def test_hello(toolreel_recording):
+    options = toolreel_recording.apply(app_options())
+    result = anyio.run(lambda: run("Say hello.", options, model=toolreel_recording.model))
+    assert result.text == "Hello!"
+"""
+
+
+def test_the_recordings_folder_is_an_ini_option_and_apply_takes_the_apps_options(
+    pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider.script = lambda body: text("Hello!")
+    pytester.makeini("[pytest]\ntoolreel_recordings_dir = tests/tapes\n")
+    pytester.makepyfile(test_rm_hello=APP_OPTIONS)
+    run(pytester).assert_outcomes(passed=1)
+    assert (pytester.path / "tests" / "tapes" / "hello.jsonl").is_file()
+    assert not recording(pytester, "hello").exists()
+
+    monkeypatch.delenv("OPENAI_API_KEY")
+    run(pytester, "--toolreel-record=none").assert_outcomes(passed=1)
+    assert len(provider.requests) == 1
+
+
+def test_a_marked_test_gets_its_reel_entered_as_the_override(
+    pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entered: list[object] = []
+
+    @contextmanager
+    def override(*, model: object) -> Iterator[None]:
+        entered.append(model)
+        yield
+
+    monkeypatch.setattr(toolreel.testing, "override", override, raising=False)
+    pytester.makepyfile(
+        test_rm_marked="""
+        import pytest
+
+        @pytest.mark.toolreel_recording("nothing")
+        def test_marked():  # asks for no fixture: the marker brings the reel
+            pass
+        """
+    )
+    result = run(pytester)
+    assert [type(model).__name__ for model in entered] == ["ReelModel"]
+    result.assert_outcomes(passed=1, errors=1)  # it ran no session: nothing to record
+    result.stdout.fnmatch_lines(["*the test ran no session with the reel's options*"])
+    assert not recording(pytester, "nothing").exists()
+
+
+def test_the_readme_example_records_then_replays(
+    pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), re.S)
+    [example] = [block for block in blocks if "toolreel_recording(" in block]
+    pytester.makepyfile(test_rm_example=example)
+    run(pytester).assert_outcomes(passed=1)
+    assert recording(pytester, "adds").is_file()
+    offline(monkeypatch)
+    run(pytester).assert_outcomes(passed=1)
+    assert len(provider.requests) == 2
+
+
+def test_under_an_override_the_app_passes_no_model_and_still_records_and_replays(
+    pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    @contextmanager
+    def override(*, model: object) -> Iterator[None]:  # as toolreel.testing.override does it
+        with monkeypatch.context() as patch:
+            patch.setattr(Connection, "open_model", lambda self: model)
+            yield
+
+    monkeypatch.setattr(toolreel.testing, "override", override, raising=False)
+    chat_test(pytester, model="None")
+    run(pytester).assert_outcomes(passed=1)
+    assert len(provider.requests) == 2
+    run(pytester, "--toolreel-record=none").assert_outcomes(passed=1)
+    assert len(provider.requests) == 2
