@@ -6,7 +6,9 @@ it for `PROBE` characters or more (servers echo cut keys, `sk-abc123def4***`).
 It is applied where text crosses the boundary: events before they reach the
 reducer (so the journal, exports, transcripts, notices and errors never hold a
 key), log records (`LOG_FILTER`, on the "toolreel" logger), and the CLI's
-messages. Keys are cleaned where they enter (`clean_key`): surrounding
+messages. A key split across stream pieces is caught before that, by holding
+back the tail of a piece that could still become one (adapters/_held.py, on
+every model stream of a run whose keys are known). Keys are cleaned where they enter (`clean_key`): surrounding
 whitespace goes, inner whitespace or control characters are refused.
 
 Cost: an event none of whose text holds a secret's first `PROBE` characters
@@ -16,7 +18,7 @@ is returned as it is (one substring test per text field and secret).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
 import attrs
@@ -52,14 +54,22 @@ def clean_key(value: str | None, source: str = "api_key") -> str | None:
     return key or None
 
 
-def _mask(text: str, secret: str, probe: str) -> str:
-    """`text` with every run that starts with `probe` and follows `secret` replaced by MASK."""
-    out: list[str] = []
+def _spans(text: str, secret: str, probe: str) -> Iterator[tuple[int, int]]:
+    """Each run of `text` that starts with `probe` and follows `secret`, as (start, end)."""
     start = 0
     while (found := text.find(probe, start)) != -1:
         end = found + len(probe)
         while end - found < len(secret) and end < len(text) and text[end] == secret[end - found]:
             end += 1
+        yield found, end
+        start = end
+
+
+def _mask(text: str, secret: str, probe: str) -> str:
+    """`text` with every run that starts with `probe` and follows `secret` replaced by MASK."""
+    out: list[str] = []
+    start = 0
+    for found, end in _spans(text, secret, probe):
         out += (text[start:found], MASK)
         start = end
     out.append(text[start:])
@@ -114,6 +124,15 @@ class Redactor:
         if not other.secrets or other.secrets == self.secrets:
             return self
         return Redactor.of((*self.secrets, *other.secrets))
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where `text` would get a mask, as (start, end) runs (in no particular order)."""
+        return [
+            span
+            for secret, probe in self._probes
+            if probe in text
+            for span in _spans(text, secret, probe)
+        ]
 
     def text(self, text: str) -> str:
         """`text` with every secret, and every echo of one, masked."""

@@ -173,6 +173,7 @@ class AgentRunner:
             model=model,
             reduce=self._reduce,
             handler=self,
+            redactor=self.redactor,
             state=initial_agent_state(config),
             abort=abort,
         )

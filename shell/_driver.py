@@ -29,6 +29,8 @@ import anyio.abc
 from returns.result import Failure, Result, Success
 
 from toolreel.adapters import ModelPort
+from toolreel.adapters._held import held_back
+from toolreel.adapters._redact import Redactor
 from toolreel.core import (
     CallModel,
     Cancelled,
@@ -83,15 +85,19 @@ class Driver(Generic[S, E, F]):
         state: S,
         settled: Callable[[S], bool] | None = None,
         abort: anyio.Event | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         """A driver at `state`, no run under way.
 
         `settled(state)` says a state has no run under way, so a stop from
         outside has nothing to record (default: never). `abort`, once set,
         cuts the model call in flight and is checked before every model call:
-        the run is fed `Cancelled` instead.
+        the run is fed `Cancelled` instead. With a `redactor` that knows
+        secrets, model streams pass through `held_back` (adapters/_held.py), so a
+        key split across stream pieces is masked too.
         """
         self.model = model
+        self._redactor = redactor if redactor is not None and redactor.secrets else None
         self.state = state
         self._reduce = reduce
         self._handler = handler
@@ -272,6 +278,8 @@ class Driver(Generic[S, E, F]):
         with anyio.CancelScope() as scope:
             self._model_scope = scope
             events = self.model.stream(call.request)
+            if self._redactor is not None:
+                events = held_back(events, self._redactor)
             try:
                 while not over:
                     try:

@@ -151,6 +151,7 @@ class Runner:
             model=model,
             reduce=self._reduce,
             handler=self,
+            redactor=self.redactor,
             state=initial_state(config),
             settled=_settled,
         )
