@@ -233,7 +233,7 @@ def test_offline_rerun_of_a_10_round_session_with_2_parallel_tools_per_round(tmp
     changed = Recording.from_file(exported)
     with pytest.raises(RequestMismatch, match="model call 1 differs") as mismatch:
         anyio.run(changed.rerun, attrs.evolve(offline, system_prompt="You are terse."))
-    assert '+  "system": "You are terse."' in str(mismatch.value)
+    assert "system prompt added:\n  + You are terse." in str(mismatch.value)
 
 
 @pytest.mark.parametrize("kind", ["db", "jsonl"])
