@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 import attrs
 
-from toolreel.core import ChatMessage, ModelRequest
+from toolreel.core import CallModel, ChatMessage, ModelRequest
 
-from ._journal import messages_digest
+from ._journal import effect_record, messages_digest
 from ._serde import unstructure
 
 ChangeKind = Literal["changed", "added", "removed"]
@@ -146,6 +146,12 @@ def diff_requests(
     old, new = _side(recorded), _side(replayed)
     changes = [*_setting_changes(old, new), *_tool_changes(old, new), *_message_changes(old, new)]
     return RequestDiff(changes=tuple(changes), labels=labels)
+
+
+def request_form(request: ModelRequest) -> dict[str, Any]:
+    """A request as the journal keeps it (messages as a count and a digest)."""
+    form: dict[str, Any] = effect_record(CallModel(request=request, iteration=0))["request"]
+    return form
 
 
 def _setting_changes(old: _Side, new: _Side) -> list[Change]:
@@ -349,4 +355,4 @@ def _unified(old: str, new: str) -> list[str]:
     return [line for line in lines if hunks > 1 or not line.startswith("@@")]
 
 
-__all__ = ["Change", "ChangeKind", "RequestDiff", "diff_requests"]
+__all__ = ["Change", "ChangeKind", "RequestDiff", "diff_requests", "request_form"]

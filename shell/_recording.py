@@ -22,10 +22,9 @@ from toolreel.adapters import (
     JournalUnavailable,
     SessionError,
     SessionNotFound,
-    effect_record,
 )
 from toolreel.adapters._fold import fold_journal
-from toolreel.adapters._request_diff import RequestDiff, diff_requests
+from toolreel.adapters._request_diff import RequestDiff, diff_requests, request_form
 from toolreel.core import (
     AgentConfig,
     CallModel,
@@ -77,13 +76,6 @@ class RecordedCall:
     request: dict[str, Any]
     events: tuple[ModelEvent, ...]
     full: ModelRequest | None = None
-
-
-def _request_form(request: ModelRequest) -> dict[str, Any]:
-    """A request as the journal keeps it (messages digested)."""
-    record = effect_record(CallModel(request=request, iteration=0))
-    form: dict[str, Any] = record["request"]
-    return form
 
 
 class Recording:
@@ -161,7 +153,7 @@ class Recording:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Serve the next recorded call's events, if the request matches the recorded one."""
-        asked = _request_form(request)
+        asked = request_form(request)
         if self._served >= len(self.calls):
             self._stop(f"model call {self._served + 1} was never recorded:\n{asked}")
         recorded = self.calls[self._served]
@@ -278,7 +270,7 @@ def _rebuilt_requests(journal: Journal, session_id: str) -> list[ModelRequest | 
             kept = [e for e in entry.effects if e["type"] == "CallModel"]
             for index, form in enumerate(kept):
                 request = made[index] if index < len(made) else None
-                same = request is not None and _request_form(request) == form["request"]
+                same = request is not None and request_form(request) == form["request"]
                 found.append(request if same else None)
     except (StepError, SessionError):
         pass  # the rest stay unknown: mismatches show the digest alone

@@ -156,8 +156,7 @@ def test_a_changed_tool_description_diverges_at_the_first_model_call() -> None:
     divergence = replay(journal, "s", config=changed)
     assert isinstance(divergence, Divergence)
     assert divergence.seq == 1  # the prompt's step carries the first CallModel
-    assert '-          "description": "Add two integers.",' in divergence.diff
-    assert '+          "description": "Sum.",' in divergence.diff
+    assert "tool 'add' description:\n  -Add two integers.\n  +Sum." in divergence.diff
     with pytest.raises(ReplayDiverged, match="diverges at step 1"):
         verify(journal, "s", config=changed)
 
