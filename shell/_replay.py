@@ -166,7 +166,7 @@ def _agent_run(fold: AgentFold, *, compare: bool = True) -> AgentSession | Diver
         for entry, effects in fold:
             if compare and (replayed := differs(entry, effects)) is not None:
                 return _diverged(fold, entry, replayed, effects)
-            builder.see(effects)
+            builder.see(effects, entry.event)
     except StepError as exc:
         return _refused(fold.session_id, fold.entry, exc)
     return builder.session(fold.state)
