@@ -45,23 +45,28 @@ class TranscriptExtension(AmberSnapshotExtension):
         return super().serialize(data, **kwargs)
 
     def diff_lines(self, serialized_data: Any, snapshot_data: Any) -> Iterator[str]:
-        """A unified diff of the two transcripts first, then syrupy's own diff."""
+        """A unified diff of the two transcripts first, then syrupy's own diff.
+
+        One line of context, so that the change fits in what pytest shows
+        without `-vv` (its first eight lines).
+        """
         stored, received = _text(snapshot_data), _text(serialized_data)
         if stored != received:
             yield "transcript diff (- snapshot, + received):"
-            yield from difflib.unified_diff(
-                stored.splitlines(), received.splitlines(), "snapshot", "received", lineterm=""
+            lines = difflib.unified_diff(
+                stored.splitlines(), received.splitlines(), n=1, lineterm=""
             )
+            yield from list(lines)[2:]  # no file headers: the first line names both sides
             yield "syrupy's diff:"
         yield from super().diff_lines(serialized_data, snapshot_data)
 
 
 def _text(data: Any) -> str:
-    """A stored string as its text: amber's quoted, indented block undone."""
+    """A serialized string as its text: amber's triple quotes taken off."""
     text = str(data) if data is not None else ""
     lines = text.split("\n")
-    if len(lines) > 1 and lines[0].strip() == "'''" and lines[-1].strip() == "'''":
-        return "\n".join(line[2:] for line in lines[1:-1])
+    if len(lines) > 1 and lines[0] == lines[-1] == "'''":
+        return "\n".join(lines[1:-1])
     return text
 
 

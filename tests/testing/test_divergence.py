@@ -187,7 +187,9 @@ def report(pytester: pytest.Pytester, source: str, name: str) -> str:
     """The failure report of the user's test `name` in the module `source` (every test fails)."""
     if source not in REPORTS:
         pytester.makepyfile(test_user=source)
-        result = pytester.runpytest("-p", "no:cacheprovider", "--tb=short")
+        result = pytester.runpytest(
+            "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--tb=short"
+        )
         result.assert_outcomes(failed=source.count("\ndef test_"))
         parts = re.split(r"^_{3,} (\w+) _{3,}$", result.stdout.str(), flags=re.M)
         REPORTS[source] = dict(zip(parts[1::2], parts[2::2], strict=True))
