@@ -1,7 +1,7 @@
 """What changed between two model requests, as a person reads it (pure).
 
 `diff_requests(recorded, replayed)` compares two requests field by field and
-gives a `RequestDiff`: one `Change` per difference (which message, by index
+gives a `RequestDiff`: one `RequestChange` per difference (which message, by index
 and role, and which field; which tool; which setting) and, as its text, each
 change in place — settings as `old → new`, texts as a unified diff, JSON
 (tool parameters, call arguments) pretty-printed before diffing, added and
@@ -37,7 +37,7 @@ TEXTS = frozenset({"prompt", "content", "text", "arguments", "description", "par
 
 
 @attrs.frozen(kw_only=True)
-class Change:
+class RequestChange:
     """One difference between the requests; `recorded`/`replayed` None where absent.
 
     `message` is the message's 1-based position (the replayed one's, or the
@@ -74,14 +74,15 @@ class Change:
         old, new = self.recorded or "", self.replayed or ""
         if self.field.rsplit(" ", 1)[-1] not in TEXTS and "\n" not in old + new:
             return [f"{self.where}: {old} → {new}"]
-        return [f"{self.where}:", *(f"  {line}" for line in _unified(old, new))]
+        diff = _unified(old, new) or [f"-{old!r}", f"+{new!r}"]  # (differing in line ends)
+        return [f"{self.where}:", *(f"  {line}" for line in diff)]
 
 
 @attrs.frozen(kw_only=True)
 class RequestDiff:
     """Every difference between a recorded request and a replayed one; its `str` is the text."""
 
-    changes: tuple[Change, ...]
+    changes: tuple[RequestChange, ...]
     labels: tuple[str, str] = ("recorded", "replayed")
 
     @property
@@ -154,10 +155,10 @@ def request_form(request: ModelRequest) -> dict[str, Any]:
     return form
 
 
-def _setting_changes(old: _Side, new: _Side) -> list[Change]:
+def _setting_changes(old: _Side, new: _Side) -> list[RequestChange]:
     """Model, tool choice, limits, and the system prompt."""
     changes = [
-        Change(kind="changed", field=name, recorded=_value(a), replayed=_value(b))
+        RequestChange(kind="changed", field=name, recorded=_value(a), replayed=_value(b))
         for name in SETTINGS
         if (a := old.settings[name]) != (b := new.settings[name])
     ]
@@ -166,23 +167,27 @@ def _setting_changes(old: _Side, new: _Side) -> list[Change]:
         if old.system is None or new.system is None:
             kind = "added" if old.system is None else "removed"
         changes.append(
-            Change(kind=kind, field="system prompt", recorded=old.system, replayed=new.system)
+            RequestChange(
+                kind=kind, field="system prompt", recorded=old.system, replayed=new.system
+            )
         )
     return changes
 
 
-def _tool_changes(old: _Side, new: _Side) -> list[Change]:
+def _tool_changes(old: _Side, new: _Side) -> list[RequestChange]:
     """Tools removed, added, or changed (description as text, parameters as pretty JSON)."""
     changes = []
     for name, spec in old.tools.items():
         if name not in new.tools:
-            changes.append(Change(kind="removed", field="", tool=name, recorded=_tool_text(spec)))
+            changes.append(
+                RequestChange(kind="removed", field="", tool=name, recorded=_tool_text(spec))
+            )
             continue
         for field in ("description", "parameters"):
             a, b = spec.get(field, ""), new.tools[name].get(field, "")
             if a != b:
                 changes.append(
-                    Change(
+                    RequestChange(
                         kind="changed",
                         field=field,
                         tool=name,
@@ -192,12 +197,14 @@ def _tool_changes(old: _Side, new: _Side) -> list[Change]:
                 )
     for name, spec in new.tools.items():
         if name not in old.tools:
-            changes.append(Change(kind="added", field="", tool=name, replayed=_tool_text(spec)))
+            changes.append(
+                RequestChange(kind="added", field="", tool=name, replayed=_tool_text(spec))
+            )
     kept_old = [n for n in old.tools if n in new.tools]
     kept_new = [n for n in new.tools if n in old.tools]
     if kept_old != kept_new:
         changes.append(
-            Change(
+            RequestChange(
                 kind="changed",
                 field="tools order",
                 recorded=", ".join(kept_old),
@@ -207,13 +214,13 @@ def _tool_changes(old: _Side, new: _Side) -> list[Change]:
     return changes
 
 
-def _message_changes(old: _Side, new: _Side) -> list[Change]:
+def _message_changes(old: _Side, new: _Side) -> list[RequestChange]:
     """Messages removed, added or changed (field by field), aligned as a sequence diff."""
     if old.messages is None or new.messages is None:
         if old.digest == new.digest:
             return []
         return [
-            Change(
+            RequestChange(
                 kind="changed",
                 field="messages (only their digest is known: they could not be rebuilt)",
                 recorded=_digested(old),
@@ -221,7 +228,7 @@ def _message_changes(old: _Side, new: _Side) -> list[Change]:
             )
         ]
     matcher = difflib.SequenceMatcher(None, old.messages, new.messages, autojunk=False)
-    changes: list[Change] = []
+    changes: list[RequestChange] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
@@ -233,7 +240,7 @@ def _message_changes(old: _Side, new: _Side) -> list[Change]:
         for index in range(i1 + paired, i2):
             message = old.messages[index]
             changes.append(
-                Change(
+                RequestChange(
                     kind="removed",
                     field="",
                     message=index + 1,
@@ -244,7 +251,7 @@ def _message_changes(old: _Side, new: _Side) -> list[Change]:
         for index in range(j1 + paired, j2):
             message = new.messages[index]
             changes.append(
-                Change(
+                RequestChange(
                     kind="added",
                     field="",
                     message=index + 1,
@@ -255,7 +262,7 @@ def _message_changes(old: _Side, new: _Side) -> list[Change]:
     return changes
 
 
-def _fields_changed(old: ChatMessage, new: ChatMessage, index: int) -> list[Change]:
+def _fields_changed(old: ChatMessage, new: ChatMessage, index: int) -> list[RequestChange]:
     """The fields of message `index` (0-based, replayed side) that differ."""
     a, b = _message_fields(old), _message_fields(new)
     changes = []
@@ -267,7 +274,7 @@ def _fields_changed(old: ChatMessage, new: ChatMessage, index: int) -> list[Chan
         if before is None or after is None:
             kind = "added" if before is None else "removed"
         changes.append(
-            Change(
+            RequestChange(
                 kind=kind,
                 field=field,
                 message=index + 1,
@@ -355,4 +362,4 @@ def _unified(old: str, new: str) -> list[str]:
     return [line for line in lines if hunks > 1 or not line.startswith("@@")]
 
 
-__all__ = ["Change", "ChangeKind", "RequestDiff", "diff_requests", "request_form"]
+__all__ = ["ChangeKind", "RequestChange", "RequestDiff", "diff_requests", "request_form"]

@@ -4,7 +4,9 @@
 program makes is compared with the recorded one (the request as the journal
 keeps it); while they match, the recorded model events are served and the
 recorded tool outputs returned. The first request that differs stops the run
-with `RequestMismatch` and a diff — VCR-style tests at the level of meaning.
+with `RequestMismatch` and the readable difference of the two requests
+(adapters/_request_diff.py; the recorded one rebuilt by folding the journal)
+— VCR-style tests at the level of meaning.
 """
 
 from __future__ import annotations
@@ -155,7 +157,7 @@ class Recording:
         """Serve the next recorded call's events, if the request matches the recorded one."""
         asked = request_form(request)
         if self._served >= len(self.calls):
-            self._stop(f"model call {self._served + 1} was never recorded:\n{asked}")
+            self._stop(_unrecorded(self._served + 1, request))
         recorded = self.calls[self._served]
         if asked != recorded.request:  # the digest check: the journal keeps no more
             diff = diff_requests(recorded.full or recorded.request, request, labels=LABELS)
@@ -251,6 +253,16 @@ class RecordedTool(Tool):
         """The recorded outcome of this call."""
         output, is_error = self.recording.output(self.name, arguments_json)
         return Failure(output) if is_error else Success(output)
+
+
+def _unrecorded(number: int, request: ModelRequest) -> str:
+    """A model call past the recording's end: how many were recorded, and what it asked."""
+    last = request.messages[-1] if request.messages else None
+    asked = f"{last.role}: {last.content or '(tool rounds)'}" if last else "(no messages)"
+    return (
+        f"model call {number} was never recorded (the recording holds {number - 1}); "
+        f"its last message is {asked}"
+    )
 
 
 #: How a mismatch names the two sides.

@@ -1,4 +1,4 @@
-"""The request diff renderer (adapters/_request_diff.py): one `Change` per difference, and text."""
+"""The request diff renderer (adapters/_request_diff.py): a `RequestChange` per difference, text."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import attrs
 import pytest
 
 from toolreel.adapters import MemoryJournal
-from toolreel.adapters._request_diff import Change, RequestDiff, diff_requests, request_form
+from toolreel.adapters._request_diff import RequestChange, RequestDiff, diff_requests, request_form
 from toolreel.core import ChatMessage, ModelRequest, ToolCall, ToolResult, ToolRound, ToolSpec
 from toolreel.shell import Client, Divergence, Recording, RequestMismatch, replay, tool
 from toolreel.testing import ScriptedModel, text, tool_calls
@@ -41,9 +41,11 @@ def test_identical_requests_have_no_changes() -> None:
 def test_settings_show_old_and_new_as_json_on_one_line() -> None:
     diff = diff_requests(REQUEST, changed(model="n", temperature=0.5, tool_choice="required"))
     assert diff.changes == (
-        Change(kind="changed", field="model", recorded='"m"', replayed='"n"'),
-        Change(kind="changed", field="tool_choice", recorded='"auto"', replayed='"required"'),
-        Change(kind="changed", field="temperature", recorded="null", replayed="0.5"),
+        RequestChange(kind="changed", field="model", recorded='"m"', replayed='"n"'),
+        RequestChange(
+            kind="changed", field="tool_choice", recorded='"auto"', replayed='"required"'
+        ),
+        RequestChange(kind="changed", field="temperature", recorded="null", replayed="0.5"),
     )
     assert diff.text.splitlines() == [
         "(- recorded, + replayed)",
@@ -60,7 +62,7 @@ def test_a_system_prompt_change_is_a_unified_diff_and_its_removal_a_removal() ->
         "  +And kind.",
     ]
     (removal,) = diff_requests(REQUEST, changed(system=None)).changes
-    assert removal == Change(kind="removed", field="system prompt", recorded="Be brief.")
+    assert removal == RequestChange(kind="removed", field="system prompt", recorded="Be brief.")
 
 
 def test_tools_added_removed_reordered_and_parameters_as_pretty_json() -> None:
@@ -105,7 +107,7 @@ def test_added_and_removed_messages_show_whole() -> None:
     follow = ChatMessage(role="user", content="And 4 + 4?")
     added = diff_requests(REQUEST, changed(messages=(ASK, WORKING, follow)))
     assert added.changes == (
-        Change(kind="added", field="", message=3, role="user", replayed="And 4 + 4?"),
+        RequestChange(kind="added", field="", message=3, role="user", replayed="And 4 + 4?"),
     )
     assert added.text.splitlines()[1:] == ["message 3 (user) added:", "  + And 4 + 4?"]
     removed = diff_requests(REQUEST, changed(messages=(ASK,)))
@@ -143,7 +145,7 @@ def test_a_mismatch_and_a_divergence_carry_the_structured_diff() -> None:
     journal, model = recorded_chat()
     with pytest.raises(RequestMismatch) as mismatch:
         anyio.run(Recording(journal).rerun, model.options(system_prompt="Be kind."))
-    expected = Change(
+    expected = RequestChange(
         kind="changed", field="system prompt", recorded="Be brief.", replayed="Be kind."
     )
     assert mismatch.value.request_diff is not None
