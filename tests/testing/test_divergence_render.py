@@ -182,3 +182,33 @@ def test_a_divergence_without_a_request_names_what_each_side_did() -> None:
         "      → Emit(ToolResultReady), Emit(RoundFinished), Persist, Finish\n"
         "--- recorded\n+++ replayed\n"
     )
+
+
+def tampered(journal: MemoryJournal) -> MemoryJournal:
+    """A copy of session "s" whose first request's messages digest no longer matches them."""
+    copy = MemoryJournal()
+    copy.begin("s", journal.config("s"))
+    entries = list(journal.entries("s"))
+    first = entries[0]
+    effects = tuple(
+        {**data, "request": {**data["request"], "messages_digest": "0" * 16}}
+        if data["type"] == "CallModel"
+        else data
+        for data in first.effects
+    )
+    copy.append_entries("s", [attrs.evolve(first, effects=effects), *entries[1:]])
+    return copy
+
+
+def test_the_digest_still_decides_when_the_rebuilt_messages_do_not_match_it() -> None:
+    journal, model = recorded_chat()
+    copy = tampered(journal)
+    with pytest.raises(RequestMismatch, match="model call 1 differs") as mismatch:
+        anyio.run(Recording(copy).rerun, model.options(system_prompt="Be brief."))
+    assert mismatch.value.request_diff is not None
+    (change,) = mismatch.value.request_diff.changes
+    assert change.field == "messages (only their digest is known: they could not be rebuilt)"
+    assert change.recorded == "1 message, digest 0000000000000000"
+    divergence = replay(copy, "s")
+    assert isinstance(divergence, Divergence) and divergence.request_diff is not None
+    assert divergence.request_diff.changes[0].recorded == "1 message, digest 0000000000000000"
