@@ -30,6 +30,8 @@ from ._providers._gemini import GeminiCodec
 from ._providers._http import HttpModel, Secret, Timeouts
 from ._providers._ollama import OllamaCodec
 from ._providers._openai import OpenAICodec
+from ._request_diff import RequestChange, RequestDiff, diff_requests
+from ._retries import Retry
 from ._serde import event_from_json, event_to_json, get_converter, structure, unstructure
 from ._session import Session, SessionBuilder, TurnSummary, load_session
 from ._sqlite import SQLiteJournal
@@ -52,6 +54,9 @@ __all__ = [
     "ModelPort",
     "OllamaCodec",
     "OpenAICodec",
+    "RequestChange",
+    "RequestDiff",
+    "Retry",
     "SQLiteJournal",
     "Secret",
     "Session",
@@ -67,6 +72,7 @@ __all__ = [
     "api_key",
     "codec_for",
     "converter",
+    "diff_requests",
     "effect_record",
     "event_from_json",
     "event_to_json",

@@ -8,8 +8,9 @@ reducer (so the journal, exports, transcripts, notices and errors never hold a
 key), log records (`LOG_FILTER`, on the "toolreel" logger), and the CLI's
 messages. A key split across stream pieces is caught before that, by holding
 back the tail of a piece that could still become one (adapters/_held.py, on
-every model stream of a run whose keys are known). Keys are cleaned where they enter (`clean_key`): surrounding
-whitespace goes, inner whitespace or control characters are refused.
+every model stream of a run whose keys are known). Keys are cleaned where
+they enter (`clean_key`): surrounding whitespace goes, inner whitespace or
+control characters are refused.
 
 Cost: an event none of whose text holds a secret's first `PROBE` characters
 is returned as it is (one substring test per text field and secret).

@@ -24,6 +24,7 @@ from toolreel.core import (
     FinishAgent,
     FinishReason,
     LoopConfig,
+    ModelCallFailed,
     Persist,
     Phase,
     PromptSubmitted,
@@ -35,6 +36,7 @@ from toolreel.core import (
 from ._errors import JournalCorrupt, SessionError
 from ._fold import LoopFold, fold_journal, journal_name
 from ._journal import Damage, Journal, StepEvent
+from ._retries import Retry, retries_of
 
 
 @attrs.frozen(kw_only=True)
@@ -50,6 +52,7 @@ class TurnSummary:
     error: Failed | None = None
     block_reason: str | None = None
     answer: ChatMessage | None = None
+    retries: tuple[Retry, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -89,6 +92,7 @@ class AgentSession:
     finish: FinishAgent | None
     events: int
     warnings: tuple[str, ...] = ()
+    retries: tuple[Retry, ...] = ()
 
     @property
     def history(self) -> tuple[ChatMessage, ...]:
@@ -125,12 +129,15 @@ class SessionBuilder:
         self.turns: list[TurnSummary] = []
         self.events = 0
         self._prompt: str | None = None
+        self._retries: list[Retry] = []
 
     def see(self, event: StepEvent, effects: tuple[Effect, ...]) -> None:
-        """Note one folded step: a prompt opens a turn, a `Finish` closes it."""
+        """Note one folded step: a prompt opens a turn, a retry joins it, a `Finish` closes it."""
         self.events += 1
         if isinstance(event, PromptSubmitted):
             self._prompt = event.text
+        elif type(event) is ModelCallFailed:
+            self._retries += retries_of(event, effects)
         if effects and isinstance(effects[-1], Finish):  # a Finish is always a step's last effect
             answers = [
                 e.message
@@ -138,14 +145,14 @@ class SessionBuilder:
                 if isinstance(e, Persist) and e.message.role == "assistant"
             ]
             summary = summarize(effects[-1], self._prompt or "", answers[-1] if answers else None)
-            self.turns.append(summary)
-            self._prompt = None
+            self.turns.append(attrs.evolve(summary, retries=tuple(self._retries)))
+            self._prompt, self._retries = None, []
 
     def session(self, state: State, warnings: tuple[str, ...] = ()) -> Session:
         """The session at `state` (an unfinished turn shows with reason None)."""
         turns = list(self.turns)
         if self._prompt is not None:
-            turns.append(TurnSummary(prompt=self._prompt))
+            turns.append(TurnSummary(prompt=self._prompt, retries=tuple(self._retries)))
         return Session(
             session_id=self.session_id,
             config=state.config,
@@ -165,10 +172,13 @@ class AgentSessionBuilder:
         self.session_id = session_id
         self.events = 0
         self.finish: FinishAgent | None = None
+        self.retries: list[Retry] = []
 
-    def see(self, effects: tuple[AgentEffect, ...]) -> None:
-        """Note one folded step."""
+    def see(self, effects: tuple[AgentEffect, ...], event: StepEvent | None = None) -> None:
+        """Note one folded step (a failed model call's: any retry it scheduled)."""
         self.events += 1
+        if type(event) is ModelCallFailed:
+            self.retries += retries_of(event, effects)
         for effect in effects:
             if isinstance(effect, FinishAgent):
                 self.finish = effect
@@ -182,6 +192,7 @@ class AgentSessionBuilder:
             finish=self.finish,
             events=self.events,
             warnings=warnings,
+            retries=tuple(self.retries),
         )
 
 

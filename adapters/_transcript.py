@@ -1,28 +1,69 @@
 """One stable, human-readable rendering of a session (Markdown-like).
 
 An agent run renders as its attempts and outcome (`render_agent_transcript`).
-Stable means the same session always renders to the same bytes: no times, no
-run-specific ids unless asked (`ids=True`), JSON pretty-printed with sorted
-keys, numbers as Python's shortest round-trip repr. Tool rounds show in full,
-or collapsed to one line each turn (`expand=False`), as chat UIs show them.
+Stable means the same session always renders to the same bytes: no clock
+times, no run-specific ids unless asked (`ids=True`), JSON pretty-printed with
+sorted keys, numbers as Python's shortest round-trip repr. Tool rounds show in
+full, or collapsed to one line each turn (`expand=False`), as chat UIs show
+them. A model call that failed and was retried shows as a `↻` line where it
+happened (before the round, or the answer, its retry produced).
+
+`hide=` leaves out what varies from one recording of the same conversation to
+the next (`HIDEABLE`): "usage" (token counts), "ids" (session and call ids,
+even with `ids=True`), "timings" (retry waits), "retries" (the `↻` lines).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Iterable
 
 from toolreel.core import (
     AgentError,
     AgentOutput,
-    AgentState,
     ChatMessage,
+    ConfigError,
     ToolCall,
     ToolResult,
     ToolRound,
     Usage,
 )
 
+from ._retries import Retry
 from ._session import AgentSession, Session, TurnSummary
+
+#: What `hide=` can leave out of a transcript.
+HIDEABLE = frozenset({"ids", "retries", "timings", "usage"})
+
+
+def hidden(names: Iterable[str]) -> frozenset[str]:
+    """`names` checked against `HIDEABLE` (an unknown one is a `ConfigError`)."""
+    wanted = frozenset([names] if isinstance(names, str) else names)
+    if not wanted <= HIDEABLE:
+        unknown = ", ".join(sorted(wanted - HIDEABLE))
+        raise ConfigError("hide", unknown, "names among " + ", ".join(sorted(HIDEABLE)))
+    return wanted
+
+
+def _retry_lines(retries: Iterable[Retry], hide: Collection[str]) -> list[str]:
+    """One `↻` line per retried model call (none when retries are hidden)."""
+    if "retries" in hide:
+        return []
+    lines = []
+    for retry in retries:
+        status = f"HTTP {retry.status}: " if retry.status is not None else ""
+        status = "" if retry.message.startswith(status) else status  # already said
+        wait = "" if "timings" in hide else f" after {retry.seconds:g} s"
+        lines.append(
+            f"↻ model call {retry.iteration} failed ({status}{retry.message}): "
+            f"retry {retry.retry}{wait}"
+        )
+    return [*lines, ""] if lines else []
+
+
+def _before(retries: Iterable[Retry], iteration: int, last: bool) -> list[Retry]:
+    """The retries of model call `iteration` (and every later one, for the `last` place)."""
+    return [r for r in retries if r.iteration == iteration or (last and r.iteration > iteration)]
 
 
 def _pretty(text: str) -> str:
@@ -70,11 +111,13 @@ def _usage(usage: Usage) -> str:
     return f"{text} ({extra})" if extra else text
 
 
-def _summary_line(turn: TurnSummary) -> str:
+def _summary_line(turn: TurnSummary, hide: Collection[str]) -> str:
     """How the turn ended."""
     if turn.reason is None:
         return "_unfinished_"
-    parts = [turn.reason.value, f"{turn.iterations} iterations", _usage(turn.usage)]
+    parts = [turn.reason.value, f"{turn.iterations} iterations"]
+    if "usage" not in hide:
+        parts.append(_usage(turn.usage))
     if turn.max_iterations_reached:
         parts.insert(1, "max iterations reached")
     if turn.error is not None:
@@ -84,28 +127,44 @@ def _summary_line(turn: TurnSummary) -> str:
     return "_" + " · ".join(parts) + "_"
 
 
-def _turn_lines(number: int, turn: TurnSummary, expand: bool, ids: bool) -> list[str]:
-    """One turn: prompt, rounds, answer, summary."""
+def _turn_lines(
+    number: int, turn: TurnSummary, expand: bool, ids: bool, hide: Collection[str]
+) -> list[str]:
+    """One turn: prompt, rounds, answer, summary (each retried model call where it happened)."""
     lines = [f"## Turn {number}", "", f"**User:** {turn.prompt}", ""]
     answer = turn.answer
     rounds = answer.tool_rounds if answer else ()
     if rounds and expand:
         for index, tool_round in enumerate(rounds, start=1):
+            lines += _retry_lines(_before(turn.retries, index, False), hide)
             lines += _round_lines(index, tool_round, ids)
-    elif rounds:
+        lines += _retry_lines(_before(turn.retries, len(rounds) + 1, True), hide)
+    else:
+        lines += _retry_lines(turn.retries, hide)
+    if rounds and not expand:
         names = ", ".join(call.name for r in rounds for call in r.tool_calls)
         lines += [f"▸ {len(rounds)} tool round{'s' if len(rounds) != 1 else ''}: {names}", ""]
     if answer is not None and answer.content:
         lines += [f"**Assistant:** {answer.content}", ""]
-    return [*lines, _summary_line(turn), ""]
+    return [*lines, _summary_line(turn, hide), ""]
 
 
 def render_transcript(
-    session: Session | AgentSession, *, expand: bool = True, ids: bool = False
+    session: Session | AgentSession,
+    *,
+    expand: bool = True,
+    ids: bool = False,
+    hide: Iterable[str] = (),
 ) -> str:
-    """The session as stable Markdown-like text (an agent run's: `render_agent_transcript`)."""
+    """The session as stable Markdown-like text (an agent run's: `render_agent_transcript`).
+
+    `hide` names what to leave out (`HIDEABLE`: "usage", "ids", "timings",
+    "retries"); another name is a `ConfigError`.
+    """
     if isinstance(session, AgentSession):
-        return render_agent_transcript(session, ids=ids)
+        return render_agent_transcript(session, ids=ids, hide=hide)
+    hide = hidden(hide)
+    ids = ids and "ids" not in hide
     lines = [f"# Session {session.session_id}" if ids else "# Session", ""]
     config = session.config
     lines += [f"model: {config.model}"]
@@ -115,9 +174,11 @@ def render_transcript(
         lines += ["tools: " + ", ".join(spec.name for spec in config.tools)]
     lines.append("")
     for number, turn in enumerate(session.turns, start=1):
-        lines += _turn_lines(number, turn, expand, ids)
+        lines += _turn_lines(number, turn, expand, ids, hide)
     turns = len(session.turns)
-    lines.append(f"Total: {turns} turn{'s' if turns != 1 else ''} · {_usage(session.usage)}")
+    total = [f"Total: {turns} turn{'s' if turns != 1 else ''}"]
+    total += [] if "usage" in hide else [_usage(session.usage)]
+    lines.append(" · ".join(total))
     return "\n".join(lines) + "\n"
 
 
@@ -140,15 +201,23 @@ def _attempts(history: tuple[ChatMessage, ...]) -> list[list[ChatMessage]]:
 
 
 def _attempt_lines(
-    number: int, messages: list[ChatMessage], state: AgentState, ids: bool
+    number: int,
+    messages: list[ChatMessage],
+    session: AgentSession,
+    ids: bool,
+    hide: Collection[str],
 ) -> list[str]:
     """One attempt: its prompt (the first), its iterations, the problems found in its output."""
+    state = session.state
+    retries = [retry for retry in session.retries if retry.scope == number]
     lines = [f"## Attempt {number}", ""]
     if number == 1 and messages and messages[0].role == "user":
         lines += [f"**User:** {messages[0].content}", ""]
     rounds = [r for message in messages if message.role == "assistant" for r in message.tool_rounds]
     for index, tool_round in enumerate(rounds, start=1):
+        lines += _retry_lines(_before(retries, index, False), hide)
         lines += _round_lines(index, tool_round, ids)
+    lines += _retry_lines(_before(retries, len(rounds) + 1, True), hide)
     texts = [m.content for m in messages if m.role == "assistant" and m.content.strip()]
     lines += [line for text in texts for line in (f"**Assistant:** {text.strip()}", "")]
     for errors in state.errors:
@@ -169,8 +238,12 @@ def _outcome_lines(session: AgentSession) -> list[str]:
     return [f"## Error {outcome.code.value}", "", outcome.message, ""]
 
 
-def render_agent_transcript(session: AgentSession, *, ids: bool = False) -> str:
-    """The agent run as stable Markdown-like text."""
+def render_agent_transcript(
+    session: AgentSession, *, ids: bool = False, hide: Iterable[str] = ()
+) -> str:
+    """The agent run as stable Markdown-like text (`hide` as for `render_transcript`)."""
+    hide = hidden(hide)
+    ids = ids and "ids" not in hide
     config = session.config
     lines = [f"# Agent run {session.session_id}" if ids else "# Agent run", ""]
     lines.append(f"model: {config.model}")
@@ -181,11 +254,13 @@ def render_agent_transcript(session: AgentSession, *, ids: bool = False) -> str:
         lines.append("helpers: " + ", ".join(spec.name for spec in config.helpers))
     lines.append("")
     for number, messages in enumerate(_attempts(session.history), start=1):
-        lines += _attempt_lines(number, messages, session.state, ids)
+        lines += _attempt_lines(number, messages, session, ids, hide)
     lines += _outcome_lines(session)
     state = session.state
-    lines.append(
-        f"Total: {state.attempt} attempt{'s' if state.attempt != 1 else ''} · "
-        f"{state.iterations} iterations · {_usage(state.usage)}"
-    )
+    total = [
+        f"Total: {state.attempt} attempt{'s' if state.attempt != 1 else ''}",
+        f"{state.iterations} iterations",
+    ]
+    total += [] if "usage" in hide else [_usage(state.usage)]
+    lines.append(" · ".join(total))
     return "\n".join(lines) + "\n"

@@ -4,13 +4,13 @@
 program makes is compared with the recorded one (the request as the journal
 keeps it); while they match, the recorded model events are served and the
 recorded tool outputs returned. The first request that differs stops the run
-with `RequestMismatch` and a diff — VCR-style tests at the level of meaning.
+with `RequestMismatch` and the readable difference of the two requests
+(adapters/_request_diff.py; the recorded one rebuilt by folding the journal)
+— VCR-style tests at the level of meaning.
 """
 
 from __future__ import annotations
 
-import difflib
-import json
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
@@ -22,9 +22,11 @@ from returns.result import Failure, Result, Success
 from toolreel.adapters import (
     Journal,
     JournalUnavailable,
+    SessionError,
     SessionNotFound,
-    effect_record,
 )
+from toolreel.adapters._fold import fold_journal
+from toolreel.adapters._request_diff import RequestDiff, diff_requests, request_form
 from toolreel.core import (
     AgentConfig,
     CallModel,
@@ -36,6 +38,7 @@ from toolreel.core import (
     ModelResponded,
     PromptSubmitted,
     RetryPolicy,
+    StepError,
     ToolFinished,
 )
 
@@ -50,22 +53,31 @@ T = TypeVar("T")
 
 
 class RequestMismatch(ReplayError):
-    """The program asked the model something the recording did not."""
+    """The program asked the model something the recording did not.
+
+    `request_diff` is the structured difference (a `RequestDiff`: which
+    message, tool or setting changed, and how) when a recorded request was
+    asked differently; None when the program made a call or tool call the
+    recording does not hold at all.
+    """
+
+    def __init__(self, message: str, request_diff: RequestDiff | None = None) -> None:
+        """The message, and the difference it shows (if any)."""
+        super().__init__(message)
+        self.request_diff = request_diff
 
 
 @attrs.frozen(kw_only=True)
 class RecordedCall:
-    """One recorded model call: its request (journal form) and the events it streamed."""
+    """One recorded model call: its request (journal form) and the events it streamed.
+
+    `full` is the whole request, rebuilt by folding the journal (its digest
+    checked against `request`), or None when the fold cannot rebuild it.
+    """
 
     request: dict[str, Any]
     events: tuple[ModelEvent, ...]
-
-
-def _request_form(request: ModelRequest) -> dict[str, Any]:
-    """A request as the journal keeps it (messages digested)."""
-    record = effect_record(CallModel(request=request, iteration=0))
-    form: dict[str, Any] = record["request"]
-    return form
+    full: ModelRequest | None = None
 
 
 class Recording:
@@ -116,6 +128,8 @@ class Recording:
         pending: dict[str, tuple[str, str]] = {}
         current: list[ModelEvent] | None = None
         request: dict[str, Any] | None = None
+        full: ModelRequest | None = None
+        rebuilt = iter(_rebuilt_requests(journal, self.session_id))
         for entry in journal.entries(self.session_id):
             event = entry.event
             if isinstance(event, PromptSubmitted):
@@ -124,13 +138,14 @@ class Recording:
                 current.append(event)
                 if isinstance(event, ModelResponded | ModelCallFailed):
                     assert request is not None
-                    self.calls.append(RecordedCall(request=request, events=tuple(current)))
+                    call = RecordedCall(request=request, events=tuple(current), full=full)
+                    self.calls.append(call)
                     current = None
             elif isinstance(event, ToolFinished) and event.call_id in pending:
                 self._outputs[pending.pop(event.call_id)].append((event.output, event.is_error))
             for effect in entry.effects:
                 if effect["type"] == "CallModel":
-                    request, current = effect["request"], []
+                    request, current, full = effect["request"], [], next(rebuilt, None)
                 elif effect["type"] == "RunTool":
                     call = effect["call"]
                     pending[call["id"]] = (call["name"], call["arguments"])
@@ -140,19 +155,20 @@ class Recording:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Serve the next recorded call's events, if the request matches the recorded one."""
-        asked = _request_form(request)
+        asked = request_form(request)
         if self._served >= len(self.calls):
-            self._stop(f"model call {self._served + 1} was never recorded:\n{asked}")
+            self._stop(_unrecorded(self._served + 1, request))
         recorded = self.calls[self._served]
-        if asked != recorded.request:
-            self._stop(_mismatch(self._served + 1, recorded.request, asked))
+        if asked != recorded.request:  # the digest check: the journal keeps no more
+            diff = diff_requests(recorded.full or recorded.request, request, labels=LABELS)
+            self._stop(f"model call {self._served + 1} differs from the recording:\n{diff}", diff)
         self._served += 1
         for event in recorded.events:
             yield event
 
-    def _stop(self, message: str) -> None:
+    def _stop(self, message: str, diff: RequestDiff | None = None) -> None:
         """Stop the run: the driver raises a `ReplayError` from the port to the caller as is."""
-        raise RequestMismatch(message)
+        raise RequestMismatch(message, diff)
 
     def output(self, name: str, arguments: str) -> tuple[str, bool]:
         """The recorded output of the next call of `name` with these arguments."""
@@ -239,12 +255,38 @@ class RecordedTool(Tool):
         return Failure(output) if is_error else Success(output)
 
 
-def _mismatch(number: int, recorded: dict[str, Any], asked: dict[str, Any]) -> str:
-    """A readable diff of two requests."""
-    old = json.dumps(recorded, indent=2, sort_keys=True).splitlines()
-    new = json.dumps(asked, indent=2, sort_keys=True).splitlines()
-    diff = "\n".join(difflib.unified_diff(old, new, "recorded", "asked", lineterm=""))
-    return f"model call {number} differs from the recording:\n{diff}"
+def _unrecorded(number: int, request: ModelRequest) -> str:
+    """A model call past the recording's end: how many were recorded, and what it asked."""
+    last = request.messages[-1] if request.messages else None
+    asked = f"{last.role}: {last.content or '(tool rounds)'}" if last else "(no messages)"
+    return (
+        f"model call {number} was never recorded (the recording holds {number - 1}); "
+        f"its last message is {asked}"
+    )
+
+
+#: How a mismatch names the two sides.
+LABELS = ("recorded", "asked")
+
+
+def _rebuilt_requests(journal: Journal, session_id: str) -> list[ModelRequest | None]:
+    """Every recorded `CallModel`'s whole request, in order, rebuilt by folding the journal.
+
+    A request whose rebuilt form does not match the recorded one (digest
+    included) is None, and so is every one after a step the reducer refuses.
+    """
+    found: list[ModelRequest | None] = []
+    try:
+        for entry, effects in fold_journal(journal, session_id):
+            made = [e.request for e in effects if isinstance(e, CallModel)]
+            kept = [e for e in entry.effects if e["type"] == "CallModel"]
+            for index, form in enumerate(kept):
+                request = made[index] if index < len(made) else None
+                same = request is not None and request_form(request) == form["request"]
+                found.append(request if same else None)
+    except (StepError, SessionError):
+        pass  # the rest stay unknown: mismatches show the digest alone
+    return found
 
 
 __all__ = ["RecordedCall", "Recording", "RequestMismatch", "RetryPolicy"]

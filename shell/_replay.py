@@ -6,6 +6,12 @@ first difference is a `Divergence` naming the sequence number, the event that le
 sides as a readable diff — what a user sees after changing their prompt,
 their tools or their toolreel version. Pass `config=` to replay the recorded
 events under a changed configuration.
+
+Where a model request differs, the diff is the request's (`RequestDiff`:
+which message, tool or setting changed): the journal keeps a request's
+messages only as a digest, so the recorded request is rebuilt by folding the
+journal again under the configs it recorded, and used only if its digest
+matches the recorded one.
 """
 
 from __future__ import annotations
@@ -23,10 +29,11 @@ from toolreel.adapters import (
     SessionNotFound,
     unstructure,
 )
-from toolreel.adapters._fold import AgentFold, differs, fold_journal
-from toolreel.adapters._journal import SessionConfig, StepEvent
+from toolreel.adapters._fold import AgentFold, JournalFold, LoopFold, differs, fold_journal
+from toolreel.adapters._journal import SessionConfig, StepEffect, StepEvent
+from toolreel.adapters._request_diff import RequestDiff, diff_requests, request_form
 from toolreel.adapters._session import AgentSession, AgentSessionBuilder, Session, SessionBuilder
-from toolreel.core import StepError
+from toolreel.core import CallModel, ModelRequest, StepError
 
 from ._errors import ReplayError
 from ._journal_files import journal_name
@@ -34,7 +41,11 @@ from ._journal_files import journal_name
 
 @attrs.frozen(kw_only=True)
 class Divergence:
-    """Where a replay first produced different effects from the recorded ones."""
+    """Where a replay first produced different effects from the recorded ones.
+
+    `request_diff` is the structured difference of the first model request
+    that differs (a `RequestDiff`), or None when no request does.
+    """
 
     session_id: str
     seq: int
@@ -42,14 +53,21 @@ class Divergence:
     recorded: tuple[dict[str, Any], ...]
     replayed: tuple[dict[str, Any], ...]
     error: str | None = None
+    request_diff: RequestDiff | None = None
 
     @property
     def diff(self) -> str:
-        """The two sides as a unified diff of pretty JSON."""
-        old = _pretty(self.recorded).splitlines()
-        new = [self.error] if self.error else _pretty(self.replayed).splitlines()
-        lines = difflib.unified_diff(old, new, "recorded", "replayed", lineterm="", n=3)
-        return "\n".join(lines)
+        """The request's difference (if one differs), then the other effects' as pretty JSON."""
+        if self.error:
+            return _unified(_pretty(self.recorded).splitlines(), [self.error])
+        if self.request_diff is None:
+            old, new = _pretty(self.recorded).splitlines(), _pretty(self.replayed).splitlines()
+            kinds = f"effects: {_kinds(self.recorded)}\n      → {_kinds(self.replayed)}\n"
+            return kinds + _unified(old, new)
+        old = _pretty(_unasked(self.recorded)).splitlines()
+        new = _pretty(_unasked(self.replayed)).splitlines()
+        rest = "\neffects:\n" + _unified(old, new) if old != new else ""
+        return f"model request:\n{self.request_diff}{rest}"
 
     def __str__(self) -> str:
         """Sequence number, event and diff, for a person."""
@@ -73,6 +91,30 @@ def _pretty(effects: tuple[dict[str, Any], ...]) -> str:
     return json.dumps(list(effects), indent=2, sort_keys=True, ensure_ascii=False)
 
 
+def _unified(old: list[str], new: list[str]) -> str:
+    """A unified diff of two texts' lines."""
+    return "\n".join(difflib.unified_diff(old, new, "recorded", "replayed", lineterm="", n=3))
+
+
+def _kinds(effects: tuple[dict[str, Any], ...]) -> str:
+    """The effects' types in order (an `Emit` with its notice's): what each side did."""
+    names = [
+        f"Emit({data['notice'].get('type')})"
+        if data.get("type") == "Emit"
+        else str(data.get("type"))
+        for data in effects
+    ]
+    return ", ".join(names) or "nothing"
+
+
+def _unasked(effects: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+    """Effects with each model request left out (the request diff shows them)."""
+    return tuple(
+        {**data, "request": "(above)"} if data.get("type") == "CallModel" else data
+        for data in effects
+    )
+
+
 def replay(
     journal: Journal, session_id: str, *, config: SessionConfig | None = None
 ) -> Session | AgentSession | Divergence:
@@ -93,7 +135,7 @@ def replay(
     try:
         for entry, effects in fold:
             if (replayed := differs(entry, effects)) is not None:
-                return _diverged(session_id, entry, replayed)
+                return _diverged(fold, entry, replayed, effects)
             builder.see(entry.event, effects)
     except StepError as exc:
         return _refused(session_id, fold.entry, exc)
@@ -123,8 +165,8 @@ def _agent_run(fold: AgentFold, *, compare: bool = True) -> AgentSession | Diver
     try:
         for entry, effects in fold:
             if compare and (replayed := differs(entry, effects)) is not None:
-                return _diverged(fold.session_id, entry, replayed)
-            builder.see(effects)
+                return _diverged(fold, entry, replayed, effects)
+            builder.see(effects, entry.event)
     except StepError as exc:
         return _refused(fold.session_id, fold.entry, exc)
     return builder.session(fold.state)
@@ -144,16 +186,48 @@ def _refused(session_id: str, entry: JournalEntry | None, exc: StepError) -> Div
 
 
 def _diverged(
-    session_id: str, entry: JournalEntry, replayed: tuple[dict[str, Any], ...]
+    fold: LoopFold | AgentFold,
+    entry: JournalEntry,
+    replayed: tuple[dict[str, Any], ...],
+    effects: tuple[StepEffect, ...],
 ) -> Divergence:
     """The divergence of a step whose replayed effects (as records) differ from the recorded."""
     return Divergence(
-        session_id=session_id,
+        session_id=fold.session_id,
         seq=entry.seq,
         event=entry.event,
         recorded=entry.effects,
         replayed=replayed,
+        request_diff=_request_diff(fold, entry, effects),
     )
+
+
+def _request_diff(
+    fold: LoopFold | AgentFold, entry: JournalEntry, effects: tuple[StepEffect, ...]
+) -> RequestDiff | None:
+    """The difference of the step's first model request that differs from the recorded one."""
+    forms = [data["request"] for data in entry.effects if data.get("type") == "CallModel"]
+    asked = [effect.request for effect in effects if isinstance(effect, CallModel)]
+    for index, (form, request) in enumerate(zip(forms, asked, strict=False)):
+        if form != request_form(request):
+            rebuilt = _recorded_requests(fold, entry.seq)
+            whole = rebuilt[index] if index < len(rebuilt) else None
+            if whole is None or request_form(whole) != form:  # the digest check
+                return diff_requests(form, request)
+            return diff_requests(whole, request)
+    return None
+
+
+def _recorded_requests(fold: JournalFold[Any, Any, Any], seq: int) -> list[ModelRequest]:
+    """Step `seq`'s model requests as the session's recorded configs make them (the fold again)."""
+    again = fold_journal(fold.journal, fold.session_id)
+    try:
+        for entry, effects in again:
+            if entry.seq == seq:
+                return [effect.request for effect in effects if isinstance(effect, CallModel)]
+    except StepError:
+        pass  # the recorded events no longer fold: the digest is all there is
+    return []
 
 
 def verify(

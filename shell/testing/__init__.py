@@ -10,7 +10,8 @@ Fixtures:
   `Recording` that replays a recorded session offline (`await rec.rerun(options)`;
   an agent run's: `await rec.rerun(options, agent=definition)`).
 - `transcript_snapshot`: syrupy's `snapshot` storing a session's transcript (a
-  `Session` or an `AgentSession`).
+  `Session` or an `AgentSession`); `.hide("usage", "ids", "timings", "retries")`
+  leaves volatile parts out; a failure shows the transcripts' unified diff first.
 - `toolreel_recording`: for a test marked `@pytest.mark.toolreel_recording("name")`,
   a `Reel` replaying recordings/name.jsonl, or recording it from the real
   provider (`--toolreel-record=once|new|all|none`; see _record_modes.py).
@@ -143,10 +144,13 @@ def recorded_session() -> OpenRecording:
 
 @pytest.fixture
 def transcript_snapshot(snapshot: Any) -> Any:
-    """syrupy's snapshot, storing sessions (chat sessions and agent runs) as their transcript."""
-    from ._snapshot import TranscriptExtension  # noqa: PLC0415 - syrupy is optional
+    """syrupy's snapshot, storing sessions (chat sessions and agent runs) as their transcript.
 
-    return snapshot.use_extension(TranscriptExtension)
+    `transcript_snapshot.hide("usage", "ids")` leaves volatile parts out.
+    """
+    from ._snapshot import TranscriptSnapshot  # noqa: PLC0415 - syrupy is optional
+
+    return TranscriptSnapshot.of(snapshot)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

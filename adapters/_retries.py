@@ -1,0 +1,49 @@
+"""Retried model calls, as a session's transcript shows them (pure).
+
+A model call that failed and is tried again is a step whose event is the
+`ModelCallFailed` and whose effects start the backoff timer (both reducers):
+its token (`retry:<scope>:<iteration>:<retry>`, core/_retry.py) says which
+turn (a chat session's) or attempt (an agent run's), which model call and
+which retry. Session builders (adapters/_session.py) collect them per turn
+or per run; `render_transcript` shows them where they happened.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from toolreel.core import ModelCallFailed, StartTimer
+
+
+@attrs.frozen(kw_only=True)
+class Retry:
+    """Model call `iteration` of turn (or attempt) `scope` failed; retry `retry` after `seconds`."""
+
+    scope: int
+    iteration: int
+    retry: int
+    seconds: float
+    message: str
+    status: int | None = None
+
+
+def retries_of(event: ModelCallFailed, effects: tuple[object, ...]) -> list[Retry]:
+    """The retry a failed call's step scheduled (none when it gave up)."""
+    found = []
+    for effect in effects:
+        if isinstance(effect, StartTimer) and effect.token.startswith("retry:"):
+            scope, iteration, retry = (int(part) for part in effect.token.split(":")[1:4])
+            found.append(
+                Retry(
+                    scope=scope,
+                    iteration=iteration,
+                    retry=retry,
+                    seconds=effect.seconds,
+                    message=event.message,
+                    status=event.status,
+                )
+            )
+    return found
+
+
+__all__ = ["Retry", "retries_of"]
