@@ -29,6 +29,7 @@ from toolreel.core import (
     ToolSpec,
     Usage,
 )
+from toolreel.shell import run, tool
 from toolreel.testing import MakeScriptedModel, cut_off, http_error, text, tool_calls
 
 ADD = ToolSpec(name="add", parameters={"type": "object", "properties": {"a": {"type": "number"}}})
@@ -276,3 +277,21 @@ def test_server_errors_are_retryable(scripted_model: MakeScriptedModel, status: 
 
     assert isinstance(failure, ModelCallFailed)
     assert (failure.retryable, failure.status) == (True, status)
+
+
+def test_the_shells_client_runs_on_the_sdk_port(scripted_model: MakeScriptedModel) -> None:
+    @tool
+    def add(a: float, b: float) -> float:
+        """Add two numbers."""
+        return a + b
+
+    scripted = scripted_model([tool_calls(("call_1", "add", {"a": 25, "b": 17})), text("42")])
+    assert scripted.server is not None
+
+    async def main() -> Any:
+        port = openai_sdk_model(sdk_client(scripted.server.url))
+        return await run("25 + 17?", scripted.options(tools=[add]), model=port)
+
+    result = anyio.run(main)
+    assert result.text == "42"
+    assert result.rounds[0].results[0].content == "42.0"
