@@ -295,3 +295,12 @@ def test_the_shells_client_runs_on_the_sdk_port(scripted_model: MakeScriptedMode
     result = anyio.run(main)
     assert result.text == "42"
     assert result.rounds[0].results[0].content == "42.0"
+
+
+def test_stream_usage_off_sends_no_stream_options() -> None:
+    client = StubClient(lambda _: Chunks([chunk(finish="stop", content="ok")]))
+    events_of(openai_sdk_model(client, stream_usage=False))
+    events_of(openai_sdk_model(client))
+
+    assert "stream_options" not in client.calls[0]
+    assert client.calls[1]["stream_options"] == {"include_usage": True}
