@@ -300,6 +300,8 @@ class Client:
                 return
             finally:
                 self._reading = False
+            if self._interrupted:  # interrupted from another task while this one waited
+                return
             yield event
 
     async def _receive_once(self) -> AsyncGenerator[tuple[Block, Shown | None], None]:
