@@ -8,6 +8,8 @@ talking to the scripted server on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import anyio
@@ -364,3 +366,11 @@ def test_interrupt_from_another_task_stops_the_reader_at_its_next_event(
 async def _returning(value: Any) -> Any:
     """`value`, awaited (a stub `create`)."""
     return value
+
+
+def test_importing_toolreel_open_agent_does_not_import_openai() -> None:
+    program = "import sys, toolreel.open_agent\nprint('openai' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "False"
