@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import anyio
+import httpx
 import openai
 import pytest
 
@@ -304,3 +305,16 @@ def test_stream_usage_off_sends_no_stream_options() -> None:
 
     assert "stream_options" not in client.calls[0]
     assert client.calls[1]["stream_options"] == {"include_usage": True}
+
+
+def test_an_sdk_timeout_is_retryable() -> None:
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+
+    def slow(_: Any) -> Any:
+        raise openai.APITimeoutError(request=request)
+
+    [failure] = events_of(openai_sdk_model(StubClient(slow)))
+
+    assert isinstance(failure, ModelCallFailed)
+    assert failure.retryable
+    assert failure.message.startswith("timeout error")
