@@ -35,6 +35,7 @@ from toolreel.core import (
 from ._errors import JournalCorrupt, SessionError
 from ._fold import LoopFold, fold_journal, journal_name
 from ._journal import Damage, Journal, StepEvent
+from ._rows import Run
 
 
 @attrs.frozen(kw_only=True)
@@ -126,8 +127,12 @@ class SessionBuilder:
         self.events = 0
         self._prompt: str | None = None
 
-    def see(self, event: StepEvent, effects: tuple[Effect, ...]) -> None:
-        """Note one folded step: a prompt opens a turn, a `Finish` closes it."""
+    def see(self, event: StepEvent | Run, effects: tuple[Effect, ...]) -> None:
+        """Note one folded step (or a run of deltas folded at once, as its steps):
+        a prompt opens a turn, a `Finish` closes it."""
+        if event.__class__ is Run:  # a replay's `FoldedRun`: deltas, no prompt and no Finish
+            self.events += len(event.values)
+            return
         self.events += 1
         if isinstance(event, PromptSubmitted):
             self._prompt = event.text
