@@ -95,4 +95,3 @@ def test_an_empty_text_in_a_run_makes_it_decline() -> None:
         [TextDelta(text="a"), TextDelta(text="b")],
         [(Emit(notice=TextStreamed(text=t)),) for t in "ab"],
     )
-
