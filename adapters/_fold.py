@@ -32,7 +32,6 @@ from typing import Any, Generic, TypeVar, cast, get_args
 
 import attrs
 
-from toolreel.core._step import fragment_run, text_run
 from toolreel.core import (
     AgentConfig,
     AgentEffect,
@@ -50,9 +49,9 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core._step import fragment_run, text_run
 
 from ._errors import JournalCorrupt, SessionError
-from ._rows import TEXT, Item, Run
 from ._journal import (
     Damage,
     Journal,
@@ -63,6 +62,7 @@ from ._journal import (
     current_records,
     effect_record,
 )
+from ._rows import TEXT, Item, Run
 
 C = TypeVar("C", LoopConfig, AgentConfig)
 S = TypeVar("S", State, AgentState)

@@ -18,7 +18,6 @@ from toolreel.adapters import (
     JournalCorrupt,
     JournalEntry,
     SQLiteJournal,
-    Step,
     effect_record,
     load_session,
 )
