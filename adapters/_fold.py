@@ -144,7 +144,7 @@ class JournalFold(Generic[C, S, F]):
         `state` and `entry` are set as the iteration ends (the hot loop keeps
         them local): after the last step, or at the step whose fold raised.
         """
-        items = getattr(self.journal, "items", None)
+        items = getattr(self.journal, "stored_items", None)
         if not self.runs or self.damage is not None or items is None:
             return self._steps()
         return self._items(items(self.session_id))

@@ -5,7 +5,8 @@ written together, as JSON text (`_rows.py`: `[seq, event, effects]` items, text
 deltas and argument fragments joined into runs) with a digest of that text
 (checked on read: an edited row is reported, see `entries`): a replay reads
 and decodes every step, and fewer, larger rows decoded by orjson (~4x faster
-than the standard library) keep that cheap.
+than the standard library) keep that cheap. A replay reads `stored_items`, not
+`entries`: each stored run of deltas whole, for its fold to check at once.
 
 Each `append` is one transaction; with WAL and `synchronous=NORMAL` a committed
 step survives the process being killed at any moment (an OS crash may lose the
@@ -361,7 +362,7 @@ class SQLiteJournal:
         for first, body, legacy in self._bodies(session_id, damage):
             yield from decode_row(str(self.path), session_id, first, body, legacy=legacy)
 
-    def items(self, session_id: str) -> Iterator[Item]:
+    def stored_items(self, session_id: str) -> Iterator[Item]:
         """The session's steps in order as rows store them: each run of deltas whole (a
         `Run`), every other step a `JournalEntry` (for a replay's fold; see `entries`)."""
         for first, body, legacy in self._bodies(session_id, None):
