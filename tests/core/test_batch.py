@@ -11,7 +11,7 @@ takes the run one step at a time.
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_properties import FRAGMENTS, SETTINGS, configs, simulate
 
@@ -32,6 +32,7 @@ from toolreel.core import (
 from toolreel.core._step import fragment_run, text_run
 
 TEXTS = ["", "Hel", "lo", " wörld", "\n"]
+FEWER = settings(SETTINGS, max_examples=120)  # each example simulates a whole session
 
 
 def stepwise(state: State, events: list[Event], recorded: list[tuple]) -> State | None:
@@ -52,7 +53,7 @@ def some_state(data: st.DataObject, config: LoopConfig) -> State:
     return data.draw(st.sampled_from(states))
 
 
-@SETTINGS
+@FEWER
 @given(config=configs, data=st.data())
 def test_a_text_run_is_each_text_delta_emitting_its_text(config, data) -> None:
     state = some_state(data, config)
@@ -64,7 +65,7 @@ def test_a_text_run_is_each_text_delta_emitting_its_text(config, data) -> None:
     assert text_run(state, tuple(texts)) == folded
 
 
-@SETTINGS
+@FEWER
 @given(config=configs, data=st.data())
 def test_a_fragment_run_is_each_fragment_without_effects(config, data) -> None:
     state = some_state(data, config)
