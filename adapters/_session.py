@@ -128,7 +128,7 @@ class SessionBuilder:
         self._prompt: str | None = None
 
     def see(self, event: StepEvent | Run, effects: tuple[Effect, ...]) -> None:
-        """Note one folded step (a run folded at once: its steps); a prompt opens a turn."""
+        """Note a step (or a run, as its steps): a prompt opens a turn, a `Finish` ends it."""
         if event.__class__ is Run:  # a replay's `FoldedRun`: deltas, no prompt and no Finish
             self.events += len(event.values)
             return
