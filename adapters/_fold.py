@@ -13,6 +13,14 @@ with the recorded ones (records of an older shape brought up to date by
 `current_records` only when the plain comparison fails, so replay pays nothing
 for them per step).
 
+A replay's fold (`runs=True`) reads a SQLite journal's runs of deltas whole
+(adapters/_rows.py): a run the reducer accepts as it stands (`text_run`,
+`fragment_run` in core/_step.py: exactly what `step` makes of each delta, and
+each delta's effects exactly the ones the run records) is folded at once and
+yielded as one `FoldedRun`; any other run, and any run under a config change
+or of an agent run, is folded step by step, so a refused step or a divergence
+names its own seq as ever. Every other reader gets one entry per step.
+
 Given a `Damage`, the fold also tells it where sequence numbers skip (steps
 lost) and raises `JournalCorrupt` on a step stored twice or out of order.
 """
@@ -41,6 +49,7 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core._step import fragment_run, text_run
 
 from ._errors import JournalCorrupt, SessionError
 from ._journal import (
@@ -53,12 +62,28 @@ from ._journal import (
     current_records,
     effect_record,
 )
+from ._rows import TEXT, Item, Run
 
 C = TypeVar("C", LoopConfig, AgentConfig)
 S = TypeVar("S", State, AgentState)
 F = TypeVar("F", Effect, AgentEffect)
 
 _AGENT_EVENTS = get_args(AgentEvent)
+
+
+@attrs.frozen(kw_only=True)
+class FoldedRun(JournalEntry):
+    """A run of deltas folded at once (a replay's fold only): `seq` is its first step.
+
+    Its `event` is the `Run` itself (so `SessionBuilder.see(entry.event, ...)`
+    counts its steps), its effects are none to compare: the reducer's are the
+    run's own records by construction (see `text_run`).
+    """
+
+    @classmethod
+    def of(cls, run: Run) -> FoldedRun:
+        """The entry standing for `run`."""
+        return cls(seq=run.seq, event=cast(StepEvent, run), effects=())
 
 
 class JournalFold(Generic[C, S, F]):
@@ -71,9 +96,15 @@ class JournalFold(Generic[C, S, F]):
         configs: Sequence[tuple[int, C]],
         *,
         damage: Damage | None = None,
+        runs: bool = False,
     ) -> None:
-        """Before the first step, in the first of `configs` (each applies after its seq)."""
+        """Before the first step, in the first of `configs` (each applies after its seq).
+
+        `runs`: fold a journal's stored runs of deltas at once where it can (a
+        replay; see the module docstring), yielding a `FoldedRun` for each.
+        """
         self.journal = journal
+        self.runs = runs
         self.session_id = session_id
         self.configs: Sequence[tuple[int, C]] = configs
         self.damage = damage
@@ -103,12 +134,23 @@ class JournalFold(Generic[C, S, F]):
         """`state` under the config a continued session recorded from here on."""
         raise NotImplementedError
 
+    def _run(self, state: S, run: Run) -> S | None:
+        """The state after folding the whole run, or None: fold it step by step."""
+        return None
+
     def __iter__(self) -> Iterator[tuple[JournalEntry, tuple[F, ...]]]:
-        """Each entry with the effects folding it produced.
+        """Each entry with the effects folding it produced (a `FoldedRun` with none).
 
         `state` and `entry` are set as the iteration ends (the hot loop keeps
         them local): after the last step, or at the step whose fold raised.
         """
+        items = getattr(self.journal, "stored_items", None)
+        if not self.runs or self.damage is not None or items is None:
+            return self._steps()
+        return self._items(items(self.session_id))
+
+    def _steps(self) -> Iterator[tuple[JournalEntry, tuple[F, ...]]]:
+        """The fold of the journal's entries, one step each."""
         entries: Iterable[JournalEntry] = self.journal.entries(self.session_id, damage=self.damage)
         if self.damage is not None:
             entries = _contiguous(entries, self.journal, self.session_id, self.damage)
@@ -121,6 +163,37 @@ class JournalFold(Generic[C, S, F]):
                 state, effects = reduce(state, entry.event)
                 yield entry, effects
         finally:
+            self.state, self.entry = state, entry
+
+    def _items(self, items: Iterable[Item]) -> Iterator[tuple[JournalEntry, tuple[F, ...]]]:
+        """The fold of the journal's items: a run at once where `_run` can, else step by step."""
+        pending = list(self.configs[1:])
+        reduce, batch, state, entry = self._reduce, self._run, self.state, self.entry
+        steps: Iterable[JournalEntry]
+        try:
+            for item in items:
+                if item.__class__ is Run:
+                    run = item
+                    while pending and run.seq > pending[0][0]:
+                        state = self._reconfigured(state, pending.pop(0)[1])
+                    folded = None
+                    if not pending or pending[0][0] >= run.seq + len(run.values) - 1:
+                        folded = batch(state, run)
+                    if folded is not None:
+                        state, entry = folded, FoldedRun.of(run)
+                        yield entry, ()
+                        continue
+                    steps = run.entries()
+                else:
+                    steps = (cast(JournalEntry, item),)
+                for entry in steps:
+                    while pending and entry.seq > pending[0][0]:
+                        state = self._reconfigured(state, pending.pop(0)[1])
+                    state, effects = reduce(state, entry.event)
+                    yield entry, effects
+        finally:
+            if isinstance(entry, FoldedRun):
+                entry = cast(Run, entry.event).entries()[-1]  # where it stopped: a step
             self.state, self.entry = state, entry
 
 
@@ -142,6 +215,12 @@ class LoopFold(JournalFold[LoopConfig, State, Effect]):
     def _reconfigured(self, state: State, config: LoopConfig) -> State:
         """`state` under the config a continued session recorded from here on."""
         return attrs.evolve(state, config=config)
+
+    def _run(self, state: State, run: Run) -> State | None:
+        """`text_run` or `fragment_run`: the whole run through `step` at once, if it can be."""
+        if run.kind == TEXT:
+            return text_run(state, run.values)
+        return fragment_run(state, run.index, run.values)
 
 
 class AgentFold(JournalFold[AgentConfig, AgentState, AgentEffect]):
@@ -170,6 +249,7 @@ def fold_journal(
     *,
     config: SessionConfig | None = None,
     damage: Damage | None = None,
+    runs: bool = False,
 ) -> LoopFold | AgentFold:
     """The fold of the session's kind (`SessionNotFound` if the journal has no such session).
 
@@ -183,13 +263,14 @@ def fold_journal(
                 f"session {session_id!r} is an agent run: replay it with an AgentConfig"
             )
         agent = config or recorded[-1][1]
-        return AgentFold(journal, session_id, [(0, agent)], damage=damage)
+        return AgentFold(journal, session_id, [(0, agent)], damage=damage, runs=runs)
     if config is not None and not isinstance(config, LoopConfig):
         raise SessionError(f"session {session_id!r} is a tool loop's: replay it with a LoopConfig")
     loops = [(seq, c) for seq, c in recorded if isinstance(c, LoopConfig)]
     if len(loops) != len(recorded):
         raise SessionError(f"session {session_id!r} is an agent run, not a tool-loop session")
-    return LoopFold(journal, session_id, [(0, config)] if config else loops, damage=damage)
+    configs = [(0, config)] if config else loops
+    return LoopFold(journal, session_id, configs, damage=damage, runs=runs)
 
 
 def fold_loop(journal: Journal, session_id: str, *, damage: Damage | None = None) -> LoopFold:

@@ -14,14 +14,19 @@ stores each as one JSON string, which orjson reads several times faster than
 the same step as nested objects. A run holds exactly what the steps would
 (`encode_row` makes one only when the recorded effects are the ones the run
 stands for), so reading it back gives equal `JournalEntry`s.
+
+A replay need not take a run apart: `decode_items` gives each run whole, as a
+`Run`, for the fold to check at once (adapters/_fold.py); `decode_row` gives
+every step as a `JournalEntry`, for every other reader.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import count
-from typing import Any
+from typing import Any, TypeAlias
 
+import attrs
 import orjson
 
 from toolreel.core import TextDelta, ToolCallArgumentsDelta
@@ -72,7 +77,32 @@ def encode_row(steps: Sequence[StepData]) -> str:
     return orjson.dumps(items).decode()
 
 
-def _texts(first: int, texts: list[str]) -> list[JournalEntry]:
+@attrs.frozen(kw_only=True)
+class Run:
+    """Consecutive steps stored as one run: `seq` the first, one of `values` each.
+
+    `kind` is `TEXT` (each a `TextDelta` of its text with the `Emit(TextStreamed)`
+    of it as its only effect) or `ARGUMENTS` (each an argument fragment of the
+    call at `index`, with no effect).
+    """
+
+    seq: int
+    kind: str
+    index: int
+    values: tuple[str, ...]
+
+    def entries(self) -> list[JournalEntry]:
+        """The run's steps, one `JournalEntry` each."""
+        if self.kind == TEXT:
+            return _texts(self.seq, self.values)
+        return _fragments(self.seq, self.index, self.values)
+
+
+#: What a row holds, item by item: one step, or a run of steps.
+Item: TypeAlias = JournalEntry | Run
+
+
+def _texts(first: int, texts: Sequence[str]) -> list[JournalEntry]:
     """The steps of a run of text deltas."""
     return [
         JournalEntry(seq=seq, event=TextDelta(text=text), effects=(_streamed(text),))
@@ -80,7 +110,7 @@ def _texts(first: int, texts: list[str]) -> list[JournalEntry]:
     ]
 
 
-def _fragments(first: int, index: int, fragments: list[str]) -> list[JournalEntry]:
+def _fragments(first: int, index: int, fragments: Sequence[str]) -> list[JournalEntry]:
     """The steps of a run of argument fragments."""
     return [
         JournalEntry(
@@ -92,19 +122,37 @@ def _fragments(first: int, index: int, fragments: list[str]) -> list[JournalEntr
     ]
 
 
-def _decoded(item: list[Any]) -> list[JournalEntry]:
-    """The steps of one item of a row (see the module docstring)."""
+def _item(item: list[Any]) -> Item:
+    """One item of a row as it is stored: a step, or a whole run (see the module docstring)."""
     head = item[0]
     if head.__class__ is int:
         seq, event, effects = item
-        return [JournalEntry(seq=seq, event=event_of(event), effects=tuple(effects))]
+        return JournalEntry(seq=seq, event=event_of(event), effects=tuple(effects))
     if head == TEXT:
         _, first, texts = item
-        return _texts(first, texts)
+        _check_seq(first)
+        return Run(seq=first, kind=TEXT, index=0, values=tuple(_strings(texts)))
     if head == ARGUMENTS:
         _, first, index, fragments = item
-        return _fragments(first, index, fragments)
+        _check_seq(first)
+        if index.__class__ is not int:
+            raise ValueError(f"not a call's index: {index!r}")
+        return Run(seq=first, kind=ARGUMENTS, index=index, values=tuple(_strings(fragments)))
     raise ValueError(f"not a step: {head!r}")
+
+
+def _check_seq(seq: Any) -> None:
+    """Refuse a run whose first step's number is no integer."""
+    if seq.__class__ is not int:
+        raise ValueError(f"not a step's number: {seq!r}")
+
+
+def _strings(values: list[Any]) -> list[str]:
+    """`values`, checked to be a list of strings (a run's texts or fragments)."""
+    if values.__class__ is not list:
+        raise ValueError(f"not a run's strings: {values!r}")
+    "".join(values)  # a TypeError unless every one is a string (at C speed: once per run)
+    return values
 
 
 def decode_row(
@@ -115,6 +163,19 @@ def decode_row(
     `legacy`: a row written before long tool results were kept once (and
     before runs), whose effects are brought to today's shape.
     """
+    found: list[JournalEntry] = []
+    for item in decode_items(path, session_id, first, body, legacy=legacy):
+        if isinstance(item, Run):
+            found += item.entries()
+        else:
+            found.append(item)
+    return found
+
+
+def decode_items(
+    path: str, session_id: str, first: int, body: str, *, legacy: bool = False
+) -> list[Item]:
+    """The items of a row, each step decoded and each run whole (`decode_row`'s errors)."""
     try:
         items = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
@@ -126,10 +187,7 @@ def decode_row(
     try:  # the hot loop of every replay
         if legacy:
             items = [[seq, event, [slim(e) for e in effects]] for seq, event, effects in items]
-        found: list[JournalEntry] = []
-        for item in items:
-            found += _decoded(item)
-        return found
+        return [_item(item) for item in items]
     except Exception:
         pass  # find the step at fault, and say which
     for item in items:
@@ -144,7 +202,7 @@ def _located(path: str, session_id: str, item: Any, first: int) -> None:
         decoded_step(path, session_id, item, seq=seq_of(item) or first)
         return
     try:
-        _decoded(item)
+        _item(item)
     except Exception as exc:
         detail = f"undecodable steps ({type(exc).__name__}: {exc})"
         where = seq if isinstance(seq, int) else first

@@ -37,6 +37,7 @@ from ._errors import JournalCorrupt, SessionError
 from ._fold import LoopFold, fold_journal, journal_name
 from ._journal import Damage, Journal, StepEvent
 from ._retries import Retry, retries_of
+from ._rows import Run
 
 
 @attrs.frozen(kw_only=True)
@@ -131,8 +132,11 @@ class SessionBuilder:
         self._prompt: str | None = None
         self._retries: list[Retry] = []
 
-    def see(self, event: StepEvent, effects: tuple[Effect, ...]) -> None:
-        """Note one folded step: a prompt opens a turn, a retry joins it, a `Finish` closes it."""
+    def see(self, event: StepEvent | Run, effects: tuple[Effect, ...]) -> None:
+        """Note a step (a run as its steps): a prompt opens a turn, a retry joins, a Finish ends."""
+        if event.__class__ is Run:  # a replay's `FoldedRun`: deltas, no prompt, retry or Finish
+            self.events += len(event.values)
+            return
         self.events += 1
         if isinstance(event, PromptSubmitted):
             self._prompt = event.text

@@ -5,7 +5,8 @@ written together, as JSON text (`_rows.py`: `[seq, event, effects]` items, text
 deltas and argument fragments joined into runs) with a digest of that text
 (checked on read: an edited row is reported, see `entries`): a replay reads
 and decodes every step, and fewer, larger rows decoded by orjson (~4x faster
-than the standard library) keep that cheap.
+than the standard library) keep that cheap. A replay reads `stored_items`, not
+`entries`: each stored run of deltas whole, for its fold to check at once.
 
 Each `append` is one transaction; with WAL and `synchronous=NORMAL` a committed
 step survives the process being killed at any moment (an OS crash may lose the
@@ -53,7 +54,7 @@ from ._journal import (
     effect_record,
 )
 from ._lease import LEASE_SECONDS, Heartbeat, Owner, check_free, now
-from ._rows import StepData, decode_row, encode_row
+from ._rows import Item, StepData, decode_items, decode_row, encode_row
 from ._serde import event_data
 
 BATCH = 256
@@ -358,6 +359,17 @@ class SQLiteJournal:
         A row whose digest does not match its text is told to `damage` (it still
         decodes); a row that does not decode raises `JournalCorrupt`.
         """
+        for first, body, legacy in self._bodies(session_id, damage):
+            yield from decode_row(str(self.path), session_id, first, body, legacy=legacy)
+
+    def stored_items(self, session_id: str) -> Iterator[Item]:
+        """The session's steps in order as rows store them: each run of deltas whole (a
+        `Run`), every other step a `JournalEntry` (for a replay's fold; see `entries`)."""
+        for first, body, legacy in self._bodies(session_id, None):
+            yield from decode_items(str(self.path), session_id, first, body, legacy=legacy)
+
+    def _bodies(self, session_id: str, damage: Damage | None) -> Iterator[tuple[int, str, bool]]:
+        """Each row's first seq, text and whether it is legacy, in order; edits told to `damage`."""
         last = -1
         while True:
             rows = self._read(
@@ -368,9 +380,7 @@ class SQLiteJournal:
             for first, final, body, digest in rows:
                 if damage is not None and digest is not None and digest != body_digest(body):
                     damage.edited(str(self.path), session_id, first, final)
-                yield from decode_row(
-                    str(self.path), session_id, first, body, legacy=digest is None
-                )
+                yield first, body, digest is None
             if len(rows) < 16:
                 return
             last = rows[-1][0]

@@ -64,7 +64,7 @@ Rules
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -204,6 +204,34 @@ def _on_call_started(state: State, event: ToolCallStarted) -> Step:
 def _on_fragment(state: State, event: ToolCallArgumentsDelta) -> Step:
     """Append an argument fragment to the call at its index."""
     return with_stream(state, add_fragment(state.stream, event.index, event.fragment)), ()
+
+
+# Rule 2 in bulk: a replay folds a stored run of deltas at once ---------------
+
+
+def text_run(state: State, texts: Sequence[str]) -> State | None:
+    """The state after `step` folds a `TextDelta` of each text, when each is accepted and
+    emits exactly its `Emit(TextStreamed)`; None when it must be folded one at a time.
+
+    A replay checks a stored run of text deltas (each recorded with that one effect)
+    with one string join instead of one state per delta (adapters/_fold.py).
+    """
+    if not texts:
+        return state
+    if _handler((state.phase, TextDelta)) is not _on_text or not all(texts):
+        return None
+    return with_stream(state, add_text(state.stream, "".join(texts)))
+
+
+def fragment_run(state: State, index: int, fragments: Sequence[str]) -> State | None:
+    """The state after `step` folds an argument fragment of the call at `index` for each of
+    `fragments` (each accepted, with no effect); None when it must be folded one at a time.
+    """
+    if not fragments:
+        return state
+    if _handler((state.phase, ToolCallArgumentsDelta)) is not _on_fragment:
+        return None
+    return with_stream(state, add_fragment(state.stream, index, "".join(fragments)))
 
 
 # Rules 3-5, 7 ----------------------------------------------------------------

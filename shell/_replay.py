@@ -128,7 +128,7 @@ def replay(
     """
     if session_id not in journal.sessions():
         raise SessionNotFound(session_id, journal_name(journal))
-    fold = fold_journal(journal, session_id, config=config)
+    fold = fold_journal(journal, session_id, config=config, runs=True)
     if isinstance(fold, AgentFold):
         return _agent_run(fold)
     builder = SessionBuilder(session_id)
