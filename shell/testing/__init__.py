@@ -11,6 +11,9 @@ Fixtures:
   an agent run's: `await rec.rerun(options, agent=definition)`).
 - `transcript_snapshot`: syrupy's `snapshot` storing a session's transcript (a
   `Session` or an `AgentSession`).
+- `toolreel_override`: every Client, `run` and `execute_agent` of the test uses a
+  `TestModel()` (or the model given by indirect parametrization; swap it with
+  `toolreel_override.use(model)`), as under `override(model=...)`.
 - Network guard: `@pytest.mark.toolreel_offline`, or `pytest --toolreel-offline`
   for every test, makes any HTTP call to a host other than 127.0.0.1/localhost
   fail loudly.
@@ -24,7 +27,8 @@ from typing import Any, Protocol
 
 import pytest
 
-from toolreel.adapters import FunctionModel, ModelPort
+from toolreel.adapters import FunctionModel as EventModel
+from toolreel.adapters import ModelPort
 from toolreel.core import ModelRequest
 from toolreel.shell import AgentOptions, Recording
 from toolreel.shell._scripted import (
@@ -38,15 +42,26 @@ from toolreel.shell._scripted import (
 )
 
 from ._guard import NetworkBlocked, guard_network
+from ._models import Call, FunctionModel, ModelInfo, TestModel, ToolCalls, call
+from ._override import Override, override, overriding
 
 __all__ = [
+    "Call",
+    "FunctionModel",
     "MakeScriptedModel",
+    "ModelInfo",
     "NetworkBlocked",
     "OpenRecording",
+    "Override",
     "Reply",
     "ScriptedModel",
+    "TestModel",
+    "ToolCalls",
+    "call",
     "cut_off",
     "http_error",
+    "override",
+    "overriding",
     "text",
     "tool_calls",
 ]
@@ -60,7 +75,7 @@ class ScriptedModel:
         self.replies = list(replies)
         self.server = ScriptedServer(self.replies).__enter__() if http else None
         self.calls: list[ModelRequest] = []
-        self.model: ModelPort | None = None if http else FunctionModel(self._answer)
+        self.model: ModelPort | None = None if http else EventModel(self._answer)
 
     def _answer(self, request: ModelRequest) -> list[Any]:
         """The next reply's events (an HTTP 500 when the script has run out)."""
@@ -128,6 +143,13 @@ def recorded_session() -> OpenRecording:
         return Recording.from_file(path, session_id)
 
     return open_recording
+
+
+@pytest.fixture
+def toolreel_override(request: pytest.FixtureRequest) -> Iterator[Override]:
+    """Every model the test's code opens is a TestModel (or `request.param`, or what `use` sets)."""
+    with override(model=getattr(request, "param", None) or TestModel()) as active:
+        yield active
 
 
 @pytest.fixture
