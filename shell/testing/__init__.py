@@ -42,7 +42,7 @@ from toolreel.shell._scripted import (
 )
 
 from ._guard import NetworkBlocked, guard_network
-from ._models import Call, FunctionModel, ModelInfo, TestModel, ToolCalls, call
+from toolreel.shell._scripted._models import Call, FunctionModel, ModelInfo, TestModel, ToolCalls, call
 from ._override import Override, override, overriding
 
 __all__ = [

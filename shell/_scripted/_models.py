@@ -49,7 +49,7 @@ from toolreel.core import (
     UsageError,
 )
 from toolreel.core._agent_config import SUBMIT_TOOL
-from toolreel.shell._connection import AGENT_OUTPUT_TOOL
+from .._connection import AGENT_OUTPUT_TOOL
 
 from ._generate import Unsatisfiable, valid_value
 
