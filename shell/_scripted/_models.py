@@ -49,8 +49,8 @@ from toolreel.core import (
     UsageError,
 )
 from toolreel.core._agent_config import SUBMIT_TOOL
-from .._connection import AGENT_OUTPUT_TOOL
 
+from .._connection import AGENT_OUTPUT_TOOL
 from ._generate import Unsatisfiable, valid_value
 
 

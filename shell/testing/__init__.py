@@ -40,9 +40,16 @@ from toolreel.shell._scripted import (
     text,
     tool_calls,
 )
+from toolreel.shell._scripted._models import (
+    Call,
+    FunctionModel,
+    ModelInfo,
+    TestModel,
+    ToolCalls,
+    call,
+)
 
 from ._guard import NetworkBlocked, guard_network
-from toolreel.shell._scripted._models import Call, FunctionModel, ModelInfo, TestModel, ToolCalls, call
 from ._override import Override, override, overriding
 
 __all__ = [
