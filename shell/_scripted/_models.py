@@ -221,7 +221,7 @@ class TestModel(FunctionModel):
     to call; `args` pins arguments per tool (`{"add": {"a": 1}}`, the rest
     generated); `text` is the final answer (default: the results as JSON);
     `output` the agent's output (default: generated from its schema). A
-    schema no value can be generated for is a ConfigError naming the tool.
+    schema no value can be generated for is a UsageError naming the tool and keyword.
     """
 
     __test__ = False  # not a test class, for pytest
@@ -278,11 +278,9 @@ class TestModel(FunctionModel):
         try:
             made = valid_value(schema, f"{self.seed}:{spec.name}:{turn}")
         except Unsatisfiable as exc:
-            raise ConfigError(
-                f"TestModel tool {spec.name!r}",
-                exc.keyword,
+            raise UsageError(
                 f"TestModel cannot generate arguments for tool {spec.name!r}: {exc} "
-                f"(keyword {exc.keyword!r}); pin them: TestModel(args={{{spec.name!r}: {{...}}}})",
+                f"(keyword {exc.keyword!r}); pin them: TestModel(args={{{spec.name!r}: {{...}}}})"
             ) from exc
         arguments = {**made, **pinned} if isinstance(made, dict) else pinned
         return call(spec.name, **arguments)
