@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolreel.core import UsageError, ModelRequest, ToolCallArgumentsDelta, ToolSpec
+from toolreel.core import ModelRequest, ToolCallArgumentsDelta, ToolSpec, UsageError
 from toolreel.shell import AgentOptions, run, tool
 from toolreel.testing import TestModel
 
@@ -267,7 +267,7 @@ def test_through_run_the_usage_error_reaches_the_caller_not_a_failed_turn() -> N
     def lookup(args: dict[str, Any]) -> str:
         return "x"
 
-    with pytest.raises(UsageError, match="'lookup'.*keyword 'enum'"):
+    with pytest.raises(UsageError, match=r"'lookup'.*keyword 'enum'"):
         anyio.run(functools.partial(run, "hi", AgentOptions(tools=[lookup]), model=TestModel()))
 
 
