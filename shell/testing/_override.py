@@ -34,9 +34,12 @@ class Override:
     def __init__(self, model: ModelPort) -> None:
         """Lend `model`."""
         self.model = _checked(model)
+        self.active = True
 
     def use(self, model: ModelPort) -> ModelPort:
-        """Lend `model` instead, from now on; returns it."""
+        """Lend `model` instead, from now on; returns it. After the override: UsageError."""
+        if not self.active:
+            raise UsageError("this override has ended: use() it inside its `with` block")
         self.model = _checked(model)
         return model
 
@@ -73,6 +76,7 @@ def override(*, model: ModelPort) -> Iterator[Override]:
     try:
         yield lent
     finally:
+        lent.active = False
         try:
             MODEL_OVERRIDE.reset(token)
         except ValueError as exc:
