@@ -39,6 +39,8 @@ FORMATS = {
 }
 ATTEMPTS = 8
 MAX_DEPTH = 12
+#: Past this depth only what is required is made (a recursive schema's optional parts end).
+LEAN_DEPTH = 4
 
 
 class Unsatisfiable(Exception):
@@ -221,6 +223,8 @@ class Generator:
         if high < low:
             raise Unsatisfiable("maxItems", f"maxItems {high} is below minItems {low}")
         size = self.rng.randint(max(low, min(len(prefix), high)), max(low, min(high, 2)))
+        if self.depth > LEAN_DEPTH:
+            size = low
         items = schema.get("items", {} if prefix else True)
         made: list[Any] = []
         for index in range(size):
@@ -246,7 +250,8 @@ class Generator:
         required = list(schema.get("required", ()))
         room = int(schema.get("maxProperties", len(properties) + len(required)))
         made: dict[str, Any] = {}
-        for name in [*required, *(p for p in properties if p not in required)]:
+        optional = [] if self.depth > LEAN_DEPTH else [p for p in properties if p not in required]
+        for name in [*required, *optional]:
             if len(made) >= room and name not in required:
                 break
             made[name] = self.value(properties.get(name, schema.get("additionalProperties", {})))

@@ -274,7 +274,10 @@ class TestModel(FunctionModel):
     def _call(self, spec: ToolSpec, turn: int) -> Call:
         """A call of `spec` with generated arguments, the pinned ones laid over them."""
         pinned = dict(self.args.get(spec.name, {}))
-        schema = _without(json.loads(spec.parameters), pinned)
+        try:
+            schema = _without(json.loads(spec.parameters), pinned)
+        except ValueError as exc:
+            raise UsageError(f"tool {spec.name!r} has parameters that are not JSON: {exc}") from exc
         try:
             made = valid_value(schema, f"{self.seed}:{spec.name}:{turn}")
         except Unsatisfiable as exc:

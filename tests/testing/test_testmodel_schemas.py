@@ -108,6 +108,22 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         },
         "required": ["day", "at", "mail", "id", "digits", "upper"],
     },
+    "recursive": {
+        "type": "object",
+        "$defs": {
+            "Node": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+                    "parent": {"$ref": "#/$defs/Node"},
+                },
+                "required": ["name"],
+            }
+        },
+        "properties": {"root": {"$ref": "#/$defs/Node"}},
+        "required": ["root"],
+    },
     "empty": {"type": "object", "properties": {}},
     "unconstrained": {"type": "object", "properties": {"anything": {}}, "required": ["anything"]},
 }
