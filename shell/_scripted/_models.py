@@ -78,14 +78,6 @@ def _calls(value: Iterable[Call]) -> tuple[Call, ...]:
     return tuple(value)
 
 
-@attrs.frozen(kw_only=True)
-class _Reply:
-    """Text and calls, what one model response holds."""
-
-    text: str = ""
-    calls: tuple[Call, ...] = ()
-
-
 @attrs.frozen
 class ToolCalls:
     """A response of tool calls (one round, run in parallel), with text before them if any."""
