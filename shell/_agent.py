@@ -60,7 +60,7 @@ from ._callbacks import (
     OnValidationFailure,
 )
 from ._client import open_journal
-from ._connection import Connection
+from ._connection import AGENT_OUTPUT_TOOL, Connection
 from ._hooks import hook_points
 from ._options import AgentOptions, AgentRunOptions
 from ._restore import Unfinished, unfinished_run
@@ -299,12 +299,14 @@ async def _execute(
         session_id=session_id,
     )
     started = time.monotonic()
+    told = AGENT_OUTPUT_TOOL.set(config.output_name)  # for a test model: which tool ends the run
     try:
         if resumed is None:
             finish = await runner.run(definition.build_prompt(input))
         else:
             finish = await runner.resume(resumed.state, resumed.seq, resumed.owed)
     finally:
+        AGENT_OUTPUT_TOOL.reset(told)
         if model is None:  # a caller's own model is the caller's to close
             with anyio.CancelScope(shield=True):
                 await port.aclose()

@@ -15,6 +15,7 @@ connection fields from these (`shared`), so both check a value the same way.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -28,6 +29,12 @@ from . import _checks as check
 
 if TYPE_CHECKING:
     import httpx
+
+#: The model every port opened here is, while `toolreel.testing.override` is in force.
+MODEL_OVERRIDE: ContextVar[ModelPort | None] = ContextVar("toolreel_model_override", default=None)
+#: The output tool's name while an agent runs, for a model that must know which tool ends it
+#: (`toolreel.testing.TestModel`: a request offers it among the helpers, indistinguishable).
+AGENT_OUTPUT_TOOL: ContextVar[str | None] = ContextVar("toolreel_agent_output", default=None)
 
 
 def to_secret(value: Secret | str | None) -> Secret | None:
@@ -113,7 +120,12 @@ class Connection:
         return Timeouts(read=self.timeout, total=self.call_timeout, idle=self.idle_timeout)
 
     def open_model(self) -> ModelPort:
-        """A model port over HTTP (its opener closes it); no key for a hosted URL: ConfigError."""
+        """A model port over HTTP (its opener closes it); no key for a hosted URL: ConfigError.
+
+        Under `toolreel.testing.override(model=...)` it is that model instead.
+        """
+        if (overriding := MODEL_OVERRIDE.get()) is not None:
+            return overriding
         return http_model(
             self.provider,
             base_url=self.base_url,

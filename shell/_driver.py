@@ -41,6 +41,7 @@ from toolreel.core import (
     TimerFired,
     ToolCall,
     ToolFinished,
+    UsageError,
 )
 
 from ._errors import ReplayError
@@ -71,8 +72,9 @@ class Driver(Generic[S, E, F]):
 
     #: Exceptions from the model port that are raised to the caller, not model failures to
     #: feed: a reducer refusing an event (misuse, never the model's doing) and a recording
-    #: that cannot answer (`Recording`'s `RequestMismatch`: the program changed).
-    bugs: tuple[type[BaseException], ...] = (StepError, ReplayError)
+    #: that cannot answer (`Recording`'s `RequestMismatch`: the program changed), a port
+    #: refusing how it is used (a test model that cannot answer a tool's schema).
+    bugs: tuple[type[BaseException], ...] = (StepError, ReplayError, UsageError)
     #: Told when each model call starts and ends (shell/_telemetry.py; set per turn).
     watch: Turn = NO_TURN
 

@@ -30,7 +30,7 @@ import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePath
-from typing import Any, overload
+from typing import Any, Generic, overload
 
 import anyio
 import anyio.to_thread
@@ -38,6 +38,7 @@ import attrs
 import cattrs
 import sniffio
 from returns.result import Failure, Result, Success
+from typing_extensions import ParamSpec, TypeVar
 
 from toolreel.core import ConfigError, ToolCall, ToolSpec, arguments_object
 
@@ -80,19 +81,33 @@ def _problem(exc: Exception) -> str:
     return str(exc) or type(exc).__name__
 
 
+#: A tool's parameters and return type: its function's, for callers (a bare `Tool` is any).
+P = ParamSpec("P", default=...)
+R = TypeVar("R", default=Any)
+
+
 @attrs.frozen(kw_only=True, eq=False)
-class Tool:
-    """A callable the model may use: its spec, its handler and how to call it."""
+class Tool(Generic[P, R]):
+    """A callable the model may use: its spec, its handler and how to call it.
+
+    Calling the tool calls its function as it is (`add(2, 3) == 5`; an async
+    one gives its awaitable), so a decorated function stays usable, and
+    testable, as the function it was; type checkers see its signature.
+    """
 
     name: str
     description: str
     parameters: Mapping[str, Any]
-    handler: Callable[..., Any]
+    handler: Callable[P, R]
     argument_types: Mapping[str, Any]
     required: tuple[str, ...] = ()
     takes_args_dict: bool = False
     timeout: float | None = None
     idempotent: bool = False
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Call the function itself, unchecked and in this thread: what its callers expect."""
+        return self.handler(*args, **kwargs)
 
     @property
     def spec(self) -> ToolSpec:
@@ -263,14 +278,14 @@ def _schema_style(
 
 
 def _make_tool(
-    handler: Callable[..., Any],
+    handler: Callable[P, R],
     *,
     name: str | None,
     description: str | None,
     schema: Mapping[str, Any] | None,
     timeout: float | None,
     idempotent: bool,
-) -> Tool:
+) -> Tool[P, R]:
     """Build a Tool from a handler and what the decorator was told."""
     doc = inspect.getdoc(handler) or ""
     if schema is not None:
@@ -292,7 +307,7 @@ def _make_tool(
 
 
 @overload
-def tool(name: Callable[..., Any], /) -> Tool: ...
+def tool(name: Callable[P, R], /) -> Tool[P, R]: ...
 
 
 @overload
@@ -303,17 +318,17 @@ def tool(
     *,
     timeout: float | None = None,
     idempotent: bool = False,
-) -> Callable[[Callable[..., Any]], Tool]: ...
+) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
-def tool(
+def tool(  # the overloads above type it for callers
     name: str | Callable[..., Any] | None = None,
     description: str | None = None,
     schema: Mapping[str, Any] | None = None,
     *,
     timeout: float | None = None,
     idempotent: bool = False,
-) -> Tool | Callable[[Callable[..., Any]], Tool]:
+) -> Any:
     """Declare a tool: `@tool`, `@tool(timeout=5)`, or `@tool("add", "Add", {"a": float})`.
 
     `timeout` (seconds) overrides the run's tool timeout for this tool;

@@ -1,7 +1,9 @@
 """Offline model stand-ins: a scripted OpenAI-compatible server and the calculator model.
 
 The demo (`python -m toolreel.shell.demo`) and `toolreel.testing` import these names from
-here, so neither needs a real provider or the network beyond 127.0.0.1.
+here, so neither needs a real provider or the network beyond 127.0.0.1. `_models`
+(`TestModel`, `FunctionModel`: toolreel.testing's, and `toolreel run --model test`'s)
+is imported from its module, by those who use it.
 """
 
 from __future__ import annotations

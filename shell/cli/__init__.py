@@ -49,7 +49,10 @@ from . import _serve as serving
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROVIDER = click.Choice(sorted(PROVIDERS))
 PROVIDER_HELP = "Wire format [default: openai, for any OpenAI-compatible server]."
-MODEL_HELP = "Model [default: gpt-4o-mini, ... per provider; required with --base-url]."
+MODEL_HELP = (
+    "Model [default: gpt-4o-mini, ... per provider; required with --base-url]; "
+    '"test": a stand-in that calls each tool once (no key, no server).'
+)
 URL_HELP = "Any server, e.g. Ollama's http://127.0.0.1:11434/v1 or LM Studio's."
 JOURNAL_HELP = "Keep the session in FILE: SQLite, or JSON lines if it ends .jsonl."
 MAX_HELP = "Model calls per turn at most, 5 by default."
@@ -255,10 +258,12 @@ def _options(params: dict[str, Any], model: str, journal: Journal | None) -> Age
 
 def _converse(params: dict[str, Any], prompts: live.Prompts) -> int:
     """Run the prompts as turns of one session; the exit code."""
+    testing = params["model"] == "test"  # TestModel: calls each tool once, no key, no server
     try:  # usage errors (a bad key, no key: say which variable to set) before anything runs
         options = agent_options(params, None)
         codec = codec_for(options.provider)
-        require_key(codec, api_key(codec, options.api_key), options.base_url)
+        if not testing:
+            require_key(codec, api_key(codec, options.api_key), options.base_url)
     except ConfigError as exc:
         raise click.UsageError(exc.allowed) from exc
     path: Path | None = params["journal"]
@@ -269,10 +274,24 @@ def _converse(params: dict[str, Any], prompts: live.Prompts) -> int:
     )
     try:
         options = attrs.evolve(options, journal=journal)
-        return anyio.run(live.converse, options, prompts, view, str(path or ""))
+        with test_model() if testing else contextlib.nullcontext():
+            return anyio.run(live.converse, options, prompts, view, str(path or ""))
     finally:
         if journal is not None:
             journal.close()
+
+
+@contextlib.contextmanager
+def test_model() -> Iterator[None]:
+    """`--model test`: every model opened inside is a TestModel (see toolreel.testing)."""
+    from .._connection import MODEL_OVERRIDE  # noqa: PLC0415 - only for --model test
+    from .._scripted._models import TestModel  # noqa: PLC0415
+
+    token = MODEL_OVERRIDE.set(TestModel())
+    try:
+        yield
+    finally:
+        MODEL_OVERRIDE.reset(token)
 
 
 # --- the commands ------------------------------------------------------------------------

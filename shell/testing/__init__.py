@@ -15,6 +15,9 @@ Fixtures:
 - `toolreel_recording`: for a test marked `@pytest.mark.toolreel_recording("name")`,
   a `Reel` replaying recordings/name.jsonl, or recording it from the real
   provider (`--toolreel-record=once|new|all|none`; see _record_modes.py).
+- `toolreel_override`: every Client, `run` and `execute_agent` of the test uses a
+  `TestModel()` (or the model given by indirect parametrization; swap it with
+  `toolreel_override.use(model)`), as under `override(model=...)`.
 - Network guard: `@pytest.mark.toolreel_offline`, or `pytest --toolreel-offline`
   for every test, makes any HTTP call to a host other than 127.0.0.1/localhost
   fail loudly.
@@ -28,7 +31,8 @@ from typing import Any, Protocol
 
 import pytest
 
-from toolreel.adapters import FunctionModel, ModelPort
+from toolreel.adapters import FunctionModel as EventModel
+from toolreel.adapters import ModelPort
 from toolreel.core import ModelRequest
 from toolreel.shell import AgentOptions, Recording
 from toolreel.shell._scripted import (
@@ -40,9 +44,18 @@ from toolreel.shell._scripted import (
     text,
     tool_calls,
 )
+from toolreel.shell._scripted._models import (
+    Call,
+    FunctionModel,
+    ModelInfo,
+    TestModel,
+    ToolCalls,
+    call,
+)
 
 from . import _record_modes
 from ._guard import NetworkBlocked, guard_network
+from ._override import Override, override, overriding
 from ._record_modes import (  # noqa: F401 - the plugin's fixtures and hook
     Reel,
     _toolreel_recording_marker,
@@ -51,14 +64,23 @@ from ._record_modes import (  # noqa: F401 - the plugin's fixtures and hook
 )
 
 __all__ = [
+    "Call",
+    "FunctionModel",
     "MakeScriptedModel",
+    "ModelInfo",
     "NetworkBlocked",
     "OpenRecording",
+    "Override",
     "Reel",
     "Reply",
     "ScriptedModel",
+    "TestModel",
+    "ToolCalls",
+    "call",
     "cut_off",
     "http_error",
+    "override",
+    "overriding",
     "text",
     "tool_calls",
 ]
@@ -72,7 +94,7 @@ class ScriptedModel:
         self.replies = list(replies)
         self.server = ScriptedServer(self.replies).__enter__() if http else None
         self.calls: list[ModelRequest] = []
-        self.model: ModelPort | None = None if http else FunctionModel(self._answer)
+        self.model: ModelPort | None = None if http else EventModel(self._answer)
 
     def _answer(self, request: ModelRequest) -> list[Any]:
         """The next reply's events (an HTTP 500 when the script has run out)."""
@@ -140,6 +162,13 @@ def recorded_session() -> OpenRecording:
         return Recording.from_file(path, session_id)
 
     return open_recording
+
+
+@pytest.fixture
+def toolreel_override(request: pytest.FixtureRequest) -> Iterator[Override]:
+    """Every model the test's code opens is a TestModel (or `request.param`, or what `use` sets)."""
+    with override(model=getattr(request, "param", None) or TestModel()) as active:
+        yield active
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ annotations a strict project adds; `assert_type` pins what users get back.
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from typing import Any, assert_type
 
 import anyio
@@ -99,9 +100,18 @@ def lookup(key: str) -> str:
     return key
 
 
-assert_type(add, Tool)
-assert_type(multiply, Tool)
-assert_type(lookup, Tool)
+add_tool: Tool[[dict[str, Any]], Coroutine[Any, Any, dict[str, float]]] = add
+multiply_tool: Tool[[float, float], float] = multiply
+lookup_tool: Tool[[str], str] = lookup
+# A tool stays callable as the function it wraps, its signature checked for callers,
+assert_type(multiply(2, 3), float)
+pending = add({"a": 1, "b": 2})
+pending = assert_type(pending, Coroutine[Any, Any, dict[str, float]])
+pending.close()
+multiply("2", 3)  # type: ignore[arg-type]
+lookup()  # type: ignore[call-arg]
+# and is still a Tool wherever tools are accepted.
+every_tool: list[Tool] = [add, multiply, lookup]
 
 
 async def gate(event: PreToolUseEvent) -> HookDecision | None:
