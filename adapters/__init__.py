@@ -30,6 +30,7 @@ from ._providers._gemini import GeminiCodec
 from ._providers._http import HttpModel, Secret, Timeouts
 from ._providers._ollama import OllamaCodec
 from ._providers._openai import OpenAICodec
+from ._providers._openai_sdk import OpenAISdkModel, openai_sdk_model
 from ._serde import event_from_json, event_to_json, get_converter, structure, unstructure
 from ._session import Session, SessionBuilder, TurnSummary, load_session
 from ._sqlite import SQLiteJournal
@@ -52,6 +53,7 @@ __all__ = [
     "ModelPort",
     "OllamaCodec",
     "OpenAICodec",
+    "OpenAISdkModel",
     "SQLiteJournal",
     "Secret",
     "Session",
@@ -72,6 +74,7 @@ __all__ = [
     "event_to_json",
     "http_model",
     "load_session",
+    "openai_sdk_model",
     "persisted_messages",
     "render_transcript",
     "structure",

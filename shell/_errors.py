@@ -8,7 +8,10 @@
     │   ├── NotOpen (RuntimeError)                        used without `async with`
     │   ├── TurnInProgress (RuntimeError)                 a query while a turn runs
     │   ├── UnknownToolCall (ValueError)                  a result for no awaited call
-    │   └── SessionNotFound (LookupError) (adapters)     no such session in the journal
+    │   ├── SessionNotFound (LookupError) (adapters)     no such session in the journal
+    │   ├── NothingToReceive (RuntimeError) (open_agent)  receive_messages() before query()
+    │   ├── ResultsOwed (RuntimeError)  (open_agent)     a prompt while calls await results
+    │   └── ContentTypeError (TypeError) (open_agent)    a tool result not str/dict/list
     ├── SessionError                    (adapters)
     │   ├── SessionNotFound
     │   └── SessionBusy                 (adapters)       another writer owns the session
@@ -17,6 +20,8 @@
     │   └── JournalUnavailable          (adapters)       cannot open, or locked too long
     ├── DecodeError (ValueError)        (adapters)       text that is not an event's JSON
     ├── RunFailed                                         a turn that finished FAILED
+    ├── PromptBlocked (RuntimeError)    (open_agent)     a UserPromptSubmit hook blocked
+    ├── ModelError (RuntimeError)       (open_agent)     the model call failed
     └── ReplayError (AssertionError)                      a recording does not match
         ├── ReplayDiverged                                replay(strict) found a divergence
         └── RequestMismatch                               rerun asked something unrecorded

@@ -24,6 +24,8 @@ from ._gemini import GeminiCodec
 from ._http import HttpModel, Secret, Timeouts
 from ._ollama import OllamaCodec
 from ._openai import OpenAICodec
+from ._openai_sdk import OpenAISdkModel as OpenAISdkModel
+from ._openai_sdk import openai_sdk_model as openai_sdk_model
 
 if TYPE_CHECKING:
     import httpx
