@@ -21,8 +21,15 @@ PY=$VENV/bin/python
 TEST_TIMEOUT=${TEST_TIMEOUT:-30}
 
 # Tests of open_agent's private internals (names starting with `_`), which toolreel's
-# package does not reproduce: deselected, one line each with the reason.
+# package does not reproduce: deselected, one line each with the reason. (Measured: each
+# fails only on its private line; every public assertion before it passes.)
 EXCLUDED_INTERNALS=(
+    "tests/test_client.py::test_client_initialization|last line asserts Client._aggregator is None: open_agent's per-stream ToolCallAggregator; toolreel's codec decodes the stream"
+    "tests/test_client.py::test_client_format_history_entry_text_only|calls Client._format_history_entry(blocks): open_agent's private history builder; toolreel derives message_history from its records"
+    "tests/test_client.py::test_client_format_history_entry_with_tools|calls Client._format_history_entry(blocks), as above"
+    "tests/test_client.py::test_client_format_history_entry_tools_only|calls Client._format_history_entry(blocks), as above"
+    "tests/test_client.py::test_client_query_failure_does_not_mutate_history|last line asserts Client._aggregator is None (history and response_stream checks before it pass)"
+    "tests/test_interrupt.py::test_interrupt_basic|last line asserts Client._aggregator is None (the interrupt and response_stream checks before it pass)"
 )
 
 # Tests that cannot pass here on any implementation, open_agent's own included.
@@ -99,7 +106,7 @@ done
 
 echo "== running its tests"
 status=0
-(cd "$suite" && "$VENV/bin/pytest" tests -p no:cacheprovider -o asyncio_mode=strict \
+(cd "$suite" && "$VENV/bin/pytest" tests -p no:cacheprovider -o asyncio_mode=strict -o asyncio_default_fixture_loop_scope=function \
     --continue-on-collection-errors --timeout="$TEST_TIMEOUT" -rfE --tb=line --junitxml="$work/junit.xml" \
     "${deselect[@]}" "$@") || status=$?
 
