@@ -132,9 +132,11 @@ def _preset(provider: str | None) -> str:
 
 
 def _find_config(config_path: Path | str | None) -> Path | None:
-    """The explicit path if it exists, else the first search path that does."""
-    candidates = config_search_paths() if config_path is None else (Path(config_path),)
-    return next((path for path in candidates if path.is_file()), None)
+    """The explicit path if it exists (a folder there is an error), else the first file found."""
+    if config_path is not None:
+        path = Path(config_path)
+        return path if path.exists() else None
+    return next((path for path in config_search_paths() if path.is_file()), None)
 
 
 def _read(path: Path) -> str:

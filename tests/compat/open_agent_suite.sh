@@ -61,7 +61,9 @@ else
 fi
 
 echo "== open-agent-sdk $VERSION: downloading its sdist"
-"$PY" -m pip download -q --no-deps --no-binary :all: -d "$work" "open-agent-sdk==$VERSION"
+"$PY" -m pip download -q --no-deps --no-binary :all: -d "$work" "open-agent-sdk==$VERSION" \
+    2>&1 | grep -v "^WARNING: Location" || true
+[[ -f "$work/open_agent_sdk-$VERSION.tar.gz" ]] || { echo "download failed" >&2; exit 2; }
 tar -xzf "$work/open_agent_sdk-$VERSION.tar.gz" -C "$work"
 suite=$work/open_agent_sdk-$VERSION
 rm -rf "$suite/open_agent"

@@ -208,6 +208,17 @@ def test_an_unreadable_file_raises_an_error_that_is_also_a_permission_error(
     assert isinstance(caught.value.__cause__, PermissionError)
 
 
+def test_an_explicit_path_to_a_folder_is_an_error_a_folder_on_the_search_path_is_not(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("yaml")
+    with pytest.raises(IsADirectoryError) as caught:
+        load_config_file(tmp_path)
+    assert isinstance(caught.value, ConfigFileError)
+    config_search_paths()[0].mkdir()
+    assert load_config_file() == {}
+
+
 def test_a_file_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
     pytest.importorskip("yaml")
     path = tmp_path / "c.yaml"
