@@ -137,7 +137,9 @@ class Client:
         self._send, self._receive = anyio.create_memory_object_stream[Notice | Finish | None](
             math.inf
         )
-        self.runner.sink = self._send.send_nowait
+        self.runner.sink = self._sink
+        self._requests_unread = 0  # ResultsRequested notices sent and not yet read
+        self._continued = False  # all results given: `query("")` continues (open_agent's way)
         self._tasks: anyio.abc.TaskGroup | None = None
         self._turn: anyio.Event | None = None
         self._error: BaseException | None = None
@@ -275,9 +277,24 @@ class Client:
                 await self._stop_turn()
             raise
 
+    def _sink(self, item: Notice | Finish | None) -> None:
+        """Pass a notice on to the reader, counting the requests for results."""
+        if isinstance(item, ResultsRequested):
+            self._requests_unread += 1
+        self._send.send_nowait(item)
+
     async def query(self, prompt: str) -> None:
-        """Send a user prompt; the turn runs while you read `receive_messages()` or `events()`."""
+        """Send a user prompt; the turn runs while you read `receive_messages()` or `events()`.
+
+        After `add_tool_result` has answered every call, `query("")` is open_agent's
+        way to continue: no new prompt, the turn goes on; read it as before.
+        """
         self._require_open()
+        if prompt == "" and self._continued:
+            self._continued = False
+            self._skip_answered()
+            return
+        self._continued = False
         if self._running():
             raise TurnInProgress(
                 "a turn is still running: read it to its end (or answer its tool calls) first"
@@ -287,8 +304,19 @@ class Client:
         self.runner.drain()  # what came too late for the turns that are over
         self._start(lambda: self.runner.run(PromptSubmitted(text=prompt)))
 
+    def _skip_answered(self) -> None:
+        """Drop the unread rest of the part of the turn the caller answered (to its request)."""
+        while self._requests_unread:
+            try:
+                item = self._receive.receive_nowait()
+            except anyio.WouldBlock:
+                return
+            if isinstance(item, ResultsRequested):
+                self._requests_unread -= 1
+
     def _discard_notices(self) -> None:
         """Drop the unread notices of turns that are over."""
+        self._requests_unread = 0
         while True:
             try:
                 self._receive.receive_nowait()
@@ -299,7 +327,15 @@ class Client:
         """The running turn's notices, then its `Finish` (manual mode: until results are due)."""
         self._require_open()
         while True:
-            item = await self._until_done(self._receive.receive())
+            try:
+                item = self._receive.receive_nowait()
+            except anyio.WouldBlock:
+                if not self._running():  # no turn under way: nothing more will come
+                    self._raise_turn_error()
+                    return
+                item = await self._until_done(self._receive.receive())
+            if isinstance(item, ResultsRequested):
+                self._requests_unread -= 1
             if item is None:
                 self._raise_turn_error()
                 return
@@ -356,6 +392,7 @@ class Client:
             self.runner.drain()
             self._start(self.runner.run)
         await self._until_done(self.runner.submit(event))
+        self._continued = not self.pending_tool_calls()
 
     def pending_tool_calls(self) -> dict[str, str]:
         """Manual mode: ids and names of the calls waiting for `add_tool_result`."""

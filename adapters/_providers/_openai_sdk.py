@@ -216,10 +216,17 @@ def openai_sdk_model(
     model: str | None = None,
     stream: bool = True,
     reasoning_field: str | None = None,
+    stream_usage: bool = True,
     close_client: bool = False,
 ) -> OpenAISdkModel:
-    """A model port over an `openai.AsyncOpenAI`-shaped client (never closed unless told)."""
-    codec = OpenAICodec(reasoning_field=reasoning_field)
+    """A model port over an `openai.AsyncOpenAI`-shaped client (never closed unless told).
+
+    `model` replaces the request's model name (an Azure deployment, say);
+    `reasoning_field` and `stream_usage` are the OpenAI codec's (`stream_usage=False`
+    for servers that refuse `stream_options`); `close_client=True` makes `aclose()`
+    close the client.
+    """
+    codec = OpenAICodec(reasoning_field=reasoning_field, stream_usage=stream_usage)
     port = OpenAISdkModel(
         client, model=model, stream=stream, codec=codec, close_client=close_client
     )

@@ -114,7 +114,7 @@ async def query(prompt: str, options: AgentOptions) -> AsyncIterator[AssistantMe
     try:
         prompt = await _submitted(options, prompt, [])
         user = ChatMessage(role="user", content=prompt)
-        port = openai_sdk_model(Lenient(client))
+        port = openai_sdk_model(Lenient(client), stream_usage=False)
         reading = Reading()
         events = port.stream(_request(options, [user]))
         try:
@@ -184,7 +184,7 @@ class Client:
         """The model port, over the client `create_client` makes (once)."""
         if self._port is None:
             self._client = create_client(self.options)
-            self._port = openai_sdk_model(Lenient(self._client))
+            self._port = openai_sdk_model(Lenient(self._client), stream_usage=False)
         return self._port
 
     # --- history ------------------------------------------------------------------------
@@ -300,6 +300,8 @@ class Client:
                 return
             finally:
                 self._reading = False
+            if self._interrupted:  # interrupted from another task while this one waited
+                return
             yield event
 
     async def _receive_once(self) -> AsyncGenerator[tuple[Block, Shown | None], None]:

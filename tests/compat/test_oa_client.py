@@ -8,6 +8,8 @@ talking to the scripted server on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import anyio
@@ -76,6 +78,7 @@ def test_manual_mode_add_tool_result_then_query_empty_continues(
         "assistant",
         "tool",
     ]
+    assert "stream_options" not in stub.bodies[0]  # local servers may refuse it
     assert [m.role for m in records] == ["user", "assistant"]
     assert records[1].content == "1 + 2 = 3"
     assert records[1].tool_rounds[0].results[0].content == '{"result": 3}'
@@ -316,3 +319,58 @@ def test_blocks_and_errors_are_open_agents_shapes() -> None:
     assert (error.error, error.raw_data) == ("Unknown tool: x", "{}")
     assert ToolUseBlock(id="1", name="n", input={}).type == "tool_use"
     assert AssistantMessage(content=[TextBlock(text="x")]).role == "assistant"
+
+
+def test_interrupt_from_another_task_stops_the_reader_at_its_next_event(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    saw_first, gate = anyio.Event(), anyio.Event()
+
+    class Held:
+        """Streams "a", then holds until the gate opens, then "b" and "c"."""
+
+        def __aiter__(self) -> Any:
+            async def each() -> Any:
+                yield text_chunks("a")[0]
+                await gate.wait()
+                for chunk in text_chunks("b", "c"):
+                    yield chunk
+
+            return each()
+
+    stub = StubOpenAI()
+    stub.chat.completions.create = lambda **body: _returning(Held())
+    use(monkeypatch, stub)
+    client = Client(options())
+    seen: list[Any] = []
+
+    async def reader() -> None:
+        await client.query("Test")
+        async for block in client.receive_messages():
+            seen.append(block)
+            saw_first.set()
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(reader)
+            await saw_first.wait()
+            await anyio.sleep(0)  # let the reader wait for its next event
+            await client.interrupt()
+            gate.set()
+
+    anyio.run(main)
+    assert seen == [TextBlock(text="a")]
+    assert client.response_stream is None
+
+
+async def _returning(value: Any) -> Any:
+    """`value`, awaited (a stub `create`)."""
+    return value
+
+
+def test_importing_toolreel_open_agent_does_not_import_openai() -> None:
+    program = "import sys, toolreel.open_agent\nprint('openai' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "False"

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import anyio
+import httpx
 import openai
 import pytest
 
@@ -29,6 +30,7 @@ from toolreel.core import (
     ToolSpec,
     Usage,
 )
+from toolreel.shell import run, tool
 from toolreel.testing import MakeScriptedModel, cut_off, http_error, text, tool_calls
 
 ADD = ToolSpec(name="add", parameters={"type": "object", "properties": {"a": {"type": "number"}}})
@@ -276,3 +278,43 @@ def test_server_errors_are_retryable(scripted_model: MakeScriptedModel, status: 
 
     assert isinstance(failure, ModelCallFailed)
     assert (failure.retryable, failure.status) == (True, status)
+
+
+def test_the_shells_client_runs_on_the_sdk_port(scripted_model: MakeScriptedModel) -> None:
+    @tool
+    def add(a: float, b: float) -> float:
+        """Add two numbers."""
+        return a + b
+
+    scripted = scripted_model([tool_calls(("call_1", "add", {"a": 25, "b": 17})), text("42")])
+    assert scripted.server is not None
+
+    async def main() -> Any:
+        port = openai_sdk_model(sdk_client(scripted.server.url))
+        return await run("25 + 17?", scripted.options(tools=[add]), model=port)
+
+    result = anyio.run(main)
+    assert result.text == "42"
+    assert result.rounds[0].results[0].content == "42.0"
+
+
+def test_stream_usage_off_sends_no_stream_options() -> None:
+    client = StubClient(lambda _: Chunks([chunk(finish="stop", content="ok")]))
+    events_of(openai_sdk_model(client, stream_usage=False))
+    events_of(openai_sdk_model(client))
+
+    assert "stream_options" not in client.calls[0]
+    assert client.calls[1]["stream_options"] == {"include_usage": True}
+
+
+def test_an_sdk_timeout_is_retryable() -> None:
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+
+    def slow(_: Any) -> Any:
+        raise openai.APITimeoutError(request=request)
+
+    [failure] = events_of(openai_sdk_model(StubClient(slow)))
+
+    assert isinstance(failure, ModelCallFailed)
+    assert failure.retryable
+    assert failure.message.startswith("timeout error")
