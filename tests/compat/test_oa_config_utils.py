@@ -6,6 +6,7 @@ import sys
 from types import SimpleNamespace
 from typing import Any
 
+import anyio
 import pytest
 
 from toolreel.core import ConfigError
@@ -53,6 +54,7 @@ def test_create_client_is_an_async_openai_for_the_options() -> None:
     assert isinstance(client, openai.AsyncOpenAI)
     assert str(client.base_url).rstrip("/") == "http://127.0.0.1:9/v1"
     assert (client.api_key, client.timeout) == ("local-key", 12.5)
+    anyio.run(client.close)  # no connection was opened; nothing left for a later test's loop
 
 
 def test_create_client_is_the_clients_own_seam() -> None:
