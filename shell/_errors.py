@@ -22,6 +22,7 @@
     ├── RunFailed                                         a turn that finished FAILED
     ├── PromptBlocked (RuntimeError)    (open_agent)     a UserPromptSubmit hook blocked
     ├── ModelError (RuntimeError)       (open_agent)     the model call failed
+    ├── ConfigFileError (+ its OSError/yaml.YAMLError) (open_agent.config)  an unusable config file
     └── ReplayError (AssertionError)                      a recording does not match
         ├── ReplayDiverged                                replay(strict) found a divergence
         └── RequestMismatch                               rerun asked something unrecorded
