@@ -33,7 +33,15 @@ from ._agent_outcome import (
 )
 from ._agent_state import AgentPhase, AgentState, AgentStepError, initial_agent_state
 from ._arguments import arguments_object
-from ._config import HookPoint, LoopConfig, MaxIterationsPolicy, RetryPolicy
+from ._config import (
+    AnnouncePolicy,
+    BlockedCallPolicy,
+    ErrorFormat,
+    HookPoint,
+    LoopConfig,
+    MaxIterationsPolicy,
+    RetryPolicy,
+)
 from ._effects import (
     AgentEffect,
     AskHook,
@@ -118,10 +126,12 @@ __all__ = [
     "AgentState",
     "AgentStepError",
     "Allowed",
+    "AnnouncePolicy",
     "AskHook",
     "AttemptErrors",
     "AttemptStarted",
     "Blocked",
+    "BlockedCallPolicy",
     "CallModel",
     "Cancelled",
     "Capped",
@@ -133,6 +143,7 @@ __all__ = [
     "Emit",
     "ErrorCode",
     "ErrorContext",
+    "ErrorFormat",
     "ErrorPhase",
     "Event",
     "Failed",

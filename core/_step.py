@@ -38,12 +38,20 @@ Rules
     issued at once as `RunTool`; results enter the round in call order, each
     told to PostToolUse. Every call has exactly one result before the next
     `CallModel` (core/_loop_round.py; placing results: core/_round.py).
+    Policies (LoopConfig; defaults first): `announce` ON_RESPONSE announces
+    the calls before the hooks, AFTER_HOOKS once they decided, as they run,
+    blocked calls left out; `on_tool_blocked` ANSWER goes on after a block,
+    END_TURN ends the turn `Blocked` once the round is complete;
+    `error_format` TEXT or JSON (`{"error": ..., "tool": name}`) words the
+    error results the loop makes.
 6.  A tool failure (exception, timeout) is a result with `is_error`; the loop
     goes on and the model sees it.
 7.  Iterations (model calls) are counted; once a round of iteration
     `max_iterations` completes, the policy decides: STOP finishes `Capped`,
     RAISE finishes `Failed(MAX_ITERATIONS)`, FINAL_ANSWER makes one
-    last call with `tool_choice="none"` (calls it returns anyway are dropped).
+    last call with `tool_choice="none"` (calls it returns anyway are dropped),
+    ONE_MORE_CALL makes one more call as usual: an answer completes the turn,
+    calls are announced and answered "not run", then it finishes `Capped`.
 8.  A retryable `ModelCallFailed` discards the partial response and schedules
     `StartTimer` with capped exponential backoff (or the provider's
     `retry_after`), up to `retry.max_retries` (core/_retry.py); then, or when
