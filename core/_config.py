@@ -61,8 +61,20 @@ class AnnouncePolicy(enum.Enum):
     #: As the response brought them, before any PreToolUse decision (toolreel's way).
     ON_RESPONSE = "on_response"
     #: Once every PreToolUse decision of the round is in, in call order, each with
-    #: the arguments it runs with; a call a hook blocked is not announced (open_agent's way).
+    #: the arguments it runs with; a call a hook blocked is not announced. The round
+    #: is recorded with those arguments too (open_agent's way).
     AFTER_HOOKS = "after_hooks"
+
+
+class EmptyPromptPolicy(enum.Enum):
+    """What an empty prompt right after tool results means."""
+
+    #: A user message like any other (toolreel's way).
+    USER_MESSAGE = "user_message"
+    #: A continuation (open_agent's `query("")`): when the history ends with an
+    #: assistant message of rounds and no text, the turn takes those rounds up
+    #: again, sends no user message and asks no UserPromptSubmit hook.
+    CONTINUE = "continue"
 
 
 class ErrorFormat(enum.Enum):
@@ -130,8 +142,9 @@ class LoopConfig:
 
     `auto_execute=False` is manual mode: the caller runs the tools and hands the
     results back with `ToolFinished`. The model fields make up `settings`.
-    `on_max_iterations`, `on_tool_blocked`, `announce` and `error_format` are the
-    loop's policies (rules 5 and 7 of core/_step.py); their defaults are toolreel's
+    `on_max_iterations`, `on_tool_blocked`, `announce`, `error_format` and
+    `empty_prompt` are the loop's policies (rules 1, 5 and 7 of core/_step.py);
+    their defaults are toolreel's
     own behaviour, the other values open_agent's (toolreel.open_agent).
     """
 
@@ -148,6 +161,7 @@ class LoopConfig:
     on_tool_blocked: BlockedCallPolicy = BlockedCallPolicy.ANSWER
     announce: AnnouncePolicy = AnnouncePolicy.ON_RESPONSE
     error_format: ErrorFormat = ErrorFormat.TEXT
+    empty_prompt: EmptyPromptPolicy = EmptyPromptPolicy.USER_MESSAGE
     final_answer_prompt: str = DEFAULT_FINAL_ANSWER_PROMPT
     retry: RetryPolicy = RetryPolicy()
     hooks: frozenset[HookPoint] = attrs.field(default=frozenset(), converter=hook_points)

@@ -137,6 +137,11 @@ def _as_run(pending: PendingRound) -> tuple[ToolCall, ...]:
     )
 
 
+def _as_ran(pending: PendingRound) -> tuple[ToolCall, ...]:
+    """AFTER_HOOKS: every call of the round with the arguments it ran with."""
+    return tuple(run or call for call, run in zip(pending.calls, pending.runs, strict=True))
+
+
 def _dispatch(
     state: State, turn: Turn, *, announce: AnnouncePolicy = AnnouncePolicy.ON_RESPONSE
 ) -> Step:
@@ -185,8 +190,11 @@ def add_result(state: State, turn: Turn, position: int, output: str, is_error: b
 
 def close_round(state: State, turn: Turn) -> Step:
     """Store the completed round on the turn, tell the caller, and go on."""
-    assert turn.pending is not None
-    tool_round = complete(turn.pending)
+    pending = turn.pending
+    assert pending is not None
+    if state.config.announce is AnnouncePolicy.AFTER_HOOKS:  # recorded as they ran
+        pending = attrs.evolve(pending, calls=_as_ran(pending))
+    tool_round = complete(pending)
     turn = attrs.evolve(turn, rounds=(*turn.rounds, tool_round), pending=None)
     notice = Emit(notice=RoundFinished(round=tool_round, iteration=turn.iteration))
     state, effects = advance(state, turn)

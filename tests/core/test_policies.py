@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from loop import call as tool_call
 from loop import config, done, fold, notices, of_type, run, text
 
@@ -19,22 +20,29 @@ from toolreel.core import (
     BlockedCallPolicy,
     CallModel,
     Capped,
+    ChatMessage,
     Completed,
+    EmptyPromptPolicy,
     ErrorFormat,
     Finish,
     FinishReason,
+    HistoryReplaced,
     HookDecided,
     HookPoint,
     MaxIterationsPolicy,
+    Persist,
     PromptSubmitted,
     Replaced,
     ResultsRequested,
     RunTool,
+    State,
+    StepError,
     ToolCall,
     ToolCallAnnounced,
     ToolFinished,
     ToolResultReady,
     initial_state,
+    step,
 )
 
 ADD_ARGS = '{"a": 1, "b": 2}'
@@ -179,6 +187,37 @@ def test_after_hooks_announces_each_call_as_it_runs_once_the_hooks_decided() -> 
     assert kinds == ["ToolResultReady", "ToolCallAnnounced", "RunTool"]
 
 
+def test_after_hooks_records_the_calls_as_they_ran() -> None:
+    cfg = config(hooks=PRE, announce=AnnouncePolicy.AFTER_HOOKS)
+    replaced = '{"a": 100, "b": 200}'
+    state, _ = fold(
+        initial_state(cfg),
+        [
+            PromptSubmitted(text="Go"),
+            *two_calls(),
+            HookDecided(hook_id="pre:c1", decision=Replaced(value=replaced)),
+            HookDecided(hook_id="pre:c2", decision=Blocked(reason="no")),
+            ToolFinished(call_id="c1", output="300"),
+        ],
+    )
+    recorded = state.turn.rounds[0].tool_calls
+    assert [c.arguments for c in recorded] == [replaced, ADD_ARGS]  # the blocked one as sent
+
+
+def test_on_response_records_the_calls_as_the_model_made_them() -> None:
+    state, _ = fold(
+        initial_state(config(hooks=PRE)),
+        [
+            PromptSubmitted(text="Go"),
+            *tool_call(0, "c1", "add", ADD_ARGS),
+            done(),
+            HookDecided(hook_id="pre:c1", decision=Replaced(value='{"a": 5, "b": 5}')),
+            ToolFinished(call_id="c1", output="10"),
+        ],
+    )
+    assert state.turn.rounds[0].tool_calls[0].arguments == ADD_ARGS
+
+
 def test_after_hooks_without_a_hook_to_ask_announces_on_the_response() -> None:
     cfg = config(announce=AnnouncePolicy.AFTER_HOOKS)
     _, per_step = fold(initial_state(cfg), [PromptSubmitted(text="Go"), *two_calls()])
@@ -233,3 +272,76 @@ def test_text_is_the_default_error_format() -> None:
         config(), [PromptSubmitted(text="Go"), *tool_call(0, "c1", "nope", "{}"), done()]
     )
     assert notices(effects, ToolResultReady)[0].result.content == "Unknown tool: nope"
+
+
+# empty_prompt=CONTINUE --------------------------------------------------------------
+
+
+def manual_round(cfg_overrides: dict, *, asked: bool = False) -> State:
+    """A manual-mode turn of one call, answered, stopped at the cap of one iteration."""
+    cfg = config(auto_execute=False, max_iterations=1, **cfg_overrides)
+    allow = [HookDecided(hook_id="prompt:1", decision=Replaced(value="Go"))] if asked else []
+    state, _ = fold(
+        initial_state(cfg),
+        [
+            PromptSubmitted(text="Go"),
+            *allow,
+            *tool_call(0, "c1", "add", ADD_ARGS),
+            done(),
+            ToolFinished(call_id="c1", output="3"),
+        ],
+    )
+    return state
+
+
+def test_continue_takes_the_rounds_up_again_without_a_user_message() -> None:
+    state = manual_round({"empty_prompt": EmptyPromptPolicy.CONTINUE})
+    assert [m.role for m in state.history] == ["user", "assistant"]
+    state, per_step = fold(state, [PromptSubmitted(text=""), *text("3"), done()])
+    [call_model] = per_step[0]  # no hook, no Persist of a user message
+    assert isinstance(call_model, CallModel)
+    assert [m.role for m in call_model.request.messages] == ["user", "assistant"]
+    assert call_model.request.messages[-1].tool_rounds[0].results[0].content == "3"
+    [answer] = [m for m in state.history if m.role == "assistant"]
+    assert (answer.content, len(answer.tool_rounds)) == ("3", 1)  # one message, completed
+
+
+def test_continue_asks_no_user_prompt_hook() -> None:
+    state = manual_round(
+        {"empty_prompt": EmptyPromptPolicy.CONTINUE, "hooks": {HookPoint.USER_PROMPT_SUBMIT}},
+        asked=True,
+    )
+    # The manual round itself was asked once, at "Go"; the continuation is not.
+    assert not of_type(step(state, PromptSubmitted(text=""))[1], AskHook)
+
+
+def test_an_empty_prompt_is_a_user_message_by_default() -> None:
+    state = manual_round({})
+    _, (effects,) = fold(state, [PromptSubmitted(text="")])
+    assert effects[0] == Persist(message=ChatMessage(role="user", content=""))
+
+
+def test_continue_after_an_answer_is_an_ordinary_prompt() -> None:
+    cfg = config(empty_prompt=EmptyPromptPolicy.CONTINUE)
+    state, _ = fold(initial_state(cfg), [PromptSubmitted(text="Hi"), *text("Hello"), done()])
+    _, (effects,) = fold(state, [PromptSubmitted(text="")])
+    assert effects[0] == Persist(message=ChatMessage(role="user", content=""))
+
+
+# HistoryReplaced (rule 14) ---------------------------------------------------------
+
+
+def test_history_replaced_between_turns_is_what_the_next_call_sends() -> None:
+    cfg = config()
+    state, _ = fold(initial_state(cfg), [PromptSubmitted(text="one"), *text("A"), done()])
+    kept = (ChatMessage(role="user", content="two"), ChatMessage(role="assistant", content="B"))
+    state, per_step = fold(state, [HistoryReplaced(history=kept), PromptSubmitted(text="three")])
+    assert per_step[0] == ()
+    [call_model] = of_type(per_step[1], CallModel)
+    assert [m.content for m in call_model.request.messages] == ["two", "B", "three"]
+
+
+def test_history_replaced_during_a_turn_is_misuse() -> None:
+    state, _ = fold(initial_state(config()), [PromptSubmitted(text="one")])
+    with pytest.raises(StepError, match=r"HistoryReplaced.*phase=STREAMING"):
+        step(state, HistoryReplaced(history=()))
