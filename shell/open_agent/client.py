@@ -414,7 +414,10 @@ class Client:
                 if not self._running():
                     break
                 item = await self._receive.receive()
-            if item is None or self._interrupted or generation != self._generation:
+            if item is None:  # the turn's task ended without a Finish: say why
+                self._raise_turn_error()
+                break
+            if self._interrupted or generation != self._generation:
                 break
             for block in blocks.of(item):
                 yield block
@@ -424,6 +427,13 @@ class Client:
                 await self._ended(item)
                 return
         self.response_stream = None
+
+    def _raise_turn_error(self) -> None:
+        """Raise what stopped the turn's task (a journal that gave up, a bug), if anything."""
+        error, self._error = self._error, None
+        if error is not None:
+            self.response_stream = None
+            raise error
 
     async def _ended(self, item: Notice | Finish) -> None:
         """A response read to its end: count it; raise what stopped it, if anything did."""

@@ -14,7 +14,8 @@ import anyio
 import pytest
 from oa_stub import StubOpenAI, call_chunks, options, text_chunks, use
 
-from toolreel.adapters import SQLiteJournal
+from toolreel.adapters import MemoryJournal, SQLiteJournal
+from toolreel.adapters._errors import JournalUnavailable
 from toolreel.core import (
     AnnouncePolicy,
     BlockedCallPolicy,
@@ -128,3 +129,29 @@ def test_a_blocked_call_and_a_failed_call_are_journaled_as_the_core_decided(
     # The failed prompt was taken back (HistoryReplaced), so only the blocked turn is left.
     assert [m.role for m in session.history] == ["user", "assistant"]
     assert "no adding" in session.history[1].tool_rounds[0].results[0].content
+
+
+class GivesUp(MemoryJournal):
+    """A journal that stops working after its first save."""
+
+    saves = 0
+
+    def append(self, session_id: str, steps: Any) -> None:
+        self.saves += 1
+        if self.saves > 1:
+            raise JournalUnavailable("the disk is full")
+        super().append(session_id, steps)
+
+
+def test_a_journal_that_gives_up_mid_turn_is_raised_to_the_reader(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    use(monkeypatch, StubOpenAI(call_chunks(ADD), text_chunks("3")))
+    client = Client(options(tools=[add], auto_execute_tools=True), journal=GivesUp())
+
+    async def main() -> None:
+        await client.query("Add 1 and 2")
+        await read(client)
+
+    with pytest.raises(JournalUnavailable, match="disk is full"):
+        anyio.run(main)
