@@ -33,7 +33,16 @@ from ._agent_outcome import (
 )
 from ._agent_state import AgentPhase, AgentState, AgentStepError, initial_agent_state
 from ._arguments import arguments_object
-from ._config import HookPoint, LoopConfig, MaxIterationsPolicy, RetryPolicy
+from ._config import (
+    AnnouncePolicy,
+    BlockedCallPolicy,
+    EmptyPromptPolicy,
+    ErrorFormat,
+    HookPoint,
+    LoopConfig,
+    MaxIterationsPolicy,
+    RetryPolicy,
+)
 from ._effects import (
     AgentEffect,
     AskHook,
@@ -63,6 +72,7 @@ from ._events import (
     Cancelled,
     Decision,
     Event,
+    HistoryReplaced,
     HookDecided,
     ModelCallFailed,
     ModelEvent,
@@ -118,10 +128,12 @@ __all__ = [
     "AgentState",
     "AgentStepError",
     "Allowed",
+    "AnnouncePolicy",
     "AskHook",
     "AttemptErrors",
     "AttemptStarted",
     "Blocked",
+    "BlockedCallPolicy",
     "CallModel",
     "Cancelled",
     "Capped",
@@ -131,8 +143,10 @@ __all__ = [
     "Decision",
     "Effect",
     "Emit",
+    "EmptyPromptPolicy",
     "ErrorCode",
     "ErrorContext",
+    "ErrorFormat",
     "ErrorPhase",
     "Event",
     "Failed",
@@ -140,6 +154,7 @@ __all__ = [
     "Finish",
     "FinishAgent",
     "FinishReason",
+    "HistoryReplaced",
     "HookDecided",
     "HookPoint",
     "LoopConfig",

@@ -40,6 +40,51 @@ class MaxIterationsPolicy(enum.Enum):
     RAISE = "raise"
     #: One more model call that may not use tools, asking for a final answer.
     FINAL_ANSWER = "final_answer"
+    #: One more model call, tools offered as usual (open_agent's cap): an answer completes
+    #: the turn; calls it makes are shown, answered "not run", and the turn ends capped.
+    ONE_MORE_CALL = "one_more_call"
+
+
+class BlockedCallPolicy(enum.Enum):
+    """What a PreToolUse block does to the turn."""
+
+    #: The blocked call is answered with the reason and the loop goes on (toolreel's way).
+    ANSWER = "answer"
+    #: The round is completed (its other calls run), then the turn ends `Blocked`
+    #: with the first reason: no further model call (open_agent's way).
+    END_TURN = "end_turn"
+
+
+class AnnouncePolicy(enum.Enum):
+    """When the calls of a response are announced (`ToolCallAnnounced`)."""
+
+    #: As the response brought them, before any PreToolUse decision (toolreel's way).
+    ON_RESPONSE = "on_response"
+    #: Once every PreToolUse decision of the round is in, in call order, each with
+    #: the arguments it runs with; a call a hook blocked is not announced. The round
+    #: is recorded with those arguments too (open_agent's way).
+    AFTER_HOOKS = "after_hooks"
+
+
+class EmptyPromptPolicy(enum.Enum):
+    """What an empty prompt right after tool results means."""
+
+    #: A user message like any other (toolreel's way).
+    USER_MESSAGE = "user_message"
+    #: A continuation (open_agent's `query("")`): when the history ends with an
+    #: assistant message of rounds and no text, the turn takes those rounds up
+    #: again, sends no user message and asks no UserPromptSubmit hook.
+    CONTINUE = "continue"
+
+
+class ErrorFormat(enum.Enum):
+    """How the loop words the error results it makes itself (refused, blocked, not run)."""
+
+    #: The message as it is: `Unknown tool: x` (toolreel's way).
+    TEXT = "text"
+    #: A JSON object naming the tool (open_agent's way):
+    #: `{"error": "Unknown tool: x", "tool": "x"}`.
+    JSON = "json"
 
 
 class HookPoint(enum.Enum):
@@ -97,6 +142,10 @@ class LoopConfig:
 
     `auto_execute=False` is manual mode: the caller runs the tools and hands the
     results back with `ToolFinished`. The model fields make up `settings`.
+    `on_max_iterations`, `on_tool_blocked`, `announce`, `error_format` and
+    `empty_prompt` are the loop's policies (rules 1, 5 and 7 of core/_step.py);
+    their defaults are toolreel's
+    own behaviour, the other values open_agent's (toolreel.open_agent).
     """
 
     model: str = ""
@@ -109,6 +158,10 @@ class LoopConfig:
     temperature: float | None = None
     max_iterations: int = attrs.field(default=5, validator=at_least(1))
     on_max_iterations: MaxIterationsPolicy = MaxIterationsPolicy.STOP
+    on_tool_blocked: BlockedCallPolicy = BlockedCallPolicy.ANSWER
+    announce: AnnouncePolicy = AnnouncePolicy.ON_RESPONSE
+    error_format: ErrorFormat = ErrorFormat.TEXT
+    empty_prompt: EmptyPromptPolicy = EmptyPromptPolicy.USER_MESSAGE
     final_answer_prompt: str = DEFAULT_FINAL_ANSWER_PROMPT
     retry: RetryPolicy = RetryPolicy()
     hooks: frozenset[HookPoint] = attrs.field(default=frozenset(), converter=hook_points)

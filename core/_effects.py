@@ -113,13 +113,13 @@ class FinishReason(enum.Enum):
 
     #: The model answered without calling tools.
     COMPLETED = "completed"
-    #: Stopped at `max_iterations` under the STOP policy; every call was answered.
+    #: Stopped at `max_iterations` under STOP (or ONE_MORE_CALL); every call was answered.
     MAX_ITERATIONS = "max_iterations"
     #: A model call failed (fatal, or out of retries), or the RAISE policy fired.
     FAILED = "failed"
     #: The caller cancelled.
     CANCELLED = "cancelled"
-    #: The UserPromptSubmit hook blocked the prompt.
+    #: The UserPromptSubmit hook blocked the prompt (or, under END_TURN, PreToolUse a call).
     BLOCKED = "blocked"
 
 
@@ -144,9 +144,9 @@ class Completed:
 
 @attrs.frozen(kw_only=True)
 class Capped:
-    """`max_iterations` was reached and `policy` (STOP or FINAL_ANSWER) ended the turn.
+    """`max_iterations` was reached and `policy` (STOP, FINAL_ANSWER, ONE_MORE_CALL) ended the turn.
 
-    Under STOP `text` is empty; under FINAL_ANSWER it is the last call's answer.
+    Under FINAL_ANSWER `text` is the last call's answer; else it is empty.
     """
 
     text: str
@@ -195,8 +195,8 @@ class Finish:
         """The outcome as a `FinishReason` (a FINAL_ANSWER answer counts as COMPLETED)."""
         outcome = self.outcome
         if isinstance(outcome, Capped):
-            stopped = outcome.policy is MaxIterationsPolicy.STOP
-            return FinishReason.MAX_ITERATIONS if stopped else FinishReason.COMPLETED
+            answered = outcome.policy is MaxIterationsPolicy.FINAL_ANSWER
+            return FinishReason.COMPLETED if answered else FinishReason.MAX_ITERATIONS
         return _REASONS[type(outcome)]
 
     @property
@@ -228,7 +228,7 @@ class Finish:
 
     @property
     def block_reason(self) -> str | None:
-        """Why the UserPromptSubmit hook blocked the prompt, if it did."""
+        """Why a hook blocked the turn (the prompt, or a call under END_TURN), if one did."""
         return self.outcome.reason if isinstance(self.outcome, Blocked) else None
 
 

@@ -5,6 +5,8 @@ From the caller:
 - `ToolFinished`: manual mode, the caller's result for one announced call
   (in `Phase.AWAITING_RESULTS`; the same fact as a tool run's output).
 - `Cancelled`: stop whatever runs now.
+- `HistoryReplaced`: between turns, the caller set the conversation to
+  `history` (toolreel.open_agent's `message_history` assignment; the loop only).
 
 From the model (decoded by an adapter; a non-streamed response arrives as the
 same events in one go), answering `CallModel`:
@@ -24,8 +26,8 @@ From the shell, answering an effect:
 - `TimerFired`: a backoff timer elapsed, answering `StartTimer`.
 
 `Event` is what `step` takes; `AgentEvent` is what `agent_step` takes: the
-same facts without `HookDecided` (the agent's hooks are the shell's), plus
-`ValidationFinished`.
+same facts without `HookDecided` and `HistoryReplaced` (the agent's hooks are
+the shell's; a run has no caller between turns), plus `ValidationFinished`.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import TypeAlias, get_args
 
 import attrs
 
-from ._records import NO_USAGE, Usage
+from ._records import NO_USAGE, ChatMessage, Usage
 
 
 @attrs.frozen(kw_only=True)
@@ -154,6 +156,18 @@ class TimerFired:
     token: str
 
 
+def _messages(messages: Iterable[ChatMessage]) -> tuple[ChatMessage, ...]:
+    """Any iterable of messages, held as a tuple (a typed converter: strict callers pass)."""
+    return tuple(messages)
+
+
+@attrs.frozen(kw_only=True)
+class HistoryReplaced:
+    """Between turns, the caller replaced the conversation with `history`."""
+
+    history: tuple[ChatMessage, ...] = attrs.field(converter=_messages)
+
+
 @attrs.frozen(kw_only=True)
 class Cancelled:
     """The caller cancelled the run."""
@@ -187,6 +201,7 @@ Event: TypeAlias = (
     | ToolFinished
     | TimerFired
     | Cancelled
+    | HistoryReplaced
 )
 
 

@@ -4,11 +4,14 @@
 `Finish`; every `Outcome` but the two that are events is made here:
 - `answered`: a response without calls (or the FINAL_ANSWER call's) ends the
   turn `Completed`, or `Capped` under FINAL_ANSWER (rules 4 and 7);
-- `advance`: after each round, the iteration cap ends it `Capped` (STOP) or
-  `Failed(MAX_ITERATIONS)` (RAISE), or calls the model again (rule 7);
+- `advance`: after each round, a PreToolUse block under `BlockedCallPolicy.END_TURN`
+  ends it `Blocked` (rule 5); the iteration cap ends it `Capped` (STOP, and
+  ONE_MORE_CALL after its extra call) or `Failed(MAX_ITERATIONS)` (RAISE), or
+  the model is called again (rule 7);
 - `failed`: a fatal model failure, or one out of retries, is `Failed` (rule 8).
-The other two outcomes are the facts themselves: the UserPromptSubmit hook's
-`Blocked` decision (rule 1) and the caller's `Cancelled` (rule 9).
+The other two outcomes are the facts themselves: a hook's `Blocked` decision
+(UserPromptSubmit, rule 1; PreToolUse under END_TURN, rule 5) and the caller's
+`Cancelled` (rule 9).
 
 Each transition that may end a turn (core/_step.py: `_on_prompt_hook`,
 `_on_responded`, `_on_failed`, `_on_cancel`, and every round's close) calls
@@ -33,7 +36,7 @@ from ._effects import (
     Outcome,
     Persist,
 )
-from ._events import Cancelled, ModelCallFailed
+from ._events import Blocked, Cancelled, ModelCallFailed
 from ._history import build_request, turn_message
 from ._records import Reasoning
 from ._response import EMPTY_STREAM
@@ -54,13 +57,23 @@ def call_model(state: State, turn: Turn, *, retry: int = 0) -> Step:
 
 
 def advance(state: State, turn: Turn) -> Step:
-    """After a round: stop at the iteration cap under the policy, or call the model again."""
+    """After a round: end the turn if a policy says so, else call the model again.
+
+    END_TURN ends it `Blocked` after a round with a blocked call (rule 5); at
+    the iteration cap the `on_max_iterations` policy decides (rule 7).
+    """
     config = state.config
+    if turn.block_reason is not None:
+        return finish(state, turn, Blocked(reason=turn.block_reason))
+    if turn.past_cap:
+        return finish(state, turn, Capped(text="", policy=MaxIterationsPolicy.ONE_MORE_CALL))
     if turn.iteration < config.max_iterations:
         return call_model(state, turn)
     policy = config.on_max_iterations
     if policy is MaxIterationsPolicy.FINAL_ANSWER:
         return call_model(state, attrs.evolve(turn, final_call=True))
+    if policy is MaxIterationsPolicy.ONE_MORE_CALL:
+        return call_model(state, attrs.evolve(turn, past_cap=True))
     if policy is MaxIterationsPolicy.RAISE:
         failed = Failed(
             code=FailureCode.MAX_ITERATIONS,

@@ -8,16 +8,19 @@ auto or manual dispatch (rule 10), and going on after a round (core/_finish.py).
 
 from __future__ import annotations
 
+import json
+
 import attrs
 
 from ._arguments import arguments_error
-from ._config import HookPoint
+from ._config import AnnouncePolicy, BlockedCallPolicy, ErrorFormat, HookPoint
 from ._effects import AskHook, Effect, Emit, RunTool, TellHook
 from ._events import Allowed, Blocked, Decision, Replaced
 from ._finish import Step, advance
 from ._notices import ResultsRequested, RoundFinished, ToolCallAnnounced, ToolResultReady
 from ._records import Reasoning, ToolCall, ToolResult
 from ._round import (
+    PendingRound,
     awaiting,
     complete,
     error_result,
@@ -30,12 +33,27 @@ from ._round import (
 from ._state import Phase, State, Turn
 
 
-def _refusal(state: State, call: ToolCall) -> ToolResult | None:
-    """The error result of a call that cannot run at all (invalid arguments, unknown tool)."""
+def _error(state: State, call: ToolCall, message: str) -> ToolResult:
+    """An error result the loop makes, worded as `error_format` says."""
+    if state.config.error_format is ErrorFormat.JSON:
+        message = json.dumps({"error": message, "tool": call.name})
+    return error_result(call, message)
+
+
+def _refusal(state: State, turn: Turn, call: ToolCall) -> ToolResult | None:
+    """The error result of a call that does not run (invalid arguments, unknown tool, past cap)."""
+    if turn.past_cap:
+        limit = state.config.max_iterations
+        return _error(state, call, f"not run: max_tool_iterations ({limit}) reached")
     problem = arguments_error(call.arguments)
     if problem is None and call.name not in state.config.tool_names:
         problem = f"Unknown tool: {call.name}"
-    return None if problem is None else error_result(call, problem)
+    return None if problem is None else _error(state, call, problem)
+
+
+def _announced(turn: Turn, calls: tuple[ToolCall, ...]) -> list[Effect]:
+    """A `ToolCallAnnounced` notice per call."""
+    return [Emit(notice=ToolCallAnnounced(call=call, iteration=turn.iteration)) for call in calls]
 
 
 def _pre_hook(call: ToolCall) -> AskHook:
@@ -50,15 +68,18 @@ def start_round(
     reasoning: tuple[Reasoning, ...],
     calls: tuple[ToolCall, ...],
 ) -> Step:
-    """Announce every call, answer those that cannot run, then ask hooks or dispatch."""
-    refusals = tuple(_refusal(state, call) for call in calls)
+    """Announce every call, answer those that cannot run, then ask hooks or dispatch.
+
+    Under `AnnouncePolicy.AFTER_HOOKS` a round whose calls go to PreToolUse is
+    announced once the decisions are in (`_dispatch`).
+    """
+    refusals = tuple(_refusal(state, turn, call) for call in calls)
     pending = open_round(text, reasoning, calls, refusals)
-    effects: list[Effect] = [
-        Emit(notice=ToolCallAnnounced(call=call, iteration=turn.iteration)) for call in calls
-    ]
-    effects += [Emit(notice=ToolResultReady(result=result)) for result in refusals if result]
     asking = HookPoint.PRE_TOOL_USE in state.config.hooks
     asks = [_pre_hook(call) for call in runnable(pending)] if asking else []
+    later = bool(asks) and state.config.announce is AnnouncePolicy.AFTER_HOOKS
+    effects = [] if later else _announced(turn, calls)
+    effects += [Emit(notice=ToolResultReady(result=result)) for result in refusals if result]
     if asks:
         pending = attrs.evolve(pending, awaiting_hooks=frozenset(ask.hook_id for ask in asks))
         turn = attrs.evolve(turn, pending=pending)
@@ -74,17 +95,21 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
     call = pending.calls[position]
     run: ToolCall | None = pending.runs[position]
     result: ToolResult | None = None
+    blocked = pending.blocked
     match decision:
         case Allowed():
             pass
         case Blocked(reason=reason):
-            result = error_result(call, f"Tool call blocked: {reason}")
+            result = _error(state, call, f"Tool call blocked: {reason}")
+            blocked = blocked | {call.id}
+            if state.config.on_tool_blocked is BlockedCallPolicy.END_TURN:
+                turn = attrs.evolve(turn, block_reason=turn.block_reason or reason)
         case Replaced(value=arguments):
             problem = arguments_error(arguments)
             if problem is None:
                 run = attrs.evolve(call, arguments=arguments)
             else:
-                result = error_result(call, f"hook replaced the {problem}")
+                result = _error(state, call, f"hook replaced the {problem}")
     effects: tuple[Effect, ...] = ()
     if result is not None:
         run = None
@@ -94,16 +119,46 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
         runs=replace(pending.runs, position, run),
         results=replace(pending.results, position, result),
         awaiting_hooks=pending.awaiting_hooks - {f"pre:{call.id}"},
+        blocked=blocked,
     )
     turn = attrs.evolve(turn, pending=pending)
     if pending.awaiting_hooks:
         return attrs.evolve(state, turn=turn), effects
-    state, more = _dispatch(state, turn)
+    state, more = _dispatch(state, turn, announce=state.config.announce)
     return state, (*effects, *more)
 
 
-def _dispatch(state: State, turn: Turn) -> Step:
-    """Issue every runnable call at once (auto), or ask the caller for them (manual)."""
+def _as_run(pending: PendingRound) -> tuple[ToolCall, ...]:
+    """AFTER_HOOKS: the calls to announce, as they run (a call a hook blocked is left out)."""
+    return tuple(
+        run or call
+        for call, run in zip(pending.calls, pending.runs, strict=True)
+        if call.id not in pending.blocked
+    )
+
+
+def _as_ran(pending: PendingRound) -> tuple[ToolCall, ...]:
+    """AFTER_HOOKS: every call of the round with the arguments it ran with."""
+    return tuple(run or call for call, run in zip(pending.calls, pending.runs, strict=True))
+
+
+def _dispatch(
+    state: State, turn: Turn, *, announce: AnnouncePolicy = AnnouncePolicy.ON_RESPONSE
+) -> Step:
+    """Issue every runnable call at once (auto), or ask the caller for them (manual).
+
+    `announce=AFTER_HOOKS` (the hooks have just decided): announce the round first.
+    """
+    assert turn.pending is not None
+    told: list[Effect] = []
+    if announce is AnnouncePolicy.AFTER_HOOKS:
+        told = _announced(turn, _as_run(turn.pending))
+    state, effects = _run_or_request(state, turn)
+    return state, (*told, *effects)
+
+
+def _run_or_request(state: State, turn: Turn) -> Step:
+    """`RunTool` for each runnable call (auto) or `ResultsRequested` (manual); none: go on."""
     assert turn.pending is not None
     calls = runnable(turn.pending)
     if not calls:
@@ -135,8 +190,11 @@ def add_result(state: State, turn: Turn, position: int, output: str, is_error: b
 
 def close_round(state: State, turn: Turn) -> Step:
     """Store the completed round on the turn, tell the caller, and go on."""
-    assert turn.pending is not None
-    tool_round = complete(turn.pending)
+    pending = turn.pending
+    assert pending is not None
+    if state.config.announce is AnnouncePolicy.AFTER_HOOKS:  # recorded as they ran
+        pending = attrs.evolve(pending, calls=_as_ran(pending))
+    tool_round = complete(pending)
     turn = attrs.evolve(turn, rounds=(*turn.rounds, tool_round), pending=None)
     notice = Emit(notice=RoundFinished(round=tool_round, iteration=turn.iteration))
     state, effects = advance(state, turn)

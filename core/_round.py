@@ -28,7 +28,8 @@ class PendingRound:
 
     `runs[i]` is the call to run for `calls[i]` (arguments as hooks left them),
     or None when it will not run; `results[i]` is its result once known.
-    `awaiting_hooks` is the loop's: the PreToolUse decisions still to come.
+    `awaiting_hooks` and `blocked` are the loop's: the PreToolUse decisions still
+    to come, and the ids of the calls a hook blocked.
     """
 
     text: str
@@ -37,6 +38,7 @@ class PendingRound:
     runs: tuple[ToolCall | None, ...]
     results: tuple[ToolResult | None, ...]
     awaiting_hooks: frozenset[str] = frozenset()
+    blocked: frozenset[str] = frozenset()
 
 
 def error_result(call: ToolCall, content: str) -> ToolResult:

@@ -63,6 +63,10 @@ class Turn:
     usage: Usage = NO_USAGE
     pending: PendingRound | None = None
     final_call: bool = False
+    #: ONE_MORE_CALL: the call past the cap is made; its calls are not run (rule 7).
+    past_cap: bool = False
+    #: END_TURN: the first reason a PreToolUse hook blocked a call with (rule 5).
+    block_reason: str | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -20,6 +20,10 @@ Rules
     once (`AskHook`); it may allow, replace the prompt, or block the turn
     (a `Finish` whose outcome is `Blocked`). Then the user message enters the history (`Persist`)
     and one `CallModel` carries the provider-neutral request.
+    Under `empty_prompt=CONTINUE` an empty prompt right after tool results
+    (the history ends with an assistant message of rounds, no text) is a
+    continuation: that message's rounds become the turn's, no user message,
+    no hook; the answer completes the same message.
 2.  Model events accumulate a stream: text (emitted as it arrives), reasoning
     blocks, tool calls keyed by index (id and name on the first delta only,
     argument fragments split anywhere; core/_response.py). `ModelResponded`
@@ -38,12 +42,20 @@ Rules
     issued at once as `RunTool`; results enter the round in call order, each
     told to PostToolUse. Every call has exactly one result before the next
     `CallModel` (core/_loop_round.py; placing results: core/_round.py).
+    Policies (LoopConfig; defaults first): `announce` ON_RESPONSE announces
+    the calls before the hooks, AFTER_HOOKS once they decided, as they run
+    (and records them so), blocked calls left out; `on_tool_blocked` ANSWER goes on after a block,
+    END_TURN ends the turn `Blocked` once the round is complete;
+    `error_format` TEXT or JSON (`{"error": ..., "tool": name}`) words the
+    error results the loop makes.
 6.  A tool failure (exception, timeout) is a result with `is_error`; the loop
     goes on and the model sees it.
 7.  Iterations (model calls) are counted; once a round of iteration
     `max_iterations` completes, the policy decides: STOP finishes `Capped`,
     RAISE finishes `Failed(MAX_ITERATIONS)`, FINAL_ANSWER makes one
-    last call with `tool_choice="none"` (calls it returns anyway are dropped).
+    last call with `tool_choice="none"` (calls it returns anyway are dropped),
+    ONE_MORE_CALL makes one more call as usual: an answer completes the turn,
+    calls are announced and answered "not run", then it finishes `Capped`.
 8.  A retryable `ModelCallFailed` discards the partial response and schedules
     `StartTimer` with capped exponential backoff (or the provider's
     `retry_after`), up to `retry.max_retries` (core/_retry.py); then, or when
@@ -60,6 +72,8 @@ Rules
     turn's usage, iteration count and rounds.
 12. Duplicate tool names are rejected when `LoopConfig` is built.
 13. After a `Finish`, a new prompt continues the same history.
+14. Between turns, `HistoryReplaced` sets the history (journaled like any
+    event, so a replay rebuilds the same conversation); during a turn it is misuse.
 """
 
 from __future__ import annotations
@@ -70,13 +84,14 @@ from typing import Any
 
 import attrs
 
-from ._config import HookPoint
+from ._config import EmptyPromptPolicy, HookPoint
 from ._effects import AskHook, Effect, Emit, Persist
 from ._events import (
     LATE_ANSWERS,
     Blocked,
     Cancelled,
     Event,
+    HistoryReplaced,
     HookDecided,
     ModelCallFailed,
     ModelResponded,
@@ -135,12 +150,30 @@ def _on_prompt(state: State, event: PromptSubmitted) -> Step:
     """Start a turn, asking UserPromptSubmit first when it is enabled."""
     turn = Turn(number=state.turns + 1, prompt=event.text)
     state = attrs.evolve(state, turns=turn.number, turn=turn, after_cancel=False)
+    resumed = _continued(state, event.text)
+    if resumed is not None:
+        turn = attrs.evolve(turn, rounds=resumed.tool_rounds)
+        state = attrs.evolve(state, history=state.history[:-1], turn=turn)
+        return call_model(state, turn)
     if HookPoint.USER_PROMPT_SUBMIT in state.config.hooks:
         ask = AskHook(
             hook_id=f"prompt:{turn.number}", point=HookPoint.USER_PROMPT_SUBMIT, prompt=event.text
         )
         return attrs.evolve(state, phase=Phase.PROMPT_HOOK), (ask,)
     return _begin(state, turn)
+
+
+def _continued(state: State, text: str) -> ChatMessage | None:
+    """The assistant message an empty prompt continues (`EmptyPromptPolicy.CONTINUE`), if any."""
+    if text or state.config.empty_prompt is not EmptyPromptPolicy.CONTINUE or not state.history:
+        return None
+    last = state.history[-1]
+    return last if last.role == "assistant" and not last.content and last.tool_rounds else None
+
+
+def _on_history(state: State, event: HistoryReplaced) -> Step:
+    """Rule 14: the caller set the conversation between turns."""
+    return attrs.evolve(state, history=event.history), ()
 
 
 def _on_prompt_hook(state: State, event: HookDecided) -> Step:
@@ -349,9 +382,10 @@ def _late(state: State, event: Event) -> Step:
 
 _TURN_PHASES = tuple(phase for phase in Phase if phase is not Phase.IDLE)
 
-#: Rules 1-10: the transitions of a turn.
+#: Rules 1-10 and 14: the transitions of a turn, and the history set between turns.
 _RULE_ROWS: dict[tuple[Phase, type], Handler] = {
     (Phase.IDLE, PromptSubmitted): _on_prompt,
+    (Phase.IDLE, HistoryReplaced): _on_history,
     (Phase.PROMPT_HOOK, HookDecided): _on_prompt_hook,
     (Phase.STREAMING, TextDelta): _on_text,
     (Phase.STREAMING, ReasoningDelta): _on_reasoning,

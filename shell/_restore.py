@@ -32,6 +32,7 @@ from toolreel.core import (
     Emit,
     Finish,
     FinishAgent,
+    HistoryReplaced,
     HookDecided,
     ModelCallFailed,
     ModelResponded,
@@ -149,6 +150,7 @@ def _answers(event: StepEvent) -> str | None:
             | ToolCallStarted()
             | ToolCallArgumentsDelta()
             | Cancelled()
+            | HistoryReplaced()
         ):
             return None
         case _:

@@ -225,6 +225,11 @@ class Runner:
         """Forget what came too late for the turns that are over (before the next one starts)."""
         self._driver.drain()
 
+    async def apply(self, event: Event) -> None:
+        """Between turns, feed an event that starts none (`HistoryReplaced`) and save its step."""
+        await self._driver.feed(event)
+        await self._log.save()
+
     async def submit(self, event: Event) -> None:
         """Hand the running turn an event (a caller's result) and wait until it is applied."""
         await self._driver.submit(event)

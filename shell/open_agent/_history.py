@@ -4,10 +4,9 @@ toolreel keeps a conversation compactly: a user message, then one assistant
 message per answered prompt holding its final text and its tool rounds (calls
 with their results). open_agent shows OpenAI-style dicts: the user message, an
 assistant message per response (`tool_calls` with JSON-text arguments), a
-`tool` message per result. `Conversation` keeps the records (the source of
-truth) plus the round still waiting for results, and converts both ways: its
-dicts are derived from the records, and dicts a user edited or assigned are
-read back into records.
+`tool` message per result. The core's state is the source of truth
+(`dicts_of`); `Conversation` renders records plus a round in flight as dicts,
+and reads dicts a user edited or assigned back into records.
 """
 
 from __future__ import annotations
@@ -18,7 +17,25 @@ from typing import Any
 
 import attrs
 
-from toolreel.core import ChatMessage, ToolCall, ToolResult, ToolRound
+from toolreel.core import ChatMessage, State, ToolCall, ToolResult, ToolRound
+from toolreel.shell._runner import in_progress
+
+
+def records_of(state: State) -> tuple[ChatMessage, ...]:
+    """The core's records so far (a running turn's completed rounds included)."""
+    return in_progress(state)
+
+
+def dicts_of(state: State) -> list[dict[str, Any]]:
+    """The core's conversation as open_agent's dicts, the round in flight included."""
+    pending = state.turn.pending if state.turn is not None else None
+    conversation = Conversation(records=list(in_progress(state)))
+    if pending is not None:
+        conversation.open_text = pending.text
+        conversation.open_calls = list(pending.calls)
+        conversation.open_results = {r.call_id: r for r in pending.results if r is not None}
+    return conversation.to_dicts()
+
 
 #: The result a call gets when the history moves on without one (keeps it provider-valid).
 NO_RESULT = '{"error": "no result was given for this call"}'

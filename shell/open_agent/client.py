@@ -1,64 +1,87 @@
-"""open_agent's `query()` and `Client`, on toolreel's records and its OpenAI-SDK model port.
+"""open_agent's `query()` and `Client`, translated onto toolreel's core loop and shell Runner.
 
-The model is reached through `create_client(options)` (an `openai.AsyncOpenAI`,
-the seam open_agent's users and tests patch: it is looked up at each use) and
-`toolreel.adapters.openai_sdk_model`, which decodes its chunks with toolreel's
-OpenAI codec. The conversation is kept as toolreel records (`client.records`);
-`message_history` is derived from them as OpenAI-style dicts, and dicts the
-caller edits or assigns are read back into records.
+Every rule of the loop is decided by `toolreel.core.step` and carried out by
+the shell's `Runner`, which journals each step (in memory unless a `journal=`
+is given): this module only translates. `AgentOptions` become a `LoopConfig`
+with open_agent's policies (`_loop_config`); the Runner's notices become
+open_agent's blocks (`_Blocks`); the records become `message_history` dicts
+(`_history.py`). The model is an `openai.AsyncOpenAI` from `create_client(options)`
+(the seam open_agent's users and tests patch: looked up at the first model
+call), read through `toolreel.adapters.openai_sdk_model`.
 
-Behaviour, as open-agent-sdk 0.4.2 documents and tests it:
+Behaviour, as open-agent-sdk 0.4.2 documents and tests it (the core rule in brackets):
 
-1. `await client.query(prompt)` runs UserPromptSubmit hooks (a block raises
-   `PromptBlocked`), then starts the model call: a failure raises there and
-   leaves the history as it was. `query("")` right after tool results is a
-   continuation: no user message, no hook.
-2. `receive_messages()` yields a `TextBlock` per streamed piece, then, once the
-   response is complete (and recorded), a `ToolUseBlock` per call — or a
-   `ToolUseError` for one PreToolUse blocked or whose arguments are not JSON.
-   Before any `query()` it raises `NothingToReceive`; once a response has been
-   read (or interrupted) it returns at once.
-3. Manual mode: answer the calls with `await add_tool_result(id, content)`
-   (PostToolUse runs there), then `await query("")` and read on.
-4. Auto mode (`auto_execute_tools=True`): each call is run right after its
-   block is yielded; a failure or an unknown tool yields a `ToolUseError` and the
-   model reads `{"error": ..., "tool": name}`. The loop calls the model again
-   while responses have calls, at most `max_tool_iterations` times after the
-   first response (the response at the cap is shown, its calls not run); a
-   PreToolUse block ends the turn.
+1. `await client.query(prompt)` runs UserPromptSubmit (a block raises
+   `PromptBlocked`) and waits for the model's first event: a failure raises
+   `ModelError` there and the history is set back (`HistoryReplaced`, rule 14).
+   `query("")` right after tool results continues (`EmptyPromptPolicy.CONTINUE`).
+2. `receive_messages()` yields a `TextBlock` per streamed piece, then a
+   `ToolUseBlock` per call once PreToolUse decided, with the input it runs with
+   (`AnnouncePolicy.AFTER_HOOKS`), or a `ToolUseError` (arguments not JSON,
+   blocked, unknown tool, failed run; results worded by `ErrorFormat.JSON`).
+3. Manual mode: each response is a turn of one iteration (`max_iterations=1`);
+   answer its calls with `add_tool_result`, then `query("")`.
+4. Auto mode: a PreToolUse block ends the turn (`BlockedCallPolicy.END_TURN`);
+   at the cap the model is called once more, its calls shown and not run
+   (`MaxIterationsPolicy.ONE_MORE_CALL`). No retries, as open_agent has none.
 5. `turn_count` counts responses read to their end (auto mode: whole turns);
-   `interrupt()` stops the response being read, from any task, with or without
-   `async with`.
+   `interrupt()` stops the turn (recorded `Cancelled`), from any task, with or
+   without `async with`. Without `async with` a turn runs in an asyncio task.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import logging
+import math
+import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import aclosing
-from copy import deepcopy
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import anyio
+import attrs
+
+from toolreel.adapters import Journal
 from toolreel.adapters._providers._openai_sdk import OpenAISdkModel, close_stream, openai_sdk_model
-from toolreel.core import ChatMessage, ConfigError, ModelEvent, ModelRequest, ToolResult
+from toolreel.core import (
+    AnnouncePolicy,
+    BlockedCallPolicy,
+    ChatMessage,
+    ConfigError,
+    EmptyPromptPolicy,
+    ErrorFormat,
+    Failed,
+    Finish,
+    HistoryReplaced,
+    LoopConfig,
+    MaxIterationsPolicy,
+    MessageRecorded,
+    ModelEvent,
+    ModelRequest,
+    Notice,
+    Phase,
+    PromptSubmitted,
+    ResultsRequested,
+    RetryPolicy,
+    ToolFinished,
+    ToolResult,
+)
+from toolreel.core import Blocked as BlockedOutcome
 from toolreel.shell import UnknownToolCall
+from toolreel.shell._client import open_journal
+from toolreel.shell._runner import Runner
 
 from ._errors import ContentTypeError, ModelError, NothingToReceive, PromptBlocked, ResultsOwed
-from ._history import Conversation
-from ._reading import Lenient, Reading, Shown, show_call
-from .hooks import (
-    HOOK_POST_TOOL_USE,
-    HOOK_USER_PROMPT_SUBMIT,
-    PostToolUseEvent,
-    UserPromptSubmitEvent,
-    run_hooks,
-)
+from ._history import Conversation, dicts_of, records_of
+from ._reading import Blocks, Hooked, Lenient, Values, runner_tools
+from .hooks import HOOK_POST_TOOL_USE, HOOK_PRE_TOOL_USE, HOOK_USER_PROMPT_SUBMIT
 from .tools import Tool
-from .types import AgentOptions, AssistantMessage, Block, TextBlock, ToolUseBlock, ToolUseError
+from .types import AgentOptions, AssistantMessage, Block
 
-log = logging.getLogger("toolreel.open_agent")
+#: Notices that show the model has answered (so `query()` may return).
+_QUIET = (MessageRecorded,)
 
 
 def create_client(options: AgentOptions) -> Any:
@@ -73,23 +96,6 @@ def create_client(options: AgentOptions) -> Any:
     )
 
 
-async def _close_client(client: Any) -> None:
-    """Close a client made by `create_client` (`close()`, awaited when it is async)."""
-    await close_stream(client)
-
-
-def _request(options: AgentOptions, messages: list[ChatMessage]) -> ModelRequest:
-    """The neutral request for the conversation so far."""
-    return ModelRequest(
-        model=options.model,
-        system=options.system_prompt or None,
-        messages=tuple(messages),
-        tools=tuple(_as_tool(item).spec for item in options.tools),
-        max_tokens=options.max_tokens,
-        temperature=options.temperature,
-    )
-
-
 def _as_tool(item: Any) -> Tool:
     """An open_agent tool, or a ConfigError naming what was given instead."""
     if not isinstance(item, Tool):
@@ -97,71 +103,137 @@ def _as_tool(item: Any) -> Tool:
     return item
 
 
-async def _submitted(options: AgentOptions, prompt: str, history: list[Any]) -> str:
-    """The prompt after the UserPromptSubmit hooks (a block raises `PromptBlocked`)."""
-    event = UserPromptSubmitEvent(prompt=prompt, history=history)
-    decision = await run_hooks(options.hooks, HOOK_USER_PROMPT_SUBMIT, event)
-    if decision is not None and not decision.continue_:
-        raise PromptBlocked(f"Query blocked by hook: {decision.reason or 'no reason given'}")
-    if decision is not None and decision.modified_prompt is not None:
-        return decision.modified_prompt
-    return prompt
+def _registry(options: AgentOptions) -> dict[str, Tool]:
+    """The options' tools by name (two with one name are refused, as open_agent does)."""
+    found: dict[str, Tool] = {}
+    for item in options.tools:
+        one = _as_tool(item)
+        if one.name in found:
+            detail = f"Duplicate tool name '{one.name}' (Duplicate tool name: {one.name})"
+            raise ConfigError("tools", one.name, detail)
+        found[one.name] = one
+    return found
+
+
+_HOOK_POINTS = (HOOK_PRE_TOOL_USE, HOOK_POST_TOOL_USE, HOOK_USER_PROMPT_SUBMIT)
+
+
+def _loop_config(options: AgentOptions, tools: dict[str, Tool]) -> LoopConfig:
+    """The core config open_agent's options and semantics describe (module docstring)."""
+    hooks = options.hooks or {}
+    auto = options.auto_execute_tools
+    return LoopConfig(
+        model=options.model,
+        system_prompt=options.system_prompt or None,
+        tools=tuple(found.spec for found in tools.values()),
+        max_tokens=options.max_tokens,
+        temperature=options.temperature,
+        max_iterations=max(1, options.max_tool_iterations) if auto else 1,
+        on_max_iterations=MaxIterationsPolicy.ONE_MORE_CALL if auto else MaxIterationsPolicy.STOP,
+        retry=RetryPolicy(max_retries=0),
+        hooks=Hooked.points(point for point in _HOOK_POINTS if hooks.get(point)),
+        auto_execute=auto,
+        on_tool_blocked=BlockedCallPolicy.END_TURN,
+        announce=AnnouncePolicy.AFTER_HOOKS,
+        error_format=ErrorFormat.JSON,
+        empty_prompt=EmptyPromptPolicy.CONTINUE,
+    )
+
+
+class _Model:
+    """The model port: `openai_sdk_model` over the client `create_client` makes at first use."""
+
+    def __init__(self, options: AgentOptions) -> None:
+        """Nothing is made until the first call."""
+        self.options = options
+        self.client: Any = None
+        self._port: OpenAISdkModel | None = None
+
+    def open(self) -> OpenAISdkModel:
+        """The port, over the client `create_client` makes (once)."""
+        if self._port is None:
+            self.client = create_client(self.options)
+            self._port = openai_sdk_model(Lenient(self.client), stream_usage=False)
+        return self._port
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """The events of one model call."""
+        return self.open().stream(request)
+
+    async def aclose(self) -> None:
+        """Close the client (made again if needed)."""
+        client, self.client, self._port = self.client, None, None
+        if client is not None:
+            await close_stream(client)
 
 
 async def query(prompt: str, options: AgentOptions) -> AsyncIterator[AssistantMessage]:
     """One prompt, no history, no tool execution: an `AssistantMessage` per piece of the answer."""
-    client = create_client(options)
+    client = Client(attrs.evolve(options, auto_execute_tools=False))
     try:
-        prompt = await _submitted(options, prompt, [])
-        user = ChatMessage(role="user", content=prompt)
-        port = openai_sdk_model(Lenient(client), stream_usage=False)
-        reading = Reading()
-        events = port.stream(_request(options, [user]))
-        try:
-            async for event in events:
-                piece = reading.take(event)
-                if piece:
-                    yield AssistantMessage(content=[TextBlock(text=piece)])
-        finally:
-            await close_stream(events)
-        history = [{"role": "user", "content": prompt}]
-        for call, given in reading.calls(1):
-            shown = await show_call(options.hooks, call, given, history)
-            yield AssistantMessage(content=[shown.block])
+        await client.query(prompt)
+        async for block in client.receive_messages():
+            yield AssistantMessage(content=[block])
     finally:
-        await _close_client(client)
+        await client.close()
 
 
 class Client:
-    """A multi-turn conversation, open_agent's way (with or without `async with`)."""
+    """A multi-turn conversation, open_agent's way (with or without `async with`).
 
-    def __init__(self, options: AgentOptions) -> None:
+    `journal` (a path or a toolreel `Journal`; default: in memory) and
+    `session_id` are toolreel's: the session replays like any other.
+    """
+
+    def __init__(
+        self,
+        options: AgentOptions,
+        *,
+        journal: str | Path | Journal | None = None,
+        session_id: str | None = None,
+    ) -> None:
         """Check the tools (unique names); nothing is sent until `query`."""
         self.options = options
-        self._tool_registry: dict[str, Tool] = {}
-        for item in options.tools:
-            found = _as_tool(item)
-            if found.name in self._tool_registry:
-                detail = f"Duplicate tool name '{found.name}' (Duplicate tool name: {found.name})"
-                raise ConfigError("tools", found.name, detail)
-            self._tool_registry[found.name] = found
+        self._tool_registry = _registry(options)
+        self.config = _loop_config(options, self._tool_registry)
+        self.journal = open_journal(journal)
+        self._own_journal = journal is None or isinstance(journal, str | Path)
+        self.session_id = session_id or uuid.uuid4().hex
+        self._values = Values()
+        self._hooked = Hooked(options.hooks or {}, self._values, lambda: self.history)
+        self._model = _Model(options)
+        self.runner = Runner(
+            config=self.config,
+            model=self._model,
+            tools=runner_tools(self._tool_registry, self._values),
+            hooks=self._hooked.table(),
+            journal=self.journal,
+            session_id=self.session_id,
+            tool_timeout=math.inf,
+            journal_in_memory=journal is None,
+        )
+        self.runner.sink = self._sink
         self.turn_count = 0
-        #: The model call being read (an async iterator of core model events), else None.
-        self.response_stream: AsyncIterator[ModelEvent] | None = None
-        self._first: ModelEvent | None = None
+        #: The notices of the turn being read, while one runs; else None.
+        self.response_stream: Any = None
+        self.last_finish: Finish | None = None
+        self._send, self._receive = anyio.create_memory_object_stream[Notice | Finish | None](
+            math.inf
+        )
+        self._task: asyncio.Task[None] | None = None
+        self._answered: anyio.Event | None = None
+        self._heard = False  # the running turn's model has been heard from
+        self._error: BaseException | None = None
+        self._generation = 0
         self._interrupted = False
-        self._reading = False
         self._queried = False
-        self._client: Any = None
-        self._port: OpenAISdkModel | None = None
-        self._calls_made = 0
-        self._conversation = Conversation()
+        self._begun = False
         self._view: list[dict[str, Any]] = []
         self._shown: list[dict[str, Any]] = []
 
     async def __aenter__(self) -> Client:
         """Make the model client now (it is closed on exit)."""
-        self._model()
+        self._model.open()
         return self
 
     async def __aexit__(
@@ -170,42 +242,43 @@ class Client:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        """Drop a response not read to its end; close the model client."""
+        """Stop a turn still running (recorded as cancelled); close the model client."""
         await self.close()
 
     async def close(self) -> None:
-        """Drop a response not read to its end; close the model client (made again if needed)."""
-        await self._drop_response()
-        client, self._client, self._port = self._client, None, None
-        if client is not None:
-            await _close_client(client)
-
-    def _model(self) -> OpenAISdkModel:
-        """The model port, over the client `create_client` makes (once)."""
-        if self._port is None:
-            self._client = create_client(self.options)
-            self._port = openai_sdk_model(Lenient(self._client), stream_usage=False)
-        return self._port
+        """Stop a turn still running; give the session back to the journal; close the client."""
+        await self._stop_turn()
+        try:
+            if self._begun:
+                self.journal.release(self.session_id)
+                self._begun = False
+        finally:
+            try:
+                await self._model.aclose()
+            finally:
+                if self._own_journal and journal_closes(self.journal):
+                    self.journal.close()
 
     # --- history ------------------------------------------------------------------------
 
     @property
     def records(self) -> tuple[ChatMessage, ...]:
         """toolreel's records of the conversation (a round awaiting results not included)."""
-        self._absorb()
-        return tuple(self._conversation.records)
+        edited = self._edited()
+        return edited if edited is not None else records_of(self.runner.state)
 
     @property
     def message_history(self) -> list[dict[str, Any]]:
         """The conversation as OpenAI-style dicts (edit or assign it to change the history)."""
-        self._absorb()
+        if self._edited() is None:
+            self._view[:] = dicts_of(self.runner.state)
+            self._shown = json.loads(json.dumps(self._view, default=str))
         return self._view
 
     @message_history.setter
     def message_history(self, messages: list[dict[str, Any]]) -> None:
-        """Replace the history (read back into records)."""
+        """Replace the history (read back into records at the next `query`)."""
         self._view = messages if isinstance(messages, list) else list(messages)
-        self._absorb()
 
     @property
     def history(self) -> list[dict[str, Any]]:
@@ -217,234 +290,219 @@ class Client:
         """`turn_count` and `max_turns`."""
         return {"turn_count": self.turn_count, "max_turns": self.options.max_turns}
 
-    def _absorb(self) -> None:
-        """Read the dicts back into records if the caller changed them."""
-        if self._view != self._shown:
-            self._conversation = Conversation.from_dicts(self._view)
-            self._refresh()
+    def _edited(self) -> tuple[ChatMessage, ...] | None:
+        """The records of dicts the caller changed, if they changed them."""
+        if self._view == self._shown:
+            return None
+        return tuple(Conversation.from_dicts(self._view).records)
 
-    def _refresh(self) -> None:
-        """Derive the dicts from the records again (in place: a held list stays current)."""
-        self._view[:] = self._conversation.to_dicts()
-        self._shown = deepcopy(self._view)
+    async def _absorb(self) -> None:
+        """Feed an edited history to the core (journaled, rule 14)."""
+        edited = self._edited()
+        if edited is not None:
+            await self.runner.apply(HistoryReplaced(history=edited))
+            self._view, self._shown = [], []
 
     # --- turns --------------------------------------------------------------------------
 
     async def query(self, prompt: str) -> None:
         """Send a prompt (or, `""` after tool results, continue) and start the model's answer."""
         self._interrupted = False
-        self._absorb()
-        await self._drop_response()
-        if prompt == "" and self._conversation.ends_with_results():
-            await self._call_model(None)
-            return
-        owed = self._conversation.owed()
+        owed = self.runner.awaiting()
         if owed:
             names = ", ".join(f"{call.id} ({call.name})" for call in owed)
             raise ResultsOwed(f"answer the tool calls first with add_tool_result: {names}")
-        prompt = await _submitted(self.options, prompt, self.history)
-        await self._call_model(prompt)
-
-    async def _call_model(self, prompt: str | None) -> None:
-        """Start a model call on the records (and `prompt`); a failure raises, recording nothing."""
-        messages = list(self._conversation.records)
-        if prompt is not None:
-            messages.append(ChatMessage(role="user", content=prompt))
-        events = self._model().stream(_request(self.options, messages))
-        try:
-            first = await anext(events)
-            Reading().take(first)  # a failure raises ModelError
-        except BaseException:
-            await close_stream(events)
-            raise
+        await self._stop_turn()
+        self._begin_session()
+        await self._absorb()
+        before = self.runner.state.history
+        self._start(PromptSubmitted(text=prompt))
+        assert self._answered is not None
+        await self._answered.wait()
+        finish = self.last_finish
+        refused = isinstance(finish.outcome, Failed | BlockedOutcome) if finish else False
+        if finish is not None and refused and not self._heard:
+            await self._refused(finish, before)
         self._queried = True
-        if prompt is not None:
-            self._conversation.add_user(prompt)
-            self._refresh()
-        self.response_stream, self._first = events, first
 
-    async def _drop_response(self) -> None:
-        """Close the response being read, if any (it is not recorded)."""
-        stream, self.response_stream, self._first = self.response_stream, None, None
-        if stream is not None and not self._reading:
-            await close_stream(stream)
+    def _begin_session(self) -> None:
+        """Tell the journal about the session, once."""
+        if not self._begun:
+            self.journal.begin(self.session_id, self.config)
+            self._begun = True
+
+    async def _refused(self, finish: Finish, before: tuple[ChatMessage, ...]) -> None:
+        """A prompt the hook blocked, or a first model call that failed: raise; keep no trace."""
+        await self._wait_turn()
+        self.response_stream = None
+        error, self._error = self._error or self._hooked.take_error(), None
+        if error is not None:
+            raise error
+        if isinstance(finish.outcome, BlockedOutcome):
+            raise PromptBlocked(f"Query blocked by hook: {finish.outcome.reason}")
+        await self.runner.apply(HistoryReplaced(history=before))
+        assert isinstance(finish.outcome, Failed)
+        raise ModelError(finish.outcome.message, finish.outcome.status)
+
+    def _start(self, event: PromptSubmitted) -> None:
+        """Run the turn in a task; its notices go to the reader."""
+        self._generation += 1
+        self._discard()
+        self.runner.drain()
+        self.last_finish = None
+        self._error = None
+        self._answered = anyio.Event()
+        self._heard = False
+        self.response_stream = self._receive
+        self._task = asyncio.get_running_loop().create_task(self._turn(event))
+
+    async def _turn(self, event: PromptSubmitted) -> None:
+        """The turn's task: never raises; what stopped it is kept for the reader."""
+        try:
+            self.last_finish = await self.runner.run(event)
+        except BaseException as exc:  # a journal that gave up, a cancel, a bug
+            self._error = exc
+        finally:
+            self._send.send_nowait(None)
+            if self._answered is not None:
+                self._answered.set()
+
+    def _sink(self, item: Notice | Finish) -> None:
+        """Pass a notice on to the reader; the first that comes from the model answers `query`."""
+        if isinstance(item, Finish):
+            self.last_finish = item
+        elif not isinstance(item, _QUIET):
+            self._heard = True
+        if self._answered is not None and not isinstance(item, _QUIET):
+            self._answered.set()
+        self._send.send_nowait(item)
+
+    def _discard(self) -> None:
+        """Drop the unread notices of turns that are over."""
+        while True:
+            try:
+                self._receive.receive_nowait()
+            except anyio.WouldBlock:
+                return
+
+    def _running(self) -> bool:
+        """Whether a turn's task is under way."""
+        return self._task is not None and not self._task.done()
+
+    async def _wait_turn(self) -> None:
+        """Wait for the turn's task to end."""
+        if self._task is not None:
+            with anyio.CancelScope(shield=True):
+                await asyncio.wait({self._task})
+
+    async def _stop_turn(self) -> None:
+        """Interrupt a running turn (manual mode: awaiting results) and wait for its cancel."""
+        if self._running():
+            self.runner.interrupt()
+            await self._wait_turn()
+        self.response_stream = None
 
     async def receive_messages(self) -> AsyncGenerator[Block, None]:
         """The blocks of the response (auto mode: of the whole turn, tools run)."""
         if not self._queried:
             raise NothingToReceive("nothing to receive: Call query() or _continue_turn() first")
-        if self.response_stream is None or self._interrupted:
-            await self._drop_response()
-            return
-        if self.options.auto_execute_tools:
-            async with aclosing(self._auto_turn()) as turn:
-                async for block in turn:
-                    yield block
-        else:
-            async with aclosing(self._receive_once()) as blocks:
-                async for block, _ in blocks:
-                    yield block
-        if not self._interrupted:
-            self.turn_count += 1
-
-    async def _events(self) -> AsyncIterator[ModelEvent]:
-        """The response's events, the first (read by `query`) included; stops when interrupted."""
-        stream, first = self.response_stream, self._first
-        assert stream is not None and first is not None
-        yield first
-        while not self._interrupted:
-            self._reading = True
+        generation, blocks = self._generation, Blocks()
+        while not self._interrupted and generation == self._generation:
             try:
-                event = await anext(stream)
-            except StopAsyncIteration:
-                return
-            finally:
-                self._reading = False
-            if self._interrupted:  # interrupted from another task while this one waited
-                return
-            yield event
-
-    async def _receive_once(self) -> AsyncGenerator[tuple[Block, Shown | None], None]:
-        """One response: text pieces as they come, then its calls once it is recorded."""
-        reading = Reading()
-        try:
-            async for event in self._events():
-                piece = reading.take(event)
-                if piece:
-                    yield TextBlock(text=piece), None
+                item = self._receive.receive_nowait()
+            except anyio.WouldBlock:
+                if not self._running():
+                    break
+                item = await self._receive.receive()
+            if item is None:  # the turn's task ended without a Finish: say why
+                self._raise_turn_error()
+                break
+            if self._interrupted or generation != self._generation:
+                break
+            for block in blocks.of(item):
+                yield block
                 if self._interrupted:
                     return
-        finally:
-            stream, self.response_stream, self._first = self.response_stream, None, None
-            if stream is not None:
-                await close_stream(stream)
-        if self._interrupted:
-            return
-        shown = await self._record(reading)
-        for item in shown:
-            yield item.block, item
-            if self._interrupted:
+            if isinstance(item, Finish | ResultsRequested):
+                await self._ended(item)
                 return
+        self.response_stream = None
 
-    async def _record(self, reading: Reading) -> list[Shown]:
-        """Show the response's calls to the PreToolUse hooks and record the response."""
-        history = self.history
-        calls = reading.calls(self._calls_made + 1)
-        self._calls_made += len(calls)
-        shown = [await show_call(self.options.hooks, call, given, history) for call, given in calls]
-        self._conversation.add_response(reading.text, [item.call for item in shown])
-        for item in shown:
-            if item.error is not None:
-                content = json.dumps({"error": item.error, "tool": item.call.name})
-                self._add(item.call.id, item.call.name, content, is_error=True)
-        self._refresh()
-        return shown
+    def _raise_turn_error(self) -> None:
+        """Raise what stopped the turn's task (a journal that gave up, a bug), if anything."""
+        error, self._error = self._error, None
+        if error is not None:
+            self.response_stream = None
+            raise error
 
-    async def _auto_turn(self) -> AsyncGenerator[Block, None]:
-        """Run the calls and call the model again until it answers without calls (rule 4)."""
-        responses = 0
-        while True:
-            responses += 1
-            at_cap = responses > self.options.max_tool_iterations
-            shown: list[Shown] = []
-            async with aclosing(self._receive_once()) as blocks:
-                async for block, item in blocks:
-                    yield block
-                    if self._interrupted:
-                        return
-                    if item is None:
-                        continue
-                    shown.append(item)
-                    if isinstance(block, ToolUseBlock) and not at_cap:
-                        failure = await self._run(block)
-                        if failure is not None:
-                            yield failure
-            if self._interrupted or not shown or any(item.blocked for item in shown):
-                return
-            if at_cap:
-                self._leave_unrun()
-                return
-            await self._call_model(None)
-
-    def _leave_unrun(self) -> None:
-        """At the iteration cap: the last response's calls are answered as not run."""
-        log.warning(
-            "max_tool_iterations (%d) reached; raise it if this is expected",
-            self.options.max_tool_iterations,
-        )
-        error = f"not run: max_tool_iterations ({self.options.max_tool_iterations}) reached"
-        for call in self._conversation.owed():
-            content = json.dumps({"error": error, "tool": call.name})
-            self._add(call.id, call.name, content, is_error=True)
-        self._refresh()
-
-    async def _run(self, block: ToolUseBlock) -> ToolUseError | None:
-        """Run one call in auto mode and record its result; a `ToolUseError` if it failed."""
-        found = self._tool_registry.get(block.name)
-        if found is None:
-            error = f"Unknown tool: {block.name}"
-            await self._report(block, {"error": error, "tool": block.name}, is_error=True)
-            return ToolUseError(error=error, raw_data=json.dumps(block.input))
-        try:
-            value = await found.execute(block.input)
-        except Exception as exc:
-            error = str(exc) or type(exc).__name__
-            await self._report(block, {"error": error, "tool": block.name}, is_error=True)
-            return ToolUseError(error=error, raw_data=json.dumps(block.input))
-        await self._report(block, value, is_error=False)
-        return None
-
-    async def _report(self, block: ToolUseBlock, value: Any, *, is_error: bool) -> None:
-        """Record a tool's value as its result and tell the PostToolUse hooks."""
-        content = value if isinstance(value, str) else json.dumps(value, default=str)
-        self._add(block.id, block.name, content, is_error=is_error)
-        self._refresh()
-        await self._tell(block.id, block.name, block.input, value)
-
-    def _add(self, call_id: str, name: str, content: str, *, is_error: bool) -> None:
-        """Record one result."""
-        result = ToolResult(call_id=call_id, name=name, content=content, is_error=is_error)
-        self._conversation.add_result(result)
-
-    async def _tell(self, call_id: str, name: str, given: dict[str, Any], value: Any) -> None:
-        """The PostToolUse hooks (their decisions are ignored)."""
-        event = PostToolUseEvent(
-            tool_name=name,
-            tool_input=given,
-            tool_result=value,
-            tool_use_id=call_id,
-            history=self.history,
-        )
-        await run_hooks(self.options.hooks, HOOK_POST_TOOL_USE, event)
+    async def _ended(self, item: Notice | Finish) -> None:
+        """A response read to its end: count it; raise what stopped it, if anything did."""
+        self.turn_count += 1
+        if isinstance(item, Finish):
+            await self._wait_turn()
+            self.response_stream = None
+            error, self._error = self._error or self._hooked.take_error(), None
+            if error is not None:
+                raise error
+            if isinstance(item.outcome, Failed):
+                raise ModelError(item.outcome.message, item.outcome.status)
 
     async def add_tool_result(
         self, tool_call_id: str, content: str | dict[str, Any] | list[Any], name: str | None = None
     ) -> None:
         """The result of a call from the last response (a str as is; a dict or list as JSON)."""
-        self._absorb()
-        call = self._conversation.call(tool_call_id)
-        if call is None:
-            owed = [owed.id for owed in self._conversation.owed()]
-            raise UnknownToolCall(f"Unknown tool_call_id {tool_call_id!r}; awaiting {owed}")
-        if isinstance(content, str):
-            text = content
-        elif isinstance(content, dict | list):
-            text = json.dumps(content, default=str)
-        else:
-            kind = type(content).__name__
-            raise ContentTypeError(f"content must be a str, dict, or list, not {kind}")
-        self._add(call.id, name or call.name, text, is_error=False)
-        self._refresh()
-        given = json.loads(call.arguments) if call.arguments.strip() else {}
-        await self._tell(
-            call.id, name or call.name, given if isinstance(given, dict) else {}, content
-        )
+        owed = self.runner.awaiting()
+        call = next((call for call in owed if call.id == tool_call_id), None)
+        edited = Conversation.from_dicts(self.message_history) if call is None else None
+        if call is None and (edited is None or edited.call(tool_call_id) is None):
+            raise UnknownToolCall(
+                f"Unknown tool_call_id {tool_call_id!r}; awaiting {[c.id for c in owed]}"
+            )
+        text = _result_text(content)
+        if edited is not None:  # a call the caller wrote into message_history
+            await self._add_to_edited(edited, tool_call_id, text, content, name)
+            return
+        assert call is not None
+        self._values.keep(call.name, call.arguments, content)
+        await self.runner.submit(ToolFinished(call_id=call.id, output=text))
+        if not self.runner.awaiting():
+            await self._wait_turn()
+
+    async def _add_to_edited(
+        self, edited: Conversation, call_id: str, text: str, content: Any, name: str | None
+    ) -> None:
+        """A result for a call of an edited history: it joins the dicts (fed at the next query)."""
+        call = edited.call(call_id)
+        assert call is not None
+        result = ToolResult(call_id=call_id, name=name or call.name, content=text)
+        edited.add_result(result)
+        self._view[:] = edited.to_dicts()
+        await self._hooked.tell(call, content)
 
     async def interrupt(self) -> None:
         """Stop the response being read, now or at its next event (safe at any time)."""
         self._interrupted = True
-        if not self._reading:
-            await self._drop_response()
+        await self._stop_turn()
+
+    @property
+    def phase(self) -> Phase:
+        """Where the conversation stands (toolreel's `Phase`)."""
+        return self.runner.phase
+
+
+def _result_text(content: Any) -> str:
+    """A result as open_agent sends it: a str as is, a dict or list as JSON."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict | list):
+        return json.dumps(content, default=str)
+    kind = type(content).__name__
+    raise ContentTypeError(f"content must be a str, dict, or list, not {kind}")
+
+
+def journal_closes(journal: Journal) -> bool:
+    """Whether the journal has a `close` to call."""
+    return callable(getattr(journal, "close", None))
 
 
 __all__ = ["Client", "ModelError", "create_client", "query"]
