@@ -91,7 +91,11 @@ def test_a_retried_model_call_shows_in_the_stored_transcript(pytester: pytest.Py
     assert retried.index("↻ model call 1") < retried.index("**Assistant:** 5")
 
 
-def test_a_failing_snapshot_prints_the_transcript_diff_first(pytester: pytest.Pytester) -> None:
+def test_a_failing_snapshot_prints_the_transcript_diff_first(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for variable in ("CI", "BUILD_NUMBER"):  # pytest never truncates assertion output on CI
+        monkeypatch.delenv(variable, raising=False)
     user_suite(pytester)
     run(pytester, "--snapshot-update").assert_outcomes(passed=2)
     user_suite(pytester, answer="five")
