@@ -7,7 +7,9 @@ The names and behaviour of open-agent-sdk 0.4.2 (`query`, `Client`,
 modules (`.client`, `.types`, `.tools`, `.hooks`, `.config`, `.context`,
 `.utils`). The model is an `openai.AsyncOpenAI` made by
 `toolreel.open_agent.client.create_client` and read through
-`toolreel.adapters.openai_sdk_model` (install `toolreel[openai]`); the
+`toolreel.adapters.openai_sdk_model` (install `toolreel[openai]`). The loop is
+toolreel's own (`toolreel.core.step` through the shell's Runner) with open_agent's
+rules as core policies on `LoopConfig`, so sessions journal and replay; the
 conversation is kept as toolreel records. `toolreel.shell.Client` is toolreel's
 own, richer API (journals, retries, parallel tools); README.md lists where the
 two differ.
