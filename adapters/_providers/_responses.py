@@ -35,7 +35,8 @@ Decoding: named server-sent events, each a JSON object whose `type` names it.
    (`max_output_tokens`, `content_filter`). Usage: `input_tokens`,
    `output_tokens`, and nonzero `cached_tokens` and `reasoning_tokens` as extras.
 8. `error` and `response.failed` inside a 200 stream are failures; the error's
-   code decides whether asking again can help (`insufficient_quota` cannot).
+   code decides whether asking again can help (`server_error` can;
+   `insufficient_quota` and a bad input such as `invalid_prompt` cannot).
 9. Bad input: data that is not a JSON object is a fatal failure naming the
    event; unknown event types are ignored (the API adds new ones, e.g. for
    built-in tools); missing or ill-typed fields read as empty. A stream that
@@ -80,6 +81,9 @@ NON_REASONING_PREFIXES = ("gpt-4", "gpt-3", "chatgpt-")
 
 #: What asks the API for reasoning items it can read back without storing them.
 INCLUDE_ENCRYPTED = "reasoning.encrypted_content"
+
+#: Codes of a failed response that name a bad input (the request, not the server).
+BAD_INPUT_PREFIXES = ("invalid_", "unsupported_", "empty_")
 
 #: Separates two parts of one reasoning summary in the block's text.
 PART_BREAK = "\n\n"
@@ -419,7 +423,7 @@ class ResponsesStreamDecoder(GuardedDecoder):
 
     def _failed(self, error: Json) -> ModelCallFailed:
         """A failure sent inside a 200 response (rule 8)."""
-        return self._fail(error_message(error), retryable=payload_retryable(error))
+        return self._fail(error_message(error), retryable=stream_error_retryable(error))
 
     def _replay(self, body: bytes) -> list[ModelEvent]:
         """A whole response decoded as the stream events that would have carried it."""
@@ -447,6 +451,20 @@ def _as_stream(response: Json) -> Iterator[tuple[str, Json]]:
         yield "response.output_item.added", {"output_index": position, "item": added}
         yield "response.output_item.done", {"output_index": position, "item": item}
     yield "response.completed", {"response": response}
+
+
+def stream_error_retryable(error: Mapping[str, Any]) -> bool:
+    """Whether a failed response may pass on a retry.
+
+    The Responses API's own codes for a bad input (`invalid_prompt`,
+    `invalid_image_url`, `image_too_large`, ...) cannot; the shared OpenAI
+    rules decide the rest (`server_error`, `rate_limit_exceeded`: yes;
+    `insufficient_quota`: no).
+    """
+    code = as_str(error.get("code"))
+    if code.startswith(BAD_INPUT_PREFIXES) or "image" in code:
+        return False
+    return payload_retryable(error)
 
 
 def _bare_error(payload: Json) -> Json:
