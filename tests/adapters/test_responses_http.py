@@ -12,6 +12,7 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
+from toolreel.adapters import HttpModel, ResponsesCodec, Secret
 from toolreel.shell import AgentOptions, Client, TextBlock, ToolUseBlock, tool
 from toolreel.shell._scripted import LocalServer, Request
 from toolreel.shell.cli import cli
@@ -184,3 +185,25 @@ def test_an_error_event_in_a_200_stream_ends_the_run_with_its_message() -> None:
     assert result.exit_code == 1
     assert "You exceeded your current quota (code=insufficient_quota)" in result.stderr
     assert len(server.requests) == 1  # out of credit: not asked again
+
+
+def test_codec_options_reach_the_wire_through_a_client_model() -> None:
+    """The README's recipe: reasoning settings on the codec, the model given to the Client."""
+    with ResponsesServer([text_reply("Hi.")]) as server:
+        codec = ResponsesCodec(reasoning_effort="high", reasoning_summary="auto")
+        model = HttpModel(codec, base_url=server.url, api_key=Secret("sk-test"))
+        options = AgentOptions(provider="openai-responses", model="o4-mini", base_url=server.url)
+
+        async def main() -> str:
+            try:
+                async with Client(options, model=model) as client:
+                    await client.query("hello")
+                    blocks = [b async for b in client.receive_messages()]
+            finally:
+                await model.aclose()  # a model given to the Client is its giver's to close
+            return "".join(b.text for b in blocks if isinstance(b, TextBlock))
+
+        assert anyio.run(main) == "Hi."
+        [body] = server.bodies()
+    assert body["reasoning"] == {"effort": "high", "summary": "auto"}
+    assert body["model"] == "o4-mini"
