@@ -260,6 +260,7 @@ class _Item:
 
     kind: str
     call_index: int = -1
+    started: bool = False
     sent: dict[int, str] = attrs.field(factory=dict)  # per content/summary part: text sent
 
 
@@ -349,10 +350,12 @@ class ResponsesStreamDecoder(GuardedDecoder):
 
     def _call_start(self, item: _Item, data: Json) -> list[ModelEvent]:
         """The call's start, once (its index: the order calls came in)."""
-        if item.call_index >= 0:
+        if item.started:
             return []
-        item.call_index = self._calls
-        self._calls += 1
+        item.started = True
+        if item.call_index < 0:
+            item.call_index = self._calls
+            self._calls += 1
         call_id, name = as_str(data.get("call_id")), as_str(data.get("name"))
         return [ToolCallStarted(index=item.call_index, call_id=call_id, name=name)]
 

@@ -397,6 +397,22 @@ def test_unknown_events_and_missing_fields_are_read_leniently() -> None:
     ]
 
 
+def test_arguments_before_the_call_item_still_start_the_call() -> None:
+    """Pieces may come first: the start that follows fills in the call's id and name."""
+    events = decode(
+        sse(
+            {"type": "response.function_call_arguments.delta", "output_index": 0, "delta": "{}"},
+            {"type": "response.output_item.added", "output_index": 0, "item": CALL_ITEM},
+            completed(),
+        )
+    )
+    assert events == [
+        ToolCallArgumentsDelta(index=0, fragment="{}"),
+        ToolCallStarted(index=0, call_id="call_1", name="add"),
+        ModelResponded(finish_reason="tool_calls"),
+    ]
+
+
 def test_stream_without_its_end_is_a_retryable_truncation() -> None:
     [*_, failure] = decode(sse({"type": "response.output_text.delta", "delta": "Hi"}))
     assert isinstance(failure, ModelCallFailed) and failure.retryable
