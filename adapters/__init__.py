@@ -31,6 +31,7 @@ from ._providers._http import HttpModel, Secret, Timeouts
 from ._providers._ollama import OllamaCodec
 from ._providers._openai import OpenAICodec
 from ._providers._openai_sdk import OpenAISdkModel, openai_sdk_model
+from ._providers._responses import ResponsesCodec
 from ._request_diff import RequestChange, RequestDiff, diff_requests
 from ._retries import Retry
 from ._serde import event_from_json, event_to_json, get_converter, structure, unstructure
@@ -58,6 +59,7 @@ __all__ = [
     "OpenAISdkModel",
     "RequestChange",
     "RequestDiff",
+    "ResponsesCodec",
     "Retry",
     "SQLiteJournal",
     "Secret",

@@ -26,6 +26,7 @@ from ._ollama import OllamaCodec
 from ._openai import OpenAICodec
 from ._openai_sdk import OpenAISdkModel as OpenAISdkModel
 from ._openai_sdk import openai_sdk_model as openai_sdk_model
+from ._responses import ResponsesCodec
 
 if TYPE_CHECKING:
     import httpx
@@ -70,6 +71,7 @@ PROVIDERS: dict[str, type[Codec]] = {
     "anthropic": AnthropicCodec,
     "gemini": GeminiCodec,
     "ollama": OllamaCodec,
+    "openai-responses": ResponsesCodec,
 }
 
 
@@ -78,6 +80,7 @@ DEFAULT_MODELS = {
     "openai": "gpt-4o-mini",
     "anthropic": "claude-3-5-haiku-latest",
     "gemini": "gemini-2.5-flash",
+    "openai-responses": "gpt-5-mini",
 }
 
 

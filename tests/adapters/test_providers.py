@@ -18,7 +18,7 @@ from toolreel.shell import AgentOptions
 
 
 def test_every_provider_name_has_a_codec_and_an_unknown_one_is_refused() -> None:
-    assert sorted(PROVIDERS) == ["anthropic", "gemini", "ollama", "openai"]
+    assert sorted(PROVIDERS) == ["anthropic", "gemini", "ollama", "openai", "openai-responses"]
     for name in PROVIDERS:
         assert codec_for(name).name == name
     with pytest.raises(ValueError, match="unknown provider 'mistral'; known: anthropic, gemini"):
@@ -29,6 +29,7 @@ def test_every_provider_name_has_a_codec_and_an_unknown_one_is_refused() -> None
     ("provider", "environ", "expected"),
     [
         ("openai", {"OPENAI_API_KEY": "sk-env"}, "sk-env"),
+        ("openai-responses", {"OPENAI_API_KEY": "sk-env"}, "sk-env"),
         ("anthropic", {"ANTHROPIC_API_KEY": "ak"}, "ak"),
         ("gemini", {"GOOGLE_API_KEY": "g2"}, "g2"),
         ("gemini", {"GEMINI_API_KEY": "g1", "GOOGLE_API_KEY": "g2"}, "g1"),

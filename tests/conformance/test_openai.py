@@ -115,7 +115,7 @@ def test_every_chat_completions_capture_is_covered() -> None:
     files = sorted(p.name for p in TRAFFIC.iterdir() if p.name.startswith(("openai_", "ollama_")))
     for name in files:
         if name.startswith((OUT_OF_SCOPE_PREFIX, "ollama_native_")):
-            continue  # Responses API: unsupported; native Ollama: test_ollama.py
+            continue  # Responses API: test_openai_responses.py; native Ollama: test_ollama.py
         stem = name.removesuffix(".json").removesuffix(".sse.txt")
         assert name in covered or stem in covered, f"capture not covered: {name}"
 
