@@ -52,8 +52,15 @@ bench: $(LINKS)
 
 # open-agent-sdk 0.4.2's own tests run against toolreel.open_agent (issue 13); on demand
 # only, never in `make test`: pip downloads its sdist and installs its test requirements.
-compat: $(LINKS)
-	VENV=$(VENV) tests/compat/open_agent_suite.sh
+# open_agent's own suite installs its test requirements (pytest-asyncio, ...): into a venv
+# of its own, so they never reach .venv and `make test`.
+COMPAT_VENV = build/compat-venv
+compat:
+	test -x $(COMPAT_VENV)/bin/python || $(PYTHON) -m venv $(COMPAT_VENV)
+	$(COMPAT_VENV)/bin/python -m pip install -q --upgrade pip "setuptools>=77" wheel
+	$(COMPAT_VENV)/bin/python -m pip install -q '.[openai]' "pytest>=8.0"
+	$(COMPAT_VENV)/bin/python -m pip install -q --no-deps --force-reinstall .
+	VENV=$(COMPAT_VENV) tests/compat/open_agent_suite.sh
 
 # Mutation testing with mutmut, on demand only: never part of `make test` or CI. It is
 # slow (core's seven rule modules, 1647 mutants, took ~12 min on 2 busy cores against

@@ -4,7 +4,7 @@
 # Downloads open-agent-sdk's sdist (MIT) with pip into a temporary folder, rewrites only
 # its import lines and patch targets (`open_agent` -> `toolreel.open_agent`), deletes its
 # `open_agent/` package so nothing can reach the original, installs what its tests need
-# into the project's venv and runs its tests/ with pytest. Nothing of it is kept or
+# into $VENV (`make compat`: build/compat-venv, never .venv) and runs its tests/ with pytest. Nothing of it is kept or
 # committed. Prints pytest's summary, each failure with the private names it touches, and
 # one line: "N passed, ..., M excluded internals". Exit status: pytest's.
 #
