@@ -42,10 +42,10 @@ from toolreel.core import (
     arguments_object,
 )
 
-from ._codec import GuardedDecoder, parse_json
+from ._codec import SSEJsonDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from ._failures import body_text, http_failure, status_retryable
-from ._framing import SSEEvent, SSEParser
+from ._framing import SSEEvent
 from ._json import as_dict
 
 Json = dict[str, Any]
@@ -222,13 +222,12 @@ def _tool_result(result: ToolResult) -> Json:
 # Decoding ------------------------------------------------------------------
 
 
-class AnthropicStreamDecoder(GuardedDecoder):
+class AnthropicStreamDecoder(SSEJsonDecoder):
     """Decodes one Messages event stream into core model events."""
 
     def __init__(self) -> None:
         """Nothing seen yet."""
         super().__init__()
-        self._sse = SSEParser()
         self._unsigned: dict[int, str] = {}
         self._counters: dict[str, int] = {}
         self._stop_reason: str | None = None
@@ -238,25 +237,9 @@ class AnthropicStreamDecoder(GuardedDecoder):
         events = self._guard(lambda: self._replay(body))
         return events + self.close()
 
-    def _frames(self, chunk: bytes) -> list[SSEEvent]:
-        """Complete server-sent events."""
-        return self._sse.feed(chunk)
-
-    def _flush_frames(self) -> list[SSEEvent]:
-        """What the parser holds at the end (nothing: an unterminated event is dropped)."""
-        return self._sse.flush()
-
-    def _on_frame(self, frame: SSEEvent) -> list[ModelEvent]:
-        """Events of one server-sent event (its JSON `type` names it)."""
-        match parse_json(frame.data):
-            case Success(dict() as payload):
-                pass
-            case Success(_):
-                return [self._fail(f"malformed {frame.event} event: not a JSON object")]
-            case Failure(why):
-                return [self._fail(f"malformed {frame.event} event: {why}")]
-        kind = "error" if frame.event == "error" else str(payload.get("type", frame.event))
-        return self._on_payload(kind, payload)
+    def _kind(self, frame: SSEEvent, payload: Json) -> str:
+        """Which event a frame is: an `event: error` is one whatever its JSON says."""
+        return "error" if frame.event == "error" else str(payload.get("type", frame.event))
 
     def _on_payload(self, kind: str, payload: Json) -> list[ModelEvent]:
         """Events of one decoded stream event; unknown ones (and `ping`) give none."""

@@ -21,6 +21,8 @@ from returns.result import Failure, Result, Success
 
 from toolreel.core import ModelCallFailed, ModelEvent, ModelRequest, ModelResponded, Usage
 
+from ._framing import SSEEvent, SSEParser
+
 TRUNCATED = "stream ended before the response was complete"
 
 
@@ -176,3 +178,44 @@ class GuardedDecoder:
     def _on_end(self) -> list[ModelEvent]:
         """Events when the body ended with no terminal event (default: none)."""
         return []
+
+
+class SSEJsonDecoder(GuardedDecoder):
+    """Base for streams of server-sent events each carrying one JSON object (Anthropic, Responses).
+
+    Subclasses implement `_on_payload(kind, payload)`, and may override `_kind`
+    (which event a frame is: by default its JSON `type`, else its `event:` name).
+    """
+
+    def __init__(self) -> None:
+        """Nothing seen yet."""
+        super().__init__()
+        self._sse = SSEParser()
+
+    def _frames(self, chunk: bytes) -> list[SSEEvent]:
+        """Complete server-sent events."""
+        return self._sse.feed(chunk)
+
+    def _flush_frames(self) -> list[SSEEvent]:
+        """What the parser holds at the end (an unterminated event is dropped)."""
+        return self._sse.flush()
+
+    def _on_frame(self, frame: SSEEvent) -> list[ModelEvent]:
+        """Events of one server-sent event: its JSON object, named by `_kind`."""
+        match parse_json(frame.data):
+            case Success(dict() as payload):
+                pass
+            case Success(_):
+                return [self._fail(f"malformed {frame.event} event: not a JSON object")]
+            case Failure(why):
+                return [self._fail(f"malformed {frame.event} event: {why}")]
+        return self._on_payload(self._kind(frame, payload), payload)
+
+    def _kind(self, frame: SSEEvent, payload: dict[str, Any]) -> str:
+        """Which event a frame is: its JSON `type`, else its `event:` name."""
+        kind = payload.get("type")
+        return kind if isinstance(kind, str) and kind else frame.event
+
+    def _on_payload(self, kind: str, payload: dict[str, Any]) -> list[ModelEvent]:
+        """Events of one named JSON payload."""
+        raise NotImplementedError

@@ -67,10 +67,10 @@ from toolreel.core import (
     Usage,
 )
 
-from ._codec import GuardedDecoder, parse_json
+from ._codec import SSEJsonDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from ._failures import body_text, http_failure, status_retryable
-from ._framing import SSEEvent, SSEParser
+from ._framing import SSEEvent
 from ._json import as_dict, as_str, bearer_headers, count, dicts
 from ._openai_errors import QUOTA_KINDS, error_kinds, error_message, payload_retryable
 
@@ -264,13 +264,12 @@ class _Item:
     sent: dict[int, str] = attrs.field(factory=dict)  # per content/summary part: text sent
 
 
-class ResponsesStreamDecoder(GuardedDecoder):
+class ResponsesStreamDecoder(SSEJsonDecoder):
     """Decodes one Responses event stream into core model events (rules 5-9)."""
 
     def __init__(self) -> None:
         """Nothing seen yet."""
         super().__init__()
-        self._sse = SSEParser()
         self._items: dict[int, _Item] = {}
         self._calls = 0
 
@@ -279,24 +278,9 @@ class ResponsesStreamDecoder(GuardedDecoder):
         events = self._guard(lambda: self._replay(body))
         return events + self.close()
 
-    def _frames(self, chunk: bytes) -> list[SSEEvent]:
-        """Complete server-sent events."""
-        return self._sse.feed(chunk)
-
-    def _flush_frames(self) -> list[SSEEvent]:
-        """What the parser holds at the end (an unterminated event is dropped)."""
-        return self._sse.flush()
-
-    def _on_frame(self, frame: SSEEvent) -> list[ModelEvent]:
-        """Events of one server-sent event; its JSON `type` names it (rule 9)."""
-        match parse_json(frame.data):
-            case Success(dict() as payload):
-                pass
-            case Success(_):
-                return [self._fail(f"malformed {frame.event} event: not a JSON object")]
-            case Failure(why):
-                return [self._fail(f"malformed {frame.event} event: {why}")]
-        return self._on_payload(as_str(payload.get("type")) or frame.event, payload)
+    def _kind(self, frame: SSEEvent, payload: Json) -> str:
+        """Which event a frame is: its JSON `type` (rule 9), else its `event:` name."""
+        return as_str(payload.get("type")) or frame.event
 
     def _on_payload(self, kind: str, payload: Json) -> list[ModelEvent]:
         """Events of one decoded stream event; unknown kinds give none."""
