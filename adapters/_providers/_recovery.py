@@ -21,7 +21,8 @@ exact; the history sends them back as real calls).
 1. Text is let out as soon as it cannot be the start of a marker; a tail that
    may be one (`<tool`, `[TOOL_`) is held until the next text decides it.
    Nothing is dropped: what turns out not to be a call is let out as text, in
-   order, and at the end of the response everything held is let out.
+   order, and at the end of the response everything held is let out (as text
+   when the response failed).
 2. A `<tool_call>` block is held until `</tool_call>` (or the end); a
    `<|python_tag|>` or `[TOOL_CALLS]` payload until the end of the response.
 3. A payload is a call attempt when it starts with JSON (`{` or `[`), or
@@ -134,6 +135,12 @@ class TextCalls:
         if inside == _BARE:
             return self._bare(held)
         return self._rest(inside, held)
+
+    def spill(self) -> list[Piece]:
+        """Everything held, as text (a failed response: nothing in it is a call)."""
+        held = self._held
+        self._held, self._inside, self._searched = "", None, 0
+        return [held] if held else []
 
     def _advance(self) -> list[Piece]:
         """Let out what is decided; hold what may still be a marker or a payload."""
@@ -366,8 +373,11 @@ class Recovery:
                 out += self._events(self._text.feed(event.text))
             elif isinstance(event, ToolCallStarted | ToolCallArgumentsDelta):
                 out.append(attrs.evolve(event, index=self._renumbered(event.index)))
-            elif isinstance(event, ModelResponded | ModelCallFailed):
+            elif isinstance(event, ModelResponded):
                 out += self._events(self._text.close())
+                out.append(event)
+            elif isinstance(event, ModelCallFailed):
+                out += self._events(self._text.spill())
                 out.append(event)
             else:
                 out.append(event)
