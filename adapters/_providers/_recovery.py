@@ -7,7 +7,8 @@ and Ollama codecs names the formats to look for:
 - "hermes" (Hermes, Qwen): `<tool_call>{"name": N, "arguments": {...}}</tool_call>`,
   one block per call, text around them;
 - "llama3": `<|python_tag|>{"name": N, "parameters": {...}}` to the end of the
-  answer, or a bare `{"name": N, "parameters": {...}}` as the whole answer;
+  answer, or a bare `{"name": N, "parameters": {...}}` as the whole answer
+  (also inside a ```json fence, as coding models write it);
 - "mistral": `[TOOL_CALLS][{"name": N, "arguments": {...}}, ...]`, or the newer
   `[TOOL_CALLS]N[ARGS]{...}`, to the end of the answer;
 - "auto": all of them, whichever comes first.
@@ -78,6 +79,7 @@ PYTHON_TAG = "<|python_tag|>"
 MISTRAL = "[TOOL_CALLS]"
 #: Stands for "a bare JSON answer is being held" where a marker would be.
 _BARE = "{"
+_FENCE = "```"
 
 _MARKERS: Final[dict[str, tuple[str, ...]]] = {
     "auto": (HERMES_OPEN, PYTHON_TAG, MISTRAL),
@@ -174,15 +176,14 @@ class TextCalls:
                 return out  # a payload to the end of the response (rule 2)
 
     def _begins_bare(self) -> bool:
-        """Whether to hold on: only whitespace so far, or a bare JSON answer begins."""
-        stripped = self._held.lstrip()
-        if not stripped:
+        """Whether to hold on: only whitespace so far, or a bare JSON answer (may) begin."""
+        verdict = bare_start(self._held.lstrip())
+        if verdict is None:
             return True
         self._start = False
-        if stripped[0] == "{":
+        if verdict:
             self._inside = _BARE
-            return True
-        return False
+        return verdict
 
     def _first_marker(self) -> tuple[str | None, int]:
         """The earliest whole marker in the held text, and where it starts."""
@@ -260,10 +261,39 @@ def _gap(text: str, pos: int) -> int:
     return pos
 
 
+def bare_start(text: str) -> bool | None:
+    """Whether an answer starting with `text` is a bare JSON one; None: not known yet.
+
+    A JSON object, or one in a Markdown fence (```json), as coding models write.
+    """
+    if not text:
+        return None
+    if text[0] == "{":
+        return True
+    if not text.startswith(_FENCE):
+        return None if _FENCE.startswith(text) else False
+    header, newline, body = text[len(_FENCE) :].partition("\n")
+    if not newline:
+        return None if "json".startswith(header.strip().lower()) else False
+    if header.strip().lower() not in ("", "json"):
+        return False
+    body = body.lstrip()
+    return None if not body else body[0] == "{"
+
+
+def _unfenced(text: str) -> str:
+    """The JSON inside a Markdown fence (closed or not), or the text itself."""
+    text = text.strip()
+    if not text.startswith(_FENCE):
+        return text
+    body = text[len(_FENCE) :].partition("\n")[2]
+    return body[: -len(_FENCE)] if body.endswith(_FENCE) else body  # (stripped above)
+
+
 def bare_calls(text: str, tools: frozenset[str]) -> list[Found] | None:
     """A whole answer as calls when it is nothing but call objects naming offered tools."""
     try:
-        value = json.loads(text)
+        value = json.loads(_unfenced(text))
     except (ValueError, RecursionError):
         return None
     items = value if isinstance(value, list) else [value]

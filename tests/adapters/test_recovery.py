@@ -148,6 +148,13 @@ FORMATS = [
         id="llama3-bare-json-with-type",
     ),
     pytest.param(
+        ["llama3", "auto"],
+        '```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```',
+        "",
+        [("get_weather", WEATHER_ARGS)],
+        id="bare-json-in-a-markdown-fence",
+    ),
+    pytest.param(
         ["mistral", "auto"],
         '[TOOL_CALLS][{"name": "add", "arguments": {"a": 2, "b": 3}}, '
         '{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "abcDEF123"}]',
@@ -186,6 +193,9 @@ FALSE_ALARMS = [
     pytest.param("[TOOL_CALLS] is Mistral's marker", id="mistral-marker-then-prose"),
     pytest.param("the end <tool_ca", id="ends-inside-a-marker"),
     pytest.param("   \n", id="only-whitespace"),
+    pytest.param("```python\nprint(2 + 3)\n```", id="fenced-code"),
+    pytest.param('```json\n{"name": "Paris"}\n```', id="fenced-json-answer"),
+    pytest.param("`` is not a fence", id="backticks"),
 ]
 
 
