@@ -26,6 +26,8 @@ exact; the history sends them back as real calls).
    when the response failed).
 2. A `<tool_call>` block is held until `</tool_call>` (or the end); a
    `<|python_tag|>` or `[TOOL_CALLS]` payload until the end of the response.
+   A marker followed by something no call starts with (prose: `<tool_call> tags`)
+   is let out as text at once, and the text after it is searched again.
 3. A payload is a call attempt when it starts with JSON (`{` or `[`), or
    `NAME[ARGS]` after `[TOOL_CALLS]`. An attempt whose JSON is valid gives
    one call per `{"name", "arguments"|"parameters"}` object (a list, or
@@ -90,6 +92,7 @@ _MARKERS: Final[dict[str, tuple[str, ...]]] = {
 #: The keys a bare JSON answer may have and still be a call (rule 5).
 _BARE_KEYS = frozenset({"name", "arguments", "parameters", "type", "id"})
 _DECODER = json.JSONDecoder()
+_VISIBLE = re.compile(r"\S")
 _NAME = re.compile(r'"name"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _NAME_ARGS = re.compile(r"\s*([^\s\[\]{}\"]+)\[ARGS\]")
 
@@ -124,7 +127,7 @@ class TextCalls:
     def feed(self, text: str) -> list[Piece]:
         """The pieces the next text completes."""
         self._held += text
-        return self._advance()
+        return _joined(self._advance())
 
     def close(self) -> list[Piece]:
         """The pieces at the end of the response: everything held is decided now."""
@@ -161,6 +164,9 @@ class TextCalls:
                 if at:
                     out.append(self._held[:at])
                 self._held, self._inside, self._searched = self._held[at:], marker, 0
+            elif self._inside != _BARE and self._no_attempt(self._inside):
+                out.append(self._inside)  # prose after a marker: the marker is text
+                self._held, self._inside = self._held[len(self._inside) :], None
             elif self._inside == HERMES_OPEN:
                 end = self._held.find(HERMES_CLOSE, max(len(HERMES_OPEN), self._searched))
                 if end < 0:
@@ -174,6 +180,14 @@ class TextCalls:
                 out += self._block(block, block[len(HERMES_OPEN) : end])
             else:
                 return out  # a payload to the end of the response (rule 2)
+
+    def _no_attempt(self, marker: str) -> bool:
+        """Whether what follows the marker already shows it starts no call (rule 3)."""
+        first = _VISIBLE.search(self._held, len(marker))
+        if first is None:
+            return False
+        char = first.group()
+        return char not in "{[" and (marker != MISTRAL or char in ']}"')
 
     def _begins_bare(self) -> bool:
         """Whether to hold on: only whitespace so far, or a bare JSON answer (may) begin."""

@@ -265,6 +265,18 @@ def test_text_is_let_out_as_soon_as_it_cannot_start_a_marker() -> None:
     assert recovery([ModelResponded()]) == [TextDelta(text="[TOOL"), ModelResponded()]
 
 
+def test_a_marker_followed_by_prose_is_let_out_at_once() -> None:
+    recovery = Recovery("auto", TOOLS)
+    assert recovery([TextDelta(text="see <tool_call>")]) == [TextDelta(text="see ")]
+    assert recovery([TextDelta(text=" t")]) == [TextDelta(text="<tool_call> t")]
+
+
+def test_a_marker_mentioned_in_thinking_does_not_hide_the_call_after_it() -> None:
+    stream = "<think>I will write <tool_call> now.</think>\n" + hermes(WEATHER)
+    text = "<think>I will write <tool_call> now.</think>\n"
+    assert_every_chunking("auto", stream, text, [("get_weather", WEATHER_ARGS)])
+
+
 def test_a_call_comes_out_as_soon_as_its_block_closes() -> None:
     recovery = Recovery("hermes", TOOLS)
     assert recovery([TextDelta(text=hermes(WEATHER)[:-3])]) == []
