@@ -11,6 +11,8 @@ is imported by the first model built, not with toolreel.
 Transport trouble — connect errors, timeouts, a connection dropped mid-stream —
 becomes a retryable `ModelCallFailed`; nothing escapes as an exception except
 cancellation. The API key lives in a `Secret` and goes only into the headers.
+With a codec's `tool_call_recovery`, decoded events pass through
+`_recovery.Recovery` (calls a model wrote as text become calls) before anyone sees them.
 
 Limits (`Timeouts`): `connect` and `read` bound each connect and each read;
 `total` bounds a whole call, however the server trickles bytes; `idle` bounds

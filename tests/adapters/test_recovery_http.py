@@ -13,10 +13,22 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from click.testing import CliRunner
 
-from toolreel.core import ConfigError, Finish, ToolRound
+from toolreel.adapters._providers import HttpModel, OllamaCodec, with_recovery
+from toolreel.core import (
+    ConfigError,
+    Finish,
+    ModelEvent,
+    ModelRequest,
+    ModelResponded,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    ToolRound,
+    ToolSpec,
+)
 from toolreel.shell import AgentOptions, Client, Connection, open_journal, replay, tool
 from toolreel.shell._replay import Session
 from toolreel.shell.cli import cli
@@ -130,3 +142,32 @@ def test_the_command_line_passes_tool_call_recovery_on(scripted_model: MakeScrip
     assert result.exit_code == 0, result.output
     assert result.stdout.rstrip().endswith("5")
     assert model.requests[1]["messages"][-1]["role"] == "tool"
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+def test_the_ollama_codec_recovers_a_mistral_call_through_the_http_driver(stream: bool) -> None:
+    content = '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Rome"}}]'
+    if stream:
+        pieces = [content[i : i + 5] for i in range(0, len(content), 5)]
+        lines = [{"message": {"content": piece}, "done": False} for piece in pieces]
+        lines.append({"message": {"content": ""}, "done": True, "done_reason": "stop"})
+    else:
+        lines = [{"message": {"content": content}, "done": True, "done_reason": "stop"}]
+    body = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    transport = httpx.MockTransport(lambda _: httpx.Response(200, content=body))
+    codec = with_recovery(OllamaCodec(), "mistral")
+    spec = ToolSpec(name="get_weather")
+    request = ModelRequest(model="m", system=None, messages=(), tools=(spec,))
+
+    async def events() -> list[ModelEvent]:
+        model = HttpModel(codec, stream=stream, transport=transport)
+        try:
+            return [event async for event in model.stream(request)]
+        finally:
+            await model.aclose()
+
+    assert anyio.run(events) == [
+        ToolCallStarted(index=0, call_id="", name="get_weather"),
+        ToolCallArgumentsDelta(index=0, fragment='{"city": "Rome"}'),
+        ModelResponded(finish_reason="stop"),
+    ]
