@@ -21,7 +21,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from toolreel.adapters import PROVIDERS, Secret, Timeouts
-from toolreel.adapters._providers import DEFAULT_MODELS, ModelPort, http_model, redactor_for
+from toolreel.adapters._providers import (
+    DEFAULT_MODELS,
+    RECOVERY_MODES,
+    ModelPort,
+    ToolCallRecovery,
+    http_model,
+    recovers,
+    redactor_for,
+)
 from toolreel.adapters._redact import MASK, Redactor, clean_key
 from toolreel.core import ConfigError, RetryPolicy
 
@@ -35,6 +43,9 @@ MODEL_OVERRIDE: ContextVar[ModelPort | None] = ContextVar("toolreel_model_overri
 #: The output tool's name while an agent runs, for a model that must know which tool ends it
 #: (`toolreel.testing.TestModel`: a request offers it among the helpers, indistinguishable).
 AGENT_OUTPUT_TOOL: ContextVar[str | None] = ContextVar("toolreel_agent_output", default=None)
+
+
+_MODES = ", ".join(repr(mode) for mode in RECOVERY_MODES)
 
 
 def to_secret(value: Secret | str | None) -> Secret | None:
@@ -75,7 +86,10 @@ class Connection:
     `idle_timeout` a stream without content (keep-alives do not count); past
     either, the call fails and is retried by `retry`. `http_client` is the
     caller's own httpx client (toolreel never closes it); without one, calls
-    share a pool per provider and base URL.
+    share a pool per provider and base URL. `tool_call_recovery` ("auto",
+    "hermes", "llama3", "mistral"; openai and ollama only) turns tool calls a
+    small local model writes as text into real calls (README: "Tool calls from
+    small local models").
 
     `model` may be left empty only for a hosted provider at its own URL (no
     `base_url`): "openai", "anthropic" and "gemini" then use their default model
@@ -103,12 +117,19 @@ class Connection:
         factory=RetryPolicy, validator=check.instance_of(RetryPolicy, "a RetryPolicy")
     )
     http_client: httpx.AsyncClient | None = attrs.field(default=None, validator=_http_client)
+    tool_call_recovery: ToolCallRecovery | None = attrs.field(
+        default=None,
+        validator=check.one_of((None, *RECOVERY_MODES), "None or one of " + _MODES),
+    )
 
     def __attrs_post_init__(self) -> None:
         """The check that reads two fields: a model the provider (or server) can serve."""
         if not self.model and (self.base_url is not None or self.provider not in DEFAULT_MODELS):
             where = f"the server at {self.base_url}" if self.base_url else repr(self.provider)
             raise ConfigError("model", self.model, f"a model name: {where} has no default model")
+        if self.tool_call_recovery is not None and not recovers(PROVIDERS[self.provider]):
+            detail = f"None for {self.provider!r} (only openai and ollama recover text calls)"
+            raise ConfigError("tool_call_recovery", self.tool_call_recovery, detail)
 
     @property
     def model_name(self) -> str:
@@ -133,6 +154,7 @@ class Connection:
             stream=self.stream,
             timeouts=self.timeouts(),
             client=self.http_client,
+            tool_call_recovery=self.tool_call_recovery,
         )
 
     def redactor(self, model: object) -> Redactor:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from toolreel.adapters import Journal, Secret, Timeouts
+from toolreel.adapters._providers import ToolCallRecovery
 from toolreel.core import ConfigError, HookPoint, MaxIterationsPolicy, RetryPolicy
 
 from . import _checks as check
@@ -122,7 +123,8 @@ class AgentOptions:
     """How a Client talks to its model, which tools it offers, and how the loop runs.
 
     The connection fields (provider, base_url, api_key, model, stream, the
-    timeouts, max_tokens, temperature, retry, http_client) are `Connection`'s,
+    timeouts, max_tokens, temperature, retry, http_client, tool_call_recovery)
+    are `Connection`'s,
     with its defaults and checks; `.connection` is them as one frozen value.
     `api_key` is kept as a `Secret` from the moment it is given (a str is
     wrapped), and defaults to the provider's environment variable.
@@ -166,6 +168,8 @@ class AgentOptions:
     journal: str | Path | Journal | None = attrs.field(default=None, validator=_journal)
     #: The caller's own client for the model's HTTP calls (toolreel never closes it).
     http_client: httpx.AsyncClient | None = shared("http_client")  # noqa: RUF009 - as above
+    #: Tool calls a small local model writes as text, made real calls (see `Connection`).
+    tool_call_recovery: ToolCallRecovery | None = shared("tool_call_recovery")  # noqa: RUF009
     session_id: str | None = attrs.field(default=None, validator=check.optional_id)
     tool_choice: str = attrs.field(
         default="auto",

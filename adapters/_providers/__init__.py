@@ -26,6 +26,10 @@ from ._ollama import OllamaCodec
 from ._openai import OpenAICodec
 from ._openai_sdk import OpenAISdkModel as OpenAISdkModel
 from ._openai_sdk import openai_sdk_model as openai_sdk_model
+from ._recovery import RECOVERY_MODES as RECOVERY_MODES
+from ._recovery import ToolCallRecovery as ToolCallRecovery
+from ._recovery import recovers as recovers
+from ._recovery import with_recovery
 from ._responses import ResponsesCodec
 
 if TYPE_CHECKING:
@@ -161,6 +165,7 @@ def http_model(
     timeouts: Timeouts | None = None,
     environ: Mapping[str, str] | None = None,
     client: httpx.AsyncClient | None = None,
+    tool_call_recovery: str | None = None,
 ) -> HttpModel:
     """An HTTP model client for a provider by name (`base_url` may point at any server).
 
@@ -170,8 +175,12 @@ def http_model(
     in a stream (`idle`); see `Timeouts`. Calls go through a connection pool
     shared with the other models of the event loop that have the same provider
     and base URL, or through `client`, the caller's own (never closed here).
+    `tool_call_recovery` ("auto", "hermes", "llama3", "mistral"; openai and
+    ollama only) turns tool calls the model wrote as text into calls.
     """
     codec = codec_for(provider)
+    if tool_call_recovery is not None:
+        codec = with_recovery(codec, tool_call_recovery)
     secret = api_key(codec, key, environ)
     require_key(codec, secret, base_url)
     model = HttpModel(

@@ -11,6 +11,8 @@ is imported by the first model built, not with toolreel.
 Transport trouble — connect errors, timeouts, a connection dropped mid-stream —
 becomes a retryable `ModelCallFailed`; nothing escapes as an exception except
 cancellation. The API key lives in a `Secret` and goes only into the headers.
+With a codec's `tool_call_recovery`, decoded events pass through
+`_recovery.Recovery` (calls a model wrote as text become calls) before anyone sees them.
 
 Limits (`Timeouts`): `connect` and `read` bound each connect and each read;
 `total` bounds a whole call, however the server trickles bytes; `idle` bounds
@@ -46,6 +48,7 @@ from toolreel.core import (
 from .._redact import Redactor, clean_key, logger
 from ._codec import Codec, StreamDecoder
 from ._pools import Lease, PoolKey, acquire
+from ._recovery import recovery_for
 
 if TYPE_CHECKING:
     import httpx
@@ -249,13 +252,15 @@ class HttpModel:
         )
         response: httpx.Response | None = None
         failure: ModelCallFailed | None = None
+        recover = recovery_for(self.codec, request) or _as_they_are  # text calls, if asked
         try:
             response = await deadline.within(client.send(sent, stream=True), idle=self.streaming)
             if response.status_code < 300 and self.streaming:
                 decoder = self.codec.stream_decoder()
                 chunks = response.aiter_bytes()
-                while events := await self._next_events(decoder, chunks, deadline):
-                    if isinstance(events[-1], ModelResponded | ModelCallFailed):
+                while decoded := await self._next_events(decoder, chunks, deadline):
+                    events = recover(decoded)
+                    if events and isinstance(events[-1], ModelResponded | ModelCallFailed):
                         for event in events[:-1]:
                             yield self._told(event)
                         await self._finish_body(response, chunks)  # no waiting for the end
@@ -263,9 +268,9 @@ class HttpModel:
                         return
                     for event in events:
                         yield self._told(event)
-                events = decoder.close()
+                events = recover(decoder.close())
             else:
-                events = await self._whole(response, deadline)
+                events = recover(await self._whole(response, deadline))
             for event in events:
                 yield self._told(event)
         except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
@@ -279,7 +284,8 @@ class HttpModel:
                 with anyio.CancelScope(shield=True):
                     await response.aclose()
         if failure is not None:
-            yield self._told(failure)
+            for event in recover([failure]):  # what was held goes first, as text
+                yield self._told(event)
 
     def _told(self, event: ModelEvent) -> ModelEvent:
         """An event as the caller gets it: a failure redacted (and logged)."""
@@ -321,6 +327,11 @@ class HttpModel:
                 pass
             return
         await response.aclose()
+
+
+def _as_they_are(events: list[ModelEvent]) -> list[ModelEvent]:
+    """The events unchanged (no text calls to recover)."""
+    return events
 
 
 def _with_json_type(headers: dict[str, str]) -> dict[str, str]:

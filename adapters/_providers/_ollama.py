@@ -61,17 +61,22 @@ from ._json import (
     guarded_body,
     tool_json,
 )
+from ._recovery import ToolCallRecovery
 
 
 @attrs.frozen(kw_only=True)
 class OllamaCodec:
-    """Ollama's /api/chat; `think` sets the request's `think` (True, False, or "low"/"high")."""
+    """Ollama's /api/chat; `think` sets the request's `think` (True, False, or "low"/"high").
+
+    `tool_call_recovery` turns calls a model wrote as text into calls (_recovery.py).
+    """
 
     name: ClassVar[str] = "ollama"
     default_base_url: ClassVar[str] = "http://127.0.0.1:11434"
     api_key_env: ClassVar[tuple[str, ...]] = ()
 
     think: bool | str | None = None
+    tool_call_recovery: ToolCallRecovery | None = None
 
     def endpoint(self, base_url: str, request: ModelRequest, *, stream: bool) -> str:
         """`{base_url}/api/chat`, streamed or not."""

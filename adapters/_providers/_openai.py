@@ -80,6 +80,7 @@ from ._openai_errors import (
     error_object,
     payload_retryable,
 )
+from ._recovery import ToolCallRecovery
 
 #: A 200 response that carried no choice to answer with (rule 6).
 NO_CHOICE = "response has no choices"
@@ -95,6 +96,7 @@ class OpenAICodec:
     `max_tokens_field` is "max_completion_tokens" for OpenAI's reasoning models
     (o-series, gpt-5), which reject `max_tokens`. `stream_usage` asks for the
     usage chunk (`stream_options`), which a few older servers reject.
+    `tool_call_recovery` turns calls a model wrote as text into calls (_recovery.py).
     """
 
     name: ClassVar[str] = "openai"
@@ -104,6 +106,7 @@ class OpenAICodec:
     reasoning_field: str | None = None
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     stream_usage: bool = True
+    tool_call_recovery: ToolCallRecovery | None = None
     _rounds: IdentityMemo[ToolRound, list[dict[str, Any]]] = attrs.field(
         factory=IdentityMemo, init=False, eq=False, repr=False
     )

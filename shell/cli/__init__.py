@@ -25,6 +25,7 @@ import click
 from toolreel.adapters import PROVIDERS, Journal, load_session, render_transcript
 from toolreel.adapters._providers import (
     DEFAULT_MODELS,
+    RECOVERY_MODES,
     api_key,
     codec_for,
     environment_keys,
@@ -56,6 +57,12 @@ MODEL_HELP = (
 URL_HELP = "Any server, e.g. Ollama's http://127.0.0.1:11434/v1 or LM Studio's."
 JOURNAL_HELP = "Keep the session in FILE: SQLite, or JSON lines if it ends .jsonl."
 MAX_HELP = "Model calls per turn at most, 5 by default."
+#: `--tool-call-recovery`, for run, chat and serve.
+RECOVERY = click.option(
+    "--tool-call-recovery",
+    type=click.Choice(RECOVERY_MODES),
+    help="Make tool calls a local model writes as text real calls (openai, ollama).",
+)
 #: A journal file argument: checked before it is opened, so reading never creates it.
 JOURNAL = click.argument("journal", type=click.Path(dir_okay=False, path_type=Path))
 
@@ -212,6 +219,7 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option("--system", metavar="TEXT", help="System prompt."),
         click.option("--no-stream", is_flag=True, help="Ask for whole responses, not streams."),
+        RECOVERY,
     ]
     for option in reversed(options):
         command = option(command)
@@ -253,6 +261,7 @@ def _options(params: dict[str, Any], model: str, journal: Journal | None) -> Age
         stream=not params["no_stream"],
         journal=journal,
         session_id=params["session"],
+        tool_call_recovery=params.get("tool_call_recovery"),
     )
 
 
@@ -485,6 +494,7 @@ def demo(**params: str | None) -> int:
 @click.option("--journal", type=click.Path(dir_okay=False, path_type=Path), help=JOURNAL_HELP)
 @click.option("--system", metavar="TEXT", help="System prompt.")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=5, metavar="N", help=MAX_HELP)
+@RECOVERY
 @click.option(
     "--cors-origin",
     "cors",
