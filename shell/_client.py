@@ -199,8 +199,11 @@ class Client:
             else:
                 self.journal.begin(self.session_id, self.config)
         except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self._close()
+            try:
+                with anyio.CancelScope(shield=True):
+                    await self._close()
+            finally:
+                await self._close_sources()
             raise
         # Entered here and exited in __aexit__, in the caller's task: `async with` nests it
         # inside every scope the caller opened before, and outside those opened within.
@@ -230,8 +233,11 @@ class Client:
             try:
                 await tasks.__aexit__(None, None, None)  # its turns are over: returns at once
             finally:
-                with anyio.CancelScope(shield=True):
-                    await self._close()
+                try:
+                    with anyio.CancelScope(shield=True):
+                        await self._close()
+                finally:
+                    await self._close_sources()
 
     async def _close(self) -> None:
         """Give the session back to the journal; close the pool and journal the client owns."""
@@ -247,13 +253,14 @@ class Client:
                 if self._own_model:  # a caller's own model is the caller's to close
                     await self._model.aclose()
             finally:
-                try:
-                    if self._own_journal:
-                        self.journal.close()
-                finally:
-                    if self._sources is not None:
-                        sources, self._sources = self._sources, None
-                        await sources.aclose()
+                if self._own_journal:
+                    self.journal.close()
+
+    async def _close_sources(self) -> None:
+        """Disconnect the MCP servers (in the caller's scope, where they were connected)."""
+        if self._sources is not None:
+            sources, self._sources = self._sources, None
+            await sources.aclose()
 
     def _require_open(self) -> anyio.abc.TaskGroup:
         """The client's task group; NotOpen outside `async with`."""
