@@ -16,9 +16,9 @@ import argparse
 import os
 import socket
 import sys
-import time
 from typing import Any, Literal, TypedDict
 
+import anyio
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -57,9 +57,9 @@ def build(only: list[str] | None = None) -> MCPServer:
         sys.stdout.flush()
         os._exit(3)
 
-    def wait() -> str:
+    async def wait() -> str:
         """Never answer (until the client gives up)."""
-        time.sleep(3600)
+        await anyio.sleep(3600)
         return "late"
 
     def pid() -> int:
