@@ -201,9 +201,13 @@ class MCPServer:
                 task_status.started(connection)
                 await stop.wait()
         except Exception as exc:
-            if connection is None:
-                raise self._connect_error(exc) from exc
-            connection.lost = describe(_first(exc))
+            cause = _first(exc)
+            if connection is not None:
+                connection.lost = describe(cause)
+            elif isinstance(cause, ToolreelError):  # ours already (no such program)
+                raise cause from cause.__cause__
+            else:
+                raise self._connect_error(cause) from cause
 
     async def _handshake(self, session: ClientSession) -> MCPConnection:
         """Initialize the session and list every tool (all pages), within `connect_timeout`."""
@@ -242,11 +246,8 @@ class MCPServer:
         )
         return stdio_client(params, errlog=_errlog())
 
-    def _connect_error(self, exc: Exception) -> ToolreelError:
-        """What went wrong while connecting, as a toolreel error naming the server."""
-        cause = _first(exc)
-        if isinstance(cause, ToolreelError):
-            return cause
+    def _connect_error(self, cause: BaseException) -> MCPConnectError:
+        """What went wrong while connecting, as an error naming the server."""
         if isinstance(cause, TimeoutError):
             detail = f"no answer within {self.connect_timeout:g} s (is it an MCP server?)"
         elif isinstance(cause, MCPError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -47,3 +48,14 @@ def test_an_unparsable_mcp_command_line_is_a_usage_error() -> None:
     result = invoke("run", "hi", "--model", "test", "--mcp", "server 'unclosed")
     assert result.exit_code == 2
     assert "--mcp" in result.stderr
+
+
+def test_neither_the_shell_nor_the_command_line_loads_the_mcp_sdk_until_asked() -> None:
+    program = (
+        "import sys, toolreel.shell, toolreel.shell.cli\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] in ('mcp', 'httpx2')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
