@@ -11,15 +11,12 @@ own tasks are never cancelled by it.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
-import os
 import shlex
 import shutil
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -244,7 +241,7 @@ class MCPServer:
             env=dict(self.env) if self.env is not None else None,
             cwd=self.cwd,
         )
-        return stdio_client(params, errlog=_errlog())
+        return stdio_client(params)
 
     def _connect_error(self, cause: BaseException) -> MCPConnectError:
         """What went wrong while connecting, as an error naming the server."""
@@ -262,28 +259,6 @@ async def _http(url: str, client: httpx2.AsyncClient) -> AsyncIterator[Any]:
     """The streamable HTTP transport over `client`, closed with it."""
     async with client, streamable_http_client(url, http_client=client) as streams:
         yield streams
-
-
-def _errlog() -> TextIO:
-    """Where the server's stderr goes: ours, or the process's own when ours is no file.
-
-    (Under click's CliRunner, a notebook or a captured stream, `sys.stderr` has
-    no file descriptor, which a child process needs.)
-    """
-    for stream in (sys.stderr, sys.__stderr__):
-        try:
-            if stream is not None:
-                stream.fileno()
-                return stream
-        except (AttributeError, OSError, ValueError):
-            continue
-    return _devnull()
-
-
-@functools.cache
-def _devnull() -> TextIO:
-    """The null device, opened once, for the process's life."""
-    return open(os.devnull, "w")  # kept open on purpose
 
 
 def _first(exc: BaseException) -> BaseException:
