@@ -7,7 +7,8 @@
 
 Its tools: `echo` (text), `add` (text), `forecast` (structured content), `fail`
 (raises: an error result), `crash` (kills its own process mid-call), `wait`
-(never answers), `pid` (its process id) and `paths` (a schema with a nested object and an enum).
+(never answers), `pid` (its process id), `header` (a request header) and `paths`
+(a schema with a nested object and an enum).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Literal, TypedDict
 
 import anyio
 import uvicorn
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 
@@ -66,6 +67,10 @@ def build(only: list[str] | None = None) -> MCPServer:
         """This server's process id."""
         return os.getpid()
 
+    def header(name: str, ctx: Context) -> str:
+        """The value of one header of this request (over HTTP), else "none"."""
+        return (ctx.headers or {}).get(name, "none")
+
     def paths(root: dict[str, Any], mode: Literal["read", "write"] = "read") -> str:
         """A tool whose schema has a nested object and an enum."""
         return f"{mode} {root}"
@@ -78,6 +83,7 @@ def build(only: list[str] | None = None) -> MCPServer:
         "crash": crash,
         "wait": wait,
         "pid": pid,
+        "header": header,
         "paths": paths,
     }
     for name, function in tools.items():

@@ -41,7 +41,7 @@ def http_server(*only: str) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    yield from http_server("echo", "forecast", "fail")
+    yield from http_server("echo", "forecast", "fail", "header")
 
 
 def test_http_tools_answer_in_a_client_turn_with_text_structured_and_error_results(
@@ -51,7 +51,12 @@ def test_http_tools_answer_in_a_client_turn_with_text_structured_and_error_resul
         if messages[-1].tool_rounds:
             return "done"
         return ToolCalls(
-            [call("web_echo", text="hi"), call("web_forecast", city="Rome"), call("web_fail")]
+            [
+                call("web_echo", text="hi"),
+                call("web_forecast", city="Rome"),
+                call("web_fail"),
+                call("web_header", name="x-trace"),
+            ]
         )
 
     seen: list[ToolResult] = []
@@ -74,6 +79,7 @@ def test_http_tools_answer_in_a_client_turn_with_text_structured_and_error_resul
     # A call without its required argument: the server says what is wrong, as an error.
     assert by_name["web_fail"].is_error
     assert "reason" in by_name["web_fail"].content
+    assert by_name["web_header"].content == "1"  # the headers given go with every request
 
 
 def test_an_http_server_that_dies_mid_call_is_an_error_result_not_a_hang() -> None:
