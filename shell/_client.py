@@ -12,6 +12,7 @@ model answers; manual mode yields the calls, then waits for
 
 from __future__ import annotations
 
+import contextlib
 import math
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -90,6 +91,20 @@ def loop_config(
     )
 
 
+@contextlib.asynccontextmanager
+async def sources_opened(options: AgentOptions) -> AsyncIterator[AgentOptions]:
+    """The options with their `mcp_servers` connected: their tools added, the servers taken out.
+
+    The connections last until the block ends; every Client given the options
+    it yields shares them (`toolreel serve` connects once for all its requests).
+    """
+    async with contextlib.AsyncExitStack() as stack:
+        tools = list(options.tools)
+        for source in options.mcp_servers:
+            tools.extend((await stack.enter_async_context(source.open())).tools())
+        yield attrs.evolve(options, tools=tools, mcp_servers=())
+
+
 class Client:
     """One conversation with a model, its tools and its journal (use `async with`)."""
 
@@ -114,35 +129,51 @@ class Client:
         self.journal = open_journal(options.journal)
         self.session_id = options.session_id or uuid.uuid4().hex
         self._resume = _resume
-        self.runner = Runner(
-            config=self.config,
-            model=self._model,
-            tools=self._tools,
-            hooks=hook_points(options.hooks),
-            journal=self.journal,
-            session_id=self.session_id,
-            redactor=self.redactor,
-            tool_timeout=options.tool_timeout,
-            max_concurrent_tools=options.max_concurrent_tools,
-            journal_in_memory=options.journal is None,  # open_journal made a MemoryJournal
-            observers=Observers(
-                on_tool_call=options.on_tool_call,
-                on_tool_result=options.on_tool_result,
-                on_round=options.on_round,
-                on_finish=options.on_finish,
-                on_notice=options.on_notice,
-            ),
-        )
+        self.runner = self._new_runner()
+        self._sources: contextlib.AsyncExitStack | None = None  # the MCP servers, once open
         self.last_finish: Finish | None = None
         self._send, self._receive = anyio.create_memory_object_stream[Notice | Finish | None](
             math.inf
         )
-        self.runner.sink = self._sink
         self._requests_unread = 0  # ResultsRequested notices sent and not yet read
         self._continued = False  # all results given: `query("")` continues (open_agent's way)
         self._tasks: anyio.abc.TaskGroup | None = None
         self._turn: anyio.Event | None = None
         self._error: BaseException | None = None
+
+    def _new_runner(self) -> Runner:
+        """The runner of the session, with the tools and config as they now are."""
+        runner = Runner(
+            config=self.config,
+            model=self._model,
+            tools=self._tools,
+            hooks=hook_points(self.options.hooks),
+            journal=self.journal,
+            session_id=self.session_id,
+            redactor=self.redactor,
+            tool_timeout=self.options.tool_timeout,
+            max_concurrent_tools=self.options.max_concurrent_tools,
+            journal_in_memory=self.options.journal is None,  # open_journal made a MemoryJournal
+            observers=Observers(
+                on_tool_call=self.options.on_tool_call,
+                on_tool_result=self.options.on_tool_result,
+                on_round=self.options.on_round,
+                on_finish=self.options.on_finish,
+                on_notice=self.options.on_notice,
+            ),
+        )
+        runner.sink = self._sink
+        return runner
+
+    async def _open_sources(self) -> None:
+        """Connect the options' MCP servers for the client's life; their tools join the rest."""
+        if not self.options.mcp_servers:
+            return
+        self._sources = contextlib.AsyncExitStack()
+        options = await self._sources.enter_async_context(sources_opened(self.options))
+        self._tools = registry(options.tools)  # a name two servers share: ConfigError
+        self.config = loop_config(options, self._tools, self.connection)
+        self.runner = self._new_runner()
 
     @classmethod
     def resume(cls, session_id: str, options: AgentOptions, **kwargs: Any) -> Client:
@@ -158,6 +189,7 @@ class Client:
         if self._tasks is not None:
             raise NotOpen("this Client is already open: use one `async with` per Client")
         try:
+            await self._open_sources()
             known = self.session_id in self.journal.sessions()
             if self._resume and not known:
                 raise SessionNotFound(self.session_id, repr(self.journal))
@@ -167,8 +199,11 @@ class Client:
             else:
                 self.journal.begin(self.session_id, self.config)
         except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self._close()
+            try:
+                with anyio.CancelScope(shield=True):
+                    await self._close()
+            finally:
+                await self._close_sources()
             raise
         # Entered here and exited in __aexit__, in the caller's task: `async with` nests it
         # inside every scope the caller opened before, and outside those opened within.
@@ -198,8 +233,11 @@ class Client:
             try:
                 await tasks.__aexit__(None, None, None)  # its turns are over: returns at once
             finally:
-                with anyio.CancelScope(shield=True):
-                    await self._close()
+                try:
+                    with anyio.CancelScope(shield=True):
+                        await self._close()
+                finally:
+                    await self._close_sources()
 
     async def _close(self) -> None:
         """Give the session back to the journal; close the pool and journal the client owns."""
@@ -217,6 +255,12 @@ class Client:
             finally:
                 if self._own_journal:
                     self.journal.close()
+
+    async def _close_sources(self) -> None:
+        """Disconnect the MCP servers (in the caller's scope, where they were connected)."""
+        if self._sources is not None:
+            sources, self._sources = self._sources, None
+            await sources.aclose()
 
     def _require_open(self) -> anyio.abc.TaskGroup:
         """The client's task group; NotOpen outside `async with`."""

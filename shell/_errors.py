@@ -23,6 +23,8 @@
     ├── PromptBlocked (RuntimeError)    (open_agent)     a UserPromptSubmit hook blocked
     ├── ModelError (RuntimeError)       (open_agent)     the model call failed
     ├── ConfigFileError (+ its OSError/yaml.YAMLError) (open_agent.config)  an unusable config file
+    ├── MCPConnectError (ConnectionError) (mcp)      an MCP server that cannot be started/reached
+    ├── MCPToolError                (mcp)            an MCP tool called directly answered an error
     └── ReplayError (AssertionError)                      a recording does not match
         ├── ReplayDiverged                                replay(strict) found a divergence
         └── RequestMismatch                               rerun asked something unrecorded

@@ -18,8 +18,9 @@ the value and what it accepts, before anything is opened or sent.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -68,6 +69,29 @@ def _tools(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
             as_tool(item)
         except ValueError as exc:
             check.refuse(f"tools[{index}]", item, str(exc))
+
+
+class ToolSet(Protocol):
+    """An open connection that offers tools (an MCP server's)."""
+
+    def tools(self) -> Sequence[Tool]:
+        """The tools, as ordinary Tools."""
+        ...
+
+
+class ToolSource(Protocol):
+    """Tools behind a connection (`toolreel.mcp.MCPServer`): `open()` it for a Client's life."""
+
+    def open(self) -> AbstractAsyncContextManager[ToolSet]:
+        """Connect; the connection's tools are usable until the block ends."""
+        ...
+
+
+def _sources(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """A list or tuple of tool sources (objects with `open()`, like toolreel.mcp.MCPServer)."""
+    check.sequence_of(
+        lambda item: callable(getattr(item, "open", None)), "an MCPServer (toolreel.mcp)"
+    )(_, attribute, value)
 
 
 def _hooks(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -145,6 +169,9 @@ class AgentOptions:
     provider: str = shared("provider")
     api_key: Secret | None = attrs.field(default=None, repr=False, converter=to_secret)
     tools: Sequence[Tool | Callable[..., Any]] = attrs.field(default=(), validator=_tools)
+    #: MCP servers (toolreel.mcp.MCPServer) each Client connects to while open; their tools
+    #: join `tools`.
+    mcp_servers: Sequence[ToolSource] = attrs.field(default=(), validator=_sources)
     auto_execute_tools: bool = attrs.field(
         default=False, validator=check.instance_of(bool, "a bool")
     )
@@ -237,6 +264,8 @@ class AgentOptions:
 LOOP_ONLY = {
     "system_prompt": "use AgentDefinition(system_prompt=...)",
     "tools": "use AgentDefinition(helpers=[...])",
+    "mcp_servers": "open the server yourself (`async with server as connection`) and use "
+    "AgentDefinition(helpers=connection.tools())",
     "auto_execute_tools": "drop it (an agent always runs its helpers)",
     "max_tool_iterations": "use AgentDefinition(max_iterations_per_attempt=...)",
     "on_max_iterations": "drop it (an attempt that reaches max_iterations_per_attempt "

@@ -44,6 +44,7 @@ from .._replay import replay as replay_session
 from .._tools import Tool, tools_from_spec
 from .._transfer import export_session, import_session
 from . import _converse as live
+from . import _mcp as mcp
 from . import _render as render
 from . import _serve as serving
 
@@ -210,6 +211,8 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--base-url", metavar="URL", envvar="TOOLREEL_BASE_URL", help=URL_HELP),
         click.option("--api-key", metavar="KEY", help="Default: OPENAI_API_KEY, ... per provider."),
         TOOLS,
+        mcp.MCP,
+        mcp.MCP_URL,
         click.option(
             "--journal", type=click.Path(dir_okay=False, path_type=Path), help=JOURNAL_HELP
         ),
@@ -244,6 +247,7 @@ OPTION_OF = {
     "system_prompt": "--system",
     "session_id": "--session",
     "stream": "--no-stream",
+    "mcp_servers": "--mcp",
 }
 
 
@@ -256,6 +260,7 @@ def _options(params: dict[str, Any], model: str, journal: Journal | None) -> Age
         provider=params["provider"],
         api_key=params["api_key"],
         tools=params["tools"],
+        mcp_servers=mcp.mcp_servers(params),
         auto_execute_tools=True,
         max_tool_iterations=params["max_iterations"],
         stream=not params["no_stream"],
@@ -491,6 +496,8 @@ def demo(**params: str | None) -> int:
 @click.option("--base-url", metavar="URL", envvar="TOOLREEL_BASE_URL", help=URL_HELP)
 @click.option("--api-key", metavar="KEY", help="Default: OPENAI_API_KEY, ... per provider.")
 @TOOLS
+@mcp.MCP
+@mcp.MCP_URL
 @click.option("--journal", type=click.Path(dir_okay=False, path_type=Path), help=JOURNAL_HELP)
 @click.option("--system", metavar="TEXT", help="System prompt.")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=5, metavar="N", help=MAX_HELP)

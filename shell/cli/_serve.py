@@ -22,8 +22,10 @@ import click
 from toolreel.adapters import Journal
 from toolreel.adapters._providers import api_key, codec_for
 
+from .._client import sources_opened
 from .._options import AgentOptions
 from .._scripted import ScriptedServer, openai_reply
+from ._mcp import mcp_servers
 
 #: How long a stopping server waits for the turns still streaming before cancelling them.
 GRACE_SECONDS = 3
@@ -51,6 +53,7 @@ def scripted_options(params: dict[str, Any]) -> Iterator[AgentOptions]:
             base_url=server.url,
             provider="openai",
             tools=params["tools"] or demo.TOOLS,
+            mcp_servers=mcp_servers(params),
             auto_execute_tools=True,
             max_tool_iterations=params["max_iterations"],
         )
@@ -80,19 +83,24 @@ def serve(
 
     from toolreel.web import app  # noqa: PLC0415 - likewise (Starlette)
 
-    web = app(options, journal=journal, scripted=scripted, cors_origins=cors_origins)
-    config = uvicorn.Config(
-        web,
-        log_level="warning",
-        lifespan="on",
-        # On Ctrl-C, turns still streaming get this long, then are cancelled (and journaled so).
-        timeout_graceful_shutdown=GRACE_SECONDS,
-    )
+    async def serving(sock: socket.socket) -> None:
+        """Connect the MCP servers (once, for every request), then serve until stopped."""
+        async with sources_opened(options) as opened:
+            web = app(opened, journal=journal, scripted=scripted, cors_origins=cors_origins)
+            config = uvicorn.Config(
+                web,
+                log_level="warning",
+                lifespan="on",
+                # On Ctrl-C, turns still streaming get this long, then are cancelled (journaled).
+                timeout_graceful_shutdown=GRACE_SECONDS,
+            )
+            await uvicorn.Server(config).serve(sockets=[sock])
+
     with listening(host, port) as sock:
         # Connections queue from here on: the URL can be told before uvicorn starts.
         bound_host, bound_port = sock.getsockname()[:2]
         label = "the offline scripted calculator model" if scripted else options.model_name
         click.echo(f"toolreel serving {label} on http://{bound_host}:{bound_port}", err=True)
         sys.stderr.flush()  # a parent process may be waiting for the line
-        asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+        asyncio.run(serving(sock))
     return 0
