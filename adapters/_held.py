@@ -11,9 +11,8 @@ event, so every piece still arrives, in order, and never holds a key.
 
 Cost: only streams of a model whose redactor has secrets are wrapped; a
 piece costs a few `str.find` calls over its last `len(secret)` characters and
-is passed on as it is when nothing was held or needs holding (measured ~1.5 µs
-a piece against ~0.2-0.4 µs for the bare async iteration, /tmp-style micro
-benchmark in the closing note of this change).
+is passed on as it is when nothing was held or needs holding
+(tests/bench/bench_held.py measures it: about 1 µs more a piece).
 """
 
 from __future__ import annotations
