@@ -22,16 +22,17 @@ import dataclasses
 import json
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Generic, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 import attrs
 import cattrs
-import jsonschema
 from cattrs.v import format_exception
-from jsonschema.exceptions import SchemaError, ValidationError
 from returns.result import Failure, Result, Success
 
 from toolreel.core import ConfigError, OutputSpec, PlainOutput, ReflectiveOutput, ToolSpec
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 from . import _checks as check
 from ._schema import type_schema
@@ -75,6 +76,9 @@ def _schema_checker(schema: Mapping[str, Any]) -> Callable[[Any], Result[Any, li
     An invalid schema is a ConfigError here, when the output tool is built,
     rather than a failure in the middle of a run.
     """
+    import jsonschema  # noqa: PLC0415 - loaded with the first schema, not with toolreel.shell
+    from jsonschema.exceptions import SchemaError  # noqa: PLC0415
+
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
