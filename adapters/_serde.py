@@ -12,9 +12,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar, get_args, get_origin
-
-import cattrs
+from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
 
 from toolreel.core import (
     AgentEffect,
@@ -33,6 +31,9 @@ from toolreel.core import (
     ValidationFinished,
 )
 
+if TYPE_CHECKING:
+    import cattrs
+
 from ._errors import DecodeError
 
 T = TypeVar("T")
@@ -45,6 +46,7 @@ def _is_set(kind: Any) -> bool:
 
 def _make_converter() -> cattrs.Converter:
     """A converter that knows toolreel's unions; sets become sorted lists."""
+    import cattrs  # noqa: PLC0415 - loaded when the converter is built, not with toolreel
     from cattrs.strategies import configure_tagged_union  # noqa: PLC0415 - only when built
 
     conv = cattrs.Converter(forbid_extra_keys=True)
@@ -111,8 +113,8 @@ class _Hooks(dict[type, Callable[..., Any]]):
 _EVENT_TYPES: dict[str, type] = {
     kind.__name__: kind for kind in (*get_args(Event), ValidationFinished)
 }
-_STRUCTURE = _Hooks(cattrs.Converter.get_structure_hook)
-_UNSTRUCTURE = _Hooks(cattrs.Converter.get_unstructure_hook)
+_STRUCTURE = _Hooks(lambda converter, kind: converter.get_structure_hook(kind))
+_UNSTRUCTURE = _Hooks(lambda converter, kind: converter.get_unstructure_hook(kind))
 _FLAT_EVENTS = frozenset({TextDelta, ToolCallArgumentsDelta, ToolCallStarted, ToolFinished})
 
 

@@ -25,8 +25,6 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 import attrs
-import cattrs
-from cattrs.v import format_exception
 from returns.result import Failure, Result, Success
 
 from toolreel.core import ConfigError, OutputSpec, PlainOutput, ReflectiveOutput, ToolSpec
@@ -36,7 +34,7 @@ if TYPE_CHECKING:
 
 from . import _checks as check
 from ._schema import type_schema
-from ._tools import CONVERTER, _call, describe, result_text
+from ._tools import _call, describe, result_text, strict_converter
 
 T = TypeVar("T")
 Validator: TypeAlias = Callable[[T], Iterable[str] | Awaitable[Iterable[str] | None] | None]
@@ -44,6 +42,8 @@ Validator: TypeAlias = Callable[[T], Iterable[str] | Awaitable[Iterable[str] | N
 
 def _describe(exc: BaseException, kind: Any) -> str:
     """One structuring problem: the strict converter's own words where it has them."""
+    from cattrs.v import format_exception  # noqa: PLC0415 - loaded with the converter
+
     if isinstance(exc, TypeError) and str(exc).startswith("expected"):
         return str(exc)
     return format_exception(exc, kind)
@@ -58,9 +58,11 @@ def _path_first(problem: str) -> str:
 def _structurer(output_type: type[T]) -> Callable[[Any], Result[T, list[str]]]:
     """Arguments -> the typed output, or every problem by field (`... @ $.total`)."""
 
+    import cattrs  # noqa: PLC0415 - loaded with the first output type, not with toolreel.shell
+
     def structure(arguments: Any) -> Result[T, list[str]]:
         try:
-            return Success(CONVERTER.structure(arguments, output_type))
+            return Success(strict_converter().structure(arguments, output_type))
         except cattrs.BaseValidationError as exc:
             found = cattrs.transform_error(exc, path="$", format_exception=_describe)
             return Failure([_path_first(problem) for problem in found])

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import decimal
+import functools
 import importlib
 import inspect
 import json
@@ -30,12 +31,11 @@ import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePath
-from typing import Any, Generic, overload
+from typing import TYPE_CHECKING, Any, Generic, overload
 
 import anyio
 import anyio.to_thread
 import attrs
-import cattrs
 import sniffio
 from returns.result import Failure, Result, Success
 from typing_extensions import ParamSpec, TypeVar
@@ -44,9 +44,18 @@ from toolreel.core import ConfigError, ToolCall, ToolSpec, arguments_object
 
 from ._schema import object_schema, signature_types, type_schema
 
+if TYPE_CHECKING:
+    import cattrs
 
-def _strict_converter() -> cattrs.Converter:
-    """A converter that refuses lossy scalar coercions (no "false" -> True, no 1.5 -> 1)."""
+
+@functools.cache
+def strict_converter() -> cattrs.Converter:
+    """A converter that refuses lossy scalar coercions (no "false" -> True, no 1.5 -> 1).
+
+    Built on first use: cattrs loads with the first tool call, not with toolreel.shell.
+    """
+    import cattrs  # noqa: PLC0415 - see above
+
     converter = cattrs.Converter()
 
     def number(value: Any, kind: type) -> Any:
@@ -71,11 +80,10 @@ def _strict_converter() -> cattrs.Converter:
     return converter
 
 
-CONVERTER = _strict_converter()
-
-
 def _problem(exc: Exception) -> str:
     """A short reason from a conversion error (cattrs groups included)."""
+    import cattrs  # noqa: PLC0415 - loaded with the converter
+
     if isinstance(exc, cattrs.BaseValidationError):
         return "; ".join(cattrs.transform_error(exc))
     return str(exc) or type(exc).__name__
@@ -127,7 +135,7 @@ class Tool(Generic[P, R]):
             if name not in arguments:
                 continue
             try:
-                converted[name] = CONVERTER.structure(arguments[name], kind)
+                converted[name] = strict_converter().structure(arguments[name], kind)
             except Exception as exc:
                 return Failure(f"argument {name!r}: {_problem(exc)}")
         return Success(converted)
@@ -253,7 +261,9 @@ def output_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(CONVERTER.unstructure(value), ensure_ascii=False, default=_scalar)
+        return json.dumps(
+            strict_converter().unstructure(value), ensure_ascii=False, default=_scalar
+        )
     except RecursionError as exc:
         raise ValueError("nested too deeply") from exc
 
@@ -432,7 +442,6 @@ def tools_from_spec(spec: str) -> list[Tool]:
 
 
 __all__ = [
-    "CONVERTER",
     "Tool",
     "as_tool",
     "call_arguments",
