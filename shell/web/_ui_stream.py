@@ -121,9 +121,9 @@ def ui_parts(stream: UIStream, item: Notice | Finish, now: float) -> tuple[UIStr
     """Fold one notice (or the turn's `Finish`) into the stream: the new state and its parts."""
     match item:
         case TextStreamed(text=text):
-            return _text(stream, text)
+            return _piece(stream, "text", text)
         case ReasoningStreamed(text=text):
-            return _reasoning(stream, text)
+            return _piece(stream, "reasoning", text)
         case ToolCallAnnounced(call=call):
             ends = _ends(stream)
             stream, parts = _opened(_closed(stream))
@@ -186,32 +186,19 @@ def _ends(stream: UIStream) -> list[Part]:
     return parts
 
 
-def _text(stream: UIStream, text: str) -> tuple[UIStream, list[Part]]:
-    """A piece of text: in the open text part, or a new one."""
+def _piece(stream: UIStream, kind: str, text: str) -> tuple[UIStream, list[Part]]:
+    """A piece of `kind` ("text" or "reasoning"): in the open part of that kind, or a new one."""
     if not text:
         return stream, []
     stream, parts = _opened(stream)
-    if stream.text_id is None:
-        if stream.reasoning_id is not None:
-            parts.append({"type": "reasoning-end", "id": stream.reasoning_id})
-        text_id = f"text-{stream.made + 1}"
-        stream = attrs.evolve(stream, text_id=text_id, reasoning_id=None, made=stream.made + 1)
-        parts.append({"type": "text-start", "id": text_id})
-    return stream, [*parts, {"type": "text-delta", "id": stream.text_id, "delta": text}]
-
-
-def _reasoning(stream: UIStream, text: str) -> tuple[UIStream, list[Part]]:
-    """A piece of reasoning: in the open reasoning part, or a new one."""
-    if not text:
-        return stream, []
-    stream, parts = _opened(stream)
-    if stream.reasoning_id is None:
-        if stream.text_id is not None:
-            parts.append({"type": "text-end", "id": stream.text_id})
-        part_id = f"reasoning-{stream.made + 1}"
-        stream = attrs.evolve(stream, reasoning_id=part_id, text_id=None, made=stream.made + 1)
-        parts.append({"type": "reasoning-start", "id": part_id})
-    return stream, [*parts, {"type": "reasoning-delta", "id": stream.reasoning_id, "delta": text}]
+    part_id = stream.text_id if kind == "text" else stream.reasoning_id
+    if part_id is None:
+        parts += _ends(stream)  # only the other kind can be open
+        part_id = f"{kind}-{stream.made + 1}"
+        opened: dict[str, Any] = {f"{kind}_id": part_id}
+        stream = attrs.evolve(_closed(stream), made=stream.made + 1, **opened)
+        parts.append({"type": f"{kind}-start", "id": part_id})
+    return stream, [*parts, {"type": f"{kind}-delta", "id": part_id, "delta": text}]
 
 
 # --- tools -------------------------------------------------------------------------------
