@@ -45,6 +45,7 @@ from toolreel.core import (
     ToolCall,
     ToolCallAnnounced,
     ToolResultReady,
+    Usage,
     ValidationFailed,
     arguments_object,
 )
@@ -86,23 +87,22 @@ def plain_events(
         case ReasoningStreamed(text=text):
             return stream, [("reasoning", {"text": text})] if text else []
         case ToolCallAnnounced(call=call):
-            return attrs.evolve(stream, calls_at=now), [("tool_call", _call(call))]
+            return attrs.evolve(stream, calls_at=now), [("tool_call", call_json(call))]
         case ToolResultReady(result=result):
             data = {
                 "id": result.call_id,
                 "name": result.name,
                 "content": result.content,
                 "is_error": result.is_error,
-                "duration_ms": _duration(stream, now),
+                "duration_ms": elapsed_ms(stream.calls_at, now),
             }
             return stream, [("tool_result", data)]
         case RoundFinished(iteration=iteration):
             return attrs.evolve(stream, calls_at=None), [("round", {"number": iteration})]
-        case RetryScheduled(retry=retry, seconds=seconds, message=message, status=status):
-            data = {"retry": retry, "seconds": seconds, "message": message, "status": status}
-            return attrs.evolve(stream, calls_at=None), [("retry", data)]
+        case RetryScheduled():
+            return attrs.evolve(stream, calls_at=None), [("retry", retry_json(item))]
         case ResultsRequested(calls=calls):
-            return stream, [("results_requested", {"calls": [_call(call) for call in calls]})]
+            return stream, [("results_requested", {"calls": [call_json(call) for call in calls]})]
         case MessageRecorded():
             return stream, []
         case AttemptStarted(attempt=attempt):
@@ -121,24 +121,38 @@ def plain_error(message: str, code: str) -> list[PlainEvent]:
     return [("error", {"message": message, "code": code}), ("done", done)]
 
 
-def _call(call: ToolCall) -> dict[str, Any]:
+def call_json(call: ToolCall) -> dict[str, Any]:
     """A call as JSON: its arguments as an object, or as the text when they are not one."""
     arguments = arguments_object(call.arguments)
     shown: Any = call.arguments if arguments is None else arguments
     return {"id": call.id, "name": call.name, "arguments": shown}
 
 
-def _duration(stream: PlainStream, now: float) -> int | None:
-    """Milliseconds since the round's calls were announced, if they were."""
-    if stream.calls_at is None:
+def elapsed_ms(since: float | None, now: float) -> int | None:
+    """Milliseconds since the round's calls were announced at `since`, if they were."""
+    if since is None:
         return None
-    return max(0, round((now - stream.calls_at) * 1000))
+    return max(0, round((now - since) * 1000))
+
+
+def usage_json(usage: Usage) -> dict[str, int]:
+    """A turn's tokens as JSON."""
+    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+
+
+def retry_json(retry: RetryScheduled) -> dict[str, Any]:
+    """A retry as JSON: which one, when it starts, and the failure that caused it."""
+    return {
+        "retry": retry.retry,
+        "seconds": retry.seconds,
+        "message": retry.message,
+        "status": retry.status,
+    }
 
 
 def _finish(finish: Finish) -> list[PlainEvent]:
     """The turn's end: its usage, an error if it failed, then `done`."""
-    usage = {"input_tokens": finish.usage.input_tokens, "output_tokens": finish.usage.output_tokens}
-    events: list[PlainEvent] = [("usage", usage)]
+    events: list[PlainEvent] = [("usage", usage_json(finish.usage))]
     if finish.error is not None:
         error = {"message": finish.error.message, "code": finish.error.code.value}
         events.append(("error", error))

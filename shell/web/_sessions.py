@@ -16,7 +16,9 @@ from toolreel.adapters import (
     load_session,
     render_transcript,
 )
-from toolreel.core import AgentConfig, FinishReason, ToolRound, arguments_object
+from toolreel.core import AgentConfig, FinishReason, ToolRound
+
+from ._event_stream import call_json, usage_json
 
 #: How long a session's title (its first prompt) may be.
 TITLE_LENGTH = 80
@@ -87,10 +89,7 @@ def _turn(turn: TurnSummary) -> dict[str, Any]:
         "prompt": turn.prompt,
         "answer": turn.text if answered else None,
         "outcome": outcome,
-        "usage": {
-            "input_tokens": turn.usage.input_tokens,
-            "output_tokens": turn.usage.output_tokens,
-        },
+        "usage": usage_json(turn.usage),
         "rounds": [_round(number, item) for number, item in enumerate(_rounds(turn), 1)],
     }
     if turn.error is not None:
@@ -106,12 +105,9 @@ def _round(number: int, tool_round: ToolRound) -> dict[str, Any]:
     calls = []
     for call in tool_round.tool_calls:
         result = results.get(call.id)
-        arguments = arguments_object(call.arguments)
         calls.append(
             {
-                "id": call.id,
-                "name": call.name,
-                "arguments": call.arguments if arguments is None else arguments,
+                **call_json(call),
                 "content": result.content if result is not None else None,
                 "is_error": result.is_error if result is not None else False,
             }

@@ -66,6 +66,8 @@ from toolreel.core import (
     arguments_object,
 )
 
+from ._event_stream import elapsed_ms, retry_json, usage_json
+
 #: One UI message stream part (a JSON object).
 Part: TypeAlias = dict[str, Any]
 
@@ -129,7 +131,7 @@ def ui_parts(stream: UIStream, item: Notice | Finish, now: float) -> tuple[UIStr
             stream, parts = _opened(_closed(stream))
             return attrs.evolve(stream, calls_at=now), [*ends, *parts, *_call_parts(call)]
         case ToolResultReady(result=result):
-            return stream, [_result_part(result, _duration(stream, now))]
+            return stream, [_result_part(result, elapsed_ms(stream.calls_at, now))]
         case RoundFinished():
             return _step_finished(stream)
         case RetryScheduled():
@@ -230,13 +232,6 @@ def _call_parts(call: ToolCall) -> list[Part]:
     return parts
 
 
-def _duration(stream: UIStream, now: float) -> int | None:
-    """Milliseconds since the step's calls were announced (rule 5), if they were."""
-    if stream.calls_at is None:
-        return None
-    return max(0, round((now - stream.calls_at) * 1000))
-
-
 def _result_part(result: ToolResult, duration_ms: int | None) -> Part:
     """A result: its output, or its error (rule 5)."""
     part: Part = {"toolCallId": result.call_id}
@@ -265,13 +260,7 @@ def _reset(stream: UIStream, retry: RetryScheduled) -> tuple[UIStream, list[Part
     parts = _ends(stream)
     if stream.step_open:
         parts.append({"type": "reset-step"})
-    data = {
-        "retry": retry.retry,
-        "seconds": retry.seconds,
-        "message": retry.message,
-        "status": retry.status,
-    }
-    parts.append(_transient("data-retry", data))
+    parts.append(_transient("data-retry", retry_json(retry)))
     return attrs.evolve(_closed(stream), calls_at=None), parts
 
 
@@ -299,8 +288,7 @@ def _finish(stream: UIStream, finish: Finish) -> tuple[UIStream, list[Part]]:
     stream, parts = _step_finished(stream)
     if finish.error is not None:
         parts.append({"type": "error", "errorText": finish.error.message})
-    usage = {"input_tokens": finish.usage.input_tokens, "output_tokens": finish.usage.output_tokens}
-    parts.append({"type": "data-usage", "data": usage})
+    parts.append({"type": "data-usage", "data": usage_json(finish.usage)})
     metadata: dict[str, Any] = {
         "reason": finish.reason.value,
         "max_iterations_reached": finish.max_iterations_reached,
