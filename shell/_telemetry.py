@@ -17,7 +17,7 @@ streamed event. What an observer raises is logged and never breaks a run.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import attrs
@@ -226,9 +226,9 @@ class _Fanout:
         """Tell each of `turns`, in order."""
         self.turns = tuple(turns)
 
-    def _tell(self, name: str, *args: Any) -> None:
-        """Call `name` on every watcher."""
-        for turn in self.turns:
+    def _tell(self, name: str, *args: Any, turns: Iterable[Turn] | None = None) -> None:
+        """Call `name` on every watcher (of `turns`, if given: the order to tell them in)."""
+        for turn in self.turns if turns is None else turns:
             try:
                 getattr(turn, name)(*args)
             except Exception:
@@ -260,11 +260,7 @@ class _Fanout:
 
     def ended(self, end: TurnEnd, error: BaseException | None) -> None:
         """Tell every watcher (in reverse: the last made, like a span opened last, ends first)."""
-        for turn in reversed(self.turns):
-            try:
-                turn.ended(end, error)
-            except Exception:
-                _telemetry_log.warning("telemetry ended failed in %r", turn, exc_info=True)
+        self._tell("ended", end, error, turns=reversed(self.turns))
 
 
 async def watched_tool(turn: Turn, call: ToolCall, work: Awaitable[ToolFinished]) -> ToolFinished:
