@@ -378,14 +378,14 @@ def _text_events(message: Mapping[str, Any]) -> list[ModelEvent]:
     return events
 
 
-def openai_usage(data: Mapping[str, Any]) -> Usage:
-    """`prompt_tokens`/`completion_tokens`, plus cached and reasoning tokens when nonzero."""
-    cached = count(as_dict(data.get("prompt_tokens_details")).get("cached_tokens"))
-    reasoning = count(as_dict(data.get("completion_tokens_details")).get("reasoning_tokens"))
+def openai_usage(data: Mapping[str, Any], sent: str = "prompt", made: str = "completion") -> Usage:
+    """`<sent>_tokens`/`<made>_tokens` (Responses: input/output), plus cached and reasoning."""
+    cached = count(as_dict(data.get(f"{sent}_tokens_details")).get("cached_tokens"))
+    reasoning = count(as_dict(data.get(f"{made}_tokens_details")).get("reasoning_tokens"))
     extra = [("cached_tokens", cached), ("reasoning_tokens", reasoning)]
     return Usage(
-        input_tokens=count(data.get("prompt_tokens")),
-        output_tokens=count(data.get("completion_tokens")),
+        input_tokens=count(data.get(f"{sent}_tokens")),
+        output_tokens=count(data.get(f"{made}_tokens")),
         extra=tuple((name, value) for name, value in extra if value),
     )
 
