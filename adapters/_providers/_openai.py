@@ -284,13 +284,7 @@ class OpenAIStreamDecoder(GuardedDecoder):
 
     def _on_delta(self, delta: dict[str, Any]) -> list[ModelEvent]:
         """Reasoning, text, then tool-call pieces of one delta."""
-        events: list[ModelEvent] = []
-        reasoning = reasoning_text(delta)
-        if reasoning:
-            events.append(ReasoningDelta(text=reasoning))
-        content = delta.get("content")
-        if isinstance(content, str) and content:
-            events.append(TextDelta(text=content))
+        events = _text_events(delta)
         for call in dicts(delta.get("tool_calls")):
             events += self._on_call_delta(call)
         return events
@@ -347,13 +341,7 @@ def _completion_events(data: Any) -> list[ModelEvent]:
         return [ModelCallFailed(retryable=True, message=NO_CHOICE)]
     choice = choices[0]
     message = as_dict(choice.get("message"))
-    events: list[ModelEvent] = []
-    reasoning = reasoning_text(message)
-    if reasoning:
-        events.append(ReasoningDelta(text=reasoning))
-    content = message.get("content")
-    if isinstance(content, str) and content:
-        events.append(TextDelta(text=content))
+    events = _text_events(message)
     calls = dicts(message.get("tool_calls"))
     for index, call in enumerate(calls):
         function = as_dict(call.get("function"))
@@ -378,14 +366,26 @@ def _completion_events(data: Any) -> list[ModelEvent]:
     return events
 
 
-def openai_usage(data: Mapping[str, Any]) -> Usage:
-    """`prompt_tokens`/`completion_tokens`, plus cached and reasoning tokens when nonzero."""
-    cached = count(as_dict(data.get("prompt_tokens_details")).get("cached_tokens"))
-    reasoning = count(as_dict(data.get("completion_tokens_details")).get("reasoning_tokens"))
+def _text_events(message: Mapping[str, Any]) -> list[ModelEvent]:
+    """The reasoning, then the text, of a message or a streamed delta (both have one shape)."""
+    events: list[ModelEvent] = []
+    reasoning = reasoning_text(message)
+    if reasoning:
+        events.append(ReasoningDelta(text=reasoning))
+    content = message.get("content")
+    if isinstance(content, str) and content:
+        events.append(TextDelta(text=content))
+    return events
+
+
+def openai_usage(data: Mapping[str, Any], sent: str = "prompt", made: str = "completion") -> Usage:
+    """`<sent>_tokens`/`<made>_tokens` (Responses: input/output), plus cached and reasoning."""
+    cached = count(as_dict(data.get(f"{sent}_tokens_details")).get("cached_tokens"))
+    reasoning = count(as_dict(data.get(f"{made}_tokens_details")).get("reasoning_tokens"))
     extra = [("cached_tokens", cached), ("reasoning_tokens", reasoning)]
     return Usage(
-        input_tokens=count(data.get("prompt_tokens")),
-        output_tokens=count(data.get("completion_tokens")),
+        input_tokens=count(data.get(f"{sent}_tokens")),
+        output_tokens=count(data.get(f"{made}_tokens")),
         extra=tuple((name, value) for name, value in extra if value),
     )
 

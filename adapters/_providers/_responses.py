@@ -64,7 +64,6 @@ from toolreel.core import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolSpec,
-    Usage,
 )
 
 from ._codec import SSEJsonDecoder, parse_json
@@ -72,6 +71,7 @@ from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from ._failures import body_text, http_failure, status_retryable
 from ._framing import SSEEvent
 from ._json import as_dict, as_str, bearer_headers, count, dicts
+from ._openai import openai_usage
 from ._openai_errors import QUOTA_KINDS, error_kinds, error_message, payload_retryable
 
 Json = dict[str, Any]
@@ -406,7 +406,8 @@ class ResponsesStreamDecoder(SSEJsonDecoder):
         reason = as_str(as_dict(response.get("incomplete_details")).get("reason"))
         if not reason:
             reason = "tool_calls" if self._calls else "stop"
-        return self._respond(reason, responses_usage(as_dict(response.get("usage"))))
+        usage = openai_usage(as_dict(response.get("usage")), "input", "output")
+        return self._respond(reason, usage)
 
     def _failed(self, error: Json) -> ModelCallFailed:
         """A failure sent inside a 200 response (rule 8)."""
@@ -467,15 +468,3 @@ def _fresh(sent: dict[int, str], part: int, text: str, whole: bool) -> str:
         fresh = text[len(before) :] if text.startswith(before) else ""
     sent[part] = before + fresh
     return fresh
-
-
-def responses_usage(data: Mapping[str, Any]) -> Usage:
-    """`input_tokens`/`output_tokens`, plus cached and reasoning tokens when nonzero."""
-    cached = count(as_dict(data.get("input_tokens_details")).get("cached_tokens"))
-    reasoning = count(as_dict(data.get("output_tokens_details")).get("reasoning_tokens"))
-    extra = [("cached_tokens", cached), ("reasoning_tokens", reasoning)]
-    return Usage(
-        input_tokens=count(data.get("input_tokens")),
-        output_tokens=count(data.get("output_tokens")),
-        extra=tuple((name, value) for name, value in extra if value),
-    )
