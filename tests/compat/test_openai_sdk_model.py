@@ -47,9 +47,20 @@ def calls_of(port: Any, count: int) -> list[list[ModelEvent]]:
     to the loop it first ran in)."""
 
     async def collect() -> list[list[ModelEvent]]:
-        return [[event async for event in port.stream(REQUEST)] for _ in range(count)]
+        try:
+            return [[event async for event in port.stream(REQUEST)] for _ in range(count)]
+        finally:
+            await closed(port)
 
     return anyio.run(collect)
+
+
+async def closed(port: Any) -> None:
+    """Close a real SDK client in the loop it ran in: left to the garbage collector, its
+    `__del__` schedules the close on whatever loop runs then (a later test's), where the
+    old loop's connections fail it with "Event loop is closed"."""
+    if isinstance(getattr(port, "client", None), openai.AsyncOpenAI):
+        await port.client.close()
 
 
 def events_of(port: Any) -> list[ModelEvent]:
@@ -291,7 +302,10 @@ def test_the_shells_client_runs_on_the_sdk_port(scripted_model: MakeScriptedMode
 
     async def main() -> Any:
         port = openai_sdk_model(sdk_client(scripted.server.url))
-        return await run("25 + 17?", scripted.options(tools=[add]), model=port)
+        try:
+            return await run("25 + 17?", scripted.options(tools=[add]), model=port)
+        finally:
+            await closed(port)
 
     result = anyio.run(main)
     assert result.text == "42"
