@@ -150,20 +150,11 @@ class JournalFold(Generic[C, S, F]):
         return self._items(items(self.session_id))
 
     def _steps(self) -> Iterator[tuple[JournalEntry, tuple[F, ...]]]:
-        """The fold of the journal's entries, one step each."""
+        """The fold of the journal's entries, one step each (`_items` with no `Run` among them)."""
         entries: Iterable[JournalEntry] = self.journal.entries(self.session_id, damage=self.damage)
         if self.damage is not None:
             entries = _contiguous(entries, self.journal, self.session_id, self.damage)
-        pending = list(self.configs[1:])
-        reduce, state, entry = self._reduce, self.state, self.entry
-        try:
-            for entry in entries:
-                while pending and entry.seq > pending[0][0]:
-                    state = self._reconfigured(state, pending.pop(0)[1])
-                state, effects = reduce(state, entry.event)
-                yield entry, effects
-        finally:
-            self.state, self.entry = state, entry
+        return self._items(entries)
 
     def _items(self, items: Iterable[Item]) -> Iterator[tuple[JournalEntry, tuple[F, ...]]]:
         """The fold of the journal's items: a run at once where `_run` can, else step by step."""

@@ -128,18 +128,13 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
     return state, (*effects, *more)
 
 
-def _as_run(pending: PendingRound) -> tuple[ToolCall, ...]:
-    """AFTER_HOOKS: the calls to announce, as they run (a call a hook blocked is left out)."""
+def _as_ran(pending: PendingRound, but: frozenset[str] = frozenset()) -> tuple[ToolCall, ...]:
+    """AFTER_HOOKS: the round's calls with the arguments they run with, but the ids in `but`."""
     return tuple(
         run or call
         for call, run in zip(pending.calls, pending.runs, strict=True)
-        if call.id not in pending.blocked
+        if call.id not in but
     )
-
-
-def _as_ran(pending: PendingRound) -> tuple[ToolCall, ...]:
-    """AFTER_HOOKS: every call of the round with the arguments it ran with."""
-    return tuple(run or call for call, run in zip(pending.calls, pending.runs, strict=True))
 
 
 def _dispatch(
@@ -152,7 +147,7 @@ def _dispatch(
     assert turn.pending is not None
     told: list[Effect] = []
     if announce is AnnouncePolicy.AFTER_HOOKS:
-        told = _announced(turn, _as_run(turn.pending))
+        told = _announced(turn, _as_ran(turn.pending, but=turn.pending.blocked))
     state, effects = _run_or_request(state, turn)
     return state, (*told, *effects)
 
