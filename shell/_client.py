@@ -72,10 +72,9 @@ def open_journal(journal: str | Path | Journal | None) -> Journal:
 
 
 def loop_config(
-    options: AgentOptions, tools: dict[str, Tool], connection: Connection | None = None
+    options: AgentOptions, tools: dict[str, Tool], connection: Connection
 ) -> LoopConfig:
     """The core config the options (and their connection, built once by the caller) describe."""
-    connection = connection or options.connection
     return LoopConfig(
         model=connection.model_name,
         system_prompt=options.system_prompt,
