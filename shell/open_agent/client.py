@@ -256,7 +256,7 @@ class Client:
             try:
                 await self._model.aclose()
             finally:
-                if self._own_journal and journal_closes(self.journal):
+                if self._own_journal:
                     self.journal.close()
 
     # --- history ------------------------------------------------------------------------
@@ -498,11 +498,6 @@ def _result_text(content: Any) -> str:
         return json.dumps(content, default=str)
     kind = type(content).__name__
     raise ContentTypeError(f"content must be a str, dict, or list, not {kind}")
-
-
-def journal_closes(journal: Journal) -> bool:
-    """Whether the journal has a `close` to call."""
-    return callable(getattr(journal, "close", None))
 
 
 __all__ = ["Client", "ModelError", "create_client", "query"]
