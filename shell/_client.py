@@ -72,10 +72,9 @@ def open_journal(journal: str | Path | Journal | None) -> Journal:
 
 
 def loop_config(
-    options: AgentOptions, tools: dict[str, Tool], connection: Connection | None = None
+    options: AgentOptions, tools: dict[str, Tool], connection: Connection
 ) -> LoopConfig:
     """The core config the options (and their connection, built once by the caller) describe."""
-    connection = connection or options.connection
     return LoopConfig(
         model=connection.model_name,
         system_prompt=options.system_prompt,
@@ -199,11 +198,7 @@ class Client:
             else:
                 self.journal.begin(self.session_id, self.config)
         except BaseException:
-            try:
-                with anyio.CancelScope(shield=True):
-                    await self._close()
-            finally:
-                await self._close_sources()
+            await self._close_all()
             raise
         # Entered here and exited in __aexit__, in the caller's task: `async with` nests it
         # inside every scope the caller opened before, and outside those opened within.
@@ -233,11 +228,15 @@ class Client:
             try:
                 await tasks.__aexit__(None, None, None)  # its turns are over: returns at once
             finally:
-                try:
-                    with anyio.CancelScope(shield=True):
-                        await self._close()
-                finally:
-                    await self._close_sources()
+                await self._close_all()
+
+    async def _close_all(self) -> None:
+        """Close what the client opened (shielded), then disconnect its MCP servers."""
+        try:
+            with anyio.CancelScope(shield=True):
+                await self._close()
+        finally:
+            await self._close_sources()
 
     async def _close(self) -> None:
         """Give the session back to the journal; close the pool and journal the client owns."""

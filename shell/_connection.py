@@ -166,10 +166,10 @@ class Connection:
 CONNECTION_FIELDS = tuple(field.name for field in attrs.fields(Connection))
 
 
-def shared(name: str, **extra: Any) -> Any:
+def shared(name: str) -> Any:
     """An options field declared as `Connection`'s: the same default and checks.
 
     (Not `api_key`: a converter must be written out for type checkers to see it.)
     """
     field = attrs.fields_dict(Connection)[name]
-    return attrs.field(default=field.default, validator=field.validator, **extra)
+    return attrs.field(default=field.default, validator=field.validator)

@@ -21,11 +21,6 @@ from toolreel.core import ChatMessage, State, ToolCall, ToolResult, ToolRound
 from toolreel.shell._runner import in_progress
 
 
-def records_of(state: State) -> tuple[ChatMessage, ...]:
-    """The core's records so far (a running turn's completed rounds included)."""
-    return in_progress(state)
-
-
 def dicts_of(state: State) -> list[dict[str, Any]]:
     """The core's conversation as open_agent's dicts, the round in flight included."""
     pending = state.turn.pending if state.turn is not None else None

@@ -74,7 +74,7 @@ from toolreel.shell._client import open_journal
 from toolreel.shell._runner import Runner
 
 from ._errors import ContentTypeError, ModelError, NothingToReceive, PromptBlocked, ResultsOwed
-from ._history import Conversation, dicts_of, records_of
+from ._history import Conversation, dicts_of
 from ._reading import Blocks, Hooked, Lenient, Values, runner_tools
 from .hooks import HOOK_POST_TOOL_USE, HOOK_PRE_TOOL_USE, HOOK_USER_PROMPT_SUBMIT
 from .tools import Tool
@@ -256,7 +256,7 @@ class Client:
             try:
                 await self._model.aclose()
             finally:
-                if self._own_journal and journal_closes(self.journal):
+                if self._own_journal:
                     self.journal.close()
 
     # --- history ------------------------------------------------------------------------
@@ -265,7 +265,7 @@ class Client:
     def records(self) -> tuple[ChatMessage, ...]:
         """toolreel's records of the conversation (a round awaiting results not included)."""
         edited = self._edited()
-        return edited if edited is not None else records_of(self.runner.state)
+        return edited if edited is not None else self.runner.history
 
     @property
     def message_history(self) -> list[dict[str, Any]]:
@@ -498,11 +498,6 @@ def _result_text(content: Any) -> str:
         return json.dumps(content, default=str)
     kind = type(content).__name__
     raise ContentTypeError(f"content must be a str, dict, or list, not {kind}")
-
-
-def journal_closes(journal: Journal) -> bool:
-    """Whether the journal has a `close` to call."""
-    return callable(getattr(journal, "close", None))
 
 
 __all__ = ["Client", "ModelError", "create_client", "query"]
