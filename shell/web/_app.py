@@ -37,6 +37,7 @@ from starlette.routing import Route
 from toolreel.adapters import Journal, ModelPort
 from toolreel.core import ToolreelError, UsageError
 from toolreel.shell import AgentOptions, open_journal
+from toolreel.shell._client import sources_opened
 
 from ._respond import chat_response, error_response
 from ._sessions import chat_sessions, session_detail, session_summary
@@ -53,9 +54,9 @@ NO_PAGE = (
 )
 
 
-@attrs.frozen(kw_only=True)
+@attrs.define(kw_only=True)
 class Served:
-    """What every route of one app shares."""
+    """What every route of one app shares (`options` gains the MCP tools once connected)."""
 
     options: AgentOptions
     journal: Journal
@@ -78,7 +79,9 @@ def app(
     replaces the options' provider (tests, in-process models). `scripted` says
     that the model is the offline scripted one (shown by `/api/info`).
     `cors_origins`: pages on other origins that may call the API (e.g. a Next.js
-    dev server's "http://localhost:3000"; none by default).
+    dev server's "http://localhost:3000"; none by default). The options'
+    `mcp_servers` are connected once when the app's lifespan starts and shared by
+    every request (an app mounted where its lifespan never runs connects per turn).
     """
     given = journal if journal is not None else options.journal
     store = open_journal(given)
@@ -92,9 +95,11 @@ def app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        """Close the journal the app opened when the server stops."""
+        """Connect the MCP servers once for every request; close what the app opened."""
         try:
-            yield
+            async with sources_opened(served.options) as opened:
+                served.options = opened
+                yield
         finally:
             if owned:
                 store.close()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 import attrs
+import httpx
 import pytest
 
 pytest.importorskip("mcp", reason="toolreel.mcp needs the MCP SDK: pip install 'toolreel[mcp]'")
@@ -174,3 +175,34 @@ def test_bad_declarations_are_config_errors() -> None:
         offline(mcp_servers=["python server.py"])
     with pytest.raises(ConfigError, match="mcp_servers"):
         offline(mcp_servers=[MCPServer.stdio("python")]).for_agent()
+
+
+def test_the_web_app_connects_its_mcp_servers_once_for_every_request() -> None:
+    web_module = pytest.importorskip("toolreel.web", reason="needs: pip install 'toolreel[web]'")
+
+    def model(messages, info):
+        if not messages[-1].tool_rounds:
+            return ToolCalls([call("pid")])
+        return "done"
+
+    seen: list[ToolResult] = []
+    options = offline(mcp_servers=[demo("pid")], on_tool_result=seen.append)
+    web = web_module.app(options, model=FunctionModel(model))
+
+    async def main() -> None:
+        async with web.router.lifespan_context(web):
+            transport = httpx.ASGITransport(app=web)
+            async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+                for chat in ("a", "b"):
+                    body = {
+                        "id": chat,
+                        "messages": [{"role": "user", "parts": [{"type": "text", "text": "pid?"}]}],
+                    }
+                    response = await client.post("/api/chat", json=body)
+                    assert response.status_code == 200, response.text
+
+    anyio.run(main)
+    pids = {item.content for item in seen}
+    assert len(seen) == 2 and len(pids) == 1  # one server process answered both chats
+    with pytest.raises(ProcessLookupError):  # the app's lifespan ended: the server too
+        os.kill(int(pids.pop()), 0)
