@@ -190,6 +190,7 @@ class Reel:
             stream=connection.stream,
             timeouts=connection.timeouts(),
             client=connection.http_client,
+            tool_call_recovery=connection.tool_call_recovery,
         )
 
 

@@ -391,3 +391,30 @@ def test_under_an_override_the_app_passes_no_model_and_still_records_and_replays
     assert len(provider.requests) == 2
     run(pytester, "--toolreel-record=none").assert_outcomes(passed=1)
     assert len(provider.requests) == 2
+
+
+def test_a_recording_run_recovers_tool_calls_written_as_text_as_the_options_ask(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def hermes(body: dict[str, Any]) -> Reply:
+        """A small local model without a tool parser: the call is in the content."""
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return text(f"The sum is {last['content']}")
+        return text('<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>')
+
+    with ScriptedServer(hermes) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        monkeypatch.setenv("TOOLREEL_BASE_URL", server.url)
+        monkeypatch.setenv("TOOLREEL_MODEL", "scripted-1")
+        monkeypatch.delenv("CI", raising=False)
+        chat_test(pytester, options="{'tool_call_recovery': 'hermes'}")
+        run(pytester).assert_outcomes(passed=1)
+        assert len(server.requests) == 2  # the recovered call ran; its result went back
+        assert server.requests[1]["messages"][-1] == {
+            "role": "tool",
+            "tool_call_id": server.requests[1]["messages"][-2]["tool_calls"][0]["id"],
+            "content": "5",
+        }
+    offline(monkeypatch)
+    run(pytester).assert_outcomes(passed=1)
