@@ -33,6 +33,7 @@ from toolreel.core import ModelCallFailed, ModelEvent, ModelRequest, ModelRespon
 
 from .._redact import LOG_FILTER, Redactor
 from ._openai import OpenAICodec
+from ._recovery import recovery_for, with_recovery
 
 
 class OpenAISdkModel:
@@ -70,9 +71,14 @@ class OpenAISdkModel:
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """The events of one call, as they arrive; the last is terminal."""
-        async for event in self._call(request):
-            yield self.redactor.event(event) if isinstance(event, ModelCallFailed) else event
+        """The events of one call, as they arrive; the last is terminal.
+
+        With the codec's `tool_call_recovery`, calls the model wrote as text become calls.
+        """
+        recover = recovery_for(self.codec, request)
+        async for decoded in self._call(request):
+            for event in recover([decoded]) if recover is not None else (decoded,):
+                yield self.redactor.event(event) if isinstance(event, ModelCallFailed) else event
 
     async def _call(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """One call's events; whatever the client raises becomes a failure."""
@@ -218,15 +224,19 @@ def openai_sdk_model(
     reasoning_field: str | None = None,
     stream_usage: bool = True,
     close_client: bool = False,
+    tool_call_recovery: str | None = None,
 ) -> OpenAISdkModel:
     """A model port over an `openai.AsyncOpenAI`-shaped client (never closed unless told).
 
     `model` replaces the request's model name (an Azure deployment, say);
     `reasoning_field` and `stream_usage` are the OpenAI codec's (`stream_usage=False`
     for servers that refuse `stream_options`); `close_client=True` makes `aclose()`
-    close the client.
+    close the client. `tool_call_recovery` ("auto", "hermes", "llama3", "mistral")
+    turns calls a small local model wrote as text into calls, as `http_model`'s does.
     """
     codec = OpenAICodec(reasoning_field=reasoning_field, stream_usage=stream_usage)
+    if tool_call_recovery is not None:
+        codec = with_recovery(codec, tool_call_recovery)
     port = OpenAISdkModel(
         client, model=model, stream=stream, codec=codec, close_client=close_client
     )

@@ -20,6 +20,7 @@ import pytest
 from toolreel.adapters import http_model, openai_sdk_model
 from toolreel.core import (
     ChatMessage,
+    ConfigError,
     ModelCallFailed,
     ModelEvent,
     ModelRequest,
@@ -106,6 +107,31 @@ def test_streamed_tool_calls_through_the_sdk(scripted_model: MakeScriptedModel) 
     assert json.loads("".join(fragments)) == {"a": 1, "b": 2}
     assert isinstance(events[-1], ModelResponded)
     assert events[-1].finish_reason == "tool_calls"
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_tool_call_recovery_turns_a_hermes_tag_into_a_call_through_the_sdk(
+    scripted_model: MakeScriptedModel, stream: bool
+) -> None:
+    tag = '<tool_call>{"name": "add", "arguments": {"a": 1}}</tool_call>'
+    scripted = scripted_model([text("Sure. " + tag)])
+    assert scripted.server is not None
+    port = openai_sdk_model(
+        sdk_client(scripted.server.url), stream=stream, tool_call_recovery="hermes"
+    )
+    events = events_of(port)
+
+    assert joined(events) == "Sure. "
+    started = [e for e in events if isinstance(e, ToolCallStarted)]
+    assert [(e.index, e.name) for e in started] == [(0, "add")]
+    fragments = [e.fragment for e in events if isinstance(e, ToolCallArgumentsDelta)]
+    assert json.loads("".join(fragments)) == {"a": 1}
+    assert isinstance(events[-1], ModelResponded)
+
+
+def test_an_unknown_recovery_mode_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="tool_call_recovery"):
+        openai_sdk_model(SimpleNamespace(), tool_call_recovery="qwen9")
 
 
 def test_a_whole_completion_through_the_sdk(scripted_model: MakeScriptedModel) -> None:
