@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import anyio
@@ -21,7 +22,7 @@ from toolreel.shell import (
     tool,
     verify,
 )
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.shell._scripted import ScriptedServer, openai_reply, text, tool_calls
 
 ran: list[int] = []
 
@@ -139,3 +140,14 @@ def test_an_agent_run_refuses_a_budget_rather_than_ignoring_it() -> None:
     )
     with pytest.raises(ConfigError, match="budget"):
         opts.for_agent()
+
+
+def test_the_readme_budget_example_runs_as_written(capsys) -> None:
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), re.S)
+    [block] = [b for b in blocks if "BUDGETED_SERVER" in b]
+    with ScriptedServer(openai_reply) as server:
+        code = block.replace("http://127.0.0.1:8080/v1", server.url)
+        exec(compile(code, "README.md", "exec"), {})
+    expected = [line.removeprefix("# ") for line in block.splitlines() if line.startswith("# ")]
+    assert capsys.readouterr().out.splitlines() == expected
