@@ -89,7 +89,9 @@ def loop_config(
         retry=connection.retry,
         hooks=frozenset(hook_points(options.hooks)),
         auto_execute=options.auto_execute_tools,
-        budget=options.budget,
+        # Before its MCP servers are open the session lacks their tools, which per-tool
+        # limits may name: the budget joins the config built once they are (`_open_sources`).
+        budget=None if options.mcp_servers else options.budget,
     )
 
 

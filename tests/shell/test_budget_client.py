@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import anyio
@@ -151,3 +152,27 @@ def test_the_readme_budget_example_runs_as_written(capsys) -> None:
         exec(compile(code, "README.md", "exec"), {})
     expected = [line.removeprefix("# ") for line in block.splitlines() if line.startswith("# ")]
     assert capsys.readouterr().out.splitlines() == expected
+
+
+def test_a_per_tool_limit_may_name_an_mcp_servers_tool() -> None:
+    pytest.importorskip("mcp", reason="toolreel.mcp needs the MCP SDK")
+    from toolreel.mcp import MCPServer  # noqa: PLC0415 - only with the mcp extra
+    from toolreel.testing import FunctionModel, ToolCalls, call  # noqa: PLC0415
+
+    server_script = Path(__file__).parents[1] / "mcp" / "mcp_demo_server.py"
+    server = MCPServer.stdio(sys.executable, [str(server_script), "--only", "echo"])
+
+    def model(messages, info):
+        return ToolCalls([call("echo", text="a"), call("echo", text="b")])
+
+    opts = AgentOptions(
+        model="m",
+        base_url="http://127.0.0.1:9/v1",
+        api_key="sk-test",
+        mcp_servers=[server],
+        budget=Budget(max_calls_per_tool={"echo": 1}),
+    )
+    result = anyio.run(lambda: run("go", opts, model=FunctionModel(model)))
+    assert result.over_budget == OverBudget(limit_name="tool_calls[echo]", limit=1, used=2)
+    (tool_round,) = result.rounds
+    assert [item.is_error for item in tool_round.results] == [False, True]
