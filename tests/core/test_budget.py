@@ -360,17 +360,26 @@ def _drive(cfg: object, responses: list[tuple[int, int, int]]) -> list[Effect]:
     max_total=st.integers(0, 150),
     max_calls=st.integers(0, 4),
     max_tools=st.integers(0, 6),
+    policy=st.sampled_from(list(BudgetPolicy)),
 )
 def test_a_turn_overruns_tokens_by_at_most_one_response_and_never_runs_more_tools(
-    responses, max_total, max_calls, max_tools
+    responses, max_total, max_calls, max_tools, policy
 ) -> None:
-    budget = Budget(max_total_tokens=max_total, max_model_calls=max_calls, max_tool_calls=max_tools)
+    budget = Budget(
+        max_total_tokens=max_total,
+        max_model_calls=max_calls,
+        max_tool_calls=max_tools,
+        on_exceeded=policy,
+    )
     effects = _drive(config(budget=budget, max_iterations=20), responses)
     finish = finish_of(effects)
     made = of_type(effects, CallModel)
     assert len(made) <= max_calls
     assert len(of_type(effects, RunTool)) <= max_tools
     reported = [n.turn.usage.total_tokens for n in notices(effects, UsageReported)]
-    assert all(used < max_total for used in reported[:-1])  # only the last response may pass it
+    # Only the last response may pass it (FINAL_ANSWER: the one that did, and the answer).
+    allowed = 2 if policy is BudgetPolicy.FINAL_ANSWER else 1
+    assert all(used < max_total for used in reported[:-allowed])
+    assert len([effect for effect in made if effect.request.tool_choice == "none"]) <= 1
     if finish.reason is not FinishReason.OVER_BUDGET:
         assert finish.usage.total_tokens <= max_total
