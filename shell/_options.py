@@ -264,6 +264,7 @@ class AgentOptions:
             session_id=self.session_id,
             on_tool_call=self.on_tool_call,
             on_tool_result=self.on_tool_result,
+            budget=self.budget,
         )
 
 
@@ -278,8 +279,6 @@ LOOP_ONLY = {
     "on_max_iterations": "drop it (an attempt that reaches max_iterations_per_attempt "
     "fails the run with MAX_ITERATIONS)",
     "tool_choice": "use AgentDefinition(tool_choice=...)",
-    "budget": "drop it (an agent run has no budget yet: bound it with "
-    "AgentDefinition(max_iterations_per_attempt=...) and max_tokens)",
     "on_round": "use AgentRunOptions(on_notice=...) (an agent run tells no tool-loop rounds)",
     "on_finish": "read the AgentSuccess / AgentFailure execute_agent returns, "
     "or use AgentRunOptions(on_notice=...), told the FinishAgent",
@@ -327,6 +326,16 @@ class AgentRunOptions:
         default=None, validator=check.callable_or_none
     )
     on_notice: OnAgentNotice | None = attrs.field(default=None, validator=check.callable_or_none)
+    #: Limits on what the run spends (rule 14 of core/_agent.py): past them it fails
+    #: `OVER_BUDGET`; `scope` and `on_exceeded` do not apply to a run.
+    budget: Budget | None = attrs.field(
+        default=None, validator=check.instance_of(Budget, "a Budget", optional=True)
+    )
+
+    def __attrs_post_init__(self) -> None:
+        """A cost budget needs a price for the connection's model."""
+        if self.budget is not None:
+            self.budget.check_price(self.connection.model_name)
 
     @classmethod
     def of(cls, options: AgentRunOptions | Connection | AgentOptions) -> AgentRunOptions:

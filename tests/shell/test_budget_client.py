@@ -7,23 +7,29 @@ import sys
 from pathlib import Path
 
 import anyio
+import attrs
 import pytest
 
 from toolreel.adapters import SQLiteJournal
 from toolreel.core import FinishReason
 from toolreel.shell import (
+    AgentDefinition,
+    AgentFailure,
     AgentOptions,
     Budget,
     Client,
     ConfigError,
+    OutputTool,
     OverBudget,
     Price,
     UsageReported,
+    execute_agent,
     run,
     tool,
     verify,
 )
 from toolreel.shell._scripted import ScriptedServer, openai_reply, text, tool_calls
+from toolreel.testing import MakeScriptedModel
 
 ran: list[int] = []
 
@@ -135,12 +141,30 @@ def test_a_per_tool_limit_on_an_unknown_tool_is_refused_when_the_client_is_built
         Client(opts)
 
 
-def test_an_agent_run_refuses_a_budget_rather_than_ignoring_it() -> None:
-    opts = AgentOptions(
-        model="test", base_url="http://127.0.0.1:9", budget=Budget(max_tool_calls=1)
+@attrs.frozen
+class Answer:
+    total: float
+
+
+def test_an_agent_run_refuses_helpers_past_the_budget_and_fails_over_budget(
+    scripted_model: MakeScriptedModel,
+) -> None:
+    ran.clear()
+    definition = AgentDefinition(
+        build_prompt=lambda text: text,
+        output=OutputTool.of(Answer, name="answer"),
+        helpers=[add_tool],
     )
-    with pytest.raises(ConfigError, match="budget"):
-        opts.for_agent()
+    helpers = tool_calls(("c1", "add", {"a": 1, "b": 2}), ("c2", "add", {"a": 3, "b": 4}))
+    scripted = scripted_model([helpers, tool_calls(("c3", "add", {"a": 5, "b": 6}))])
+    budget = Budget(max_calls_per_tool={"add": 1}, max_model_calls=2)
+    opts = scripted.options(budget=budget)
+    result = anyio.run(lambda: execute_agent(definition, "go", opts))
+    assert ran == [3]
+    assert isinstance(result, AgentFailure)
+    assert result.error.code == "OVER_BUDGET"
+    assert result.error.context.budget == OverBudget(limit_name="model_calls", limit=2, used=2)
+    assert result.error.message == "over budget: model_calls limit 2 per turn, used 2"
 
 
 def test_the_readme_budget_example_runs_as_written(capsys) -> None:
