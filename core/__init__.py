@@ -33,6 +33,7 @@ from ._agent_outcome import (
 )
 from ._agent_state import AgentPhase, AgentState, AgentStepError, initial_agent_state
 from ._arguments import arguments_object
+from ._budget import Budget, BudgetPolicy, BudgetScope, OverBudget, Price, Spending
 from ._config import (
     AnnouncePolicy,
     BlockedCallPolicy,
@@ -100,6 +101,7 @@ from ._notices import (
     TextStreamed,
     ToolCallAnnounced,
     ToolResultReady,
+    UsageReported,
     ValidationFailed,
 )
 from ._records import (
@@ -134,6 +136,9 @@ __all__ = [
     "AttemptStarted",
     "Blocked",
     "BlockedCallPolicy",
+    "Budget",
+    "BudgetPolicy",
+    "BudgetScope",
     "CallModel",
     "Cancelled",
     "Capped",
@@ -167,9 +172,11 @@ __all__ = [
     "Notice",
     "Outcome",
     "OutputSpec",
+    "OverBudget",
     "Persist",
     "Phase",
     "PlainOutput",
+    "Price",
     "PromptSubmitted",
     "Reasoning",
     "ReasoningDelta",
@@ -182,6 +189,7 @@ __all__ = [
     "RetryScheduled",
     "RoundFinished",
     "RunTool",
+    "Spending",
     "StartTimer",
     "State",
     "StepError",
@@ -201,6 +209,7 @@ __all__ = [
     "ToolreelError",
     "Usage",
     "UsageError",
+    "UsageReported",
     "Validate",
     "ValidationFailed",
     "ValidationFinished",

@@ -76,6 +76,14 @@ Rules
     `on_attempt_start` and `on_validation_failure`.
 13. Tool names are unique (`submit` included when injected): `AgentConfig`
     rejects duplicates when built.
+14. Budgets (`AgentConfig.budget`, core/_budget.py; the run is its scope):
+    each response is counted (tokens, model calls, cost). A model call is
+    not made once a limit is used up, and a response that takes tokens or
+    cost past a limit ends the run: `OVER_BUDGET`, `context.budget` naming
+    the limit, its value and the amount used (its calls are dropped, as a
+    cancel's would be). Helper calls past a tool-call limit are answered "not
+    run: over budget: ..." and the attempt goes on: the model may still give
+    its output. `on_exceeded` does not apply; nothing is told while it runs.
 """
 
 from __future__ import annotations
@@ -89,8 +97,10 @@ import attrs
 from ._agent_finish import (
     AgentStep,
     call_model,
+    charge,
     fail,
     finish,
+    over_budget,
     start_attempt,
     validation_feedback,
 )
@@ -153,6 +163,9 @@ def _on_responded(state: AgentState, event: ModelResponded) -> AgentStep:
     """The response is complete: fail without calls, else open the iteration's round."""
     stream = state.stream
     state = attrs.evolve(state, usage=state.usage + event.usage, stream=EMPTY_STREAM, retry=0)
+    state, over = charge(state, event.usage)
+    if over is not None:
+        return over_budget(state, over, text=stream.text, reasoning=stream.reasoning)
     calls = finished_calls(stream, state.attempt, state.iteration)
     if not calls:
         return fail(

@@ -16,6 +16,7 @@ from typing import TypeAlias
 
 import attrs
 
+from ._budget import Budget
 from ._config import RetryPolicy, at_least
 from ._errors import ConfigError
 from ._model import ModelSettings, settings_of, tool_specs
@@ -81,9 +82,12 @@ class AgentConfig:
     max_tokens: int | None = None
     temperature: float | None = None
     retry: RetryPolicy = attrs.field(factory=RetryPolicy)
+    #: Limits on what the run spends (rule 14 of core/_agent.py); None: no limits.
+    budget: Budget | None = None
 
     def __attrs_post_init__(self) -> None:
-        """Reject two tools with one name (`submit` included when it is injected)."""
+        """Reject two tools with one name (`submit` included when it is injected), and
+        budget limits the run cannot apply (a helper it lacks, a cost with no price)."""
         seen: set[str] = set()
         for spec in self.tools:
             if spec.name in seen:
@@ -91,6 +95,8 @@ class AgentConfig:
                     "tools", spec.name, f"unique tool names (Duplicate tool name: {spec.name})"
                 )
             seen.add(spec.name)
+        if self.budget is not None:
+            self.budget.check_config(self.model, frozenset(spec.name for spec in self.helpers))
 
     @functools.cached_property
     def settings(self) -> ModelSettings:

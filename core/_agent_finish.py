@@ -10,17 +10,26 @@ import attrs
 
 from ._agent_outcome import AgentError, AgentOutcome, ErrorCode, ErrorContext, ErrorPhase
 from ._agent_state import AgentPhase, AgentState, conversation
+from ._budget import OverBudget, after_response, before_call, spent_response
 from ._effects import AgentEffect, CallModel, Emit, FinishAgent
 from ._model import request, rounds_message
 from ._notices import AttemptStarted
-from ._records import ChatMessage, Reasoning
+from ._records import ChatMessage, Reasoning, Usage
 from ._response import EMPTY_STREAM
 
 AgentStep = tuple[AgentState, tuple[AgentEffect, ...]]
 
 
 def call_model(state: AgentState, *, retry: int = 0) -> AgentStep:
-    """Issue the attempt's next model call (a new iteration unless it repeats a failed one)."""
+    """Issue the attempt's next model call (a new iteration unless it repeats a failed one).
+
+    A new iteration is not begun when the budget forbids it (rule 14).
+    """
+    budget = state.config.budget
+    if retry == 0 and budget is not None:
+        over = before_call(budget, state.spent, final=False)
+        if over is not None:
+            return over_budget(state, over)
     if retry == 0:
         state = attrs.evolve(
             state, iteration=state.iteration + 1, iterations=state.iterations + 1, retry=0
@@ -46,6 +55,23 @@ def start_attempt(state: AgentState, user: ChatMessage) -> AgentStep:
     return state, (Emit(notice=AttemptStarted(attempt=attempt)), *effects)
 
 
+def charge(state: AgentState, usage: Usage) -> tuple[AgentState, OverBudget | None]:
+    """Count a model response; the budget limit it went past, if any (rule 14)."""
+    budget = state.config.budget
+    price = None if budget is None else budget.price(state.config.model)
+    state = attrs.evolve(state, spent=spent_response(state.spent, usage, price))
+    return state, None if budget is None else after_response(budget, state.spent)
+
+
+def over_budget(
+    state: AgentState, over: OverBudget, *, text: str = "", reasoning: tuple[Reasoning, ...] = ()
+) -> AgentStep:
+    """End the run `OVER_BUDGET`, naming the limit (rule 14)."""
+    return fail(
+        state, ErrorCode.OVER_BUDGET, over.message, budget=over, text=text, reasoning=reasoning
+    )
+
+
 def validation_feedback(state: AgentState, problems: tuple[str, ...]) -> ChatMessage:
     """The user message that feeds a failed validation back to the model."""
     config = state.config
@@ -69,6 +95,7 @@ def fail(
     status: int | None = None,
     text: str = "",
     reasoning: tuple[Reasoning, ...] = (),
+    budget: OverBudget | None = None,
 ) -> AgentStep:
     """End the run with an error whose context says where it stopped."""
     context = ErrorContext(
@@ -78,6 +105,7 @@ def fail(
         limit=limit,
         status=status,
         validation_errors=state.errors,
+        budget=budget,
     )
     error = AgentError(code=code, message=message, context=context)
     return finish(state, error, text=text, reasoning=reasoning)

@@ -8,6 +8,7 @@ Error codes (`ErrorCode`), and where each is decided (rules of core/_agent.py):
 - `VALIDATION_FAILED` (rule 7): the output failed validation in every attempt.
 - `PROVIDER_ERROR` (rule 8): a model call failed for good.
 - `EXECUTION_CANCELLED` (rule 9): the caller aborted.
+- `OVER_BUDGET` (rule 14): the run's budget ran out (`context.budget` says which limit).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import enum
 from typing import TypeAlias
 
 import attrs
+
+from ._budget import OverBudget
 
 
 class ErrorCode(enum.StrEnum):
@@ -33,6 +36,8 @@ class ErrorCode(enum.StrEnum):
     EXECUTION_CANCELLED = "EXECUTION_CANCELLED"
     #: A model call failed (fatal, or out of retries).
     PROVIDER_ERROR = "PROVIDER_ERROR"
+    #: The budget ran out (its limit, value and amount used: `context.budget`).
+    OVER_BUDGET = "OVER_BUDGET"
 
 
 class ErrorPhase(enum.StrEnum):
@@ -57,7 +62,8 @@ class ErrorContext:
     """Where the run stopped: phase, attempt, iteration, the limit hit, and every attempt's errors.
 
     `limit` is `max_iterations_per_attempt` for MAX_ITERATIONS and `max_attempts`
-    for VALIDATION_FAILED; `status` is the HTTP status of a PROVIDER_ERROR.
+    for VALIDATION_FAILED; `status` is the HTTP status of a PROVIDER_ERROR;
+    `budget` the limit an OVER_BUDGET run ran out of.
     """
 
     phase: ErrorPhase
@@ -66,6 +72,7 @@ class ErrorContext:
     limit: int | None = None
     status: int | None = None
     validation_errors: tuple[AttemptErrors, ...] = ()
+    budget: OverBudget | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -16,6 +16,7 @@ from ._agent_finish import AgentStep, call_model, fail
 from ._agent_outcome import ErrorCode
 from ._agent_state import AgentPhase, AgentState
 from ._arguments import arguments_error
+from ._budget import admit, refusal_text, spent_tools
 from ._effects import AgentEffect, Reflect, RunTool, Validate
 from ._records import Reasoning, ToolCall, ToolResult
 from ._round import complete, error_result, is_complete, open_round, place, runnable
@@ -64,15 +65,37 @@ def _execution(config: AgentConfig, call: ToolCall) -> AgentEffect:
     return Reflect(call=call) if call.name == config.output_name else RunTool(call=call)
 
 
+def _admitted(
+    state: AgentState, calls: tuple[ToolCall, ...], answers: tuple[ToolResult | None, ...]
+) -> tuple[ToolResult | None, ...]:
+    """`answers`, with a "not run" result for each helper call the budget refuses (rule 14)."""
+    budget = state.config.budget
+    helper_names = state.config.helper_names
+    runs = [
+        answer is None and call.name in helper_names
+        for call, answer in zip(calls, answers, strict=True)
+    ]
+    if budget is None or not any(runs):
+        return answers
+    helpers = tuple(call for call, run in zip(calls, runs, strict=True) if run)
+    verdicts = iter(admit(budget, state.spent, helpers))
+    checked = [next(verdicts) if run else None for run in runs]
+    return tuple(
+        answer if over is None else error_result(call, refusal_text(over))
+        for call, answer, over in zip(calls, answers, checked, strict=True)
+    )
+
+
 def start_round(
     state: AgentState, text: str, reasoning: tuple[Reasoning, ...], calls: tuple[ToolCall, ...]
 ) -> AgentStep:
     """Answer what needs no run, issue every execution at once, or close the round now."""
     config = state.config
     has_output = state.output is not None or bool(outputs(config, calls))
-    answers = tuple(_answer(config, call, has_output) for call in calls)
+    answers = _admitted(state, calls, tuple(_answer(config, call, has_output) for call in calls))
     pending = open_round(text, reasoning, calls, answers)
-    state = attrs.evolve(state, pending=pending)
+    helpers = [run for run in runnable(pending) if run.name in config.helper_names]
+    state = attrs.evolve(state, pending=pending, spent=spent_tools(state.spent, helpers))
     effects = tuple(_execution(config, call) for call in runnable(pending))
     if not effects:
         return close_round(state)

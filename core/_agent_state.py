@@ -9,6 +9,7 @@ import attrs
 
 from ._agent_config import AgentConfig
 from ._agent_outcome import AgentOutcome, AttemptErrors
+from ._budget import NOTHING_SPENT, Spending
 from ._model import so_far
 from ._records import NO_USAGE, ChatMessage, ToolRound, Usage
 from ._response import EMPTY_STREAM, Stream
@@ -70,6 +71,8 @@ class AgentState:
     errors: tuple[AttemptErrors, ...] = ()
     usage: Usage = NO_USAGE
     outcome: AgentOutcome | None = None
+    #: What the run spent so far, for its budget (rule 14).
+    spent: Spending = NOTHING_SPENT
 
 
 def initial_agent_state(config: AgentConfig) -> AgentState:

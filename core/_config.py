@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from ._budget import Budget
 from ._errors import ConfigError
 from ._model import ModelSettings, settings_of, tool_specs
 from ._records import ToolSpec
@@ -144,6 +145,7 @@ class LoopConfig:
     results back with `ToolFinished`. The model fields make up `settings`.
     `on_max_iterations`, `on_tool_blocked`, `announce`, `error_format` and
     `empty_prompt` are the loop's policies (rules 1, 5 and 7 of core/_step.py);
+    `budget` limits what is spent (rule 15);
     their defaults are toolreel's
     own behaviour, the other values open_agent's (toolreel.open_agent).
     """
@@ -166,15 +168,19 @@ class LoopConfig:
     retry: RetryPolicy = RetryPolicy()
     hooks: frozenset[HookPoint] = attrs.field(default=frozenset(), converter=hook_points)
     auto_execute: bool = True
+    #: Limits on what a turn (or the session) spends (core/_budget.py); None: no limits.
+    budget: Budget | None = None
 
     def __attrs_post_init__(self) -> None:
-        """Check that a forced tool choice names a tool that exists."""
+        """Check that a forced tool choice names a tool that exists, and the budget's limits."""
         choice = self.tool_choice
         if choice not in TOOL_CHOICE_MODES and choice not in self.tool_names:
             allowed = "'auto', 'none', 'required' or the name of a configured tool"
             raise ConfigError(
                 "tool_choice", choice, f"tool_choice names no configured tool: {choice}; {allowed}"
             )
+        if self.budget is not None:
+            self.budget.check_config(self.model, self.tool_names)
 
     @functools.cached_property
     def tool_names(self) -> frozenset[str]:

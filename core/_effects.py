@@ -27,8 +27,9 @@ The agent's (`AgentEffect`):
 
 A turn's outcome is a closed union, one member per way a turn ends:
 `Completed`, `Capped` (the iteration cap), `Failed` (with a `FailureCode`),
-`Cancelled` (the caller's event, core/_events.py) and `Blocked` (the hook's
-decision that stopped the prompt).
+`Cancelled` (the caller's event, core/_events.py), `Blocked` (the hook's
+decision that stopped the prompt) and `OverBudget` (the budget ran out,
+core/_budget.py).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from typing import TypeAlias
 import attrs
 
 from ._agent_outcome import AgentOutcome
+from ._budget import OverBudget
 from ._config import HookPoint, MaxIterationsPolicy
 from ._events import Blocked, Cancelled
 from ._notices import Notice
@@ -121,6 +123,8 @@ class FinishReason(enum.Enum):
     CANCELLED = "cancelled"
     #: The UserPromptSubmit hook blocked the prompt (or, under END_TURN, PreToolUse a call).
     BLOCKED = "blocked"
+    #: The budget ran out (`OverBudget`).
+    OVER_BUDGET = "over_budget"
 
 
 class FailureCode(enum.StrEnum):
@@ -168,13 +172,14 @@ class Failed:
         return self.code.value
 
 
-Outcome: TypeAlias = Completed | Capped | Failed | Cancelled | Blocked
+Outcome: TypeAlias = Completed | Capped | Failed | Cancelled | Blocked | OverBudget
 
 _REASONS: dict[type, FinishReason] = {
     Completed: FinishReason.COMPLETED,
     Failed: FinishReason.FAILED,
     Cancelled: FinishReason.CANCELLED,
     Blocked: FinishReason.BLOCKED,
+    OverBudget: FinishReason.OVER_BUDGET,
 }
 
 
@@ -202,6 +207,8 @@ class Finish:
     @property
     def text(self) -> str:
         """The final answer's text ("" unless the model answered)."""
+        if isinstance(self.outcome, OverBudget):
+            return self.outcome.text or ""
         return self.outcome.text if isinstance(self.outcome, Completed | Capped) else ""
 
     @property
@@ -222,9 +229,14 @@ class Finish:
         """The provider's finish reason of the final answer, if the model gave one."""
         return (
             self.outcome.model_finish_reason
-            if isinstance(self.outcome, Completed | Capped)
+            if isinstance(self.outcome, Completed | Capped | OverBudget)
             else None
         )
+
+    @property
+    def over_budget(self) -> OverBudget | None:
+        """Which budget limit ended the turn, if one did."""
+        return self.outcome if isinstance(self.outcome, OverBudget) else None
 
     @property
     def block_reason(self) -> str | None:

@@ -8,7 +8,10 @@
   ends it `Blocked` (rule 5); the iteration cap ends it `Capped` (STOP, and
   ONE_MORE_CALL after its extra call) or `Failed(MAX_ITERATIONS)` (RAISE), or
   the model is called again (rule 7);
-- `failed`: a fatal model failure, or one out of retries, is `Failed` (rule 8).
+- `failed`: a fatal model failure, or one out of retries, is `Failed` (rule 8);
+- `call_model` (before a call), `charge` (after a response) and `advance`:
+  a budget that ran out ends the turn `OverBudget`, or asks for a final answer
+  (rule 15, core/_budget.py).
 The other two outcomes are the facts themselves: a hook's `Blocked` decision
 (UserPromptSubmit, rule 1; PreToolUse under END_TURN, rule 5) and the caller's
 `Cancelled` (rule 9).
@@ -24,12 +27,22 @@ from __future__ import annotations
 
 import attrs
 
+from ._budget import (
+    BudgetPolicy,
+    BudgetScope,
+    OverBudget,
+    Spending,
+    after_response,
+    before_call,
+    spent_response,
+)
 from ._config import MaxIterationsPolicy
 from ._effects import (
     CallModel,
     Capped,
     Completed,
     Effect,
+    Emit,
     Failed,
     FailureCode,
     Finish,
@@ -38,7 +51,8 @@ from ._effects import (
 )
 from ._events import Blocked, Cancelled, ModelCallFailed
 from ._history import build_request, turn_message
-from ._records import Reasoning
+from ._notices import UsageReported
+from ._records import Reasoning, Usage
 from ._response import EMPTY_STREAM
 from ._state import Phase, State, Turn
 
@@ -46,8 +60,19 @@ Step = tuple[State, tuple[Effect, ...]]
 
 
 def call_model(state: State, turn: Turn, *, retry: int = 0) -> Step:
-    """Issue the turn's next model call (a new iteration unless it is a retry)."""
+    """Issue the turn's next model call (a new iteration unless it is a retry).
+
+    A new iteration is not begun when the budget forbids it (rule 15).
+    """
     if retry == 0:
+        budget = state.config.budget
+        over = (
+            None
+            if budget is None
+            else before_call(budget, scoped(state, turn), final=turn.final_call)
+        )
+        if over is not None:
+            return over_budget(state, turn, over)
         turn = attrs.evolve(turn, iteration=turn.iteration + 1, retry=0)
     else:
         turn = attrs.evolve(turn, retry=retry)
@@ -63,6 +88,8 @@ def advance(state: State, turn: Turn) -> Step:
     the iteration cap the `on_max_iterations` policy decides (rule 7).
     """
     config = state.config
+    if turn.over_budget is not None:
+        return over_budget(state, turn, turn.over_budget)
     if turn.block_reason is not None:
         return finish(state, turn, Blocked(reason=turn.block_reason))
     if turn.past_cap:
@@ -84,12 +111,52 @@ def advance(state: State, turn: Turn) -> Step:
     return finish(state, turn, Capped(text="", policy=MaxIterationsPolicy.STOP))
 
 
-def answered(turn: Turn, text: str, model_finish_reason: str) -> Completed | Capped:
-    """The outcome of a final answer: `Capped` when FINAL_ANSWER asked for it (rule 7)."""
+def answered(turn: Turn, text: str, model_finish_reason: str) -> Completed | Capped | OverBudget:
+    """The outcome of a final answer: `Capped` when FINAL_ANSWER asked for it (rule 7),
+    `OverBudget` (with the answer) when the budget ran out (rule 15)."""
+    if turn.over_budget is not None:
+        return attrs.evolve(turn.over_budget, text=text, model_finish_reason=model_finish_reason)
     if turn.final_call:
         policy = MaxIterationsPolicy.FINAL_ANSWER
         return Capped(text=text, policy=policy, model_finish_reason=model_finish_reason)
     return Completed(text=text, model_finish_reason=model_finish_reason)
+
+
+def scoped(state: State, turn: Turn) -> Spending:
+    """What the budget's limits count: the turn's spending, or the session's (rule 15)."""
+    budget = state.config.budget
+    if budget is not None and budget.scope is BudgetScope.SESSION:
+        return state.spent
+    return turn.spent
+
+
+def charge(state: State, turn: Turn, usage: Usage) -> tuple[State, Turn, tuple[Effect, ...]]:
+    """Count a model response; with a budget, tell what was spent and note a limit it passed."""
+    budget = state.config.budget
+    price = None if budget is None else budget.price(state.config.model)
+    turn = attrs.evolve(turn, spent=spent_response(turn.spent, usage, price))
+    state = attrs.evolve(state, spent=spent_response(state.spent, usage, price))
+    if budget is None:
+        return state, turn, ()
+    over = after_response(budget, scoped(state, turn))
+    if over is not None and turn.over_budget is None:
+        turn = attrs.evolve(turn, over_budget=over)
+    notice = UsageReported(turn=turn.spent, session=state.spent)
+    return state, turn, (Emit(notice=notice),)
+
+
+def over_budget(state: State, turn: Turn, over: OverBudget) -> Step:
+    """The budget ran out: end the turn `OverBudget`, or, under FINAL_ANSWER, one last call.
+
+    The last call is made only when the turn has rounds to answer from and it is
+    not model calls that ran out.
+    """
+    budget = state.config.budget
+    assert budget is not None
+    wants_answer = budget.on_exceeded is BudgetPolicy.FINAL_ANSWER
+    if wants_answer and turn.rounds and not turn.final_call and over.limit_name != "model_calls":
+        return call_model(state, attrs.evolve(turn, final_call=True, over_budget=over))
+    return finish(state, turn, over)
 
 
 def failed(event: ModelCallFailed) -> Failed:
@@ -112,7 +179,7 @@ def finish(
     """
     effects: list[Effect] = []
     history = state.history
-    answer = outcome.text if isinstance(outcome, Completed | Capped) else None
+    answer = outcome.text if isinstance(outcome, Completed | Capped | OverBudget) else None
     if answer is not None or turn.rounds:
         message = turn_message(turn, answer or "", reasoning)
         history = (*history, message)

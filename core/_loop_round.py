@@ -3,7 +3,8 @@
 The round's bookkeeping (placing results in call order, completing, cancelling)
 is shared with the agent (core/_round.py); what is the loop's own: which calls
 are refused (rule 3, "Unknown tool"), the PreToolUse decisions (rule 5),
-auto or manual dispatch (rule 10), and going on after a round (core/_finish.py).
+auto or manual dispatch (rule 10), the budget's tool-call limits at dispatch
+(rule 15, core/_budget.py), and going on after a round (core/_finish.py).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import json
 import attrs
 
 from ._arguments import arguments_error
+from ._budget import admit, refusal_text, spent_tools
 from ._config import AnnouncePolicy, BlockedCallPolicy, ErrorFormat, HookPoint
 from ._effects import AskHook, Effect, Emit, RunTool, TellHook
 from ._events import Allowed, Blocked, Decision, Replaced
-from ._finish import Step, advance
+from ._finish import Step, advance, scoped
 from ._notices import ResultsRequested, RoundFinished, ToolCallAnnounced, ToolResultReady
 from ._records import Reasoning, ToolCall, ToolResult
 from ._round import (
@@ -45,6 +47,8 @@ def _refusal(state: State, turn: Turn, call: ToolCall) -> ToolResult | None:
     if turn.past_cap:
         limit = state.config.max_iterations
         return _error(state, call, f"not run: max_tool_iterations ({limit}) reached")
+    if turn.over_budget is not None:
+        return _error(state, call, refusal_text(turn.over_budget))
     problem = arguments_error(call.arguments)
     if problem is None and call.name not in state.config.tool_names:
         problem = f"Unknown tool: {call.name}"
@@ -153,18 +157,49 @@ def _dispatch(
 
 
 def _run_or_request(state: State, turn: Turn) -> Step:
-    """`RunTool` for each runnable call (auto) or `ResultsRequested` (manual); none: go on."""
+    """`RunTool` for each runnable call (auto) or `ResultsRequested` (manual); none: go on.
+
+    The budget admits the calls first (rule 15): those it refuses get their result now.
+    """
+    state, turn, refused = _admitted(state, turn)
     assert turn.pending is not None
     calls = runnable(turn.pending)
     if not calls:
-        return close_round(state, turn)
+        state, effects = close_round(state, turn)
+        return state, (*refused, *effects)
     if state.config.auto_execute:
-        effects: tuple[Effect, ...] = tuple(RunTool(call=call) for call in calls)
+        effects = tuple(RunTool(call=call) for call in calls)
         phase = Phase.RUNNING_TOOLS
     else:
         effects = (Emit(notice=ResultsRequested(calls=calls)),)
         phase = Phase.AWAITING_RESULTS
-    return attrs.evolve(state, phase=phase, turn=turn), effects
+    return attrs.evolve(state, phase=phase, turn=turn), (*refused, *effects)
+
+
+def _admitted(state: State, turn: Turn) -> tuple[State, Turn, tuple[Effect, ...]]:
+    """Count the runnable calls the budget admits; answer the others (rule 15)."""
+    budget = state.config.budget
+    pending = turn.pending
+    assert pending is not None
+    calls = runnable(pending)
+    if budget is None or not calls:
+        return state, turn, ()
+    verdicts = iter(admit(budget, scoped(state, turn), calls))
+    runs, results = list(pending.runs), list(pending.results)
+    told: list[Effect] = []
+    for position, run in enumerate(pending.runs):
+        over = None if run is None else next(verdicts)
+        if over is None:
+            continue
+        result = _error(state, pending.calls[position], refusal_text(over))
+        runs[position], results[position] = None, result
+        told.append(Emit(notice=ToolResultReady(result=result)))
+        turn = attrs.evolve(turn, over_budget=turn.over_budget or over)
+    pending = attrs.evolve(pending, runs=tuple(runs), results=tuple(results))
+    admitted = runnable(pending)
+    turn = attrs.evolve(turn, pending=pending, spent=spent_tools(turn.spent, admitted))
+    state = attrs.evolve(state, spent=spent_tools(state.spent, admitted))
+    return state, turn, tuple(told)
 
 
 def add_result(state: State, turn: Turn, position: int, output: str, is_error: bool) -> Step:

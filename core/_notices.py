@@ -10,6 +10,8 @@ Told by `step` (the tool loop), to the caller's stream:
 - `RoundFinished`: every call of a round has its result.
 - `RetryScheduled`: a model call failed and will be retried; text streamed
   since that call began is void.
+- `UsageReported`: after each model response, when the config has a
+  `budget`: what the turn and the session spent so far (core/_budget.py).
 - `MessageRecorded`: a message entered the history. The core says this with
   `Persist` alone; the shell tells this notice when it carries that out.
 
@@ -31,6 +33,7 @@ from typing import TypeAlias
 
 import attrs
 
+from ._budget import Spending
 from ._records import ChatMessage, ToolCall, ToolResult, ToolRound
 
 
@@ -89,6 +92,14 @@ class RetryScheduled:
 
 
 @attrs.frozen(kw_only=True)
+class UsageReported:
+    """What the running turn and the whole session have spent, after a model response."""
+
+    turn: Spending
+    session: Spending
+
+
+@attrs.frozen(kw_only=True)
 class MessageRecorded:
     """`message` entered the history."""
 
@@ -120,6 +131,7 @@ Notice: TypeAlias = (
     | ToolResultReady
     | RoundFinished
     | RetryScheduled
+    | UsageReported
     | MessageRecorded
     | AttemptStarted
     | ValidationFailed

@@ -6,6 +6,7 @@ import enum
 
 import attrs
 
+from ._budget import NOTHING_SPENT, OverBudget, Spending
 from ._config import LoopConfig
 from ._errors import UsageError
 from ._records import NO_USAGE, ChatMessage, ToolRound, Usage
@@ -67,14 +68,18 @@ class Turn:
     past_cap: bool = False
     #: END_TURN: the first reason a PreToolUse hook blocked a call with (rule 5).
     block_reason: str | None = None
+    #: What the turn spent so far (tokens, model and tool calls, cost; rule 15).
+    spent: Spending = NOTHING_SPENT
+    #: The budget ran out: the turn ends so once its round is answered (rule 15).
+    over_budget: OverBudget | None = None
 
 
 @attrs.frozen(kw_only=True)
 class State:
     """The whole loop: config, phase, history, the running turn and its stream.
 
-    `usage` sums every model call of the session. `ignored_calls` are calls
-    abandoned by a cancel, whose late results are dropped.
+    `usage` sums every model call of the session, `spent` all it spent (rule 15).
+    `ignored_calls` are calls abandoned by a cancel, whose late results are dropped.
     """
 
     config: LoopConfig
@@ -86,9 +91,21 @@ class State:
     turns: int = 0
     ignored_calls: frozenset[str] = frozenset()
     after_cancel: bool = False
+    spent: Spending = NOTHING_SPENT
 
 
-_config, _phase, _history, _turn, _stream, _usage, _turns, _ignored, _after_cancel = setters(State)
+(
+    _config,
+    _phase,
+    _history,
+    _turn,
+    _stream,
+    _usage,
+    _turns,
+    _ignored,
+    _after_cancel,
+    _spent,
+) = setters(State)
 
 
 def with_stream(state: State, stream: Stream) -> State:
@@ -103,6 +120,7 @@ def with_stream(state: State, stream: Stream) -> State:
     _turns(new, state.turns)
     _ignored(new, state.ignored_calls)
     _after_cancel(new, state.after_cancel)
+    _spent(new, state.spent)
     return new
 
 

@@ -74,6 +74,15 @@ Rules
 13. After a `Finish`, a new prompt continues the same history.
 14. Between turns, `HistoryReplaced` sets the history (journaled like any
     event, so a replay rebuilds the same conversation); during a turn it is misuse.
+15. Budgets (`LoopConfig.budget`, core/_budget.py): each response is counted
+    (tokens, model calls, cost) for the turn and the session, and told
+    (`UsageReported`). A model call is not made once a limit is used up; a
+    response that takes tokens or cost past a limit answers its calls "not
+    run: over budget: ..."; calls past a tool-call limit are answered so
+    instead of running. Then the turn ends `OverBudget` (naming the limit, its
+    value and the amount used), or under `on_exceeded=FINAL_ANSWER` after
+    one last call without tools. A response past the limit that calls no
+    tools ends the turn `OverBudget` with its answer as the text.
 """
 
 from __future__ import annotations
@@ -104,7 +113,7 @@ from ._events import (
     ToolCallStarted,
     ToolFinished,
 )
-from ._finish import Step, answered, call_model, failed, finish
+from ._finish import Step, answered, call_model, charge, failed, finish
 from ._loop_round import add_result, decide_call, start_round
 from ._notices import (
     ReasoningStreamed,
@@ -276,15 +285,18 @@ def _on_responded(state: State, event: ModelResponded) -> Step:
     stream = state.stream
     turn = attrs.evolve(turn, usage=turn.usage + event.usage, retry=0)
     state = attrs.evolve(state, usage=state.usage + event.usage, stream=EMPTY_STREAM)
+    state, turn, told = charge(state, turn, event.usage)
     calls = finished_calls(stream, turn.number, turn.iteration)
     if not calls or turn.final_call:
-        return finish(
+        state, effects = finish(
             state,
             turn,
             answered(turn, stream.text, event.finish_reason),
             reasoning=stream.reasoning,
         )
-    return start_round(state, turn, stream.text, stream.reasoning, calls)
+    else:
+        state, effects = start_round(state, turn, stream.text, stream.reasoning, calls)
+    return state, (*told, *effects)
 
 
 def _on_tool_hook(state: State, event: HookDecided) -> Step:

@@ -4,13 +4,23 @@
 structured-output agents (`AgentDefinition`, `OutputTool`, `execute_agent`
 with `AgentRunOptions`), the `Connection` both share (its key a `Secret`), the
 typed callback protocols of each API (`OnToolCall`, ..., `OnAgentToolCall`, ...),
-hooks (`HookDecision`, `PreToolUseEvent`, ...), blocks (`TextBlock`,
+hooks (`HookDecision`, `PreToolUseEvent`, ...), budgets (`Budget`, `Price`, the
+`OverBudget` outcome, `Spending`, the `UsageReported` notice), blocks (`TextBlock`,
 `ToolUseBlock`, `ToolUseError`) and the `Runner` that carries out the core's
 effects.
 """
 
 from toolreel.adapters import Secret
 from toolreel.adapters._transcript import render_agent_transcript
+from toolreel.core import (
+    Budget,
+    BudgetPolicy,
+    BudgetScope,
+    OverBudget,
+    Price,
+    Spending,
+    UsageReported,
+)
 
 from ._agent import AgentDefinition, AgentFailure, AgentMetadata, AgentSuccess, execute_agent
 from ._agent_output import OutputTool, Validator
@@ -77,6 +87,9 @@ __all__ = [
     "AgentSession",
     "AgentSuccess",
     "Block",
+    "Budget",
+    "BudgetPolicy",
+    "BudgetScope",
     "Client",
     "ConfigError",
     "Connection",
@@ -98,8 +111,10 @@ __all__ = [
     "OnToolResult",
     "OnValidationFailure",
     "OutputTool",
+    "OverBudget",
     "PostToolUseEvent",
     "PreToolUseEvent",
+    "Price",
     "Recording",
     "ReplayDiverged",
     "ReplayError",
@@ -112,6 +127,7 @@ __all__ = [
     "SessionBusy",
     "SessionError",
     "SessionNotFound",
+    "Spending",
     "StepError",
     "TextBlock",
     "Tool",
@@ -121,6 +137,7 @@ __all__ = [
     "TurnInProgress",
     "UnknownToolCall",
     "UsageError",
+    "UsageReported",
     "UserPromptSubmitEvent",
     "Validator",
     "execute_agent",

@@ -224,7 +224,9 @@ async def execute_agent(
     """
     options = AgentRunOptions.of(options)
     helpers = registry(definition.helpers)
-    config = agent_config(definition, options.connection, helpers)
+    config = attrs.evolve(
+        agent_config(definition, options.connection, helpers), budget=options.budget
+    )
     where = journal if journal is not None else options.journal
     if where is None:
         return await _execute(

@@ -78,6 +78,7 @@ from toolreel.core import (
     ToolFinished,
     ToolResult,
     ToolResultReady,
+    UsageReported,
     Validate,
     ValidationFailed,
     ValidationFinished,
@@ -304,6 +305,7 @@ class AgentRunner:
                 | ToolResultReady()
                 | RoundFinished()
                 | RetryScheduled()
+                | UsageReported()
                 | MessageRecorded()
             ):
                 pass  # the tool loop's notices: agent_step never emits them

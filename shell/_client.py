@@ -36,10 +36,12 @@ from toolreel.core import (
     MaxIterationsPolicy,
     MessageRecorded,
     Notice,
+    OverBudget,
     Phase,
     PromptSubmitted,
     ResultsRequested,
     RetryScheduled,
+    Spending,
     TextStreamed,
     ToolCallAnnounced,
     ToolFinished,
@@ -87,6 +89,9 @@ def loop_config(
         retry=connection.retry,
         hooks=frozenset(hook_points(options.hooks)),
         auto_execute=options.auto_execute_tools,
+        # Before its MCP servers are open the session lacks their tools, which per-tool
+        # limits may name: the budget joins the config built once they are (`_open_sources`).
+        budget=None if options.mcp_servers else options.budget,
     )
 
 
@@ -458,6 +463,12 @@ class Client:
         return self.runner.history
 
     @property
+    def spent(self) -> Spending:
+        """What the session spent so far (tokens, model and tool calls, cost), live while a
+        turn runs; the running turn's own is told by `UsageReported` when a budget is set."""
+        return self.runner.spent
+
+    @property
     def metadata(self) -> RunMetadata:
         """Errors of callbacks and PostToolUse hooks, recorded instead of raised."""
         return self.runner.metadata
@@ -508,6 +519,10 @@ class RunResult:
     session_id: str
     history: tuple[ChatMessage, ...]
     callback_errors: tuple[str, ...] = ()
+    #: What the turn spent: tokens, model and tool calls, cost (with a budget's prices).
+    spent: Spending = attrs.field(factory=Spending)
+    #: The budget limit that ended the turn (`reason` OVER_BUDGET), if one did.
+    over_budget: OverBudget | None = None
 
 
 async def run(prompt: str, options: AgentOptions, *, model: ModelPort | None = None) -> RunResult:
@@ -529,4 +544,6 @@ async def run(prompt: str, options: AgentOptions, *, model: ModelPort | None = N
             session_id=client.session_id,
             history=client.history,
             callback_errors=tuple(client.metadata.callback_errors),
+            spent=client.spent,
+            over_budget=finish.over_budget,
         )

@@ -26,7 +26,7 @@ import attrs
 
 from toolreel.adapters import Journal, Secret, Timeouts
 from toolreel.adapters._providers import ToolCallRecovery
-from toolreel.core import ConfigError, HookPoint, MaxIterationsPolicy, RetryPolicy
+from toolreel.core import Budget, ConfigError, HookPoint, MaxIterationsPolicy, RetryPolicy
 
 from . import _checks as check
 from ._callbacks import OnAgentNotice, OnFinish, OnNotice, OnRound, OnToolCall, OnToolResult
@@ -198,6 +198,10 @@ class AgentOptions:
     #: Tool calls a small local model writes as text, made real calls (see `Connection`).
     tool_call_recovery: ToolCallRecovery | None = shared("tool_call_recovery")  # noqa: RUF009
     session_id: str | None = attrs.field(default=None, validator=check.optional_id)
+    #: Limits on what each turn (or the session) spends; the turn ends `OverBudget` past them.
+    budget: Budget | None = attrs.field(
+        default=None, validator=check.instance_of(Budget, "a Budget", optional=True)
+    )
     tool_choice: str = attrs.field(
         default="auto",
         validator=check.instance_of(str, "'auto', 'none', 'required' or a tool name"),
@@ -225,8 +229,11 @@ class AgentOptions:
         return self.connection.model_name
 
     def __attrs_post_init__(self) -> None:
-        """The checks that read two fields: the model for the provider, tool_choice for tools."""
+        """The checks that read two fields: the model for the provider, tool_choice for tools,
+        a cost budget's price for the model."""
         self.connection  # noqa: B018 - building it checks the model for the provider
+        if self.budget is not None:
+            self.budget.check_price(self.model_name)
         names = [as_tool(item).name for item in self.tools]
         if self.tool_choice not in TOOL_CHOICE_MODES and self.tool_choice not in names:
             offered = ", ".join(repr(name) for name in [*TOOL_CHOICE_MODES, *names])
@@ -257,6 +264,7 @@ class AgentOptions:
             session_id=self.session_id,
             on_tool_call=self.on_tool_call,
             on_tool_result=self.on_tool_result,
+            budget=self.budget,
         )
 
 
@@ -318,6 +326,16 @@ class AgentRunOptions:
         default=None, validator=check.callable_or_none
     )
     on_notice: OnAgentNotice | None = attrs.field(default=None, validator=check.callable_or_none)
+    #: Limits on what the run spends (rule 14 of core/_agent.py): past them it fails
+    #: `OVER_BUDGET`; `scope` and `on_exceeded` do not apply to a run.
+    budget: Budget | None = attrs.field(
+        default=None, validator=check.instance_of(Budget, "a Budget", optional=True)
+    )
+
+    def __attrs_post_init__(self) -> None:
+        """A cost budget needs a price for the connection's model."""
+        if self.budget is not None:
+            self.budget.check_price(self.connection.model_name)
 
     @classmethod
     def of(cls, options: AgentRunOptions | Connection | AgentOptions) -> AgentRunOptions:

@@ -53,6 +53,7 @@ from toolreel.core import (
     RetryScheduled,
     RoundFinished,
     RunTool,
+    Spending,
     StartTimer,
     State,
     TellHook,
@@ -61,6 +62,7 @@ from toolreel.core import (
     ToolCallAnnounced,
     ToolFinished,
     ToolResultReady,
+    UsageReported,
     ValidationFailed,
     awaiting_results,
     initial_state,
@@ -178,6 +180,11 @@ class Runner:
     def phase(self) -> Phase:
         """Where the session stands (IDLE between turns)."""
         return self.state.phase
+
+    @property
+    def spent(self) -> Spending:
+        """What the session spent so far (core/_budget.py)."""
+        return self.state.spent
 
     @property
     def history(self) -> tuple[ChatMessage, ...]:
@@ -339,6 +346,7 @@ class Runner:
                 | ReasoningStreamed()
                 | ResultsRequested()
                 | RetryScheduled()
+                | UsageReported()
                 | MessageRecorded()
             ):
                 pass  # the sink's alone

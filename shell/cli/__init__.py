@@ -43,6 +43,7 @@ from .._replay import Divergence, load_agent_session
 from .._replay import replay as replay_session
 from .._tools import Tool, tools_from_spec
 from .._transfer import export_session, import_session
+from . import _budget as budgets
 from . import _converse as live
 from . import _mcp as mcp
 from . import _render as render
@@ -223,6 +224,7 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--system", metavar="TEXT", help="System prompt."),
         click.option("--no-stream", is_flag=True, help="Ask for whole responses, not streams."),
         RECOVERY,
+        *budgets.options(),
     ]
     for option in reversed(options):
         command = option(command)
@@ -248,6 +250,8 @@ OPTION_OF = {
     "session_id": "--session",
     "stream": "--no-stream",
     "mcp_servers": "--mcp",
+    "budget": "--max-cost",
+    "max_calls_per_tool": "--max-tool-calls",
 }
 
 
@@ -267,6 +271,7 @@ def _options(params: dict[str, Any], model: str, journal: Journal | None) -> Age
         journal=journal,
         session_id=params["session"],
         tool_call_recovery=params.get("tool_call_recovery"),
+        budget=budgets.budget_of(params),
     )
 
 

@@ -178,6 +178,8 @@ def failure_text(finish: Finish) -> str:
     """Why a turn did not complete, in one line (the provider's words where there are any)."""
     if finish.error is not None:
         return f"{finish.error.kind}: {finish.error.message}"
+    if finish.over_budget is not None:
+        return finish.over_budget.message
     if finish.reason is FinishReason.MAX_ITERATIONS:
         return (
             f"stopped after {finish.iterations} iterations with the model still calling tools "

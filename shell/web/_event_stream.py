@@ -17,10 +17,13 @@ the `(type, data)` pairs one notice (or the turn's `Finish`) stands for.
   caller must add these results.
 - `attempt` `{attempt}` / `validation_failed` `{attempt, problems}`: an agent's
   attempt starts / fails validation.
+- `spent` `{turn, session}`: with a budget, after each model response: what
+  the turn and the session spent so far (`spending_json`).
 - `usage` `{input_tokens, output_tokens}`: the turn's tokens, at its end.
 - `error` `{message, code}`: the turn failed (`code`: `model_error`,
   `retries_exhausted`, `max_iterations`, or the error's kind, e.g. `journal_unavailable`).
-- `done` `{reason, max_turns_reached, text}`: last; how the turn ended, its answer.
+- `done` `{reason, max_turns_reached, text}`: last; how the turn ended, its answer;
+  a turn over budget adds `budget` `{limit_name, limit, used, scope, message}`.
 
 `MessageRecorded` sends nothing (the history is the server's).
 """
@@ -41,11 +44,13 @@ from toolreel.core import (
     ResultsRequested,
     RetryScheduled,
     RoundFinished,
+    Spending,
     TextStreamed,
     ToolCall,
     ToolCallAnnounced,
     ToolResultReady,
     Usage,
+    UsageReported,
     ValidationFailed,
     arguments_object,
 )
@@ -103,6 +108,10 @@ def plain_events(
             return attrs.evolve(stream, calls_at=None), [("retry", retry_json(item))]
         case ResultsRequested(calls=calls):
             return stream, [("results_requested", {"calls": [call_json(call) for call in calls]})]
+        case UsageReported(turn=turn, session=session):
+            return stream, [
+                ("spent", {"turn": spending_json(turn), "session": spending_json(session)})
+            ]
         case MessageRecorded():
             return stream, []
         case AttemptStarted(attempt=attempt):
@@ -140,6 +149,30 @@ def usage_json(usage: Usage) -> dict[str, int]:
     return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
 
 
+def spending_json(spending: Spending) -> dict[str, Any]:
+    """What was spent as JSON: tokens, model calls, tool calls (by name) and cost in USD."""
+    return {
+        **usage_json(spending.usage),
+        "model_calls": spending.model_calls,
+        "tool_calls": dict(spending.tool_calls),
+        "cost_usd": spending.cost,
+    }
+
+
+def budget_json(finish: Finish) -> dict[str, Any] | None:
+    """The limit a turn over budget ran out of, as JSON; None for any other turn."""
+    over = finish.over_budget
+    if over is None:
+        return None
+    return {
+        "limit_name": over.limit_name,
+        "limit": over.limit,
+        "used": over.used,
+        "scope": over.scope.value,
+        "message": over.message,
+    }
+
+
 def retry_json(retry: RetryScheduled) -> dict[str, Any]:
     """A retry as JSON: which one, when it starts, and the failure that caused it."""
     return {
@@ -156,10 +189,13 @@ def _finish(finish: Finish) -> list[PlainEvent]:
     if finish.error is not None:
         error = {"message": finish.error.message, "code": finish.error.code.value}
         events.append(("error", error))
-    done = {
+    done: dict[str, Any] = {
         "reason": finish.reason.value,
         "max_turns_reached": finish.max_iterations_reached,
         "text": finish.text,
     }
+    budget = budget_json(finish)
+    if budget is not None:
+        done["budget"] = budget
     events.append(("done", done))
     return events

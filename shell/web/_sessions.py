@@ -30,6 +30,7 @@ OUTCOMES = {
     FinishReason.FAILED: "failed",
     FinishReason.CANCELLED: "cancelled",
     FinishReason.BLOCKED: "blocked",
+    FinishReason.OVER_BUDGET: "over_budget",
 }
 
 

@@ -33,11 +33,15 @@ the client's rules are those of its `processUIMessageStream`):
 7. The `Finish`: a failed turn sends `error` (the provider's message, keys
    masked), then `data-usage` (this turn's tokens), then `finish` with the
    finish reason and `messageMetadata` {reason, max_iterations_reached,
-   block_reason}. Manual mode's `ResultsRequested` ends the message like the
-   AI SDK's client-side tools do: `finish` with reason `tool-calls`.
+   block_reason, budget (a turn over budget: the limit, its value, the amount
+   used)}; a turn over budget finishes `stop` when it has an answer, else
+   `length` when tokens or cost ran out, else `other`. Manual mode's
+   `ResultsRequested` ends the message like the AI SDK's client-side tools do:
+   `finish` with reason `tool-calls`.
 8. `MessageRecorded` sends nothing (the history is the server's); the agent's
    `AttemptStarted`/`ValidationFailed` become transient `data-attempt` /
-   `data-validation` parts.
+   `data-validation` parts; with a budget, `UsageReported` after each model
+   response is a transient `data-spent` part (the turn's and session's spending).
 """
 
 from __future__ import annotations
@@ -62,11 +66,12 @@ from toolreel.core import (
     ToolCallAnnounced,
     ToolResult,
     ToolResultReady,
+    UsageReported,
     ValidationFailed,
     arguments_object,
 )
 
-from ._event_stream import elapsed_ms, retry_json, usage_json
+from ._event_stream import budget_json, elapsed_ms, retry_json, spending_json, usage_json
 
 #: One UI message stream part (a JSON object).
 Part: TypeAlias = dict[str, Any]
@@ -80,6 +85,9 @@ UI_STREAM_HEADERS = {
     "cache-control": "no-cache",
     "x-accel-buffering": "no",
 }
+
+#: The budget limits a turn that ran out of them without an answer reports as `length`.
+BUDGET_LENGTH_LIMITS = frozenset({"input_tokens", "output_tokens", "total_tokens", "cost_usd"})
 
 #: The AI SDK finish reason of each provider finish reason that is not plain "stop".
 MODEL_FINISH_REASONS = {
@@ -140,6 +148,9 @@ def ui_parts(stream: UIStream, item: Notice | Finish, now: float) -> tuple[UIStr
             stream, parts = _step_finished(stream)
             finish = {"type": "finish", "finishReason": "tool-calls"}
             return attrs.evolve(stream, finished=True), [*parts, finish]
+        case UsageReported(turn=turn, session=session):
+            spent = {"turn": spending_json(turn), "session": spending_json(session)}
+            return stream, [_transient("data-spent", spent)]
         case MessageRecorded():
             return stream, []
         case AttemptStarted(attempt=attempt):
@@ -280,6 +291,11 @@ def finish_reason(finish: Finish) -> str:
         return "error"
     if reason is FinishReason.CANCELLED:
         return "interrupted"
+    over = finish.over_budget
+    if over is not None and over.text is not None:
+        return "stop"  # the model answered (FINAL_ANSWER's last call, or an answer past the limit)
+    if over is not None and over.limit_name in BUDGET_LENGTH_LIMITS:
+        return "length"  # as a provider's token limit says
     return "other"  # BLOCKED: the prompt hook stopped it (metadata says why)
 
 
@@ -295,6 +311,9 @@ def _finish(stream: UIStream, finish: Finish) -> tuple[UIStream, list[Part]]:
     }
     if finish.block_reason is not None:
         metadata["block_reason"] = finish.block_reason
+    budget = budget_json(finish)
+    if budget is not None:
+        metadata["budget"] = budget
     parts.append(
         {"type": "finish", "finishReason": finish_reason(finish), "messageMetadata": metadata}
     )

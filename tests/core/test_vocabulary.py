@@ -68,3 +68,22 @@ def test_every_public_name_is_defined_and_listed_once() -> None:
     names = toolreel.core.__all__
     assert len(names) == len(set(names))
     assert [name for name in names if not hasattr(toolreel.core, name)] == []
+
+
+BUDGET_NAMES = ["Budget", "BudgetPolicy", "BudgetScope", "OverBudget", "Price", "Spending"]
+
+
+@pytest.mark.parametrize("name", [*BUDGET_NAMES, "UsageReported"])
+def test_budgets_are_public_in_the_core_and_the_shell(name) -> None:
+    import toolreel.shell  # noqa: PLC0415 - the shell re-exports what its users need
+
+    assert name in toolreel.core.__all__
+    assert name in toolreel.shell.__all__
+    assert getattr(toolreel.shell, name) is getattr(toolreel.core, name)
+
+
+def test_over_budget_is_an_outcome_and_usage_reported_a_notice() -> None:
+    from toolreel.core import Outcome, OverBudget, UsageReported  # noqa: PLC0415
+
+    assert OverBudget in get_args(Outcome)
+    assert UsageReported in get_args(Notice) and UsageReported not in get_args(AgentNotice)
