@@ -43,6 +43,7 @@ from ._config import (
     MaxIterationsPolicy,
     RetryPolicy,
 )
+from ._content import MAX_IMAGE_BYTES, MEDIA_TYPES, ImagePart
 from ._effects import (
     AgentEffect,
     AskHook,
@@ -117,6 +118,8 @@ from ._step import step
 
 __all__ = [
     "DEFAULT_MAX_ITERATIONS_PER_ATTEMPT",
+    "MAX_IMAGE_BYTES",
+    "MEDIA_TYPES",
     "AgentConfig",
     "AgentEffect",
     "AgentError",
@@ -157,6 +160,7 @@ __all__ = [
     "HistoryReplaced",
     "HookDecided",
     "HookPoint",
+    "ImagePart",
     "LoopConfig",
     "MaxIterationsPolicy",
     "MessageRecorded",

@@ -32,6 +32,7 @@ import anyio
 from toolreel.core import ModelCallFailed, ModelEvent, ModelRequest, ModelResponded
 
 from .._redact import LOG_FILTER, Redactor
+from ._images import request_refusal
 from ._openai import OpenAICodec
 
 
@@ -71,6 +72,10 @@ class OpenAISdkModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """The events of one call, as they arrive; the last is terminal."""
+        refused = request_refusal(self.codec, request)  # images the model cannot take
+        if refused is not None:
+            yield ModelCallFailed(retryable=False, message=refused)
+            return
         async for event in self._call(request):
             yield self.redactor.event(event) if isinstance(event, ModelCallFailed) else event
 
