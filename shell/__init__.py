@@ -11,6 +11,7 @@ effects.
 
 from toolreel.adapters import Secret
 from toolreel.adapters._transcript import render_agent_transcript
+from toolreel.core import ImagePart
 
 from ._agent import AgentDefinition, AgentFailure, AgentMetadata, AgentSuccess, execute_agent
 from ._agent_output import OutputTool, Validator
@@ -32,6 +33,7 @@ from ._client import Client, RunResult, open_journal, run
 from ._connection import Connection
 from ._errors import (
     ConfigError,
+    ContentRefused,
     JournalCorrupt,
     JournalError,
     JournalUnavailable,
@@ -56,6 +58,7 @@ from ._hooks import (
     PreToolUseEvent,
     UserPromptSubmitEvent,
 )
+from ._images import ImageSource, image
 from ._options import AgentOptions, AgentRunOptions
 from ._recording import Recording, RequestMismatch
 from ._replay import AgentSession, Divergence, ReplayDiverged, load_agent_session, replay, verify
@@ -80,8 +83,11 @@ __all__ = [
     "Client",
     "ConfigError",
     "Connection",
+    "ContentRefused",
     "Divergence",
     "HookDecision",
+    "ImagePart",
+    "ImageSource",
     "JournalCorrupt",
     "JournalError",
     "JournalUnavailable",
@@ -125,6 +131,7 @@ __all__ = [
     "Validator",
     "execute_agent",
     "export_session",
+    "image",
     "import_session",
     "load_agent_session",
     "open_journal",

@@ -29,9 +29,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
+
+import attrs
 
 from toolreel.core import ChatMessage, ImagePart, ModelRequest, ToolResult
+
+C = TypeVar("C")
 
 
 def b64(image: ImagePart) -> str:
@@ -83,6 +87,14 @@ def refusal(codec: Any, messages: Sequence[ChatMessage]) -> str | None:
                 f"{where} carries {image.label()}; pass the image's bytes instead"
             )
     return None
+
+
+def text_only(codec: C) -> C:
+    """The same codec for a text-only model (`images=False`)."""
+    if attrs.has(type(codec)):
+        return attrs.evolve(codec, images=False)  # type: ignore[misc]
+    made: C = type(codec)(images=False)  # type: ignore[call-arg]
+    return made
 
 
 def request_refusal(codec: Any, request: ModelRequest) -> str | None:
