@@ -68,3 +68,8 @@ def test_every_public_name_is_defined_and_listed_once() -> None:
     names = toolreel.core.__all__
     assert len(names) == len(set(names))
     assert [name for name in names if not hasattr(toolreel.core, name)] == []
+
+
+def test_images_are_part_of_the_core_api() -> None:
+    assert {"ImagePart", "MEDIA_TYPES", "MAX_IMAGE_BYTES"} <= set(toolreel.core.__all__)
+    assert {"image/png", "image/jpeg", "image/gif", "image/webp"} == toolreel.core.MEDIA_TYPES
