@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 
 from toolreel.adapters import SQLiteJournal, load_session, persisted_messages, render_transcript
 from toolreel.adapters._providers import FunctionModel
+from toolreel.adapters._serde import event_data
 from toolreel.adapters._providers._anthropic import AnthropicCodec
 from toolreel.core import (
     ChatMessage,
@@ -205,6 +207,8 @@ def test_a_session_with_images_replays_from_its_journal_and_shows_placeholders(
     journal = SQLiteJournal(path)
     try:
         verify(journal, "s")  # every effect recomputed from the events matches the journal
+        stored = json.dumps([[event_data(e.event), e.effects] for e in journal.entries("s")])
+        assert stored.count(B64) == 2  # once in the prompt's event, once in the tool's
         user, answer = persisted_messages(journal.entries("s"))
         assert user.images == (IMAGE,)
         assert answer.tool_rounds[0].results[0].images == (IMAGE,)
