@@ -56,7 +56,7 @@ from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
 from ._connection import Connection
 from ._errors import NotOpen, RunFailed, TurnInProgress, UnknownToolCall
 from ._hooks import hook_points
-from ._images import ImageSource
+from ._images import ImageSource, ToolOutput, tool_output
 from ._images import images as to_images
 from ._journal_files import open_path
 from ._options import AgentOptions
@@ -434,7 +434,10 @@ class Client:
     async def add_tool_result(
         self, tool_call_id: str, content: Any, name: str | None = None, *, is_error: bool = False
     ) -> None:
-        """Manual mode: the result of a call the model made (any value; non-text becomes JSON)."""
+        """Manual mode: the result of a call the model made (any value; non-text becomes JSON).
+
+        An `ImagePart`, or a list of text and images, gives a result with images.
+        """
         self._require_open()
         awaited = self.pending_tool_calls()
         if tool_call_id not in awaited:
@@ -442,13 +445,17 @@ class Client:
                 f"no tool call {tool_call_id!r} awaits a result; awaiting {sorted(awaited)}"
             )
         try:
-            text = output_text(content)
+            given = tool_output(content, output_text) or ToolOutput(
+                text=output_text(content), images=()
+            )
         except Exception as exc:
             raise UsageError(
                 f"the result for {tool_call_id!r} is a {type(content).__name__}, which cannot be "
                 "turned into text; pass a str, a number, a list, a dict or an attrs class"
             ) from exc
-        event = ToolFinished(call_id=tool_call_id, output=text, is_error=is_error)
+        event = ToolFinished(
+            call_id=tool_call_id, output=given.text, is_error=is_error, images=given.images
+        )
         if not self._running():  # a resumed session that was awaiting results
             self.runner.drain()
             self._start(self.runner.run)

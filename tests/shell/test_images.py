@@ -170,6 +170,30 @@ def test_a_tool_returning_an_image_becomes_an_anthropic_tool_result_with_an_imag
     }
 
 
+def test_a_manual_result_with_an_image_reaches_the_server() -> None:
+    script = [tool_calls(("call_1", "photo", {})), text("A photo.")]
+    with ScriptedServer(script) as server:
+
+        async def main() -> None:
+            async with Client(options(server, tools=[photo])) as client:
+                await client.query("Show me")
+                _ = [block async for block in client.receive_messages()]
+                await client.add_tool_result("call_1", ["my photo", IMAGE])
+                _ = [block async for block in client.receive_messages()]
+
+        anyio.run(main)
+    assert server.requests[1]["messages"][-2:] == [
+        {"role": "tool", "tool_call_id": "call_1", "content": "my photo"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "The image returned by tool 'photo' (call call_1):"},
+                {"type": "image_url", "image_url": {"url": PNG_URL}},
+            ],
+        },
+    ]
+
+
 # Text-only models: refused, never dropped ----------------------------------------------------
 
 
