@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from toolreel.adapters import SQLiteJournal, load_session, persisted_messages, render_transcript
 from toolreel.adapters._providers import FunctionModel
-from toolreel.adapters._serde import event_data
 from toolreel.adapters._providers._anthropic import AnthropicCodec
+from toolreel.adapters._serde import event_data
 from toolreel.core import (
     ChatMessage,
     ConfigError,
