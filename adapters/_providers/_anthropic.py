@@ -7,7 +7,10 @@ Encoding (https://docs.anthropic.com/en/api/messages):
    `tool_use` per call; a results turn is one user message with one `tool_result` per
    call, in call order. Consecutive same-role turns merge into one message.
 3. No empty text blocks: the API rejects them, so an empty text is left out.
-4. `tool_choice` "required" is `{"type": "any"}`; "none" keeps the tools listed, since
+4. Images (adapters/_providers/_images.py) are `image` blocks with a `base64` or `url`
+   source, after the user's text; a result with images has a `content` list, its text
+   then its images, inside its `tool_result`.
+5. `tool_choice` "required" is `{"type": "any"}`; "none" keeps the tools listed, since
    the API rejects `tool_use` blocks in the history without their definitions.
 
 Decoding: the stream is named server-sent events (message_start, content_block_start /

@@ -18,7 +18,7 @@ What each provider takes (README "### Images"):
 
 Who knows: each codec says what it cannot take, as `image_urls` (a class fact:
 False for Ollama) and `images` (a field: False for a text-only model, which
-the user says, e.g. `Options(model_images=False)`, since a server never tells).
+the user says with `AgentOptions(model_images=False)`, since a server never tells).
 `refusal(codec, request)` finds the first image a codec cannot send; the HTTP
 driver turns it into a fatal `ModelCallFailed` naming the provider and the image
 (the turn ends `Failed`), and `Client.send` refuses a prompt's images at once

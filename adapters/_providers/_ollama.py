@@ -5,6 +5,9 @@ message carries `tool_calls` whose `function.arguments` is a JSON *object*
 (not text), a result is `{"role": "tool", "content", "tool_name"}`, sampling
 settings go under `options` (`temperature`, `num_predict`). Ollama has no
 `tool_choice`: "none" leaves the tools out, anything else sends them.
+Images are an `images` list of base64 bytes on the user message; a round's
+result images follow its tool messages in one user message. Ollama takes no
+image URL, and toolreel fetches none: one is refused (`ContentRefused`).
 Response: newline-delimited JSON objects (one object when not streamed), each
 with a `message` piece; the last has `"done": true`, `done_reason` and the
 token counts `prompt_eval_count`/`eval_count`.

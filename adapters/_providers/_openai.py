@@ -4,8 +4,12 @@ Ollama's /v1, LM Studio, vLLM, llama.cpp server, OpenRouter, DeepSeek, and the
 OpenAI-compatible endpoints of Gemini and Anthropic all take this body and
 stream these chunks. Request: system prompt first, one assistant message per
 response (text, or null, plus `tool_calls` whose arguments are JSON *text*),
-one `role: "tool"` message per result. Response: SSE `data:` chunks ending
-with `data: [DONE]`, or one `chat.completion` object.
+one `role: "tool"` message per result. A user message with images has a
+content list: a `text` part, then one `image_url` part (a `data:` URL or the http
+URL) per image; tool messages take text only, so a round's result images follow
+its tool messages in one user message (adapters/_providers/_images.py).
+Response: SSE `data:` chunks ending with `data: [DONE]`, or one
+`chat.completion` object.
 
 Rules, each learnt from recorded traffic (tests/conformance/test_openai.py):
 

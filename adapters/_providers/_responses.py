@@ -9,6 +9,10 @@ Encoding (https://platform.openai.com/docs/api-reference/responses/create):
    item per call (`call_id`, `name`, `arguments` as the model's JSON text; the
    item's own `fc_` id is not sent, as with `store: false` it names nothing);
    a results turn is one `function_call_output` per call, in call order.
+   Images (adapters/_providers/_images.py): a user turn with images has a content
+   list, `input_text` then one `input_image` (`image_url`: a `data:` URL or the
+   http URL, `detail: "auto"`) per image; a result with images has such a list
+   as its `output`.
 3. Reasoning items go back as the model sent them. The compact record keeps a
    reasoning item as a core `Reasoning` block: its summary text in `text`, and
    the item without its summary (`{"type": "reasoning", "id": ..,
