@@ -21,8 +21,8 @@ Rules
     (a `Finish` whose outcome is `Blocked`). Then the user message enters the history (`Persist`)
     and one `CallModel` carries the provider-neutral request. A prompt's images
     follow its text in the user message; a hook's new prompt text keeps them.
-    Under `empty_prompt=CONTINUE` an empty prompt right after tool results
-    (the history ends with an assistant message of rounds, no text; no images) is a
+    Under `empty_prompt=CONTINUE` an empty prompt (without images) right after tool results
+    (the history ends with an assistant message of rounds, no text) is a
     continuation: that message's rounds become the turn's, no user message,
     no hook; the answer completes the same message.
 2.  Model events accumulate a stream: text (emitted as it arrives), reasoning
