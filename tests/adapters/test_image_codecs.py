@@ -16,6 +16,7 @@ from toolreel.adapters._providers._gemini import GeminiCodec
 from toolreel.adapters._providers._http import HttpModel
 from toolreel.adapters._providers._ollama import OllamaCodec
 from toolreel.adapters._providers._openai import OpenAICodec
+from toolreel.adapters._providers._openai_sdk import OpenAISdkModel
 from toolreel.adapters._providers._responses import ResponsesCodec
 from toolreel.core import (
     ChatMessage,
@@ -273,3 +274,24 @@ def test_a_text_only_model_sends_text_requests_as_before() -> None:
         asking(), stream=False
     )
     assert body["messages"] == [{"role": "user", "content": "What is this?"}]
+
+
+def test_the_openai_sdk_model_refuses_images_for_a_text_only_codec_without_calling() -> None:
+    class Untouchable:
+        api_key = None
+
+        @property
+        def chat(self) -> Any:
+            raise AssertionError("the SDK client was called")
+
+    model = OpenAISdkModel(Untouchable(), codec=OpenAICodec(images=False))
+
+    async def collect() -> list[Any]:
+        return [event async for event in model.stream(asking(IMAGE))]
+
+    (event,) = anyio.run(collect)
+    assert event == ModelCallFailed(
+        retryable=False,
+        message="openai: the model is configured text-only (model_images=False) but "
+        "user message 1 carries [image image/png, 16 bytes]",
+    )
