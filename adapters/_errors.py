@@ -9,6 +9,7 @@ from __future__ import annotations
 from toolreel.core import ToolreelError, UsageError
 
 __all__ = [
+    "ContentRefused",
     "DecodeError",
     "JournalCorrupt",
     "JournalError",
@@ -17,6 +18,13 @@ __all__ = [
     "SessionError",
     "SessionNotFound",
 ]
+
+
+class ContentRefused(UsageError, ValueError):
+    """Content the model cannot take (images for a text-only model, an image URL for Ollama).
+
+    The message names the provider and what was refused (adapters/_providers/_images.py).
+    """
 
 
 class DecodeError(ToolreelError, ValueError):

@@ -11,6 +11,9 @@ A tool result longer than `LONG` characters is kept once, in the event that
 brought it (`ToolFinished`): the notices, hook requests
 and `Persist` messages that repeat it keep its length and digest instead
 (`persisted_messages` puts it back). Replay records its effects the same way.
+Image bytes, whatever their size, are kept once too, in the event that brought
+them (`PromptSubmitted`, `ToolFinished`): elsewhere an image keeps its media
+type, the length and digest of its base64 text.
 
 Older journals recorded some effects in an earlier shape; `current_records`
 rewrites them as today's, so replaying them does not diverge: a `Finish` with
@@ -57,6 +60,7 @@ from toolreel.core import (
     MaxIterationsPolicy,
     Outcome,
     Persist,
+    PromptSubmitted,
     RoundFinished,
     TellHook,
     TextStreamed,
@@ -204,12 +208,30 @@ def seq_of(data: Any) -> int | None:
 
 
 def _slim_result(result: dict[str, Any]) -> None:
-    """Replace a long result's content by its length and digest (in place)."""
+    """Replace a long result's content by its length and digest (in place); images too."""
     content = result.get("content")
     if isinstance(content, str) and len(content) > LONG:
         del result["content"]
         result["content_length"] = len(content)
         result["content_digest"] = _sha(content)
+    _slim_images(result)
+
+
+def _slim_images(holder: dict[str, Any]) -> None:
+    """Replace the bytes of the holder's images by their length and digest (in place)."""
+    images = holder.get("images")
+    if not images:
+        return
+    holder["images"] = [_slim_image(image) for image in images]
+
+
+def _slim_image(image: dict[str, Any]) -> dict[str, Any]:
+    """An image's record with its base64 bytes replaced by their length and digest."""
+    data = image.get("data")
+    if not isinstance(data, str):
+        return image
+    slim = {key: value for key, value in image.items() if key != "data"}
+    return {**slim, "data_length": len(data), "data_digest": _sha(data)}
 
 
 def _slim_rounds(rounds: list[dict[str, Any]]) -> None:
@@ -230,6 +252,7 @@ def slim(data: dict[str, Any]) -> dict[str, Any]:
             _slim_rounds([notice["round"]])
     elif kind == "Persist":
         _slim_rounds(data["message"].get("tool_rounds", []))
+        _slim_images(data["message"])
     elif kind == "TellHook":
         _slim_result(data["result"])
     return data
@@ -349,9 +372,13 @@ def persisted_messages(entries: Iterator[JournalEntry]) -> list[ChatMessage]:
         event = item.event
         if isinstance(event, ToolFinished):
             outputs[_sha(event.output)] = event.output
+        if isinstance(event, ToolFinished | PromptSubmitted) and event.images:
+            for image in unstructure(event.images):
+                if "data" in image:
+                    outputs[_sha(image["data"])] = image["data"]
         for data in item.effects:
             if data.get("type") == Persist.__name__:
-                message = dict(data["message"])
+                message = _with_bytes(dict(data["message"]), outputs)
                 message["tool_rounds"] = [
                     {**r, "results": [_restored(x, outputs) for x in r.get("results", ())]}
                     for r in message.get("tool_rounds", ())
@@ -360,8 +387,28 @@ def persisted_messages(entries: Iterator[JournalEntry]) -> list[ChatMessage]:
     return found
 
 
+def _with_bytes(holder: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]:
+    """The holder with its images' bytes put back from the events."""
+    images = holder.get("images")
+    if not images or all("data_digest" not in image for image in images):
+        return holder
+    return {**holder, "images": [_image_bytes(image, outputs) for image in images]}
+
+
+def _image_bytes(image: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]:
+    """An image's record with its base64 bytes put back (`JournalCorrupt` if none has them)."""
+    if "data_digest" not in image:
+        return image
+    digest = image["data_digest"]
+    if digest not in outputs:
+        raise JournalCorrupt("journal", "the bytes of an image are missing")
+    kept = {key: value for key, value in image.items() if key not in ("data_digest", "data_length")}
+    return {**kept, "data": outputs[digest]}
+
+
 def _restored(result: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]:
-    """A long result with its content put back from the events."""
+    """A long result with its content (and its images' bytes) put back from the events."""
+    result = _with_bytes(result, outputs)
     if "content_digest" not in result:
         return result
     restored = dict(result)

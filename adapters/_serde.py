@@ -2,6 +2,7 @@
 
 Events, effects, notices, hook decisions and agent outputs are tagged unions: each value
 carries a `"type"` key naming its class, so a journal line reads on its own.
+Image bytes are base64 text; an empty `images` is left out (`_configure_images`).
 The converter is built on first use, not at import: configuring the unions
 costs tens of milliseconds that a program which never journals to disk or
 replays should not pay to start (`converter` is looked up lazily, PEP 562).
@@ -9,6 +10,7 @@ replays should not pay to start (`converter` is looked up lazily, PEP 562).
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 from collections.abc import Callable
@@ -18,16 +20,20 @@ from toolreel.core import (
     AgentEffect,
     AgentNotice,
     AgentOutcome,
+    ChatMessage,
     Decision,
     Effect,
     Event,
+    ImagePart,
     Notice,
     Outcome,
     OutputSpec,
+    PromptSubmitted,
     TextDelta,
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
+    ToolResult,
     ValidationFinished,
 )
 
@@ -50,6 +56,7 @@ def _make_converter() -> cattrs.Converter:
     from cattrs.strategies import configure_tagged_union  # noqa: PLC0415 - only when built
 
     conv = cattrs.Converter(forbid_extra_keys=True)
+    _configure_images(conv)
     unions = (
         Decision,
         Notice,
@@ -67,6 +74,30 @@ def _make_converter() -> cattrs.Converter:
         _is_set, lambda value: sorted(conv.unstructure(item) for item in value)
     )
     return conv
+
+
+def _configure_images(conv: cattrs.Converter) -> None:
+    """Image bytes as base64 text; `images` and an image's unused source left out when empty.
+
+    Left out, a text-only record writes exactly what it wrote before images
+    existed, so older journals replay unchanged and text-only ones do not grow.
+    """
+    from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415 - when built
+
+    conv.register_unstructure_hook(bytes, lambda data: base64.b64encode(data).decode("ascii"))
+    conv.register_structure_hook(bytes, _bytes_of)
+    omit = override(omit_if_default=True)
+    image = make_dict_unstructure_fn(ImagePart, conv, data=omit, url=omit)
+    conv.register_unstructure_hook(ImagePart, image)  # before the records that hold images
+    for kind in (ChatMessage, ToolResult, PromptSubmitted, ToolFinished):
+        conv.register_unstructure_hook(kind, make_dict_unstructure_fn(kind, conv, images=omit))
+
+
+def _bytes_of(text: Any, _: type) -> bytes:
+    """Image bytes back from the base64 text the journal holds."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected base64 text, got {type(text).__name__}")
+    return base64.b64decode(text.encode("ascii"), validate=True)
 
 
 @functools.cache
@@ -134,7 +165,7 @@ def event_of(data: dict[str, Any]) -> Event | ValidationFinished:
         fields["output"] = fields.pop("content")
         tag = "ToolFinished"
     kind = _EVENT_TYPES[tag]
-    if kind in _FLAT_EVENTS:  # str/int/bool fields only: the deltas of every stream
+    if kind in _FLAT_EVENTS and "images" not in fields:  # str/int/bool fields only: deltas
         return kind(**fields)  # type: ignore[no-any-return]
     event: Event | ValidationFinished = _STRUCTURE[kind](fields, kind)
     return event

@@ -23,6 +23,7 @@ from toolreel.core import (
     Finish,
     FinishAgent,
     FinishReason,
+    ImagePart,
     LoopConfig,
     ModelCallFailed,
     Persist,
@@ -54,6 +55,8 @@ class TurnSummary:
     block_reason: str | None = None
     answer: ChatMessage | None = None
     retries: tuple[Retry, ...] = ()
+    #: The images sent with the prompt (transcripts show a placeholder for each).
+    images: tuple[ImagePart, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -130,6 +133,7 @@ class SessionBuilder:
         self.turns: list[TurnSummary] = []
         self.events = 0
         self._prompt: str | None = None
+        self._images: tuple[ImagePart, ...] = ()
         self._retries: list[Retry] = []
 
     def see(self, event: StepEvent | Run, effects: tuple[Effect, ...]) -> None:
@@ -139,7 +143,7 @@ class SessionBuilder:
             return
         self.events += 1
         if isinstance(event, PromptSubmitted):
-            self._prompt = event.text
+            self._prompt, self._images = event.text, event.images
         elif type(event) is ModelCallFailed:
             self._retries += retries_of(event, effects)
         if effects and isinstance(effects[-1], Finish):  # a Finish is always a step's last effect
@@ -149,14 +153,18 @@ class SessionBuilder:
                 if isinstance(e, Persist) and e.message.role == "assistant"
             ]
             summary = summarize(effects[-1], self._prompt or "", answers[-1] if answers else None)
-            self.turns.append(attrs.evolve(summary, retries=tuple(self._retries)))
+            self.turns.append(
+                attrs.evolve(summary, retries=tuple(self._retries), images=self._images)
+            )
             self._prompt, self._retries = None, []
 
     def session(self, state: State, warnings: tuple[str, ...] = ()) -> Session:
         """The session at `state` (an unfinished turn shows with reason None)."""
         turns = list(self.turns)
         if self._prompt is not None:
-            turns.append(TurnSummary(prompt=self._prompt, retries=tuple(self._retries)))
+            turns.append(
+                TurnSummary(prompt=self._prompt, retries=tuple(self._retries), images=self._images)
+            )
         return Session(
             session_id=self.session_id,
             config=state.config,

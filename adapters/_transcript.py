@@ -23,6 +23,7 @@ from toolreel.core import (
     AgentOutput,
     ChatMessage,
     ConfigError,
+    ImagePart,
     ToolCall,
     ToolResult,
     ToolRound,
@@ -90,7 +91,17 @@ def _call_lines(call: ToolCall, result: ToolResult | None, ids: bool) -> list[st
     if result is None:
         return [*lines, "← (no result)"]
     head = "← error:" if result.is_error else "← result:"
-    return [*lines, head, *_fenced(_pretty(result.content))]
+    return [*lines, head, *_fenced(_pretty(result.content)), *_image_lines(result.images)]
+
+
+def _image_lines(images: Iterable[ImagePart]) -> list[str]:
+    """A placeholder line per image: media type and size (or URL), never the bytes."""
+    return [image.label() for image in images]
+
+
+def _with_images(text: str, images: tuple[ImagePart, ...]) -> str:
+    """Text followed by its images' placeholders."""
+    return " ".join([text, *_image_lines(images)]) if images else text
 
 
 def _round_lines(number: int, tool_round: ToolRound, ids: bool) -> list[str]:
@@ -131,7 +142,7 @@ def _turn_lines(
     number: int, turn: TurnSummary, expand: bool, ids: bool, hide: Collection[str]
 ) -> list[str]:
     """One turn: prompt, rounds, answer, summary (each retried model call where it happened)."""
-    lines = [f"## Turn {number}", "", f"**User:** {turn.prompt}", ""]
+    lines = [f"## Turn {number}", "", f"**User:** {_with_images(turn.prompt, turn.images)}", ""]
     answer = turn.answer
     rounds = answer.tool_rounds if answer else ()
     if rounds and expand:
@@ -212,7 +223,7 @@ def _attempt_lines(
     retries = [retry for retry in session.retries if retry.scope == number]
     lines = [f"## Attempt {number}", ""]
     if number == 1 and messages and messages[0].role == "user":
-        lines += [f"**User:** {messages[0].content}", ""]
+        lines += [f"**User:** {_with_images(messages[0].content, messages[0].images)}", ""]
     rounds = [r for message in messages if message.role == "assistant" for r in message.tool_rounds]
     for index, tool_round in enumerate(rounds, start=1):
         lines += _retry_lines(_before(retries, index, False), hide)

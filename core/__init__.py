@@ -44,6 +44,7 @@ from ._config import (
     MaxIterationsPolicy,
     RetryPolicy,
 )
+from ._content import MAX_IMAGE_BYTES, MEDIA_TYPES, ImagePart
 from ._effects import (
     AgentEffect,
     AskHook,
@@ -119,6 +120,8 @@ from ._step import step
 
 __all__ = [
     "DEFAULT_MAX_ITERATIONS_PER_ATTEMPT",
+    "MAX_IMAGE_BYTES",
+    "MEDIA_TYPES",
     "AgentConfig",
     "AgentEffect",
     "AgentError",
@@ -162,6 +165,7 @@ __all__ = [
     "HistoryReplaced",
     "HookDecided",
     "HookPoint",
+    "ImagePart",
     "LoopConfig",
     "MaxIterationsPolicy",
     "MessageRecorded",

@@ -145,7 +145,8 @@ def agent_step(state: AgentState, event: AgentEvent) -> AgentStep:
 
 def _on_prompt(state: AgentState, event: PromptSubmitted) -> AgentStep:
     """Start attempt 1 with the prompt as the first user message."""
-    return start_attempt(state, ChatMessage(role="user", content=event.text))
+    message = ChatMessage(role="user", content=event.text, images=event.images)
+    return start_attempt(state, message)
 
 
 # Rule 2: the per-delta hot path (no `evolve`; core/_slots.py) ----------------
@@ -188,7 +189,7 @@ def _on_tool_finished(state: AgentState, event: ToolFinished) -> AgentStep:
     position = awaited_position(pending, event.call_id)
     if position < 0:
         raise AgentStepError(state.phase, event, not_awaited(pending, event.call_id))
-    return add_result(state, position, event.output, event.is_error)
+    return add_result(state, position, event.output, event.is_error, images=event.images)
 
 
 # Rule 7 ----------------------------------------------------------------------

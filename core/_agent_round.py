@@ -17,6 +17,7 @@ from ._agent_outcome import ErrorCode
 from ._agent_state import AgentPhase, AgentState
 from ._arguments import arguments_error
 from ._budget import admit, refusal_text, spent_tools
+from ._content import ImagePart
 from ._effects import AgentEffect, Reflect, RunTool, Validate
 from ._records import Reasoning, ToolCall, ToolResult
 from ._round import complete, error_result, is_complete, open_round, place, runnable
@@ -102,10 +103,17 @@ def start_round(
     return attrs.evolve(state, phase=AgentPhase.RUNNING_TOOLS), effects
 
 
-def add_result(state: AgentState, position: int, output: str, is_error: bool) -> AgentStep:
+def add_result(
+    state: AgentState,
+    position: int,
+    output: str,
+    is_error: bool,
+    *,
+    images: tuple[ImagePart, ...] = (),
+) -> AgentStep:
     """Record the result of the call at `position`; close the round once all are in."""
     assert state.pending is not None
-    pending, _ = place(state.pending, position, output, is_error)
+    pending, _ = place(state.pending, position, output, is_error, images=images)
     state = attrs.evolve(state, pending=pending)
     if not is_complete(pending):
         return state, ()

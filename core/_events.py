@@ -37,14 +37,19 @@ from typing import TypeAlias, get_args
 
 import attrs
 
+from ._content import ImagePart, images_of
 from ._records import NO_USAGE, ChatMessage, Usage
 
 
 @attrs.frozen(kw_only=True)
 class PromptSubmitted:
-    """The user sent `text`; a new turn starts (the history carries over)."""
+    """The user sent `text` (and `images`, which follow it); a new turn starts.
+
+    The history carries over.
+    """
 
     text: str
+    images: tuple[ImagePart, ...] = attrs.field(default=(), converter=images_of)
 
 
 @attrs.frozen(kw_only=True)
@@ -140,6 +145,7 @@ class ModelCallFailed:
 class ToolFinished:
     """The result for `call_id`: a tool run's output or error, or the caller's (manual mode).
 
+    `images` are images the tool returned beside `output`.
     Older journals stored the caller's result as `ToolResultAdded`,
     with `content` for `output`; it decodes as this event (adapters/_serde.py).
     """
@@ -147,6 +153,7 @@ class ToolFinished:
     call_id: str
     output: str
     is_error: bool = False
+    images: tuple[ImagePart, ...] = attrs.field(default=(), converter=images_of)
 
 
 @attrs.frozen(kw_only=True)

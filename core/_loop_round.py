@@ -16,6 +16,7 @@ import attrs
 from ._arguments import arguments_error
 from ._budget import admit, refusal_text, spent_tools
 from ._config import AnnouncePolicy, BlockedCallPolicy, ErrorFormat, HookPoint
+from ._content import ImagePart
 from ._effects import AskHook, Effect, Emit, RunTool, TellHook
 from ._events import Allowed, Blocked, Decision, Replaced
 from ._finish import Step, advance, scoped
@@ -202,12 +203,20 @@ def _admitted(state: State, turn: Turn) -> tuple[State, Turn, tuple[Effect, ...]
     return state, turn, tuple(told)
 
 
-def add_result(state: State, turn: Turn, position: int, output: str, is_error: bool) -> Step:
+def add_result(
+    state: State,
+    turn: Turn,
+    position: int,
+    output: str,
+    is_error: bool,
+    *,
+    images: tuple[ImagePart, ...] = (),
+) -> Step:
     """Record the result of the call at `position`, tell PostToolUse; close the round once full."""
     assert turn.pending is not None
     run = turn.pending.runs[position]
     assert run is not None  # only a call that runs awaits a result (`awaited_position`)
-    pending, result = place(turn.pending, position, output, is_error)
+    pending, result = place(turn.pending, position, output, is_error, images=images)
     effects: list[Effect] = [Emit(notice=ToolResultReady(result=result))]
     if HookPoint.POST_TOOL_USE in state.config.hooks:
         effects.append(TellHook(call=run, result=result))

@@ -10,6 +10,9 @@
   compactly as its final text plus `tool_rounds` (seed 001's `ToolExecutionRound`).
 - `ModelRequest`: the provider-neutral request a `CallModel` effect carries.
 
+A user message and a tool result may carry images (`ImagePart`, core/_content.py)
+in an `images` tuple beside their text; it is empty, and costs nothing, otherwise.
+
 JSON values (schemas, arguments) are held as JSON text so that every record is
 deeply immutable, hashable and compares by value.
 """
@@ -22,6 +25,7 @@ from typing import Any, Literal
 
 import attrs
 
+from ._content import ImagePart
 from ._errors import ConfigError
 
 Role = Literal["user", "assistant"]
@@ -97,12 +101,16 @@ class ToolCall:
 
 @attrs.frozen(kw_only=True)
 class ToolResult:
-    """The one result a call gets: the tool's output, or an error the model can read."""
+    """The one result a call gets: the tool's output, or an error the model can read.
+
+    `images` are images the tool returned beside its text (a screenshot, a chart).
+    """
 
     call_id: str
     name: str
     content: str
     is_error: bool = False
+    images: tuple[ImagePart, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -129,12 +137,16 @@ class ToolRound:
 
 @attrs.frozen(kw_only=True)
 class ChatMessage:
-    """A history message; an assistant turn is its final text plus its tool rounds."""
+    """A history message; an assistant turn is its final text plus its tool rounds.
+
+    A user message's `images` follow its text (core/_content.py).
+    """
 
     role: Role
     content: str
     tool_rounds: tuple[ToolRound, ...] = ()
     reasoning: tuple[Reasoning, ...] = ()
+    images: tuple[ImagePart, ...] = ()
 
 
 @attrs.frozen(kw_only=True)

@@ -14,6 +14,7 @@ from typing import TypeVar
 
 import attrs
 
+from ._content import ImagePart
 from ._records import Reasoning, ToolCall, ToolResult, ToolRound
 
 #: The result a call gets when a cancel closes its round before it finished.
@@ -93,11 +94,18 @@ def not_awaited(pending: PendingRound, call_id: str) -> str:
 
 
 def place(
-    pending: PendingRound, position: int, output: str, is_error: bool
+    pending: PendingRound,
+    position: int,
+    output: str,
+    is_error: bool,
+    *,
+    images: tuple[ImagePart, ...] = (),
 ) -> tuple[PendingRound, ToolResult]:
     """Give the call at `position` its result; the round and the result placed."""
     call = pending.calls[position]
-    result = ToolResult(call_id=call.id, name=call.name, content=output, is_error=is_error)
+    result = ToolResult(
+        call_id=call.id, name=call.name, content=output, is_error=is_error, images=images
+    )
     return attrs.evolve(pending, results=replace(pending.results, position, result)), result
 
 

@@ -8,6 +8,7 @@ import attrs
 
 from ._budget import NOTHING_SPENT, OverBudget, Spending
 from ._config import LoopConfig
+from ._content import ImagePart
 from ._errors import UsageError
 from ._records import NO_USAGE, ChatMessage, ToolRound, Usage
 from ._response import EMPTY_STREAM, Stream
@@ -59,6 +60,8 @@ class Turn:
     number: int
     prompt: str
     iteration: int = 0
+    #: The images the prompt carries (rule 1); a hook's new prompt text keeps them.
+    images: tuple[ImagePart, ...] = ()
     retry: int = 0
     rounds: tuple[ToolRound, ...] = ()
     usage: Usage = NO_USAGE

@@ -19,8 +19,9 @@ Rules
 1.  A prompt starts a turn. With the UserPromptSubmit hook enabled it is asked
     once (`AskHook`); it may allow, replace the prompt, or block the turn
     (a `Finish` whose outcome is `Blocked`). Then the user message enters the history (`Persist`)
-    and one `CallModel` carries the provider-neutral request.
-    Under `empty_prompt=CONTINUE` an empty prompt right after tool results
+    and one `CallModel` carries the provider-neutral request. A prompt's images
+    follow its text in the user message; a hook's new prompt text keeps them.
+    Under `empty_prompt=CONTINUE` an empty prompt (without images) right after tool results
     (the history ends with an assistant message of rounds, no text) is a
     continuation: that message's rounds become the turn's, no user message,
     no hook; the answer completes the same message.
@@ -157,9 +158,9 @@ def _turn(state: State) -> Turn:
 
 def _on_prompt(state: State, event: PromptSubmitted) -> Step:
     """Start a turn, asking UserPromptSubmit first when it is enabled."""
-    turn = Turn(number=state.turns + 1, prompt=event.text)
+    turn = Turn(number=state.turns + 1, prompt=event.text, images=event.images)
     state = attrs.evolve(state, turns=turn.number, turn=turn, after_cancel=False)
-    resumed = _continued(state, event.text)
+    resumed = None if event.images else _continued(state, event.text)
     if resumed is not None:
         turn = attrs.evolve(turn, rounds=resumed.tool_rounds)
         state = attrs.evolve(state, history=state.history[:-1], turn=turn)
@@ -200,7 +201,7 @@ def _on_prompt_hook(state: State, event: HookDecided) -> Step:
 
 def _begin(state: State, turn: Turn) -> Step:
     """Put the user message in the history and make the first model call."""
-    message = ChatMessage(role="user", content=turn.prompt)
+    message = ChatMessage(role="user", content=turn.prompt, images=turn.images)
     state = attrs.evolve(state, history=(*state.history, message))
     state, effects = call_model(state, turn)
     return state, (Persist(message=message), *effects)
@@ -325,7 +326,7 @@ def _on_tool_finished(state: State, event: ToolFinished) -> Step:
         return state, ()
     if position < 0:
         raise StepError(state.phase, event, not_awaited(turn.pending, event.call_id))
-    return add_result(state, turn, position, event.output, event.is_error)
+    return add_result(state, turn, position, event.output, event.is_error, images=event.images)
 
 
 # Rule 8 ----------------------------------------------------------------------

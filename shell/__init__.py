@@ -16,6 +16,7 @@ from toolreel.core import (
     Budget,
     BudgetPolicy,
     BudgetScope,
+    ImagePart,
     OverBudget,
     Price,
     Spending,
@@ -42,6 +43,7 @@ from ._client import Client, RunResult, open_journal, run
 from ._connection import Connection
 from ._errors import (
     ConfigError,
+    ContentRefused,
     JournalCorrupt,
     JournalError,
     JournalUnavailable,
@@ -66,6 +68,7 @@ from ._hooks import (
     PreToolUseEvent,
     UserPromptSubmitEvent,
 )
+from ._images import ImageSource, image
 from ._options import AgentOptions, AgentRunOptions
 from ._recording import Recording, RequestMismatch
 from ._replay import AgentSession, Divergence, ReplayDiverged, load_agent_session, replay, verify
@@ -93,8 +96,11 @@ __all__ = [
     "Client",
     "ConfigError",
     "Connection",
+    "ContentRefused",
     "Divergence",
     "HookDecision",
+    "ImagePart",
+    "ImageSource",
     "JournalCorrupt",
     "JournalError",
     "JournalUnavailable",
@@ -142,6 +148,7 @@ __all__ = [
     "Validator",
     "execute_agent",
     "export_session",
+    "image",
     "import_session",
     "load_agent_session",
     "open_journal",

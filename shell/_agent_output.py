@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
 from . import _checks as check
+from ._images import ToolOutput
 from ._schema import type_schema
 from ._tools import _call, describe, result_text, strict_converter
 
@@ -255,7 +256,7 @@ class OutputTool(Generic[T]):
             return Failure([f"$: not valid JSON: {exc}"])
         return self.parse(arguments)
 
-    async def reflect(self, arguments_json: str) -> Result[str, str]:
+    async def reflect(self, arguments_json: str) -> Result[str | ToolOutput, str]:
         """The reflection handler's text for one output-tool call, or an error for the model."""
         handler = self.reflection_handler
         if handler is None:

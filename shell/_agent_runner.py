@@ -98,6 +98,7 @@ from ._callbacks import (
 )
 from ._driver import Driver, guarded, limiter_for, run_call, run_within
 from ._hooks import Hook, PostToolUseEvent, PreToolUseEvent, decide
+from ._images import ToolOutput
 from ._restore import lost_outcome
 from ._steplog import Flush, Record, StepLog, framed
 from ._telemetry import Telemetry, TurnEnd, watched_tool
@@ -124,7 +125,7 @@ class AgentCallbacks:
 
 
 #: What runs a call: a helper's `run` or the output tool's reflection handler.
-_Work = Callable[[str], Awaitable[Result[str, str]]]
+_Work = Callable[[str], Awaitable[Result[str | ToolOutput, str]]]
 _RunnerEffect = AgentEffect | Record | Flush
 
 
@@ -325,7 +326,11 @@ class AgentRunner:
         await self._safe(self.callbacks.on_tool_result, call.name, event.output)
         if helper:
             result = ToolResult(
-                call_id=call.id, name=call.name, content=event.output, is_error=event.is_error
+                call_id=call.id,
+                name=call.name,
+                content=event.output,
+                is_error=event.is_error,
+                images=event.images,
             )
             await self._guarded(self.callbacks.observe_result, result)
         self._driver.post(event)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import math
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -25,13 +25,15 @@ import anyio.abc
 import attrs
 
 from toolreel.adapters import Journal, MemoryJournal
-from toolreel.adapters._errors import JournalUnavailable, SessionNotFound
+from toolreel.adapters._errors import ContentRefused, JournalUnavailable, SessionNotFound
 from toolreel.adapters._providers import ModelPort
+from toolreel.adapters._providers._images import refusal
 from toolreel.core import (
     ChatMessage,
     ConfigError,
     Finish,
     FinishReason,
+    ImagePart,
     LoopConfig,
     MaxIterationsPolicy,
     MessageRecorded,
@@ -56,6 +58,8 @@ from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
 from ._connection import Connection
 from ._errors import NotOpen, RunFailed, TurnInProgress, UnknownToolCall
 from ._hooks import hook_points
+from ._images import ImageSource, ToolOutput, tool_output
+from ._images import images as to_images
 from ._journal_files import open_path
 from ._options import AgentOptions
 from ._runner import Observers, RunMetadata, Runner
@@ -331,14 +335,17 @@ class Client:
             self._requests_unread += 1
         self._send.send_nowait(item)
 
-    async def query(self, prompt: str) -> None:
+    async def query(self, prompt: str, *, images: Iterable[ImageSource] | None = None) -> None:
         """Send a user prompt; the turn runs while you read `receive_messages()` or `events()`.
 
+        `images` (paths, bytes, URLs or `ImagePart`s; shell/_images.py) follow the
+        prompt's text; a model that cannot take them is refused here (`ContentRefused`).
         After `add_tool_result` has answered every call, `query("")` is open_agent's
         way to continue: no new prompt, the turn goes on; read it as before.
         """
         self._require_open()
-        if prompt == "" and self._continued:
+        attached = self._images(prompt, images)
+        if prompt == "" and self._continued and not attached:
             self._continued = False
             self._skip_answered()
             return
@@ -350,7 +357,18 @@ class Client:
         self.last_finish = None
         self._discard_notices()
         self.runner.drain()  # what came too late for the turns that are over
-        self._start(lambda: self.runner.run(PromptSubmitted(text=prompt)))
+        self._start(lambda: self.runner.run(PromptSubmitted(text=prompt, images=attached)))
+
+    def _images(self, prompt: str, sources: Iterable[ImageSource] | None) -> tuple[ImagePart, ...]:
+        """The prompt's images, refused at once if the model cannot take them."""
+        attached = to_images(sources)
+        codec = getattr(self._model, "codec", None)
+        if attached and codec is not None:
+            message = ChatMessage(role="user", content=prompt, images=attached)
+            why = refusal(codec, (message,))
+            if why is not None:
+                raise ContentRefused(why)
+        return attached
 
     def _skip_answered(self) -> None:
         """Drop the unread rest of the part of the turn the caller answered (to its request)."""
@@ -421,7 +439,10 @@ class Client:
     async def add_tool_result(
         self, tool_call_id: str, content: Any, name: str | None = None, *, is_error: bool = False
     ) -> None:
-        """Manual mode: the result of a call the model made (any value; non-text becomes JSON)."""
+        """Manual mode: the result of a call the model made (any value; non-text becomes JSON).
+
+        An `ImagePart`, or a list of text and images, gives a result with images.
+        """
         self._require_open()
         awaited = self.pending_tool_calls()
         if tool_call_id not in awaited:
@@ -429,13 +450,17 @@ class Client:
                 f"no tool call {tool_call_id!r} awaits a result; awaiting {sorted(awaited)}"
             )
         try:
-            text = output_text(content)
+            given = tool_output(content, output_text) or ToolOutput(
+                text=output_text(content), images=()
+            )
         except Exception as exc:
             raise UsageError(
                 f"the result for {tool_call_id!r} is a {type(content).__name__}, which cannot be "
                 "turned into text; pass a str, a number, a list, a dict or an attrs class"
             ) from exc
-        event = ToolFinished(call_id=tool_call_id, output=text, is_error=is_error)
+        event = ToolFinished(
+            call_id=tool_call_id, output=given.text, is_error=is_error, images=given.images
+        )
         if not self._running():  # a resumed session that was awaiting results
             self.runner.drain()
             self._start(self.runner.run)
@@ -525,11 +550,20 @@ class RunResult:
     over_budget: OverBudget | None = None
 
 
-async def run(prompt: str, options: AgentOptions, *, model: ModelPort | None = None) -> RunResult:
-    """Run one prompt to its end with the tools executed; raise `RunFailed` if it failed."""
+async def run(
+    prompt: str,
+    options: AgentOptions,
+    *,
+    model: ModelPort | None = None,
+    images: Iterable[ImageSource] | None = None,
+) -> RunResult:
+    """Run one prompt (and its `images`) to its end with the tools executed.
+
+    Raises `RunFailed` if it failed.
+    """
     options = attrs.evolve(options, auto_execute_tools=True)
     async with Client(options, model=model) as client:
-        await client.query(prompt)
+        await client.query(prompt, images=images)
         finish = await client.wait()
         assert finish is not None
         if finish.reason is FinishReason.FAILED:

@@ -89,7 +89,8 @@ class Connection:
     share a pool per provider and base URL. `tool_call_recovery` ("auto",
     "hermes", "llama3", "mistral"; openai and ollama only) turns tool calls a
     small local model writes as text into real calls (README: "Tool calls from
-    small local models").
+    small local models"). `model_images` False says the model is text-only: a
+    prompt or tool result with images is refused, never sent without them.
 
     `model` may be left empty only for a hosted provider at its own URL (no
     `base_url`): "openai", "anthropic" and "gemini" then use their default model
@@ -121,6 +122,7 @@ class Connection:
         default=None,
         validator=check.one_of((None, *RECOVERY_MODES), "None or one of " + _MODES),
     )
+    model_images: bool = attrs.field(default=True, validator=check.instance_of(bool, "a bool"))
 
     def __attrs_post_init__(self) -> None:
         """The check that reads two fields: a model the provider (or server) can serve."""
@@ -155,6 +157,7 @@ class Connection:
             timeouts=self.timeouts(),
             client=self.http_client,
             tool_call_recovery=self.tool_call_recovery,
+            images=self.model_images,
         )
 
     def redactor(self, model: object) -> Redactor:

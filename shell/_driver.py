@@ -45,6 +45,7 @@ from toolreel.core import (
 )
 
 from ._errors import ReplayError
+from ._images import ToolOutput
 from ._telemetry import NO_TURN, Turn
 
 S = TypeVar("S")
@@ -328,11 +329,13 @@ async def _close(events: AsyncIterator[ModelEvent]) -> None:
 
 
 async def run_call(
-    call: ToolCall, work: Callable[[str], Awaitable[Result[str, str]]], timeout: float
+    call: ToolCall, work: Callable[[str], Awaitable[Result[str | ToolOutput, str]]], timeout: float
 ) -> ToolFinished:
     """`work` on the call's arguments as `ToolFinished`; a timeout after `timeout` s is an error."""
     with anyio.move_on_after(timeout):
         match await work(call.arguments):
+            case Success(ToolOutput(text=text, images=images)):
+                return ToolFinished(call_id=call.id, output=text, images=images)
             case Success(text):
                 return ToolFinished(call_id=call.id, output=text)
             case Failure(problem):
@@ -344,7 +347,7 @@ async def run_call(
 async def run_within(
     limiter: anyio.CapacityLimiter | None,
     call: ToolCall,
-    work: Callable[[str], Awaitable[Result[str, str]]],
+    work: Callable[[str], Awaitable[Result[str | ToolOutput, str]]],
     timeout: float,
 ) -> ToolFinished:
     """`run_call` holding a place of `limiter` (None: no limit on concurrent tools)."""

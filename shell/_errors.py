@@ -9,6 +9,7 @@
     │   ├── TurnInProgress (RuntimeError)                 a query while a turn runs
     │   ├── UnknownToolCall (ValueError)                  a result for no awaited call
     │   ├── SessionNotFound (LookupError) (adapters)     no such session in the journal
+    │   ├── ContentRefused (ValueError) (adapters)       images a model cannot take
     │   ├── NothingToReceive (RuntimeError) (open_agent)  receive_messages() before query()
     │   ├── ResultsOwed (RuntimeError)  (open_agent)     a prompt while calls await results
     │   └── ContentTypeError (TypeError) (open_agent)    a tool result not str/dict/list
@@ -36,6 +37,7 @@ reaching a caller of a public function is a bug.
 from __future__ import annotations
 
 from toolreel.adapters._errors import (
+    ContentRefused,
     DecodeError,
     JournalCorrupt,
     JournalError,
@@ -48,6 +50,7 @@ from toolreel.core import ConfigError, Finish, StepError, ToolreelError, UsageEr
 
 __all__ = [
     "ConfigError",
+    "ContentRefused",
     "DecodeError",
     "JournalCorrupt",
     "JournalError",

@@ -147,7 +147,8 @@ class AgentOptions:
     """How a Client talks to its model, which tools it offers, and how the loop runs.
 
     The connection fields (provider, base_url, api_key, model, stream, the
-    timeouts, max_tokens, temperature, retry, http_client, tool_call_recovery)
+    timeouts, max_tokens, temperature, retry, http_client, tool_call_recovery,
+    model_images)
     are `Connection`'s,
     with its defaults and checks; `.connection` is them as one frozen value.
     `api_key` is kept as a `Secret` from the moment it is given (a str is
@@ -197,6 +198,8 @@ class AgentOptions:
     http_client: httpx.AsyncClient | None = shared("http_client")  # noqa: RUF009 - as above
     #: Tool calls a small local model writes as text, made real calls (see `Connection`).
     tool_call_recovery: ToolCallRecovery | None = shared("tool_call_recovery")  # noqa: RUF009
+    #: False for a text-only model: images are refused, never dropped (see `Connection`).
+    model_images: bool = shared("model_images")
     session_id: str | None = attrs.field(default=None, validator=check.optional_id)
     #: Limits on what each turn (or the session) spends; the turn ends `OverBudget` past them.
     budget: Budget | None = attrs.field(

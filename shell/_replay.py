@@ -71,7 +71,10 @@ class Divergence:
 
     def __str__(self) -> str:
         """Sequence number, event and diff, for a person."""
-        event = json.dumps({"type": type(self.event).__name__, **unstructure(self.event)})
+        fields = unstructure(self.event)
+        if images := getattr(self.event, "images", ()):  # placeholders, never the bytes
+            fields["images"] = [image.label() for image in images]
+        event = json.dumps({"type": type(self.event).__name__, **fields})
         return (
             f"session {self.session_id!r} diverges at step {self.seq}\nevent: {event}\n{self.diff}"
         )

@@ -42,6 +42,7 @@ from typing_extensions import ParamSpec, TypeVar
 
 from toolreel.core import ConfigError, ToolCall, ToolSpec, arguments_object
 
+from ._images import ToolOutput, tool_output
 from ._schema import object_schema, signature_types, type_schema
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ class Tool(Generic[P, R]):
             return await _call(self.handler, (call_args,), {})
         return await _call(self.handler, (), call_args)
 
-    async def run(self, arguments_json: str) -> Result[str, str]:
+    async def run(self, arguments_json: str) -> Result[str | ToolOutput, str]:
         """Run one call from the model's JSON arguments: output text, or an error for the model."""
         try:
             arguments = json.loads(arguments_json)
@@ -220,10 +221,11 @@ def cancel_pending() -> bool:
     return False
 
 
-def result_text(name: str, value: Any) -> Result[str, str]:
-    """A tool's return value as text, or an error naming the type that cannot be sent."""
+def result_text(name: str, value: Any) -> Result[str | ToolOutput, str]:
+    """A tool's return value as text (with its images, if any: shell/_images.py), or an error
+    naming the type that cannot be sent."""
     try:
-        return Success(output_text(value))
+        return Success(tool_output(value, output_text) or output_text(value))
     except Exception as exc:
         return Failure(
             f"tool {name} returned a {type(value).__name__} that cannot be turned into text "

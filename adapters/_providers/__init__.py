@@ -22,6 +22,7 @@ from ._codec import Codec
 from ._failures import status_retryable as status_retryable
 from ._gemini import GeminiCodec
 from ._http import HttpModel, Secret, Timeouts
+from ._images import text_only
 from ._ollama import OllamaCodec
 from ._openai import OpenAICodec
 from ._openai_sdk import OpenAISdkModel as OpenAISdkModel
@@ -166,6 +167,7 @@ def http_model(
     environ: Mapping[str, str] | None = None,
     client: httpx.AsyncClient | None = None,
     tool_call_recovery: str | None = None,
+    images: bool = True,
 ) -> HttpModel:
     """An HTTP model client for a provider by name (`base_url` may point at any server).
 
@@ -177,8 +179,11 @@ def http_model(
     and base URL, or through `client`, the caller's own (never closed here).
     `tool_call_recovery` ("auto", "hermes", "llama3", "mistral"; openai and
     ollama only) turns tool calls the model wrote as text into calls.
+    `images` False says the model is text-only: requests with images are refused.
     """
     codec = codec_for(provider)
+    if not images:
+        codec = text_only(codec)
     if tool_call_recovery is not None:
         codec = with_recovery(codec, tool_call_recovery)
     secret = api_key(codec, key, environ)

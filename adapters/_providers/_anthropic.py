@@ -7,7 +7,10 @@ Encoding (https://docs.anthropic.com/en/api/messages):
    `tool_use` per call; a results turn is one user message with one `tool_result` per
    call, in call order. Consecutive same-role turns merge into one message.
 3. No empty text blocks: the API rejects them, so an empty text is left out.
-4. `tool_choice` "required" is `{"type": "any"}`; "none" keeps the tools listed, since
+4. Images (adapters/_providers/_images.py) are `image` blocks with a `base64` or `url`
+   source, after the user's text; a result with images has a `content` list, its text
+   then its images, inside its `tool_result`.
+5. `tool_choice` "required" is `{"type": "any"}`; "none" keeps the tools listed, since
    the API rejects `tool_use` blocks in the history without their definitions.
 
 Decoding: the stream is named server-sent events (message_start, content_block_start /
@@ -27,6 +30,7 @@ import attrs
 from returns.result import Failure, Success
 
 from toolreel.core import (
+    ImagePart,
     ModelCallFailed,
     ModelEvent,
     ModelRequest,
@@ -46,6 +50,7 @@ from ._codec import SSEJsonDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from ._failures import body_text, http_failure, status_retryable
 from ._framing import SSEEvent
+from ._images import b64
 from ._json import as_dict
 
 Json = dict[str, Any]
@@ -66,7 +71,10 @@ _TOOL_CHOICES: dict[str, Json] = {
 
 @attrs.frozen(kw_only=True)
 class AnthropicCodec:
-    """Anthropic's wire format; `thinking_budget` turns extended thinking on."""
+    """Anthropic's wire format; `thinking_budget` turns extended thinking on.
+
+    `images` False says the model is text-only: a request with images is refused.
+    """
 
     name: ClassVar[str] = "anthropic"
     default_base_url: ClassVar[str] = "https://api.anthropic.com"
@@ -76,6 +84,8 @@ class AnthropicCodec:
     default_max_tokens: int = 4096
     thinking_budget: int | None = None
     thinking_display: str | None = None
+    images: bool = True
+    image_urls: ClassVar[bool] = True
 
     def endpoint(self, base_url: str, request: ModelRequest, *, stream: bool) -> str:
         """The Messages endpoint (one URL for streamed and whole responses)."""
@@ -172,8 +182,8 @@ def _turn_blocks(request: ModelRequest) -> Iterator[tuple[str, list[Json]]]:
     """Each expanded turn's role and content blocks."""
     for turn in expand(request.messages):
         match turn:
-            case UserTurn(text=text):
-                yield "user", _text_blocks(text)
+            case UserTurn(text=text, images=images):
+                yield "user", [*_text_blocks(text), *(image_block(image) for image in images)]
             case ModelTurn():
                 yield "assistant", _model_blocks(turn)
             case ResultsTurn(results=results):
@@ -183,6 +193,14 @@ def _turn_blocks(request: ModelRequest) -> Iterator[tuple[str, list[Json]]]:
 def _text_blocks(text: str) -> list[Json]:
     """A text block, or none for empty text (the API rejects empty text blocks)."""
     return [{"type": "text", "text": text}] if text else []
+
+
+def image_block(image: ImagePart) -> Json:
+    """An `image` block: a `base64` source for bytes, a `url` source for a URL."""
+    if image.url is not None:
+        return {"type": "image", "source": {"type": "url", "url": image.url}}
+    source = {"type": "base64", "media_type": image.media_type, "data": b64(image)}
+    return {"type": "image", "source": source}
 
 
 def _model_blocks(turn: ModelTurn) -> list[Json]:
@@ -213,7 +231,10 @@ def _tool_use(call: ToolCall) -> Json:
 
 def _tool_result(result: ToolResult) -> Json:
     """A tool_result block; `is_error` only when the result failed."""
-    block: Json = {"type": "tool_result", "tool_use_id": result.call_id, "content": result.content}
+    content: str | list[Json] = result.content
+    if result.images:  # then a list of blocks: the text, then the images
+        content = [*_text_blocks(result.content), *(image_block(i) for i in result.images)]
+    block: Json = {"type": "tool_result", "tool_use_id": result.call_id, "content": content}
     if result.is_error:
         block["is_error"] = True
     return block

@@ -15,14 +15,15 @@ from typing import TypeAlias
 
 import attrs
 
-from toolreel.core import ChatMessage, Reasoning, ToolCall, ToolResult
+from toolreel.core import ChatMessage, ImagePart, Reasoning, ToolCall, ToolResult
 
 
 @attrs.frozen(kw_only=True)
 class UserTurn:
-    """A user's text."""
+    """A user's text, and the images that follow it."""
 
     text: str
+    images: tuple[ImagePart, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -49,7 +50,7 @@ def expand(messages: Sequence[ChatMessage]) -> Iterator[Turn]:
     """The turns of `messages`, in order; empty assistant text without calls is skipped."""
     for message in messages:
         if message.role == "user":
-            yield UserTurn(text=message.content)
+            yield UserTurn(text=message.content, images=message.images)
             continue
         for tool_round in message.tool_rounds:
             yield ModelTurn(

@@ -13,6 +13,9 @@ Encoding (the choices, and the captures behind them):
   result, in call order; `response` is `{"output": text}` or `{"error": text}`, the
   keys the API reference names ("output"/"error"); the text is sent as is, as both
   captured clients do. No ids are sent: Gemini issues none and pairs by order.
+- Images (adapters/_providers/_images.py): `inlineData {mimeType, data}` for bytes,
+  `fileData {mimeType, fileUri}` for a URL, after the user's text; a result's images
+  follow the results' `functionResponse` parts in the same user content.
 - Tools: `parametersJsonSchema` (full JSON Schema), not `parameters` (an OpenAPI
   subset that rejects some JSON Schema keywords); pydantic-ai's Gemini 3 captures
   use it with `additionalProperties`. `tool_choice` "auto" is the default mode, so
@@ -41,6 +44,7 @@ from typing import Any, ClassVar, assert_never
 from returns.result import Failure, Success
 
 from toolreel.core import (
+    ImagePart,
     ModelCallFailed,
     ModelEvent,
     ModelRequest,
@@ -59,6 +63,7 @@ from ._codec import GuardedDecoder, StreamDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, Turn, UserTurn, expand
 from ._failures import body_text, duration, http_failure, status_retryable
 from ._framing import SSEEvent, SSEParser
+from ._images import b64
 
 Json = dict[str, Any]
 
@@ -82,6 +87,11 @@ class GeminiCodec:
     name: ClassVar[str] = "gemini"
     default_base_url: ClassVar[str] = "https://generativelanguage.googleapis.com"
     api_key_env: ClassVar[tuple[str, ...]] = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    image_urls: ClassVar[bool] = True
+
+    def __init__(self, *, images: bool = True) -> None:
+        """`images` False says the model is text-only: a request with images is refused."""
+        self.images = images
 
     def endpoint(self, base_url: str, request: ModelRequest, *, stream: bool) -> str:
         """`models/{model}:generateContent`, or `:streamGenerateContent?alt=sse`."""
@@ -151,12 +161,14 @@ def _contents(turns: Iterable[Turn]) -> list[Json]:
 def _turn(turn: Turn) -> tuple[str, list[Json]]:
     """One turn's role and parts."""
     match turn:
-        case UserTurn(text=text):
-            return "user", [{"text": text}]
+        case UserTurn(text=text, images=images):
+            texts = [{"text": text}] if text or not images else []
+            return "user", texts + [image_part(image) for image in images]
         case ModelTurn():
             return "model", _model_parts(turn)
         case ResultsTurn(results=results):
-            return "user", [_function_response(result) for result in results]
+            responses = [_function_response(result) for result in results]
+            return "user", responses + [image_part(i) for r in results for i in r.images]
         case _:
             assert_never(turn)
 
@@ -183,6 +195,13 @@ def _function_response(result: ToolResult) -> Json:
     """A result: `{"output": text}`, or `{"error": text}` for a failed call."""
     key = "error" if result.is_error else "output"
     return {"functionResponse": {"name": result.name, "response": {key: result.content}}}
+
+
+def image_part(image: ImagePart) -> Json:
+    """An `inlineData` part for bytes, a `fileData` part for a URI."""
+    if image.url is not None:
+        return {"fileData": {"mimeType": image.media_type, "fileUri": image.url}}
+    return {"inlineData": {"mimeType": image.media_type, "data": b64(image)}}
 
 
 def _signed(part: Json, signature: str | None) -> Json:

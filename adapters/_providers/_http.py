@@ -11,6 +11,8 @@ is imported by the first model built, not with toolreel.
 Transport trouble — connect errors, timeouts, a connection dropped mid-stream —
 becomes a retryable `ModelCallFailed`; nothing escapes as an exception except
 cancellation. The API key lives in a `Secret` and goes only into the headers.
+A request with images the codec cannot take (a text-only model, an image URL for
+Ollama; adapters/_providers/_images.py) is a fatal failure, and is never sent.
 With a codec's `tool_call_recovery`, decoded events pass through
 `_recovery.Recovery` (calls a model wrote as text become calls) before anyone sees them.
 
@@ -47,6 +49,7 @@ from toolreel.core import (
 
 from .._redact import Redactor, clean_key, logger
 from ._codec import Codec, StreamDecoder
+from ._images import request_refusal
 from ._pools import Lease, PoolKey, acquire
 from ._recovery import recovery_for
 
@@ -240,6 +243,10 @@ class HttpModel:
         """
         import httpx  # noqa: PLC0415 - loaded by __init__: a dict lookup here
 
+        refused = request_refusal(self.codec, request)  # images the model cannot take
+        if refused is not None:
+            yield ModelCallFailed(retryable=False, message=refused)
+            return
         deadline = _Deadline(self.timeouts)
         key = self._api_key.value if self._api_key else None
         client = self._sender()

@@ -5,6 +5,9 @@ message carries `tool_calls` whose `function.arguments` is a JSON *object*
 (not text), a result is `{"role": "tool", "content", "tool_name"}`, sampling
 settings go under `options` (`temperature`, `num_predict`). Ollama has no
 `tool_choice`: "none" leaves the tools out, anything else sends them.
+Images are an `images` list of base64 bytes on the user message; a round's
+result images follow its tool messages in one user message. Ollama takes no
+image URL, and toolreel fetches none: one is refused (`ContentRefused`).
 Response: newline-delimited JSON objects (one object when not streamed), each
 with a `message` piece; the last has `"done": true`, `done_reason` and the
 token counts `prompt_eval_count`/`eval_count`.
@@ -35,6 +38,7 @@ from typing import Any, ClassVar, assert_never
 import attrs
 
 from toolreel.core import (
+    ImagePart,
     ModelCallFailed,
     ModelEvent,
     ModelRequest,
@@ -42,14 +46,17 @@ from toolreel.core import (
     TextDelta,
     ToolCallArgumentsDelta,
     ToolCallStarted,
+    ToolResult,
     Usage,
     arguments_object,
 )
 
+from .._errors import ContentRefused
 from ._codec import GuardedDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from ._failures import body_text, http_failure
 from ._framing import LineParser
+from ._images import b64, result_note
 from ._json import (
     as_count,
     as_dict,
@@ -69,6 +76,8 @@ class OllamaCodec:
     """Ollama's /api/chat; `think` sets the request's `think` (True, False, or "low"/"high").
 
     `tool_call_recovery` turns calls a model wrote as text into calls (_recovery.py).
+    `images` False says the model is text-only; Ollama takes image bytes only, so an
+    image URL is refused (`image_urls`): toolreel never fetches one.
     """
 
     name: ClassVar[str] = "ollama"
@@ -77,6 +86,8 @@ class OllamaCodec:
 
     think: bool | str | None = None
     tool_call_recovery: ToolCallRecovery | None = None
+    images: bool = True
+    image_urls: ClassVar[bool] = False
 
     def endpoint(self, base_url: str, request: ModelRequest, *, stream: bool) -> str:
         """`{base_url}/api/chat`, streamed or not."""
@@ -123,7 +134,7 @@ def messages(request: ModelRequest) -> list[dict[str, Any]]:
         result.append({"role": "system", "content": request.system})
     for turn in expand(request.messages):
         if isinstance(turn, UserTurn):
-            result.append({"role": "user", "content": turn.text})
+            result.append(_with_images({"role": "user", "content": turn.text}, turn.images))
         elif isinstance(turn, ModelTurn):
             result.append(assistant(turn))
         elif isinstance(turn, ResultsTurn):
@@ -131,9 +142,37 @@ def messages(request: ModelRequest) -> list[dict[str, Any]]:
                 {"role": "tool", "content": item.content, "tool_name": item.name}
                 for item in turn.results
             )
+            result.extend(_result_images(turn.results))
         else:
             assert_never(turn)
     return result
+
+
+def _with_images(message: dict[str, Any], images: tuple[ImagePart, ...]) -> dict[str, Any]:
+    """The message with an `images` list of base64 bytes when it has images."""
+    if images:
+        message["images"] = [_bytes(image) for image in images]
+    return message
+
+
+def _bytes(image: ImagePart) -> str:
+    """An image's base64 bytes; a URL is refused (Ollama takes none, toolreel fetches none)."""
+    if image.url is not None:
+        raise ContentRefused(
+            f"ollama cannot take image URLs and toolreel does not fetch them: {image.label()}; "
+            "pass the image's bytes instead"
+        )
+    return b64(image)
+
+
+def _result_images(results: tuple[ToolResult, ...]) -> list[dict[str, Any]]:
+    """The results' images as one user message after the tool messages, naming each call."""
+    with_images = [result for result in results if result.images]
+    if not with_images:
+        return []
+    text = "\n".join(result_note(result) for result in with_images)
+    images = tuple(image for result in with_images for image in result.images)
+    return [_with_images({"role": "user", "content": text}, images)]
 
 
 def assistant(turn: ModelTurn) -> dict[str, Any]:

@@ -4,8 +4,12 @@ Ollama's /v1, LM Studio, vLLM, llama.cpp server, OpenRouter, DeepSeek, and the
 OpenAI-compatible endpoints of Gemini and Anthropic all take this body and
 stream these chunks. Request: system prompt first, one assistant message per
 response (text, or null, plus `tool_calls` whose arguments are JSON *text*),
-one `role: "tool"` message per result. Response: SSE `data:` chunks ending
-with `data: [DONE]`, or one `chat.completion` object.
+one `role: "tool"` message per result. A user message with images has a
+content list: a `text` part, then one `image_url` part (a `data:` URL or the http
+URL) per image; tool messages take text only, so a round's result images follow
+its tool messages in one user message (adapters/_providers/_images.py).
+Response: SSE `data:` chunks ending with `data: [DONE]`, or one
+`chat.completion` object.
 
 Rules, each learnt from recorded traffic (tests/conformance/test_openai.py):
 
@@ -44,6 +48,7 @@ from returns.result import Failure, Success
 
 from toolreel.core import (
     ChatMessage,
+    ImagePart,
     ModelCallFailed,
     ModelEvent,
     ModelRequest,
@@ -52,6 +57,7 @@ from toolreel.core import (
     TextDelta,
     ToolCallArgumentsDelta,
     ToolCallStarted,
+    ToolResult,
     ToolRound,
     Usage,
 )
@@ -61,6 +67,7 @@ from ._codec import GuardedDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, Turn, UserTurn, expand
 from ._failures import body_text, http_failure, status_retryable
 from ._framing import SSEEvent, SSEParser
+from ._images import data_url, result_note
 from ._json import (
     arguments_text,
     as_count,
@@ -97,6 +104,8 @@ class OpenAICodec:
     (o-series, gpt-5), which reject `max_tokens`. `stream_usage` asks for the
     usage chunk (`stream_options`), which a few older servers reject.
     `tool_call_recovery` turns calls a model wrote as text into calls (_recovery.py).
+    `images` False says the model is text-only: a request with images is refused
+    (adapters/_providers/_images.py), never sent without them.
     """
 
     name: ClassVar[str] = "openai"
@@ -107,6 +116,8 @@ class OpenAICodec:
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     stream_usage: bool = True
     tool_call_recovery: ToolCallRecovery | None = None
+    images: bool = True
+    image_urls: ClassVar[bool] = True
     _rounds: IdentityMemo[ToolRound, list[dict[str, Any]]] = attrs.field(
         factory=IdentityMemo, init=False, eq=False, repr=False
     )
@@ -157,7 +168,7 @@ class OpenAICodec:
         messages: list[dict[str, Any]] = []
         for turn in turns:
             if isinstance(turn, UserTurn):
-                messages.append({"role": "user", "content": turn.text})
+                messages.append({"role": "user", "content": user_content(turn)})
             elif isinstance(turn, ModelTurn):
                 messages.extend(self._assistant(turn))
             elif isinstance(turn, ResultsTurn):
@@ -165,6 +176,7 @@ class OpenAICodec:
                     {"role": "tool", "tool_call_id": result.call_id, "content": result.content}
                     for result in turn.results
                 )
+                messages.extend(result_images(turn.results))
             else:
                 assert_never(turn)
         return messages
@@ -207,6 +219,32 @@ class OpenAICodec:
             return http_failure(status, body_text(body) or "(empty body)", headers)
         retryable = status_retryable(status) and not QUOTA_KINDS & set(error_kinds(error))
         return http_failure(status, error_message(error), headers, retryable=retryable)
+
+
+def user_content(turn: UserTurn) -> str | list[dict[str, Any]]:
+    """A user message's content: its text, or text and `image_url` parts when it has images."""
+    if not turn.images:
+        return turn.text
+    parts = [{"type": "text", "text": turn.text}] if turn.text else []
+    return parts + [_image_url(image) for image in turn.images]
+
+
+def _image_url(image: ImagePart) -> dict[str, Any]:
+    """An `image_url` part: a `data:` URL of the bytes, or the image's http URL."""
+    return {"type": "image_url", "image_url": {"url": data_url(image)}}
+
+
+def result_images(results: Iterable[ToolResult]) -> list[dict[str, Any]]:
+    """The results' images as one user message after the tool messages (which take only text).
+
+    Each result's images follow a line naming its call; none when no result has images.
+    """
+    parts: list[dict[str, Any]] = []
+    for result in results:
+        if result.images:
+            parts.append({"type": "text", "text": result_note(result)})
+            parts += [_image_url(image) for image in result.images]
+    return [{"role": "user", "content": parts}] if parts else []
 
 
 def tool_choice_json(choice: str) -> str | dict[str, Any]:

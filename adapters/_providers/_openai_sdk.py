@@ -32,6 +32,7 @@ import anyio
 from toolreel.core import ModelCallFailed, ModelEvent, ModelRequest, ModelResponded
 
 from .._redact import LOG_FILTER, Redactor
+from ._images import request_refusal
 from ._openai import OpenAICodec
 from ._recovery import recovery_for, with_recovery
 
@@ -75,6 +76,10 @@ class OpenAISdkModel:
 
         With the codec's `tool_call_recovery`, calls the model wrote as text become calls.
         """
+        refused = request_refusal(self.codec, request)  # images the model cannot take
+        if refused is not None:
+            yield ModelCallFailed(retryable=False, message=refused)
+            return
         recover = recovery_for(self.codec, request)
         async for decoded in self._call(request):
             for event in recover([decoded]) if recover is not None else (decoded,):

@@ -9,6 +9,10 @@ Encoding (https://platform.openai.com/docs/api-reference/responses/create):
    item per call (`call_id`, `name`, `arguments` as the model's JSON text; the
    item's own `fc_` id is not sent, as with `store: false` it names nothing);
    a results turn is one `function_call_output` per call, in call order.
+   Images (adapters/_providers/_images.py): a user turn with images has a content
+   list, `input_text` then one `input_image` (`image_url`: a `data:` URL or the
+   http URL, `detail: "auto"`) per image; a result with images has such a list
+   as its `output`.
 3. Reasoning items go back as the model sent them. The compact record keeps a
    reasoning item as a core `Reasoning` block: its summary text in `text`, and
    the item without its summary (`{"type": "reasoning", "id": ..,
@@ -54,6 +58,7 @@ import attrs
 from returns.result import Failure, Success
 
 from toolreel.core import (
+    ImagePart,
     ModelCallFailed,
     ModelEvent,
     ModelRequest,
@@ -63,6 +68,7 @@ from toolreel.core import (
     ToolCall,
     ToolCallArgumentsDelta,
     ToolCallStarted,
+    ToolResult,
     ToolSpec,
 )
 
@@ -70,6 +76,7 @@ from ._codec import SSEJsonDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from ._failures import body_text, http_failure, status_retryable
 from ._framing import SSEEvent
+from ._images import data_url
 from ._json import as_dict, as_str, bearer_headers, count, dicts
 from ._openai import openai_usage
 from ._openai_errors import QUOTA_KINDS, error_kinds, error_message, payload_retryable
@@ -108,6 +115,9 @@ class ResponsesCodec:
     encrypted_reasoning: bool | None = None
     reasoning_effort: str | None = None
     reasoning_summary: str | None = None
+    #: False says the model is text-only: a request with images is refused (_images.py).
+    images: bool = True
+    image_urls: ClassVar[bool] = True
 
     def endpoint(self, base_url: str, request: ModelRequest, *, stream: bool) -> str:
         """`{base_url}/responses`, streamed or not."""
@@ -196,16 +206,30 @@ def input_items(request: ModelRequest, *, store: bool = False) -> list[Json]:
     items: list[Json] = []
     for turn in expand(request.messages):
         match turn:
-            case UserTurn(text=text):
-                items.append({"role": "user", "content": text})
+            case UserTurn(text=text, images=images):
+                content = _with_images(text, images) if images else text
+                items.append({"role": "user", "content": content})
             case ModelTurn():
                 items += _model_items(turn, store=store)
             case ResultsTurn(results=results):
                 items += [
-                    {"type": "function_call_output", "call_id": r.call_id, "output": r.content}
+                    {"type": "function_call_output", "call_id": r.call_id, "output": _output(r)}
                     for r in results
                 ]
     return items
+
+
+def _with_images(text: str, images: tuple[ImagePart, ...]) -> list[Json]:
+    """`input_text` (if any text), then one `input_image` per image."""
+    parts: list[Json] = [{"type": "input_text", "text": text}] if text else []
+    return parts + [
+        {"type": "input_image", "image_url": data_url(image), "detail": "auto"} for image in images
+    ]
+
+
+def _output(result: ToolResult) -> str | list[Json]:
+    """A result's `output`: its text, or a list of its text and images when it has images."""
+    return _with_images(result.content, result.images) if result.images else result.content
 
 
 def _model_items(turn: ModelTurn, *, store: bool) -> list[Json]:

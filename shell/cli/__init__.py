@@ -37,6 +37,7 @@ from toolreel.core import AgentConfig, ConfigError, ToolreelError, UsageError
 
 from .. import demo as demo_module
 from .._client import open_journal
+from .._images import image
 from .._journal_files import is_sqlite
 from .._options import AgentOptions
 from .._replay import Divergence, load_agent_session
@@ -331,8 +332,16 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("prompt")
+@click.option(
+    "--image",
+    "image_paths",
+    multiple=True,
+    metavar="PATH",
+    help="An image sent with the prompt (PNG, JPEG, GIF, WebP; a path or an http(s) URL). "
+    "Repeatable.",
+)
 @_model_options
-def run(prompt: str, **params: Any) -> int:
+def run(prompt: str, image_paths: tuple[str, ...], **params: Any) -> int:
     """Run one prompt, streaming text and tool rounds.
 
     PROMPT "-" reads the prompt from stdin. Exit 0 when the turn completed,
@@ -342,7 +351,11 @@ def run(prompt: str, **params: Any) -> int:
         prompt = sys.stdin.read()
     if not prompt.strip():
         raise click.UsageError("the prompt is empty")
-    return _converse(params, live.Prompts(given=[prompt.strip()]))
+    try:
+        attached = tuple(image(path) for path in image_paths)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--image'") from exc
+    return _converse(params, live.Prompts(given=[prompt.strip()], images=attached))
 
 
 @cli.command()

@@ -19,7 +19,7 @@ import anyio.lowlevel
 import attrs
 from rich.text import Text
 
-from toolreel.core import Finish, FinishReason, LoopConfig, Phase
+from toolreel.core import Finish, FinishReason, ImagePart, LoopConfig, Phase
 
 from .._client import Client
 from .._options import AgentOptions
@@ -32,6 +32,13 @@ class Prompts:
 
     given: list[str] = attrs.Factory(list)
     interactive: bool = False
+    #: Images sent with the first prompt (`toolreel run --image`).
+    images: tuple[ImagePart, ...] = ()
+
+    def take_images(self) -> tuple[ImagePart, ...]:
+        """The images for the prompt being sent: the first prompt's, once."""
+        images, self.images = self.images, ()
+        return images
 
     async def next(self, view: TurnView) -> str | None:
         """The next prompt, or None at the end."""
@@ -157,7 +164,7 @@ async def converse(options: AgentOptions, prompts: Prompts, view: TurnView, wher
             view.note("finishing the turn an earlier run left unfinished")
             worst = max(worst, exit_code(await follow(client, view)) % 130)
         while (prompt := await guard.prompt(prompts, view)) is not None:
-            await client.query(prompt)
+            await client.query(prompt, images=prompts.take_images())
             code = exit_code(await follow(client, view))
             if code == 130 and not prompts.interactive:
                 worst = 130

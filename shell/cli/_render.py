@@ -159,10 +159,11 @@ class TurnView:
 
 
 def result_text(result: ToolResult) -> Text:
-    """A tool's result (or error) on one indented line."""
+    """A tool's result (or error) on one indented line; an image as its placeholder."""
+    content = " ".join([one_line(result.content), *(i.label() for i in result.images)]).strip()
     if result.is_error:
-        return Text.assemble(("  ✗ ", "red"), (f"{result.name}: ", "red"), one_line(result.content))
-    return Text.assemble(("  ← ", "green"), (f"{result.name}: ", "green"), one_line(result.content))
+        return Text.assemble(("  ✗ ", "red"), (f"{result.name}: ", "red"), content)
+    return Text.assemble(("  ← ", "green"), (f"{result.name}: ", "green"), content)
 
 
 def finish_line(finish: Finish) -> str:

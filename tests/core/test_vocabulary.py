@@ -87,3 +87,8 @@ def test_over_budget_is_an_outcome_and_usage_reported_a_notice() -> None:
 
     assert OverBudget in get_args(Outcome)
     assert UsageReported in get_args(Notice) and UsageReported not in get_args(AgentNotice)
+
+
+def test_images_are_part_of_the_core_api() -> None:
+    assert {"ImagePart", "MEDIA_TYPES", "MAX_IMAGE_BYTES"} <= set(toolreel.core.__all__)
+    assert {"image/png", "image/jpeg", "image/gif", "image/webp"} == toolreel.core.MEDIA_TYPES
