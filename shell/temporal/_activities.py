@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 from temporalio import activity
@@ -26,7 +26,7 @@ from toolreel.adapters._held import held_back
 from toolreel.adapters._journal import config_data
 from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._redact import Redactor
-from toolreel.adapters._serde import event_data, structure, unstructure
+from toolreel.adapters._serde import event_data, get_converter, structure, unstructure
 from toolreel.core import (
     AskHook,
     ChatMessage,
@@ -175,7 +175,7 @@ class SessionActivities:
     @activity.defn(name=ASK_HOOK)
     async def ask_hook(self, request: HookRequest) -> dict[str, Any]:
         """The PreToolUse or UserPromptSubmit hooks' decision, as `HookDecided` JSON data."""
-        ask = structure(request.effect, Effect)
+        ask = _effect(request.effect)
         assert isinstance(ask, AskHook)
         history = structure(request.history, tuple[ChatMessage, ...])
         asked: PreToolUseEvent | UserPromptSubmitEvent
@@ -196,7 +196,7 @@ class SessionActivities:
     @activity.defn(name=TELL_HOOK)
     async def tell_hook(self, request: HookRequest) -> None:
         """Tell the PostToolUse hooks a result; what they raise is the worker's log's."""
-        tell = structure(request.effect, Effect)
+        tell = _effect(request.effect)
         assert isinstance(tell, TellHook)
         event = PostToolUseEvent(
             tool_name=tell.call.name,
@@ -211,6 +211,11 @@ class SessionActivities:
                 await call_hook(hook, event)
             except Exception as exc:
                 activity.logger.warning(self.redactor.text(f"PostToolUse hook raised {exc!r}"))
+
+
+def _effect(data: dict[str, Any]) -> Effect:
+    """An effect back from its tagged JSON data."""
+    return cast(Effect, get_converter().structure(data, Effect))  # type: ignore[arg-type]
 
 
 def history_data(history: Sequence[ChatMessage]) -> list[dict[str, Any]]:

@@ -95,7 +95,7 @@ async def fetch_record(client: Client, workflow_id: str) -> SessionRecord:
     try:
         described = await handle.describe()
         if described.status is WorkflowExecutionStatus.COMPLETED:
-            return await handle.result()
+            return await _result(handle)
         record: SessionRecord = await handle.query(SessionWorkflow.record)
         return record
     except RPCError as exc:

@@ -32,8 +32,9 @@ class SessionStart:
     `one_shot`: the workflow completes once the turns it was given are over
     (`toolreel run`); otherwise it waits for prompts until closed (a chat).
     `auto_execute`: the workers run the tools (False: manual mode, the caller
-    sends each result as an `event` signal). `heartbeat_seconds`: how long a silent activity may go before Temporal
-    counts its worker as dead and acts (retries, or an interrupted tool).
+    sends each result as an `event` signal). `heartbeat_seconds`: how long a
+    silent activity may go before Temporal counts its worker as dead and acts
+    (retries, or an interrupted tool).
     """
 
     prompt: str | None = None

@@ -266,9 +266,7 @@ class SessionWorkflow:
 
     # --- the effects ----------------------------------------------------------------
 
-    def _options(
-        self, key: str, timeout: timedelta, attempts: int
-    ) -> dict[str, Any]:
+    def _options(self, key: str, timeout: timedelta, attempts: int) -> dict[str, Any]:
         """Activity options: its id, timeouts, heartbeat and retries."""
         return {
             "activity_id": key,
