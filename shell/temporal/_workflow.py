@@ -146,7 +146,7 @@ class SessionWorkflow:
     @workflow.update
     async def prompt(self, text: str) -> dict[str, Any]:
         """Send a prompt; answered with its turn's `Finish` (JSON data) once the turn is over."""
-        running = self._state is None or self._state.phase is not Phase.IDLE
+        running = self._state is not None and self._state.phase is not Phase.IDLE
         index = len(self._finishes) + len(self._prompts) + int(running)
         self._prompts.append(PromptSubmitted(text=text))
         await workflow.wait_condition(lambda: len(self._finishes) > index)

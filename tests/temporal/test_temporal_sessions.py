@@ -64,7 +64,7 @@ def on_temporal(address: str, work: Callable[[Client], Awaitable[Any]]) -> Any:
     """Run `work` with a client of the dev server, in a loop of its own."""
 
     async def main() -> Any:
-        return await work(await connect(address))
+        return await asyncio.wait_for(work(await connect(address)), 90)  # a hang fails
 
     return asyncio.run(main())
 
