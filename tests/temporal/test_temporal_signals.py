@@ -8,11 +8,12 @@ import sys
 import uuid
 from typing import Any
 
+import attrs
 from temporalio.client import Client
 
 from toolreel.adapters._serde import event_data, structure
 from toolreel.core import Cancelled, Finish, FinishReason, ToolCall, ToolFinished
-from toolreel.shell import AgentOptions, tool
+from toolreel.shell import HOOK_PRE_TOOL_USE, AgentOptions, HookDecision, PreToolUseEvent, tool
 from toolreel.shell._scripted import ScriptedServer, openai_reply, tool_calls
 from toolreel.shell.demo import TOOLS
 from toolreel.temporal import (
@@ -20,6 +21,7 @@ from toolreel.temporal import (
     SessionWorkflow,
     connect,
     last_finish,
+    run_session,
     session_worker,
     start_session,
 )
@@ -114,3 +116,30 @@ def test_importing_toolreel_shell_does_not_load_temporalio() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert loaded.stdout == "False\n"
+
+
+def test_pre_tool_use_hooks_run_on_the_worker_and_their_decision_is_folded(
+    temporal_address: str, calculator: ScriptedServer
+) -> None:
+    seen: list[str] = []
+
+    def gate(event: PreToolUseEvent) -> HookDecision:
+        seen.append(f"{event.tool_name} {event.tool_input} after {len(event.history)} messages")
+        return HookDecision(continue_=False, reason="adding is closed today")
+
+    hooked = attrs.evolve(options(calculator), hooks={HOOK_PRE_TOOL_USE: [gate]})
+    task_queue = f"q-{uuid.uuid4().hex[:8]}"
+
+    async def work(client: Client) -> Any:
+        async with session_worker(client, hooked, task_queue=task_queue):
+            return await run_session(client, "What is 25 plus 17?", task_queue=task_queue)
+
+    record = on_temporal(temporal_address, work)
+    assert seen == ["add {'a': 25, 'b': 17} after 1 messages"]  # the prompt
+    decided = [data for data in record.events if data["type"] == "HookDecided"]
+    assert [data["decision"] for data in decided] == [
+        {"type": "Blocked", "reason": "adding is closed today"}
+    ]
+    results = [data for data in record.events if data["type"] == "ToolFinished"]
+    assert results == []  # a blocked call never runs
+    assert last_finish(record) is not None
