@@ -363,13 +363,26 @@ def _on_temporal(address: str, task_queue: str, prompt: str, params: dict[str, A
 
 @cli.command()
 @_model_options
-def chat(**params: Any) -> int:
+@click.option("--temporal", metavar="HOST:PORT", help="Chat through a session workflow there.")
+@click.option("--task-queue", default=temporal_cli.DEFAULT_QUEUE, help=temporal_cli.QUEUE_HELP)
+def chat(temporal: str | None, task_queue: str, **params: Any) -> int:
     """Talk with the model, one prompt a line.
 
     Reads prompts from stdin until EOF or /exit; each answer streams like `run`.
     Ctrl-C interrupts the answer in progress; at the prompt it quits (exit 130).
-    Exit 1 if any turn did not complete.
+    Exit 1 if any turn did not complete. With --temporal each prompt is a turn
+    of a session workflow (--session continues a running one); /exit closes it.
     """
+    if temporal:
+        lines = (line.rstrip("\n") for line in sys.stdin if line.strip())
+        return temporal_cli.chat(
+            temporal,
+            task_queue,
+            lines,
+            session_id=params["session"],
+            system=params["system"],
+            max_iterations=params["max_iterations"],
+        )
     return _converse(params, live.Prompts(interactive=True))
 
 

@@ -7,6 +7,7 @@ runs: the rest of the command line, and `import toolreel.shell`, never load it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import click
@@ -95,3 +96,43 @@ def import_workflow(address: str, workflow_id: str, journal: Journal, session: s
         return await importing(await _connect(address), workflow_id, journal, session)
 
     return asyncio.run(run())
+
+
+def chat(
+    address: str,
+    task_queue: str,
+    prompts: Iterable[str],
+    *,
+    session_id: str | None,
+    system: str | None,
+    max_iterations: int | None,
+) -> int:
+    """Talk through a chat session workflow (a new one, or the running `session_id`).
+
+    Each prompt is a turn; the answers are printed. The session stays open for
+    a later `chat --temporal --session ID` unless a prompt says /exit.
+    """
+    from toolreel.temporal import SessionStart, open_chat, send_prompt  # noqa: PLC0415
+
+    async def run() -> int:
+        client = await _connect(address)
+        start = SessionStart(system_prompt=system, max_iterations=max_iterations)
+        handle = await open_chat(client, task_queue=task_queue, session_id=session_id, start=start)
+        click.echo(f"session {handle.id}", err=True)
+        code = EXIT_OK
+        for prompt in prompts:
+            if prompt.strip() == "/exit":
+                await handle.signal("close")
+                break
+            finish = await send_prompt(handle, prompt)
+            if finish.text:
+                click.echo(finish.text)
+            if finish.reason is not FinishReason.COMPLETED:
+                code = EXIT_FAILED
+        return code
+
+    try:
+        code: int = asyncio.run(run())
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    return code

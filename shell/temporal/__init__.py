@@ -20,7 +20,9 @@ from ._sessions import (
     import_record,
     import_workflow,
     last_finish,
+    open_chat,
     run_session,
+    send_prompt,
     start_session,
 )
 from ._wire import TASK_QUEUE, WORKFLOW, SessionRecord, SessionStart
@@ -40,7 +42,9 @@ __all__ = [
     "import_record",
     "import_workflow",
     "last_finish",
+    "open_chat",
     "run_session",
+    "send_prompt",
     "session_worker",
     "start_session",
     "workflow_runner",

@@ -15,7 +15,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from toolreel.adapters import Journal, Step
@@ -61,8 +68,36 @@ async def start_session(
             task_queue=task_queue,
             result_type=SessionRecord,
         )
-    except RPCError as exc:
+    except (RPCError, WorkflowAlreadyStartedError) as exc:
         raise TemporalError(f"cannot start session workflow: {exc}") from exc
+
+
+async def open_chat(
+    client: Client,
+    *,
+    task_queue: str = TASK_QUEUE,
+    session_id: str | None = None,
+    start: SessionStart | None = None,
+) -> WorkflowHandle[SessionWorkflow, SessionRecord]:
+    """A chat session workflow: the running one of id `session_id`, else a new one."""
+    settings = SessionStart(**{**(start or SessionStart()).__dict__, "one_shot": False})
+    try:
+        return await start_session(
+            client, task_queue=task_queue, session_id=session_id, start=settings
+        )
+    except TemporalError as exc:
+        if session_id is None or not isinstance(exc.__cause__, WorkflowAlreadyStartedError):
+            raise
+    return client.get_workflow_handle(session_id, result_type=SessionRecord)
+
+
+async def send_prompt(handle: WorkflowHandle[SessionWorkflow, SessionRecord], text: str) -> Finish:
+    """One turn of a chat session workflow: the prompt, answered with its `Finish`."""
+    try:
+        data = await handle.execute_update(SessionWorkflow.prompt, text)
+    except (WorkflowUpdateFailedError, RPCError) as exc:
+        raise TemporalError(f"session workflow {handle.id} took no prompt: {exc}") from exc
+    return structure(data, Finish)
 
 
 async def run_session(

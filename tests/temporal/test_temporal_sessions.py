@@ -111,6 +111,11 @@ def test_the_command_line_runs_a_session_on_a_worker_and_imports_it(
     try:
         on = ["--temporal", temporal_address, "--task-queue", task_queue]
         done = invoke("run", *on, "--session", "cli-session", "What is 25 plus 17?")
+        chatted = invoke("chat", *on, "--session", "cli-chat", input="What is 1 plus 2?\n")
+        again = invoke("chat", *on, "--session", "cli-chat", input="What is 2 plus 2?\n/exit\n")
+        chat_journal = tmp_path / "chat.db"
+        address = ["--temporal-address", temporal_address]
+        chat_imported = invoke("import", "--temporal", "cli-chat", *address, chat_journal)
     finally:
         worker.kill()
         worker.wait()
@@ -118,7 +123,6 @@ def test_the_command_line_runs_a_session_on_a_worker_and_imports_it(
     assert done.stdout == "The answer is 42.\n"
 
     journal = tmp_path / "imported.db"
-    address = ["--temporal-address", temporal_address]
     imported = invoke("import", "--temporal", "cli-session", *address, journal)
     assert imported.exit_code == 0, imported.output
     replayed = invoke("replay", journal)
@@ -126,9 +130,14 @@ def test_the_command_line_runs_a_session_on_a_worker_and_imports_it(
     shown = invoke("show", journal, "cli-session").stdout
     assert "What is 25 plus 17?" in shown and "The answer is 42." in shown
 
+    assert (chatted.stdout, again.stdout) == ("The answer is 3.\n", "The answer is 4.\n")
+    assert chat_imported.exit_code == 0, chat_imported.output
+    conversation = invoke("show", chat_journal, "cli-chat").stdout
+    assert "## Turn 2" in conversation and "The answer is 4." in conversation
 
-def invoke(*args: str | Path) -> Result:
-    return CliRunner().invoke(cli, [str(arg) for arg in args])
+
+def invoke(*args: str | Path, input: str | None = None) -> Result:
+    return CliRunner().invoke(cli, [str(arg) for arg in args], input=input)
 
 
 def wait_for(condition: Callable[[], bool], what: str, seconds: float = 30) -> None:
