@@ -132,7 +132,11 @@ class SessionWorkflow:
     @workflow.signal
     def event(self, data: dict[str, Any]) -> None:
         """A fact from the caller (any core event as JSON data): a prompt, a result, a cancel."""
-        event = event_of(data)
+        try:
+            event = event_of(data)
+        except Exception as exc:  # a signal that is no event must not wedge the workflow
+            self._rejected.append(f"not an event ({type(exc).__name__}): {data!r:.200}")
+            return
         if isinstance(event, PromptSubmitted):
             self._prompts.append(event)
         else:
@@ -182,7 +186,7 @@ class SessionWorkflow:
 
     @workflow.query
     def rejected(self) -> list[str]:
-        """The caller's events the reducer refused (each a StepError's message)."""
+        """The caller's events refused: not events, or impossible now (a StepError's message)."""
         return list(self._rejected)
 
     # --- folding ------------------------------------------------------------------

@@ -143,3 +143,25 @@ def test_pre_tool_use_hooks_run_on_the_worker_and_their_decision_is_folded(
     results = [data for data in record.events if data["type"] == "ToolFinished"]
     assert results == []  # a blocked call never runs
     assert last_finish(record) is not None
+
+
+def test_a_signal_that_is_no_event_is_refused_and_the_session_goes_on(
+    temporal_address: str, calculator: ScriptedServer
+) -> None:
+    task_queue = f"q-{uuid.uuid4().hex[:8]}"
+
+    async def work(client: Client) -> Any:
+        async with session_worker(client, options(calculator), task_queue=task_queue):
+            handle = await start_session(
+                client, task_queue=task_queue, start=SessionStart(one_shot=False)
+            )
+            await handle.signal(SessionWorkflow.event, {"type": "NoSuchEvent"})
+            finish = await handle.execute_update(SessionWorkflow.prompt, "What is 2 plus 3?")
+            refused = await handle.query(SessionWorkflow.rejected)
+            await handle.signal(SessionWorkflow.close)
+            await handle.result()
+            return refused, structure(finish, Finish)
+
+    refused, finish = on_temporal(temporal_address, work)
+    assert len(refused) == 1 and "NoSuchEvent" in refused[0]
+    assert finish.text == "The answer is 5."
