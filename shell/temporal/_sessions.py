@@ -12,6 +12,7 @@ with its effects, as a toolreel journal keeps them.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -38,10 +39,25 @@ from ._workflow import SessionWorkflow
 
 async def connect(address: str, *, namespace: str = "default") -> Client:
     """A client of the Temporal server at HOST:PORT (`TemporalError` if it cannot be reached)."""
+    await _reachable(address)
     try:
         return await Client.connect(address, namespace=namespace)
     except Exception as exc:  # the SDK's RuntimeError, RPCError, ...
         raise TemporalError(f"cannot reach Temporal at {address}: {exc}") from exc
+
+
+async def _reachable(address: str) -> None:
+    """Refuse an address nothing listens on before the SDK's runtime is involved.
+
+    (A failed `Client.connect` can leave the SDK's threads to crash the
+    interpreter as it exits; a plain TCP probe fails cleanly.)
+    """
+    host, _, port = address.rpartition(":")
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), 10)
+    except (OSError, ValueError, TimeoutError) as exc:
+        raise TemporalError(f"cannot reach Temporal at {address}: {exc}") from exc
+    writer.close()
 
 
 async def start_session(

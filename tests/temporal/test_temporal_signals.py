@@ -6,9 +6,11 @@ import asyncio
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 import attrs
+from temporal_workers import free_port
 from temporalio.client import Client
 
 from toolreel.adapters._serde import event_data, structure
@@ -165,3 +167,16 @@ def test_a_signal_that_is_no_event_is_refused_and_the_session_goes_on(
     refused, finish = on_temporal(temporal_address, work)
     assert len(refused) == 1 and "NoSuchEvent" in refused[0]
     assert finish.text == "The answer is 5."
+
+
+def test_an_unreachable_server_is_one_error_line_in_a_process_that_exits_cleanly() -> None:
+    toolreel = Path(sys.executable).with_name("toolreel")
+    done = subprocess.run(
+        [toolreel, "run", "--temporal", f"127.0.0.1:{free_port()}", "hi"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: cannot reach Temporal at 127.0.0.1:")
+    assert len(done.stderr.splitlines()) == 1
