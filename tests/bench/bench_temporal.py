@@ -57,6 +57,17 @@ def start_dev_server(log: Path) -> tuple[subprocess.Popen[bytes], str]:
     return server, f"127.0.0.1:{port}"
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds the processes have used so far (Linux /proc; else 0)."""
+    total = 0.0
+    for pid in pids:
+        stat = Path(f"/proc/{pid}/stat")
+        if stat.exists():
+            fields = stat.read_text().rpartition(")")[2].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 async def connected(address: str) -> Any:
     """A client, retrying while the dev server starts."""
     from toolreel.temporal import TemporalError, connect  # noqa: PLC0415
@@ -173,15 +184,22 @@ async def latency_in_process(url: str, runs: int) -> float:
     return (time.perf_counter() - began) / runs
 
 
-async def main(args: argparse.Namespace, address: str, url: str) -> None:
-    """Every measurement, printed as it comes."""
+async def main(args: argparse.Namespace, address: str, url: str, server: int) -> None:
+    """Every measurement, printed as it comes (with the CPU each process used per session)."""
     client = await connected(address)
     latency = 0.0
+
+    def cpu(after: float, before: float) -> str:
+        return f"{(after - before) * 1000 / (args.sessions + 5):.1f}"
+
     for count in (1, 2, 4):
         queue = f"bench-{uuid.uuid4().hex[:8]}"
         procs = workers(address, url, queue, count)
+        pids = [proc.pid for proc in procs]
         try:
+            before = cpu_seconds([server]), cpu_seconds(pids), cpu_seconds([os.getpid()])
             found = await on_temporal(client, queue, args.sessions, args.concurrency)
+            after = cpu_seconds([server]), cpu_seconds(pids), cpu_seconds([os.getpid()])
             if count == 1:
                 latency = await latency_temporal(client, queue, args.latency)
         finally:
@@ -190,7 +208,9 @@ async def main(args: argparse.Namespace, address: str, url: str) -> None:
                 proc.wait()
         print(
             f"temporal, {count} worker(s): {found['sessions_s']:7.1f} sessions/s "
-            f"{found['steps_s']:8.1f} steps/s",
+            f"{found['steps_s']:8.1f} steps/s; CPU ms/session: server "
+            f"{cpu(after[0], before[0])}, workers {cpu(after[1], before[1])}, "
+            f"client {cpu(after[2], before[2])}",
             flush=True,
         )
     local = await in_process(url, args.sessions, args.concurrency)
@@ -225,7 +245,7 @@ def cli() -> None:
             assert model.stdout is not None
             url = model.stdout.readline().decode().strip()
             print(f"{os.cpu_count()} cores; {args.sessions} sessions, {args.concurrency} at a time")
-            asyncio.run(main(args, address, url))
+            asyncio.run(main(args, address, url, dev.pid))
         finally:
             model.kill()
             dev.terminate()
