@@ -33,7 +33,7 @@ import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -140,7 +140,7 @@ class SessionWorkflow:
         if isinstance(event, PromptSubmitted):
             self._prompts.append(event)
         else:
-            self._inbox.append((None, event))  # type: ignore[arg-type]
+            self._inbox.append((None, cast(Event, event)))
 
     @workflow.signal
     def close(self) -> None:
@@ -237,15 +237,15 @@ class SessionWorkflow:
             key = f"{self._seq}.{index}-{effect_digest(effect)}"
             match effect:
                 case CallModel():
-                    self._spawn(self._call_model(effect, key))
+                    self._spawn(self._call_model(effect, key, self._turns))
                 case RunTool():
-                    self._spawn(self._run_tool(effect, key))
+                    self._spawn(self._run_tool(effect, key, self._turns))
                 case AskHook():
-                    self._spawn(self._ask_hook(effect, key))
+                    self._spawn(self._ask_hook(effect, key, self._turns))
                 case TellHook():
                     self._spawn(self._tell_hook(effect, key))
                 case StartTimer():
-                    self._spawn(self._timer(effect))
+                    self._spawn(self._timer(effect, self._turns))
                 case Finish():
                     self._finishes.append(unstructure(effect))
                     self._turns += 1
@@ -265,7 +265,7 @@ class SessionWorkflow:
         self._tasks = []
 
     def _post(self, turn: int, events: list[Event]) -> None:
-        """Queue an effect's answering events for the turn that asked."""
+        """Queue an effect's answering events for the turn that asked (captured at spawn)."""
         self._inbox.extend((turn, event) for event in events)
 
     # --- the effects ----------------------------------------------------------------
@@ -296,7 +296,7 @@ class SessionWorkflow:
             return
         self._post(turn, decode(result))
 
-    async def _call_model(self, effect: CallModel, key: str) -> None:
+    async def _call_model(self, effect: CallModel, key: str, turn: int) -> None:
         """The model call as an activity; its events folded in order."""
         assert self._setup is not None
         options = self._options(
@@ -308,7 +308,7 @@ class SessionWorkflow:
             return [ModelCallFailed(retryable=False, message=message)]
 
         await self._answered(
-            self._turns,
+            turn,
             lambda: workflow.execute_activity(
                 CALL_MODEL, unstructure(effect.request), result_type=list[dict[str, Any]], **options
             ),
@@ -316,7 +316,7 @@ class SessionWorkflow:
             lost,
         )
 
-    async def _run_tool(self, effect: RunTool, key: str) -> None:
+    async def _run_tool(self, effect: RunTool, key: str, turn: int) -> None:
         """One tool call as an activity; a non-idempotent one is never tried twice."""
         assert self._setup is not None
         call = effect.call
@@ -327,7 +327,7 @@ class SessionWorkflow:
         )
         interrupted = ToolFinished(call_id=call.id, output=INTERRUPTED, is_error=True)
         await self._answered(
-            self._turns,
+            turn,
             lambda: workflow.execute_activity(
                 RUN_TOOL, unstructure(call), result_type=dict[str, Any], **options
             ),
@@ -335,7 +335,7 @@ class SessionWorkflow:
             lambda _: [interrupted],
         )
 
-    async def _ask_hook(self, effect: AskHook, key: str) -> None:
+    async def _ask_hook(self, effect: AskHook, key: str, turn: int) -> None:
         """The PreToolUse/UserPromptSubmit hooks as an activity; a lost one blocks."""
         request = self._hook_request(effect)
 
@@ -345,7 +345,7 @@ class SessionWorkflow:
 
         options = self._options(key, timedelta(seconds=60), _ATTEMPTS)
         await self._answered(
-            self._turns,
+            turn,
             lambda: workflow.execute_activity(
                 ASK_HOOK, request, result_type=dict[str, Any], **options
             ),
@@ -367,18 +367,15 @@ class SessionWorkflow:
         data: list[dict[str, Any]] = unstructure(self._state.history)
         return HookRequest(effect=effect_data(effect), history=data)
 
-    async def _timer(self, effect: StartTimer) -> None:
+    async def _timer(self, effect: StartTimer, turn: int) -> None:
         """A durable timer; then `TimerFired`."""
-        turn = self._turns
         await workflow.sleep(effect.seconds)
         self._post(turn, [TimerFired(token=effect.token)])
 
 
 def _event(data: dict[str, Any]) -> Event:
-    """An activity's event back from JSON data."""
-    event = event_of(data)
-    assert not isinstance(event, type(None))
-    return event  # type: ignore[return-value]
+    """An activity's event back from JSON data (always a tool loop's)."""
+    return cast(Event, event_of(data))
 
 
 def _cause(exc: ActivityError) -> str:
