@@ -26,6 +26,7 @@
     ├── ConfigFileError (+ its OSError/yaml.YAMLError) (open_agent.config)  an unusable config file
     ├── MCPConnectError (ConnectionError) (mcp)      an MCP server that cannot be started/reached
     ├── MCPToolError                (mcp)            an MCP tool called directly answered an error
+    ├── TemporalError               (temporal)       a Temporal server or workflow that cannot serve
     └── ReplayError (AssertionError)                      a recording does not match
         ├── ReplayDiverged                                replay(strict) found a divergence
         └── RequestMismatch                               rerun asked something unrecorded

@@ -49,6 +49,7 @@ from . import _converse as live
 from . import _mcp as mcp
 from . import _render as render
 from . import _serve as serving
+from . import _temporal as temporal_cli
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROVIDER = click.Choice(sorted(PROVIDERS))
@@ -341,16 +342,28 @@ def cli() -> None:
     "Repeatable.",
 )
 @_model_options
-def run(prompt: str, image_paths: tuple[str, ...], **params: Any) -> int:
+@click.option(
+    "--temporal", metavar="HOST:PORT", help="Run it as a workflow on this Temporal server."
+)
+@click.option("--task-queue", default=temporal_cli.DEFAULT_QUEUE, help=temporal_cli.QUEUE_HELP)
+def run(
+    prompt: str, image_paths: tuple[str, ...], temporal: str | None, task_queue: str, **params: Any
+) -> int:
     """Run one prompt, streaming text and tool rounds.
 
     PROMPT "-" reads the prompt from stdin. Exit 0 when the turn completed,
     1 when it did not (the provider's message is shown), 130 on Ctrl-C.
+    With --temporal the session is a workflow that a `toolreel worker`
+    (which holds the model and the tools) runs; the answer is printed.
     """
     if prompt == "-":
         prompt = sys.stdin.read()
     if not prompt.strip():
         raise click.UsageError("the prompt is empty")
+    if temporal:
+        if image_paths:  # the workflow's prompt is text only
+            raise click.BadParameter("not supported with --temporal", param_hint="'--image'")
+        return _on_temporal(temporal, task_queue, prompt.strip(), params)
     try:
         attached = tuple(image(path) for path in image_paths)
     except ConfigError as exc:
@@ -358,15 +371,42 @@ def run(prompt: str, image_paths: tuple[str, ...], **params: Any) -> int:
     return _converse(params, live.Prompts(given=[prompt.strip()], images=attached))
 
 
+def _on_temporal(address: str, task_queue: str, prompt: str, params: dict[str, Any]) -> int:
+    """`run --temporal`: the prompt as a session workflow (its worker holds model and tools)."""
+    if budgets.budget_of(params) is not None:  # the worker builds the loop's config
+        raise click.UsageError("budget flags are not supported with --temporal yet")
+    return temporal_cli.run_prompt(
+        address,
+        task_queue,
+        prompt,
+        session_id=params["session"],
+        system=params["system"],
+        max_iterations=params["max_iterations"],
+    )
+
+
 @cli.command()
 @_model_options
-def chat(**params: Any) -> int:
+@click.option("--temporal", metavar="HOST:PORT", help="Chat through a session workflow there.")
+@click.option("--task-queue", default=temporal_cli.DEFAULT_QUEUE, help=temporal_cli.QUEUE_HELP)
+def chat(temporal: str | None, task_queue: str, **params: Any) -> int:
     """Talk with the model, one prompt a line.
 
     Reads prompts from stdin until EOF or /exit; each answer streams like `run`.
     Ctrl-C interrupts the answer in progress; at the prompt it quits (exit 130).
-    Exit 1 if any turn did not complete.
+    Exit 1 if any turn did not complete. With --temporal each prompt is a turn
+    of a session workflow (--session continues a running one); /exit closes it.
     """
+    if temporal:
+        lines = (line.rstrip("\n") for line in sys.stdin if line.strip())
+        return temporal_cli.chat(
+            temporal,
+            task_queue,
+            lines,
+            session_id=params["session"],
+            system=params["system"],
+            max_iterations=params["max_iterations"],
+        )
     return _converse(params, live.Prompts(interactive=True))
 
 
@@ -463,14 +503,34 @@ def export_command(journal: Path, session: str, out: Path) -> None:
 
 @cli.command(name="import")
 @click.argument("source", type=click.Path(path_type=Path))
-@JOURNAL
+@click.argument("journal", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.option("--session", help="The session of SOURCE to import (if it holds several).")
-def import_command(source: Path, journal: Path, session: str | None) -> None:
-    """Import an exported session into a journal.
+@click.option("--temporal", "workflow", metavar="WORKFLOW_ID", help="Import a session workflow.")
+@click.option(
+    "--temporal-address", default="127.0.0.1:7233", show_default=True, metavar="HOST:PORT"
+)
+def import_command(
+    source: Path, journal: Path | None, session: str | None, workflow: str | None, **extra: str
+) -> None:
+    """Import an exported session, or a Temporal session workflow, into a journal.
 
     Copies the session of SOURCE (a file `export` wrote) into JOURNAL, which is
-    created if missing; the session keeps its id.
+    created if missing; the session keeps its id. With --temporal WORKFLOW_ID,
+    give JOURNAL alone: the workflow's history becomes the session (its id the
+    workflow's, unless --session), which replay and show then read.
     """
+    if workflow is not None:
+        if journal is not None:
+            raise click.UsageError("with --temporal, give only the JOURNAL to import into")
+        target = writing(source)
+        try:
+            sid = temporal_cli.import_workflow(extra["temporal_address"], workflow, target, session)
+        finally:
+            target.close()
+        click.echo(f"imported session {sid} into {source}", err=True)
+        return
+    if journal is None:
+        raise click.UsageError("missing argument 'JOURNAL'")
     if source.suffix != ".jsonl":
         raise click.BadParameter("expected a .jsonl file that `export` wrote", param_hint="SOURCE")
     with reading(source) as exported:  # check before the target is created
@@ -553,6 +613,50 @@ def serve(host: str, port: int, cors: tuple[str, ...], **params: Any) -> int:
     finally:
         if journal is not None:
             journal.close()
+
+
+@cli.command()
+@click.option(
+    "--temporal", "address", required=True, metavar="HOST:PORT", help=temporal_cli.ADDRESS_HELP
+)
+@click.option(
+    "--task-queue",
+    default=temporal_cli.DEFAULT_QUEUE,
+    show_default=True,
+    help=temporal_cli.QUEUE_HELP,
+)
+@click.option(
+    "--provider", type=PROVIDER, default="openai", envvar="TOOLREEL_PROVIDER", help=PROVIDER_HELP
+)
+@click.option("--model", metavar="NAME", envvar="TOOLREEL_MODEL", help=MODEL_HELP)
+@click.option("--base-url", metavar="URL", envvar="TOOLREEL_BASE_URL", help=URL_HELP)
+@click.option("--api-key", metavar="KEY", help="Default: OPENAI_API_KEY, ... per provider.")
+@TOOLS
+@mcp.MCP
+@mcp.MCP_URL
+@click.option("--system", metavar="TEXT", help="System prompt (a session may set its own).")
+@click.option("--max-iterations", type=click.IntRange(min=1), default=5, metavar="N", help=MAX_HELP)
+@click.option("--no-stream", is_flag=True, help="Ask for whole responses, not streams.")
+@RECOVERY
+@click.option(
+    "--sticky-seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=5.0,
+    show_default=True,
+    help="How long a session waits for this worker before another takes it over.",
+)
+def worker(address: str, task_queue: str, sticky_seconds: float, **params: Any) -> int:
+    """Serve session workflows on a Temporal server.
+
+    The worker holds the model connection and the tools; `toolreel run
+    --temporal` starts sessions that any worker of TASK_QUEUE carries out.
+    Runs until stopped (Ctrl-C: exit 130).
+    """
+    params.update(session=None, journal=None)
+    options = agent_options(params, None)
+    codec = codec_for(options.provider)
+    require_key(codec, api_key(codec, options.api_key), options.base_url)
+    return temporal_cli.serve_worker(options, address, task_queue, sticky_seconds)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,51 @@
+"""toolreel.temporal: sessions as Temporal workflows (`pip install toolreel[temporal]`).
+
+    client = await connect("127.0.0.1:7233")
+    async with session_worker(client, AgentOptions(model=..., tools=[...])):  # or `toolreel worker`
+        record = await run_session(client, "What is 25 plus 17?")
+    import_workflow(client, workflow_id, journal)        # the history becomes a journal session
+
+The workflow folds the pure reducer `step` inside Temporal's deterministic
+sandbox; model calls, tool calls and hooks are activities on the workers
+(shell/temporal/_workflow.py). `import toolreel.shell` never loads temporalio.
+"""
+
+from __future__ import annotations
+
+from ._activities import SessionActivities
+from ._errors import TemporalError
+from ._sessions import (
+    connect,
+    fetch_record,
+    import_record,
+    import_workflow,
+    last_finish,
+    open_chat,
+    run_session,
+    send_prompt,
+    start_session,
+)
+from ._wire import TASK_QUEUE, WORKFLOW, SessionRecord, SessionStart
+from ._worker import session_worker, workflow_runner
+from ._workflow import SessionWorkflow
+
+__all__ = [
+    "TASK_QUEUE",
+    "WORKFLOW",
+    "SessionActivities",
+    "SessionRecord",
+    "SessionStart",
+    "SessionWorkflow",
+    "TemporalError",
+    "connect",
+    "fetch_record",
+    "import_record",
+    "import_workflow",
+    "last_finish",
+    "open_chat",
+    "run_session",
+    "send_prompt",
+    "session_worker",
+    "start_session",
+    "workflow_runner",
+]

@@ -1,0 +1,191 @@
+"""A caller's side: connect, start or run a session workflow, and import one into a journal.
+
+    client = await connect("127.0.0.1:7233")
+    record = await run_session(client, "What is 25 plus 17?", task_queue="toolreel")
+    import_workflow(record, journal, "my-session")     # toolreel replay/show work on it
+
+The workflow history is the journal: every event the workflow folded, in
+order, comes back from its result (a finished session) or its `record` query
+(a running one), and folding them again through `step` rebuilds each step
+with its effects, as a toolreel journal keeps them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError
+
+from toolreel.adapters import Journal, Step
+from toolreel.adapters._errors import SessionError
+from toolreel.adapters._journal import config_of
+from toolreel.adapters._serde import event_of, structure
+from toolreel.core import Finish, LoopConfig, initial_state, step
+
+from ._errors import TemporalError
+from ._wire import TASK_QUEUE, WORKFLOW, SessionRecord, SessionStart
+from ._workflow import SessionWorkflow
+
+
+async def connect(address: str, *, namespace: str = "default") -> Client:
+    """A client of the Temporal server at HOST:PORT (`TemporalError` if it cannot be reached)."""
+    await _reachable(address)
+    try:
+        return await Client.connect(address, namespace=namespace)
+    except Exception as exc:  # the SDK's RuntimeError, RPCError, ...
+        raise TemporalError(f"cannot reach Temporal at {address}: {exc}") from exc
+
+
+async def _reachable(address: str) -> None:
+    """Refuse an address nothing listens on before the SDK's runtime is involved.
+
+    (A failed `Client.connect` can leave the SDK's threads to crash the
+    interpreter as it exits; a plain TCP probe fails cleanly.)
+    """
+    host, _, port = address.rpartition(":")
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), 10)
+    except (OSError, ValueError, TimeoutError) as exc:
+        raise TemporalError(f"cannot reach Temporal at {address}: {exc}") from exc
+    writer.close()
+
+
+async def start_session(
+    client: Client,
+    prompt: str | None = None,
+    *,
+    task_queue: str = TASK_QUEUE,
+    session_id: str | None = None,
+    start: SessionStart | None = None,
+) -> WorkflowHandle[SessionWorkflow, SessionRecord]:
+    """Start a session workflow (its id is the session id); `prompt` is its first turn.
+
+    `start` sets the rest (system prompt, iterations, chat or one-shot, heartbeat);
+    its own prompt is replaced by `prompt` when one is given.
+    """
+    settings = start or SessionStart()
+    if prompt is not None:
+        settings = SessionStart(**{**settings.__dict__, "prompt": prompt})
+    try:
+        return await client.start_workflow(
+            WORKFLOW,
+            settings,
+            id=session_id or uuid.uuid4().hex,
+            task_queue=task_queue,
+            result_type=SessionRecord,
+        )
+    except (RPCError, WorkflowAlreadyStartedError) as exc:
+        raise TemporalError(f"cannot start session workflow: {exc}") from exc
+
+
+async def open_chat(
+    client: Client,
+    *,
+    task_queue: str = TASK_QUEUE,
+    session_id: str | None = None,
+    start: SessionStart | None = None,
+) -> WorkflowHandle[SessionWorkflow, SessionRecord]:
+    """A chat session workflow: the running one of id `session_id`, else a new one."""
+    settings = SessionStart(**{**(start or SessionStart()).__dict__, "one_shot": False})
+    try:
+        return await start_session(
+            client, task_queue=task_queue, session_id=session_id, start=settings
+        )
+    except TemporalError as exc:
+        if session_id is None or not isinstance(exc.__cause__, WorkflowAlreadyStartedError):
+            raise
+    return client.get_workflow_handle(session_id, result_type=SessionRecord)
+
+
+async def send_prompt(handle: WorkflowHandle[SessionWorkflow, SessionRecord], text: str) -> Finish:
+    """One turn of a chat session workflow: the prompt, answered with its `Finish`."""
+    try:
+        data = await handle.execute_update(SessionWorkflow.prompt, text)
+    except (WorkflowUpdateFailedError, RPCError) as exc:
+        raise TemporalError(f"session workflow {handle.id} took no prompt: {exc}") from exc
+    return structure(data, Finish)
+
+
+async def run_session(
+    client: Client,
+    prompt: str,
+    *,
+    task_queue: str = TASK_QUEUE,
+    session_id: str | None = None,
+    start: SessionStart | None = None,
+) -> SessionRecord:
+    """Run one prompt as a one-shot session workflow; its record once the turn is over."""
+    settings = SessionStart(**{**(start or SessionStart()).__dict__, "one_shot": True})
+    handle = await start_session(
+        client, prompt, task_queue=task_queue, session_id=session_id, start=settings
+    )
+    return await _result(handle)
+
+
+async def _result(handle: WorkflowHandle[Any, SessionRecord]) -> SessionRecord:
+    """A session workflow's result (`TemporalError` if it failed)."""
+    try:
+        return await handle.result()
+    except (WorkflowFailureError, RPCError) as exc:
+        raise TemporalError(f"session workflow {handle.id} failed: {exc}") from exc
+
+
+async def fetch_record(client: Client, workflow_id: str) -> SessionRecord:
+    """A session workflow's record: its result if it completed, else its `record` query."""
+    handle = client.get_workflow_handle(workflow_id, result_type=SessionRecord)
+    try:
+        described = await handle.describe()
+        if described.status is WorkflowExecutionStatus.COMPLETED:
+            return await _result(handle)
+        record: SessionRecord = await handle.query(SessionWorkflow.record)
+        return record
+    except RPCError as exc:
+        raise TemporalError(f"cannot read session workflow {workflow_id!r}: {exc}") from exc
+
+
+def last_finish(record: SessionRecord) -> Finish | None:
+    """How the record's last turn ended, if one did."""
+    return structure(record.finish, Finish) if record.finish is not None else None
+
+
+def import_record(record: SessionRecord, journal: Journal, session_id: str) -> str:
+    """Write a session workflow's record into `journal` as session `session_id`.
+
+    Each event is folded through `step` again, so every step keeps the effects
+    it had in the workflow; `toolreel replay` then checks them like any session's.
+    """
+    if session_id in journal.sessions():
+        raise SessionError(f"session {session_id!r} already exists in the journal")
+    config = config_of(record.config)
+    if not isinstance(config, LoopConfig):
+        raise TemporalError(f"session workflow {session_id!r} holds no tool-loop config")
+    state = initial_state(config)
+    steps = []
+    for seq, data in enumerate(record.events, start=1):
+        event = event_of(data)
+        state, effects = step(state, event)  # type: ignore[arg-type]
+        steps.append(Step(seq=seq, event=event, effects=effects))
+    journal.begin(session_id, config)
+    try:
+        journal.append(session_id, steps)
+    finally:
+        journal.release(session_id)
+    return session_id
+
+
+async def import_workflow(
+    client: Client, workflow_id: str, journal: Journal, session_id: str | None = None
+) -> str:
+    """Import a session workflow into `journal` (as `session_id`, default its workflow id)."""
+    record = await fetch_record(client, workflow_id)
+    return import_record(record, journal, session_id or workflow_id)

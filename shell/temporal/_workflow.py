@@ -1,0 +1,386 @@
+"""The session workflow: `step` folded inside Temporal, each effect in its Temporal form.
+
+Theory of operation. The workflow is the Driver (shell/_driver.py) with
+Temporal underneath: it feeds the pure reducer one event at a time, in the
+order they arrive, and carries out each effect the way Temporal makes durable:
+
+1. `CallModel` is an activity that streams the call on a worker and returns its
+   events; they are folded in order once the call is over (a worker that dies
+   mid-stream is retried on another: no partial response is ever folded).
+2. `RunTool` is one activity per call, all of a round at once. An idempotent
+   tool is retried by Temporal; any other runs at most once
+   (`maximum_attempts=1`): a worker lost after it may have started gives the
+   result toolreel gives on resume, `INTERRUPTED` ("interrupted; outcome unknown").
+3. `AskHook` (and `TellHook`) are activities; `StartTimer` is a durable timer.
+4. `Emit`/`Persist` need nothing here: the history is the journal. `Finish` ends
+   the turn; what is still running for it is cancelled, and its late answers
+   dropped. Effects the caller answers (`ResultsRequested` in manual mode, any
+   approval another reducer asks for) wait for the caller's `event` signal.
+5. The caller's facts arrive as the `event` signal (any core event as JSON
+   data: a prompt, a manual result, a cancel, a decision); prompts queue until
+   the turn before them is over. `prompt` is the same as an update that
+   answers with the turn's `Finish`; `close` ends a chat once it is idle.
+6. An effect's activity id carries its digest (`effect_digest`), so Temporal's
+   replayer rejects a reducer that would now issue different effects.
+
+Every event folded is kept, in order (`record` query, and the workflow's
+result): `import_workflow` folds them again into a toolreel journal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any, cast
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+from toolreel.adapters._journal import config_of
+from toolreel.adapters._serde import effect_data, event_data, event_of, unstructure
+from toolreel.core import (
+    AskHook,
+    Blocked,
+    CallModel,
+    Event,
+    Finish,
+    HookDecided,
+    LoopConfig,
+    ModelCallFailed,
+    Phase,
+    PromptSubmitted,
+    RunTool,
+    StartTimer,
+    State,
+    StepError,
+    TellHook,
+    TimerFired,
+    ToolFinished,
+    awaiting_results,
+    initial_state,
+    step,
+)
+from toolreel.shell._restore import INTERRUPTED
+from toolreel.shell._runner import in_progress
+
+from ._wire import (
+    ASK_HOOK,
+    CALL_MODEL,
+    CONFIGURE,
+    RUN_TOOL,
+    TELL_HOOK,
+    WORKFLOW,
+    HookRequest,
+    SessionRecord,
+    SessionSetup,
+    SessionStart,
+    effect_digest,
+)
+
+#: Margin added to a tool's own timeout (which `run_call` enforces) for the activity's.
+_MARGIN = timedelta(seconds=30)
+#: Attempts of an idempotent tool's or a hook's activity when its worker is lost.
+_ATTEMPTS = 3
+
+
+@workflow.defn(name=WORKFLOW)
+class SessionWorkflow:
+    """One toolreel session (see the module docstring)."""
+
+    @workflow.init
+    def __init__(self, start: SessionStart) -> None:
+        """A session not yet configured; `start.prompt` is its first prompt."""
+        self._start = start
+        self._setup: SessionSetup | None = None
+        self._state: State | None = None
+        #: Events to fold: (the turn they belong to, or None for the caller's; the event).
+        self._inbox: deque[tuple[int | None, Event]] = deque()
+        self._prompts: deque[PromptSubmitted] = deque()
+        self._events: list[dict[str, Any]] = []
+        self._finishes: list[dict[str, Any]] = []
+        self._rejected: list[str] = []
+        self._turns = 0  # turns finished: a task's answer for an earlier turn is late
+        self._tasks: list[asyncio.Task[None]] = []
+        self._closing = False
+        self._seq = 0
+        if start.prompt is not None:
+            self._prompts.append(PromptSubmitted(text=start.prompt))
+
+    @workflow.run
+    async def run(self, start: SessionStart) -> SessionRecord:
+        """Configure on a worker, then fold events until the session is over."""
+        self._setup = await workflow.execute_activity(
+            CONFIGURE,
+            start,
+            result_type=SessionSetup,
+            start_to_close_timeout=timedelta(seconds=60),
+        )
+        self._state = initial_state(self._config())
+        while True:
+            await workflow.wait_condition(self._ready)
+            if not self._next():
+                break
+        self._cancel_tasks()
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return self.record()
+
+    # --- the caller's side --------------------------------------------------------
+
+    @workflow.signal
+    def event(self, data: dict[str, Any]) -> None:
+        """A fact from the caller (any core event as JSON data): a prompt, a result, a cancel."""
+        try:
+            event = event_of(data)
+        except Exception as exc:  # a signal that is no event must not wedge the workflow
+            self._rejected.append(f"not an event ({type(exc).__name__}): {data!r:.200}")
+            return
+        if isinstance(event, PromptSubmitted):
+            self._prompts.append(event)
+        else:
+            self._inbox.append((None, cast(Event, event)))
+
+    @workflow.signal
+    def close(self) -> None:
+        """End the session once no turn runs and no prompt waits."""
+        self._closing = True
+
+    @workflow.update
+    async def prompt(self, text: str) -> dict[str, Any]:
+        """Send a prompt; answered with its turn's `Finish` (JSON data) once the turn is over."""
+        running = self._state is not None and self._state.phase is not Phase.IDLE
+        index = len(self._finishes) + len(self._prompts) + int(running)
+        self._prompts.append(PromptSubmitted(text=text))
+        await workflow.wait_condition(lambda: len(self._finishes) > index)
+        return self._finishes[index]
+
+    @workflow.query
+    def record(self) -> SessionRecord:
+        """The config and every event folded so far, in order."""
+        config = self._setup.config if self._setup is not None else {}
+        last = self._finishes[-1] if self._finishes else None
+        return SessionRecord(config=config, events=list(self._events), finish=last)
+
+    @workflow.query
+    def transcript(self) -> list[dict[str, Any]]:
+        """The history as JSON messages (the running turn's rounds included)."""
+        if self._state is None:
+            return []
+        data: list[dict[str, Any]] = unstructure(in_progress(self._state))
+        return data
+
+    @workflow.query
+    def pending(self) -> list[dict[str, Any]]:
+        """Manual mode: the calls whose results the turn waits for, as JSON data."""
+        if self._state is None:
+            return []
+        data: list[dict[str, Any]] = unstructure(awaiting_results(self._state))
+        return data
+
+    @workflow.query
+    def phase(self) -> str:
+        """Where the session stands ("idle" between turns)."""
+        return "configuring" if self._state is None else self._state.phase.value
+
+    @workflow.query
+    def rejected(self) -> list[str]:
+        """The caller's events refused: not events, or impossible now (a StepError's message)."""
+        return list(self._rejected)
+
+    # --- folding ------------------------------------------------------------------
+
+    def _config(self) -> LoopConfig:
+        """The session's loop config, as the worker's `configure` made it."""
+        assert self._setup is not None
+        config = config_of(self._setup.config)
+        assert isinstance(config, LoopConfig)
+        return config
+
+    def _idle(self) -> bool:
+        """No turn runs."""
+        return self._state is not None and self._state.phase is Phase.IDLE
+
+    def _over(self) -> bool:
+        """The session is over: idle, no prompt waiting, and closed (or one-shot and done)."""
+        done = self._closing or (self._start.one_shot and bool(self._finishes))
+        return done and self._idle() and not self._prompts
+
+    def _ready(self) -> bool:
+        """Something to fold, or the session is over."""
+        return bool(self._inbox) or (bool(self._prompts) and self._idle()) or self._over()
+
+    def _next(self) -> bool:
+        """Fold the next event; False once the session is over."""
+        if self._inbox:
+            turn, event = self._inbox.popleft()
+            if turn is None or turn == self._turns:
+                self._fold(event)
+            return True
+        if self._prompts and self._idle():
+            self._fold(self._prompts.popleft())
+            return True
+        return not self._over()
+
+    def _fold(self, event: Event) -> None:
+        """Apply one event and carry out its effects in order."""
+        assert self._state is not None
+        try:
+            self._state, effects = step(self._state, event)
+        except StepError as exc:  # the caller's event, impossible now: refused, not folded
+            self._rejected.append(str(exc))
+            return
+        self._seq += 1
+        self._events.append(event_data(event))
+        for index, effect in enumerate(effects):
+            key = f"{self._seq}.{index}-{effect_digest(effect)}"
+            match effect:
+                case CallModel():
+                    self._spawn(self._call_model(effect, key, self._turns))
+                case RunTool():
+                    self._spawn(self._run_tool(effect, key, self._turns))
+                case AskHook():
+                    self._spawn(self._ask_hook(effect, key, self._turns))
+                case TellHook():
+                    self._spawn(self._tell_hook(effect, key))
+                case StartTimer():
+                    self._spawn(self._timer(effect, self._turns))
+                case Finish():
+                    self._finishes.append(unstructure(effect))
+                    self._turns += 1
+                    self._cancel_tasks()
+                case _:
+                    pass  # Emit, Persist: the history is the journal; the rest the caller answers
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        """Run an effect's work in the background."""
+        self._tasks = [task for task in self._tasks if not task.done()]
+        self._tasks.append(asyncio.ensure_future(work))
+
+    def _cancel_tasks(self) -> None:
+        """Cancel what still runs for a turn that is over (its answers would be late)."""
+        for task in self._tasks:
+            task.cancel()
+        self._tasks = []
+
+    def _post(self, turn: int, events: list[Event]) -> None:
+        """Queue an effect's answering events for the turn that asked (captured at spawn)."""
+        self._inbox.extend((turn, event) for event in events)
+
+    # --- the effects ----------------------------------------------------------------
+
+    def _options(self, key: str, timeout: timedelta, attempts: int) -> dict[str, Any]:
+        """Activity options: its id, timeouts, heartbeat and retries."""
+        return {
+            "activity_id": key,
+            "start_to_close_timeout": timeout,
+            "heartbeat_timeout": timedelta(seconds=self._start.heartbeat_seconds),
+            "retry_policy": RetryPolicy(
+                maximum_attempts=attempts, initial_interval=timedelta(milliseconds=200)
+            ),
+        }
+
+    async def _answered(
+        self,
+        turn: int,
+        call: Callable[[], Awaitable[Any]],
+        decode: Callable[[Any], list[Event]],
+        lost: Callable[[ActivityError], list[Event]],
+    ) -> None:
+        """Await an activity; post its events, or what its loss means, for `turn`."""
+        try:
+            result = await call()
+        except ActivityError as exc:
+            self._post(turn, lost(exc))
+            return
+        self._post(turn, decode(result))
+
+    async def _call_model(self, effect: CallModel, key: str, turn: int) -> None:
+        """The model call as an activity; its events folded in order."""
+        assert self._setup is not None
+        options = self._options(
+            key, timedelta(seconds=self._setup.model_timeout) + _MARGIN, self._start.model_attempts
+        )
+
+        def lost(exc: ActivityError) -> list[Event]:
+            message = f"model call activity failed: {_cause(exc)}"
+            return [ModelCallFailed(retryable=False, message=message)]
+
+        await self._answered(
+            turn,
+            lambda: workflow.execute_activity(
+                CALL_MODEL, unstructure(effect.request), result_type=list[dict[str, Any]], **options
+            ),
+            lambda found: [_event(data) for data in found],
+            lost,
+        )
+
+    async def _run_tool(self, effect: RunTool, key: str, turn: int) -> None:
+        """One tool call as an activity; a non-idempotent one is never tried twice."""
+        assert self._setup is not None
+        call = effect.call
+        idempotent = call.name in self._setup.idempotent
+        seconds = self._setup.timeouts.get(call.name, 60.0)
+        options = self._options(
+            key, timedelta(seconds=seconds) + _MARGIN, _ATTEMPTS if idempotent else 1
+        )
+        interrupted = ToolFinished(call_id=call.id, output=INTERRUPTED, is_error=True)
+        await self._answered(
+            turn,
+            lambda: workflow.execute_activity(
+                RUN_TOOL, unstructure(call), result_type=dict[str, Any], **options
+            ),
+            lambda data: [_event(data)],
+            lambda _: [interrupted],
+        )
+
+    async def _ask_hook(self, effect: AskHook, key: str, turn: int) -> None:
+        """The PreToolUse/UserPromptSubmit hooks as an activity; a lost one blocks."""
+        request = self._hook_request(effect)
+
+        def lost(exc: ActivityError) -> list[Event]:
+            reason = f"hook activity failed: {_cause(exc)}"
+            return [HookDecided(hook_id=effect.hook_id, decision=Blocked(reason=reason))]
+
+        options = self._options(key, timedelta(seconds=60), _ATTEMPTS)
+        await self._answered(
+            turn,
+            lambda: workflow.execute_activity(
+                ASK_HOOK, request, result_type=dict[str, Any], **options
+            ),
+            lambda data: [_event(data)],
+            lost,
+        )
+
+    async def _tell_hook(self, effect: TellHook, key: str) -> None:
+        """The PostToolUse hooks as an activity; nothing answers it, and a failure is logged."""
+        options = self._options(key, timedelta(seconds=60), _ATTEMPTS)
+        try:
+            await workflow.execute_activity(TELL_HOOK, self._hook_request(effect), **options)
+        except ActivityError as exc:
+            workflow.logger.warning("PostToolUse hooks failed: %s", _cause(exc))
+
+    def _hook_request(self, effect: AskHook | TellHook) -> HookRequest:
+        """A hook effect and the history its hook is shown."""
+        assert self._state is not None
+        data: list[dict[str, Any]] = unstructure(self._state.history)
+        return HookRequest(effect=effect_data(effect), history=data)
+
+    async def _timer(self, effect: StartTimer, turn: int) -> None:
+        """A durable timer; then `TimerFired`."""
+        await workflow.sleep(effect.seconds)
+        self._post(turn, [TimerFired(token=effect.token)])
+
+
+def _event(data: dict[str, Any]) -> Event:
+    """An activity's event back from JSON data (always a tool loop's)."""
+    return cast(Event, event_of(data))
+
+
+def _cause(exc: ActivityError) -> str:
+    """The innermost reason an activity failed (a timeout, the worker's error)."""
+    inner: BaseException = exc
+    while inner.__cause__ is not None:
+        inner = inner.__cause__
+    return str(inner) or type(inner).__name__
