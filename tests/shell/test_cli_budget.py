@@ -66,3 +66,19 @@ def test_bad_budget_flags_are_usage_errors(server, flags, said) -> None:
     result = run(server, *flags)
     assert result.exit_code == 2, result.output
     assert said in result.output
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["--max-tool-calls", "1"], "budget flags are not supported with --temporal"),
+        (["--image", "pic.png"], "not supported with --temporal"),
+    ],
+)
+def test_run_on_temporal_refuses_what_its_worker_cannot_take_before_connecting(
+    flags: list[str], says: str
+) -> None:
+    # (port 9 on 127.0.0.1: nothing listens; the refusal comes before any connection)
+    result = CliRunner().invoke(cli, ["run", "hi", "--temporal", "127.0.0.1:9", *flags])
+    assert result.exit_code == 2, result.output
+    assert says in result.stderr
