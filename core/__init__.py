@@ -46,6 +46,7 @@ from ._config import (
 from ._effects import (
     AgentEffect,
     AskHook,
+    AwaitApproval,
     CallModel,
     Capped,
     Completed,
@@ -68,9 +69,12 @@ from ._errors import ConfigError, ToolreelError, UsageError
 from ._events import (
     AgentEvent,
     Allowed,
+    Approved,
+    Ask,
     Blocked,
     Cancelled,
     Decision,
+    Denied,
     Event,
     HistoryReplaced,
     HookDecided,
@@ -87,9 +91,10 @@ from ._events import (
     ToolFinished,
     ValidationFinished,
 )
-from ._loop_round import awaiting_results
+from ._loop_round import awaiting_approval, awaiting_results
 from ._notices import (
     AgentNotice,
+    ApprovalRequested,
     AttemptStarted,
     MessageRecorded,
     Notice,
@@ -129,9 +134,13 @@ __all__ = [
     "AgentStepError",
     "Allowed",
     "AnnouncePolicy",
+    "ApprovalRequested",
+    "Approved",
+    "Ask",
     "AskHook",
     "AttemptErrors",
     "AttemptStarted",
+    "AwaitApproval",
     "Blocked",
     "BlockedCallPolicy",
     "CallModel",
@@ -141,6 +150,7 @@ __all__ = [
     "Completed",
     "ConfigError",
     "Decision",
+    "Denied",
     "Effect",
     "Emit",
     "EmptyPromptPolicy",
@@ -206,6 +216,7 @@ __all__ = [
     "ValidationFinished",
     "agent_step",
     "arguments_object",
+    "awaiting_approval",
     "awaiting_results",
     "initial_agent_state",
     "initial_state",

@@ -125,6 +125,11 @@ def hook_points(points: Iterable[HookPoint]) -> frozenset[HookPoint]:
     return frozenset(points)
 
 
+def _names(names: Iterable[str]) -> frozenset[str]:
+    """Any iterable of tool names, held as a frozenset (a typed converter: strict callers pass)."""
+    return frozenset(names)
+
+
 def _unique_tool_names(_: object, __: object, tools: tuple[ToolSpec, ...]) -> None:
     """Reject two tools with one name: the model could not tell them apart."""
     seen: set[str] = set()
@@ -166,6 +171,8 @@ class LoopConfig:
     retry: RetryPolicy = RetryPolicy()
     hooks: frozenset[HookPoint] = attrs.field(default=frozenset(), converter=hook_points)
     auto_execute: bool = True
+    #: Tools whose calls wait for a human's `Approved` / `Denied` (rule 15 of core/_step.py).
+    approval_required: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
 
     def __attrs_post_init__(self) -> None:
         """Check that a forced tool choice names a tool that exists."""
@@ -175,6 +182,9 @@ class LoopConfig:
             raise ConfigError(
                 "tool_choice", choice, f"tool_choice names no configured tool: {choice}; {allowed}"
             )
+        unknown = sorted(self.approval_required - self.tool_names)
+        if unknown:
+            raise ConfigError("approval_required", unknown[0], "names of configured tools")
 
     @functools.cached_property
     def tool_names(self) -> frozenset[str]:

@@ -1,9 +1,11 @@
-"""The loop's round policy: refuse what cannot run, ask PreToolUse, dispatch, tell PostToolUse.
+"""The loop's round policy: refuse what cannot run, ask PreToolUse, hold for approval,
+dispatch, tell PostToolUse.
 
 The round's bookkeeping (placing results in call order, completing, cancelling)
 is shared with the agent (core/_round.py); what is the loop's own: which calls
 are refused (rule 3, "Unknown tool"), the PreToolUse decisions (rule 5),
-auto or manual dispatch (rule 10), and going on after a round (core/_finish.py).
+auto or manual dispatch (rule 10), human approval (rule 15) and going on
+after a round (core/_finish.py).
 """
 
 from __future__ import annotations
@@ -14,10 +16,16 @@ import attrs
 
 from ._arguments import arguments_error
 from ._config import AnnouncePolicy, BlockedCallPolicy, ErrorFormat, HookPoint
-from ._effects import AskHook, Effect, Emit, RunTool, TellHook
-from ._events import Allowed, Blocked, Decision, Replaced
+from ._effects import AskHook, AwaitApproval, Effect, Emit, RunTool, TellHook
+from ._events import Allowed, Approved, Ask, Blocked, Decision, Denied, Replaced
 from ._finish import Step, advance
-from ._notices import ResultsRequested, RoundFinished, ToolCallAnnounced, ToolResultReady
+from ._notices import (
+    ApprovalRequested,
+    ResultsRequested,
+    RoundFinished,
+    ToolCallAnnounced,
+    ToolResultReady,
+)
 from ._records import Reasoning, ToolCall, ToolResult
 from ._round import (
     PendingRound,
@@ -31,6 +39,12 @@ from ._round import (
     runnable,
 )
 from ._state import Phase, State, Turn
+
+#: What the model reads for a call a human denied without giving a reason (rule 15).
+DENIED = "The user denied this tool call."
+
+#: The phases in which a held call may be decided: its round runs, or is paused (rule 15).
+DECIDING = frozenset({Phase.RUNNING_TOOLS, Phase.AWAITING_RESULTS, Phase.AWAITING_APPROVAL})
 
 
 def _error(state: State, call: ToolCall, message: str) -> ToolResult:
@@ -95,7 +109,7 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
     call = pending.calls[position]
     run: ToolCall | None = pending.runs[position]
     result: ToolResult | None = None
-    blocked = pending.blocked
+    blocked, approvals = pending.blocked, pending.approvals
     match decision:
         case Allowed():
             pass
@@ -104,12 +118,17 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
             blocked = blocked | {call.id}
             if state.config.on_tool_blocked is BlockedCallPolicy.END_TURN:
                 turn = attrs.evolve(turn, block_reason=turn.block_reason or reason)
-        case Replaced(value=arguments):
+        case Replaced(value=arguments) | Ask(value=str(arguments)):
             problem = arguments_error(arguments)
             if problem is None:
                 run = attrs.evolve(call, arguments=arguments)
             else:
                 result = _error(state, call, f"hook replaced the {problem}")
+        case Ask():
+            pass
+    if isinstance(decision, Ask) and result is None and run is not None:
+        approvals = (*approvals, ApprovalRequested(call=run, reason=decision.reason))
+        run = None  # held: it runs once approved (`_hold`, `decide_approval`)
     effects: tuple[Effect, ...] = ()
     if result is not None:
         run = None
@@ -120,6 +139,7 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
         results=replace(pending.results, position, result),
         awaiting_hooks=pending.awaiting_hooks - {f"pre:{call.id}"},
         blocked=blocked,
+        approvals=approvals,
     )
     turn = attrs.evolve(turn, pending=pending)
     if pending.awaiting_hooks:
@@ -130,8 +150,9 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
 
 def _as_ran(pending: PendingRound, but: frozenset[str] = frozenset()) -> tuple[ToolCall, ...]:
     """AFTER_HOOKS: the round's calls with the arguments they run with, but the ids in `but`."""
+    held = {request.call.id: request.call for request in pending.approvals}
     return tuple(
-        run or call
+        run or held.get(call.id, call)
         for call, run in zip(pending.calls, pending.runs, strict=True)
         if call.id not in but
     )
@@ -145,19 +166,41 @@ def _dispatch(
     `announce=AFTER_HOOKS` (the hooks have just decided): announce the round first.
     """
     assert turn.pending is not None
+    pending = _hold(state.config.approval_required, turn.pending)
+    turn = attrs.evolve(turn, pending=pending)
     told: list[Effect] = []
     if announce is AnnouncePolicy.AFTER_HOOKS:
-        told = _announced(turn, _as_ran(turn.pending, but=turn.pending.blocked))
-    state, effects = _run_or_request(state, turn)
+        told = _announced(turn, _as_ran(pending, but=pending.blocked))
+    told += [Emit(notice=request) for request in pending.approvals]
+    state, effects = _run_or_request(state, turn, runnable(pending))
     return state, (*told, *effects)
 
 
-def _run_or_request(state: State, turn: Turn) -> Step:
-    """`RunTool` for each runnable call (auto) or `ResultsRequested` (manual); none: go on."""
+def _hold(required: frozenset[str], pending: PendingRound) -> PendingRound:
+    """Rule 15: hold back each call a hook asked about, or whose tool requires approval."""
+    if not required and not pending.approvals:
+        return pending
+    asked = {request.call.id: request for request in pending.approvals}
+    runs: list[ToolCall | None] = []
+    held: list[ApprovalRequested] = []
+    for call, run in zip(pending.calls, pending.runs, strict=True):
+        request = asked.get(call.id)
+        if request is None and run is not None and run.name in required:
+            request = ApprovalRequested(call=run)
+        if request is not None:
+            held.append(request)
+        runs.append(None if request is not None else run)
+    return attrs.evolve(pending, runs=tuple(runs), approvals=tuple(held))
+
+
+def _run_or_request(state: State, turn: Turn, calls: tuple[ToolCall, ...]) -> Step:
+    """`RunTool` for each of `calls` (auto) or `ResultsRequested` (manual).
+
+    None to run: the round pauses if calls are held for approval, else it is complete.
+    """
     assert turn.pending is not None
-    calls = runnable(turn.pending)
     if not calls:
-        return close_round(state, turn)
+        return pause(state, turn) if turn.pending.approvals else close_round(state, turn)
     if state.config.auto_execute:
         effects: tuple[Effect, ...] = tuple(RunTool(call=call) for call in calls)
         phase = Phase.RUNNING_TOOLS
@@ -177,10 +220,79 @@ def add_result(state: State, turn: Turn, position: int, output: str, is_error: b
     if HookPoint.POST_TOOL_USE in state.config.hooks:
         effects.append(TellHook(call=run, result=result))
     turn = attrs.evolve(turn, pending=pending)
-    if not is_complete(pending):
+    if is_complete(pending):
+        state, more = close_round(state, turn)
+    elif pending.approvals and not awaiting(pending):
+        state, more = pause(state, turn)  # only held calls are left: wait for the human
+    else:
         return attrs.evolve(state, turn=turn), tuple(effects)
-    state, more = close_round(state, turn)
     return state, (*effects, *more)
+
+
+def pause(state: State, turn: Turn) -> Step:
+    """Rule 15: nothing runs but held calls wait: pause the turn (`AwaitApproval`)."""
+    assert turn.pending is not None
+    state = attrs.evolve(state, phase=Phase.AWAITING_APPROVAL, turn=turn)
+    return state, (AwaitApproval(requests=turn.pending.approvals),)
+
+
+def decide_approval(state: State, turn: Turn, event: Approved | Denied) -> Step:
+    """Rule 15: a human's decision on one held call; once all are in, the approved ones run.
+
+    A denied call's result is the reason (what the model reads). Decided while
+    paused with calls still held, the turn stays paused and says so again.
+    """
+    pending = turn.pending
+    assert pending is not None
+    request = next(r for r in pending.approvals if r.call.id == event.call_id)
+    rest = tuple(r for r in pending.approvals if r is not request)
+    approved, results = pending.approved, pending.results
+    effects: tuple[Effect, ...] = ()
+    if isinstance(event, Approved):
+        approved = (*approved, request.call)
+    else:
+        result = _error(state, request.call, event.reason.strip() or DENIED)
+        results = replace(results, _position(pending, request.call.id), result)
+        effects = (Emit(notice=ToolResultReady(result=result)),)
+    pending = attrs.evolve(pending, approvals=rest, approved=approved, results=results)
+    turn = attrs.evolve(turn, pending=pending)
+    if not rest:
+        state, more = _release(state, turn)
+    elif state.phase is Phase.AWAITING_APPROVAL:
+        state, more = pause(state, turn)
+    else:  # other calls of the round still run
+        return attrs.evolve(state, turn=turn), effects
+    return state, (*effects, *more)
+
+
+def _position(pending: PendingRound, call_id: str) -> int:
+    """The position of the round's call `call_id`."""
+    return next(i for i, call in enumerate(pending.calls) if call.id == call_id)
+
+
+def _release(state: State, turn: Turn) -> Step:
+    """Every held call is decided: the approved ones run; a round with every result closes."""
+    pending = turn.pending
+    assert pending is not None
+    runs = pending.runs
+    for call in pending.approved:
+        runs = replace(runs, _position(pending, call.id), call)
+    approved = pending.approved
+    turn = attrs.evolve(turn, pending=attrs.evolve(pending, runs=runs, approved=()))
+    assert turn.pending is not None
+    if is_complete(turn.pending):
+        return close_round(state, turn)
+    if not approved:  # other calls still run (a paused round has none): they go on as ever
+        return attrs.evolve(state, turn=turn), ()
+    return _run_or_request(state, turn, approved)
+
+
+def awaiting_approval(state: State) -> tuple[ApprovalRequested, ...]:
+    """The calls held for a human's `Approved` or `Denied` now, in call order (rule 15)."""
+    turn = state.turn
+    if state.phase not in DECIDING or turn is None or turn.pending is None:
+        return ()
+    return turn.pending.approvals
 
 
 def close_round(state: State, turn: Turn) -> Step:

@@ -31,6 +31,9 @@ class Phase(enum.Enum):
     RUNNING_TOOLS = "running_tools"
     #: Manual mode; waiting for the caller's `ToolFinished` for each call.
     AWAITING_RESULTS = "awaiting_results"
+    #: The turn is paused (`AwaitApproval`): nothing runs; each call held for approval
+    #: waits for `Approved` or `Denied`, from any process.
+    AWAITING_APPROVAL = "awaiting_approval"
 
     #: Members are singletons, so identity hashing agrees with their equality; it spares
     #: `step`'s table lookup (one per event) the Python-level `Enum.__hash__`.

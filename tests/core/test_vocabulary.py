@@ -68,3 +68,19 @@ def test_every_public_name_is_defined_and_listed_once() -> None:
     names = toolreel.core.__all__
     assert len(names) == len(set(names))
     assert [name for name in names if not hasattr(toolreel.core, name)] == []
+
+
+APPROVAL = ["Ask", "Approved", "Denied", "ApprovalRequested", "AwaitApproval", "awaiting_approval"]
+
+
+@pytest.mark.parametrize("name", APPROVAL)
+def test_the_approval_vocabulary_is_public(name) -> None:
+    assert name in toolreel.core.__all__
+
+
+def test_approvals_are_the_loops_events_and_pausing_is_its_effect_not_a_finish() -> None:
+    assert _events.Approved in get_args(Event) and _events.Denied in get_args(Event)
+    assert _events.Approved not in get_args(AgentEvent)
+    assert _effects.AwaitApproval in get_args(Effect)
+    assert _effects.AwaitApproval not in get_args(_effects.Outcome)
+    assert _events.Ask in get_args(_events.Decision)
