@@ -17,6 +17,7 @@ from toolreel.core import (
     AgentConfig,
     AgentEffect,
     AgentState,
+    ApprovalRequested,
     ChatMessage,
     Effect,
     Failed,
@@ -31,6 +32,7 @@ from toolreel.core import (
     State,
     StepError,
     Usage,
+    awaiting_approval,
 )
 
 from ._errors import JournalCorrupt, SessionError
@@ -58,7 +60,11 @@ class TurnSummary:
 
 @attrs.frozen(kw_only=True)
 class Session:
-    """A session as its events made it."""
+    """A session as its events made it.
+
+    `approvals` are the calls its last turn holds for a human's decision: the
+    turn is paused (`phase` AWAITING_APPROVAL), not unfinished.
+    """
 
     session_id: str
     config: LoopConfig
@@ -67,6 +73,7 @@ class Session:
     events: int
     phase: Phase
     warnings: tuple[str, ...] = ()
+    approvals: tuple[ApprovalRequested, ...] = ()
 
     @property
     def usage(self) -> Usage:
@@ -165,6 +172,7 @@ class SessionBuilder:
             events=self.events,
             phase=state.phase,
             warnings=warnings,
+            approvals=awaiting_approval(state),
         )
 
 

@@ -31,6 +31,7 @@ from ._callbacks import (
 from ._client import Client, RunResult, open_journal, run
 from ._connection import Connection
 from ._errors import (
+    ApprovalPending,
     ConfigError,
     JournalCorrupt,
     JournalError,
@@ -44,6 +45,7 @@ from ._errors import (
     StepError,
     ToolreelError,
     TurnInProgress,
+    UnknownApproval,
     UnknownToolCall,
     UsageError,
 )
@@ -76,6 +78,7 @@ __all__ = [
     "AgentRunner",
     "AgentSession",
     "AgentSuccess",
+    "ApprovalPending",
     "Block",
     "Client",
     "ConfigError",
@@ -119,6 +122,7 @@ __all__ = [
     "ToolUseError",
     "ToolreelError",
     "TurnInProgress",
+    "UnknownApproval",
     "UnknownToolCall",
     "UsageError",
     "UserPromptSubmitEvent",

@@ -15,12 +15,15 @@ the `(type, data)` pairs one notice (or the turn's `Finish`) stands for.
   retried; the text it streamed is void.
 - `results_requested` `{calls: [{id, name, arguments}]}`: manual mode; the
   caller must add these results.
+- `approval_requested` `{id, name, arguments, reason}`: the call is held until
+  a human approves or denies it (`POST /api/approvals`).
 - `attempt` `{attempt}` / `validation_failed` `{attempt, problems}`: an agent's
   attempt starts / fails validation.
 - `usage` `{input_tokens, output_tokens}`: the turn's tokens, at its end.
 - `error` `{message, code}`: the turn failed (`code`: `model_error`,
   `retries_exhausted`, `max_iterations`, or the error's kind, e.g. `journal_unavailable`).
-- `done` `{reason, max_turns_reached, text}`: last; how the turn ended, its answer.
+- `done` `{reason, max_turns_reached, text}`: last; how the turn ended, its answer
+  (`reason` "awaiting_approval", with `approvals` [ids]: the turn is paused).
 
 `MessageRecorded` sends nothing (the history is the server's).
 """
@@ -33,7 +36,9 @@ from typing import Any, TypeAlias, assert_never
 import attrs
 
 from toolreel.core import (
+    ApprovalRequested,
     AttemptStarted,
+    AwaitApproval,
     Finish,
     MessageRecorded,
     Notice,
@@ -78,7 +83,7 @@ def plain_start(session_id: str) -> tuple[PlainStream, list[PlainEvent]]:
 
 
 def plain_events(
-    stream: PlainStream, item: Notice | Finish, now: float
+    stream: PlainStream, item: Notice | Finish | AwaitApproval, now: float
 ) -> tuple[PlainStream, list[PlainEvent]]:
     """Fold one notice (or the turn's `Finish`) into the stream: the new state and its events."""
     match item:
@@ -103,6 +108,16 @@ def plain_events(
             return attrs.evolve(stream, calls_at=None), [("retry", retry_json(item))]
         case ResultsRequested(calls=calls):
             return stream, [("results_requested", {"calls": [call_json(call) for call in calls]})]
+        case ApprovalRequested(call=call, reason=reason):
+            return stream, [("approval_requested", {**call_json(call), "reason": reason})]
+        case AwaitApproval(requests=requests):
+            done = {
+                "reason": "awaiting_approval",
+                "max_turns_reached": False,
+                "text": "",
+                "approvals": [request.call.id for request in requests],
+            }
+            return stream, [("done", done)]
         case MessageRecorded():
             return stream, []
         case AttemptStarted(attempt=attempt):

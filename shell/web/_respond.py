@@ -26,7 +26,15 @@ from starlette.types import Receive, Scope, Send
 
 from toolreel.adapters import ModelPort
 from toolreel.adapters._errors import JournalError, SessionBusy, SessionNotFound
-from toolreel.core import ConfigError, Finish, Notice, Phase, ToolreelError, UsageError
+from toolreel.core import (
+    AwaitApproval,
+    ConfigError,
+    Finish,
+    Notice,
+    Phase,
+    ToolreelError,
+    UsageError,
+)
 from toolreel.shell import AgentOptions, Client
 
 from ._event_stream import EVENT_STREAM_HEADERS, plain_error, plain_events, plain_start, sse_event
@@ -43,7 +51,7 @@ def new_message_id() -> str:
 
 
 async def ui_message_stream(
-    items: AsyncIterable[Notice | Finish],
+    items: AsyncIterable[Notice | Finish | AwaitApproval],
     *,
     message_id: str | None = None,
     clock: Clock = time.monotonic,
@@ -75,7 +83,7 @@ async def ui_message_stream(
 
 
 async def event_stream(
-    items: AsyncIterable[Notice | Finish],
+    items: AsyncIterable[Notice | Finish | AwaitApproval],
     *,
     session_id: str,
     clock: Clock = time.monotonic,

@@ -35,6 +35,10 @@ the client's rules are those of its `processUIMessageStream`):
    finish reason and `messageMetadata` {reason, max_iterations_reached,
    block_reason}. Manual mode's `ResultsRequested` ends the message like the
    AI SDK's client-side tools do: `finish` with reason `tool-calls`.
+9. A call held for approval (`ApprovalRequested`) is a `tool-approval-request`
+   part (`approvalId` is the call's id); the pause (`AwaitApproval`) ends the
+   message with `finish`, reason `tool-calls`, `messageMetadata.reason`
+   "awaiting_approval" and the ids waiting (`approvals`).
 8. `MessageRecorded` sends nothing (the history is the server's); the agent's
    `AttemptStarted`/`ValidationFailed` become transient `data-attempt` /
    `data-validation` parts.
@@ -48,7 +52,9 @@ from typing import Any, TypeAlias, assert_never
 import attrs
 
 from toolreel.core import (
+    ApprovalRequested,
     AttemptStarted,
+    AwaitApproval,
     Finish,
     FinishReason,
     MessageRecorded,
@@ -119,7 +125,9 @@ def ui_start(message_id: str) -> tuple[UIStream, list[Part]]:
     return UIStream(message_id=message_id), [{"type": "start", "messageId": message_id}]
 
 
-def ui_parts(stream: UIStream, item: Notice | Finish, now: float) -> tuple[UIStream, list[Part]]:
+def ui_parts(
+    stream: UIStream, item: Notice | Finish | AwaitApproval, now: float
+) -> tuple[UIStream, list[Part]]:
     """Fold one notice (or the turn's `Finish`) into the stream: the new state and its parts."""
     match item:
         case TextStreamed(text=text):
@@ -140,6 +148,15 @@ def ui_parts(stream: UIStream, item: Notice | Finish, now: float) -> tuple[UIStr
             stream, parts = _step_finished(stream)
             finish = {"type": "finish", "finishReason": "tool-calls"}
             return attrs.evolve(stream, finished=True), [*parts, finish]
+        case ApprovalRequested(call=call):
+            request = {
+                "type": "tool-approval-request",
+                "approvalId": call.id,
+                "toolCallId": call.id,
+            }
+            return stream, [request]
+        case AwaitApproval():
+            return _paused(stream, item)
         case MessageRecorded():
             return stream, []
         case AttemptStarted(attempt=attempt):
@@ -281,6 +298,15 @@ def finish_reason(finish: Finish) -> str:
     if reason is FinishReason.CANCELLED:
         return "interrupted"
     return "other"  # BLOCKED: the prompt hook stopped it (metadata says why)
+
+
+def _paused(stream: UIStream, pause: AwaitApproval) -> tuple[UIStream, list[Part]]:
+    """The turn paused for approval: the message ends, saying which calls wait (rule 9)."""
+    stream, parts = _step_finished(stream)
+    waiting = [request.call.id for request in pause.requests]
+    metadata = {"reason": "awaiting_approval", "approvals": waiting}
+    parts.append({"type": "finish", "finishReason": "tool-calls", "messageMetadata": metadata})
+    return attrs.evolve(stream, finished=True), parts
 
 
 def _finish(stream: UIStream, finish: Finish) -> tuple[UIStream, list[Part]]:
