@@ -35,13 +35,13 @@ the client's rules are those of its `processUIMessageStream`):
    finish reason and `messageMetadata` {reason, max_iterations_reached,
    block_reason}. Manual mode's `ResultsRequested` ends the message like the
    AI SDK's client-side tools do: `finish` with reason `tool-calls`.
-9. A call held for approval (`ApprovalRequested`) is a `tool-approval-request`
-   part (`approvalId` is the call's id); the pause (`AwaitApproval`) ends the
-   message with `finish`, reason `tool-calls`, `messageMetadata.reason`
-   "awaiting_approval" and the ids waiting (`approvals`).
 8. `MessageRecorded` sends nothing (the history is the server's); the agent's
    `AttemptStarted`/`ValidationFailed` become transient `data-attempt` /
    `data-validation` parts.
+9. A call held for approval (`ApprovalRequested`) is a `tool-approval-request`
+   part (`approvalId` is the call's id; its `reason`, if any); the pause
+   (`AwaitApproval`) ends the message with `finish`, reason `tool-calls`,
+   `messageMetadata.reason` "awaiting_approval" and the ids waiting (`approvals`).
 """
 
 from __future__ import annotations
@@ -148,13 +148,10 @@ def ui_parts(
             stream, parts = _step_finished(stream)
             finish = {"type": "finish", "finishReason": "tool-calls"}
             return attrs.evolve(stream, finished=True), [*parts, finish]
-        case ApprovalRequested(call=call):
-            request = {
-                "type": "tool-approval-request",
-                "approvalId": call.id,
-                "toolCallId": call.id,
-            }
-            return stream, [request]
+        case ApprovalRequested(call=call, reason=reason):
+            request: Part = {"type": "tool-approval-request", "approvalId": call.id}
+            request["toolCallId"] = call.id
+            return stream, [{**request, "reason": reason} if reason else request]
         case AwaitApproval():
             return _paused(stream, item)
         case MessageRecorded():

@@ -422,7 +422,7 @@ def test_an_unexpected_exception_still_shows_its_traceback(
     async def buggy(self: object, event: object) -> None:
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr(Runner, "run", buggy)
+    monkeypatch.setattr(Runner, "turn", buggy)
     result = invoke("run", "What is 25 plus 17?", *model_args(server))
     assert result.exit_code == 1
     assert isinstance(result.exception, ZeroDivisionError | BaseExceptionGroup)
