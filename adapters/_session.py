@@ -17,6 +17,7 @@ from toolreel.core import (
     AgentConfig,
     AgentEffect,
     AgentState,
+    ApprovalRequested,
     ChatMessage,
     Effect,
     Failed,
@@ -32,6 +33,7 @@ from toolreel.core import (
     State,
     StepError,
     Usage,
+    awaiting_approval,
 )
 
 from ._errors import JournalCorrupt, SessionError
@@ -61,7 +63,11 @@ class TurnSummary:
 
 @attrs.frozen(kw_only=True)
 class Session:
-    """A session as its events made it."""
+    """A session as its events made it.
+
+    `approvals` are the calls its last turn holds for a human's decision: the
+    turn is paused (`phase` AWAITING_APPROVAL), not unfinished.
+    """
 
     session_id: str
     config: LoopConfig
@@ -70,6 +76,7 @@ class Session:
     events: int
     phase: Phase
     warnings: tuple[str, ...] = ()
+    approvals: tuple[ApprovalRequested, ...] = ()
 
     @property
     def usage(self) -> Usage:
@@ -173,6 +180,7 @@ class SessionBuilder:
             events=self.events,
             phase=state.phase,
             warnings=warnings,
+            approvals=awaiting_approval(state),
         )
 
 

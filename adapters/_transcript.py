@@ -6,7 +6,8 @@ times, no run-specific ids unless asked (`ids=True`), JSON pretty-printed with
 sorted keys, numbers as Python's shortest round-trip repr. Tool rounds show in
 full, or collapsed to one line each turn (`expand=False`), as chat UIs show
 them. A model call that failed and was retried shows as a `↻` line where it
-happened (before the round, or the answer, its retry produced).
+happened (before the round, or the answer, its retry produced). The calls a
+paused turn holds for approval show last, as `⏸ awaiting approval` lines.
 
 `hide=` leaves out what varies from one recording of the same conversation to
 the next (`HIDEABLE`): "usage" (token counts), "ids" (session and call ids,
@@ -186,6 +187,12 @@ def render_transcript(
     lines.append("")
     for number, turn in enumerate(session.turns, start=1):
         lines += _turn_lines(number, turn, expand, ids, hide)
+    for request in session.approvals:  # the last turn is paused, not unfinished
+        label = f"⏸ awaiting approval: {request.call.name}" + (
+            f" [{request.call.id}]" if ids else ""
+        )
+        lines += [label + (f" ({request.reason})" if request.reason else "")]
+        lines += [*_fenced(_pretty(request.call.arguments), "json"), ""]
     turns = len(session.turns)
     total = [f"Total: {turns} turn{'s' if turns != 1 else ''}"]
     total += [] if "usage" in hide else [_usage(session.usage)]

@@ -48,6 +48,7 @@ from ._content import MAX_IMAGE_BYTES, MEDIA_TYPES, ImagePart
 from ._effects import (
     AgentEffect,
     AskHook,
+    AwaitApproval,
     CallModel,
     Capped,
     Completed,
@@ -70,9 +71,12 @@ from ._errors import ConfigError, ToolreelError, UsageError
 from ._events import (
     AgentEvent,
     Allowed,
+    Approved,
+    Ask,
     Blocked,
     Cancelled,
     Decision,
+    Denied,
     Event,
     HistoryReplaced,
     HookDecided,
@@ -89,9 +93,10 @@ from ._events import (
     ToolFinished,
     ValidationFinished,
 )
-from ._loop_round import awaiting_results
+from ._loop_round import awaiting_approval, awaiting_results
 from ._notices import (
     AgentNotice,
+    ApprovalRequested,
     AttemptStarted,
     MessageRecorded,
     Notice,
@@ -134,9 +139,13 @@ __all__ = [
     "AgentStepError",
     "Allowed",
     "AnnouncePolicy",
+    "ApprovalRequested",
+    "Approved",
+    "Ask",
     "AskHook",
     "AttemptErrors",
     "AttemptStarted",
+    "AwaitApproval",
     "Blocked",
     "BlockedCallPolicy",
     "Budget",
@@ -149,6 +158,7 @@ __all__ = [
     "Completed",
     "ConfigError",
     "Decision",
+    "Denied",
     "Effect",
     "Emit",
     "EmptyPromptPolicy",
@@ -219,6 +229,7 @@ __all__ = [
     "ValidationFinished",
     "agent_step",
     "arguments_object",
+    "awaiting_approval",
     "awaiting_results",
     "initial_agent_state",
     "initial_state",

@@ -6,7 +6,7 @@ Theory of operation
 spent is a `Spending` (tokens, model calls, tool calls by name, cost), kept
 for the running turn (`Turn.spent`) and for the session (`State.spent`); the
 budget's `scope` says which of the two its limits apply to. The reducer asks
-at three points (core/_step.py rule 15):
+at three points (core/_step.py rule 16):
 
 1.  Before each model call (`before_call`): the call is not made once a
     limit is used up: model calls made >= `max_model_calls`, or tokens or cost

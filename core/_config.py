@@ -126,6 +126,11 @@ def hook_points(points: Iterable[HookPoint]) -> frozenset[HookPoint]:
     return frozenset(points)
 
 
+def _names(names: Iterable[str]) -> frozenset[str]:
+    """Any iterable of tool names, held as a frozenset (a typed converter: strict callers pass)."""
+    return frozenset(names)
+
+
 def _unique_tool_names(_: object, __: object, tools: tuple[ToolSpec, ...]) -> None:
     """Reject two tools with one name: the model could not tell them apart."""
     seen: set[str] = set()
@@ -145,7 +150,7 @@ class LoopConfig:
     results back with `ToolFinished`. The model fields make up `settings`.
     `on_max_iterations`, `on_tool_blocked`, `announce`, `error_format` and
     `empty_prompt` are the loop's policies (rules 1, 5 and 7 of core/_step.py);
-    `budget` limits what is spent (rule 15);
+    `budget` limits what is spent (rule 16);
     their defaults are toolreel's
     own behaviour, the other values open_agent's (toolreel.open_agent).
     """
@@ -170,6 +175,8 @@ class LoopConfig:
     auto_execute: bool = True
     #: Limits on what a turn (or the session) spends (core/_budget.py); None: no limits.
     budget: Budget | None = None
+    #: Tools whose calls wait for a human's `Approved` / `Denied` (rule 15 of core/_step.py).
+    approval_required: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
 
     def __attrs_post_init__(self) -> None:
         """Check that a forced tool choice names a tool that exists, and the budget's limits."""
@@ -181,6 +188,9 @@ class LoopConfig:
             )
         if self.budget is not None:
             self.budget.check_config(self.model, self.tool_names)
+        unknown = sorted(self.approval_required - self.tool_names)
+        if unknown:
+            raise ConfigError("approval_required", unknown[0], "names of configured tools")
 
     @functools.cached_property
     def tool_names(self) -> frozenset[str]:

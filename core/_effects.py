@@ -16,6 +16,9 @@ The tool loop's (`Effect`):
   nothing.
 - `Persist`: a message entered the history: store it, and tell the caller's
   stream `MessageRecorded`; produces nothing.
+- `AwaitApproval`: the turn is paused, not over: the calls it lists wait for a
+  human's `Approved` or `Denied` (nothing else runs; the process may exit).
+  Produces nothing; each decision that leaves calls waiting repeats it.
 - `Finish`: the turn is over, with its `Outcome`; produces nothing.
 
 The agent's (`AgentEffect`):
@@ -43,7 +46,7 @@ from ._agent_outcome import AgentOutcome
 from ._budget import OverBudget
 from ._config import HookPoint, MaxIterationsPolicy
 from ._events import Blocked, Cancelled
-from ._notices import Notice
+from ._notices import ApprovalRequested, Notice
 from ._records import ChatMessage, ModelRequest, ToolCall, ToolResult, ToolRound, Usage
 
 
@@ -108,6 +111,16 @@ class Emit:
     """Tell the caller's stream `notice`."""
 
     notice: Notice
+
+
+@attrs.frozen(kw_only=True)
+class AwaitApproval:
+    """Pause the turn until each of `requests` is decided (`Approved` / `Denied`).
+
+    Not a `Finish`: the turn goes on once the last call is decided.
+    """
+
+    requests: tuple[ApprovalRequested, ...]
 
 
 class FinishReason(enum.Enum):
@@ -244,7 +257,9 @@ class Finish:
         return self.outcome.reason if isinstance(self.outcome, Blocked) else None
 
 
-Effect: TypeAlias = CallModel | RunTool | AskHook | TellHook | StartTimer | Persist | Emit | Finish
+Effect: TypeAlias = (
+    CallModel | RunTool | AskHook | TellHook | StartTimer | Persist | Emit | AwaitApproval | Finish
+)
 
 
 @attrs.frozen(kw_only=True)

@@ -7,6 +7,8 @@ From the caller:
 - `Cancelled`: stop whatever runs now.
 - `HistoryReplaced`: between turns, the caller set the conversation to
   `history` (toolreel.open_agent's `message_history` assignment; the loop only).
+- `Approved` / `Denied`: a human decided one call held for approval
+  (`ApprovalRequested`); any process, any time later (the loop only).
 
 From the model (decoded by an adapter; a non-streamed response arrives as the
 same events in one go), answering `CallModel`:
@@ -18,7 +20,8 @@ same events in one go), answering `CallModel`:
 - `ModelCallFailed`: the call failed, retryable (429, 5xx, timeouts) or fatal.
 
 From the shell, answering an effect:
-- `HookDecided`: a hook's decision, answering `AskHook` (the loop only).
+- `HookDecided`: a hook's decision, answering `AskHook` (the loop only):
+  `Allowed`, `Blocked`, `Replaced`, or `Ask` (hold the call for approval).
 - `ToolFinished`: a tool's output, answering `RunTool` (in `Phase.RUNNING_TOOLS`),
   or the reflection handler's, answering `Reflect` (the agent).
 - `ValidationFinished`: the problems found in an agent's output (none: valid),
@@ -26,8 +29,9 @@ From the shell, answering an effect:
 - `TimerFired`: a backoff timer elapsed, answering `StartTimer`.
 
 `Event` is what `step` takes; `AgentEvent` is what `agent_step` takes: the
-same facts without `HookDecided` and `HistoryReplaced` (the agent's hooks are
-the shell's; a run has no caller between turns), plus `ValidationFinished`.
+same facts without `HookDecided`, `HistoryReplaced`, `Approved` and `Denied`
+(the agent's hooks are the shell's; a run has no caller between turns, and
+no approvals), plus `ValidationFinished`.
 """
 
 from __future__ import annotations
@@ -71,7 +75,18 @@ class Replaced:
     value: str
 
 
-Decision: TypeAlias = Allowed | Blocked | Replaced
+@attrs.frozen(kw_only=True)
+class Ask:
+    """A hook holds the call for a human's approval (`reason` tells the human why).
+
+    `value`, if given, is new JSON arguments the call runs with once approved.
+    """
+
+    reason: str = ""
+    value: str | None = None
+
+
+Decision: TypeAlias = Allowed | Blocked | Replaced | Ask
 
 
 @attrs.frozen(kw_only=True)
@@ -176,6 +191,21 @@ class HistoryReplaced:
 
 
 @attrs.frozen(kw_only=True)
+class Approved:
+    """A human approved the call `call_id`, held for approval: it will run."""
+
+    call_id: str
+
+
+@attrs.frozen(kw_only=True)
+class Denied:
+    """A human denied the call `call_id`: the model reads `reason` as its error result."""
+
+    call_id: str
+    reason: str = ""
+
+
+@attrs.frozen(kw_only=True)
 class Cancelled:
     """The caller cancelled the run."""
 
@@ -209,6 +239,8 @@ Event: TypeAlias = (
     | TimerFired
     | Cancelled
     | HistoryReplaced
+    | Approved
+    | Denied
 )
 
 

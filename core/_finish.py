@@ -11,7 +11,7 @@
 - `failed`: a fatal model failure, or one out of retries, is `Failed` (rule 8);
 - `call_model` (before a call), `charge` (after a response) and `advance`:
   a budget that ran out ends the turn `OverBudget`, or asks for a final answer
-  (rule 15, core/_budget.py).
+  (rule 16, core/_budget.py).
 The other two outcomes are the facts themselves: a hook's `Blocked` decision
 (UserPromptSubmit, rule 1; PreToolUse under END_TURN, rule 5) and the caller's
 `Cancelled` (rule 9).
@@ -62,7 +62,7 @@ Step = tuple[State, tuple[Effect, ...]]
 def call_model(state: State, turn: Turn, *, retry: int = 0) -> Step:
     """Issue the turn's next model call (a new iteration unless it is a retry).
 
-    A new iteration is not begun when the budget forbids it (rule 15).
+    A new iteration is not begun when the budget forbids it (rule 16).
     """
     if retry == 0:
         budget = state.config.budget
@@ -113,7 +113,7 @@ def advance(state: State, turn: Turn) -> Step:
 
 def answered(turn: Turn, text: str, model_finish_reason: str) -> Completed | Capped | OverBudget:
     """The outcome of a final answer: `Capped` when FINAL_ANSWER asked for it (rule 7),
-    `OverBudget` (with the answer) when the budget ran out (rule 15)."""
+    `OverBudget` (with the answer) when the budget ran out (rule 16)."""
     if turn.over_budget is not None:
         return attrs.evolve(turn.over_budget, text=text, model_finish_reason=model_finish_reason)
     if turn.final_call:
@@ -123,7 +123,7 @@ def answered(turn: Turn, text: str, model_finish_reason: str) -> Completed | Cap
 
 
 def scoped(state: State, turn: Turn) -> Spending:
-    """What the budget's limits count: the turn's spending, or the session's (rule 15)."""
+    """What the budget's limits count: the turn's spending, or the session's (rule 16)."""
     budget = state.config.budget
     if budget is not None and budget.scope is BudgetScope.SESSION:
         return state.spent

@@ -1,10 +1,12 @@
-"""The loop's round policy: refuse what cannot run, ask PreToolUse, dispatch, tell PostToolUse.
+"""The loop's round policy: refuse what cannot run, ask PreToolUse, hold for approval,
+dispatch, tell PostToolUse.
 
 The round's bookkeeping (placing results in call order, completing, cancelling)
 is shared with the agent (core/_round.py); what is the loop's own: which calls
 are refused (rule 3, "Unknown tool"), the PreToolUse decisions (rule 5),
-auto or manual dispatch (rule 10), the budget's tool-call limits at dispatch
-(rule 15, core/_budget.py), and going on after a round (core/_finish.py).
+auto or manual dispatch (rule 10), human approval (rule 15), the budget's
+tool-call limits at dispatch (rule 16, core/_budget.py) and going on after a
+round (core/_finish.py).
 """
 
 from __future__ import annotations
@@ -17,10 +19,16 @@ from ._arguments import arguments_error
 from ._budget import admit, refusal_text, spent_tools
 from ._config import AnnouncePolicy, BlockedCallPolicy, ErrorFormat, HookPoint
 from ._content import ImagePart
-from ._effects import AskHook, Effect, Emit, RunTool, TellHook
-from ._events import Allowed, Blocked, Decision, Replaced
+from ._effects import AskHook, AwaitApproval, Effect, Emit, RunTool, TellHook
+from ._events import Allowed, Approved, Ask, Blocked, Decision, Denied, Replaced
 from ._finish import Step, advance, scoped
-from ._notices import ResultsRequested, RoundFinished, ToolCallAnnounced, ToolResultReady
+from ._notices import (
+    ApprovalRequested,
+    ResultsRequested,
+    RoundFinished,
+    ToolCallAnnounced,
+    ToolResultReady,
+)
 from ._records import Reasoning, ToolCall, ToolResult
 from ._round import (
     PendingRound,
@@ -34,6 +42,12 @@ from ._round import (
     runnable,
 )
 from ._state import Phase, State, Turn
+
+#: What the model reads for a call a human denied without giving a reason (rule 15).
+DENIED = "The user denied this tool call."
+
+#: The phases in which a held call may be decided: its round runs, or is paused (rule 15).
+DECIDING = frozenset({Phase.RUNNING_TOOLS, Phase.AWAITING_RESULTS, Phase.AWAITING_APPROVAL})
 
 
 def _error(state: State, call: ToolCall, message: str) -> ToolResult:
@@ -100,7 +114,7 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
     call = pending.calls[position]
     run: ToolCall | None = pending.runs[position]
     result: ToolResult | None = None
-    blocked = pending.blocked
+    blocked, approvals = pending.blocked, pending.approvals
     match decision:
         case Allowed():
             pass
@@ -109,12 +123,17 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
             blocked = blocked | {call.id}
             if state.config.on_tool_blocked is BlockedCallPolicy.END_TURN:
                 turn = attrs.evolve(turn, block_reason=turn.block_reason or reason)
-        case Replaced(value=arguments):
+        case Replaced(value=arguments) | Ask(value=str(arguments)):
             problem = arguments_error(arguments)
             if problem is None:
                 run = attrs.evolve(call, arguments=arguments)
             else:
                 result = _error(state, call, f"hook replaced the {problem}")
+        case Ask():
+            pass
+    if isinstance(decision, Ask) and result is None and run is not None:
+        approvals = (*approvals, ApprovalRequested(call=run, reason=decision.reason))
+        run = None  # held: it runs once approved (`_hold`, `decide_approval`)
     effects: tuple[Effect, ...] = ()
     if result is not None:
         run = None
@@ -125,6 +144,7 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
         results=replace(pending.results, position, result),
         awaiting_hooks=pending.awaiting_hooks - {f"pre:{call.id}"},
         blocked=blocked,
+        approvals=approvals,
     )
     turn = attrs.evolve(turn, pending=pending)
     if pending.awaiting_hooks:
@@ -135,8 +155,9 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
 
 def _as_ran(pending: PendingRound, but: frozenset[str] = frozenset()) -> tuple[ToolCall, ...]:
     """AFTER_HOOKS: the round's calls with the arguments they run with, but the ids in `but`."""
+    held = {request.call.id: request.call for request in pending.approvals}
     return tuple(
-        run or call
+        run or held.get(call.id, call)
         for call, run in zip(pending.calls, pending.runs, strict=True)
         if call.id not in but
     )
@@ -150,23 +171,50 @@ def _dispatch(
     `announce=AFTER_HOOKS` (the hooks have just decided): announce the round first.
     """
     assert turn.pending is not None
+    pending = _hold(state.config.approval_required, turn.pending)
+    turn = attrs.evolve(turn, pending=pending)
     told: list[Effect] = []
     if announce is AnnouncePolicy.AFTER_HOOKS:
-        told = _announced(turn, _as_ran(turn.pending, but=turn.pending.blocked))
-    state, effects = _run_or_request(state, turn)
+        told = _announced(turn, _as_ran(pending, but=pending.blocked))
+    told += [Emit(notice=request) for request in pending.approvals]
+    state, effects = _run_or_request(state, turn, runnable(pending))
     return state, (*told, *effects)
 
 
-def _run_or_request(state: State, turn: Turn) -> Step:
-    """`RunTool` for each runnable call (auto) or `ResultsRequested` (manual); none: go on.
+def _hold(required: frozenset[str], pending: PendingRound) -> PendingRound:
+    """Rule 15: hold back each call a hook asked about, or whose tool requires approval."""
+    if not required and not pending.approvals:
+        return pending
+    asked = {request.call.id: request for request in pending.approvals}
+    runs: list[ToolCall | None] = []
+    held: list[ApprovalRequested] = []
+    for call, run in zip(pending.calls, pending.runs, strict=True):
+        request = asked.get(call.id)
+        if request is None and run is not None and run.name in required:
+            request = ApprovalRequested(call=run)
+        if request is not None:
+            held.append(request)
+        runs.append(None if request is not None else run)
+    return attrs.evolve(pending, runs=tuple(runs), approvals=tuple(held))
 
-    The budget admits the calls first (rule 15): those it refuses get their result now.
+
+def _run_or_request(state: State, turn: Turn, calls: tuple[ToolCall, ...]) -> Step:
+    """`RunTool` for each of `calls` (auto) or `ResultsRequested` (manual).
+
+    The budget admits the calls first (rule 16): those it refuses get their
+    result now. None left to run: the round closes when every call has its
+    result, pauses when only calls held for approval are left, else waits for
+    the calls still running.
     """
-    state, turn, refused = _admitted(state, turn)
+    state, turn, refused, calls = _admitted(state, turn, calls)
     assert turn.pending is not None
-    calls = runnable(turn.pending)
     if not calls:
-        state, effects = close_round(state, turn)
+        if is_complete(turn.pending):
+            state, effects = close_round(state, turn)
+        elif turn.pending.approvals and not awaiting(turn.pending):
+            state, effects = pause(state, turn)
+        else:  # approved calls were all refused while others of the round still run
+            return attrs.evolve(state, turn=turn), refused
         return state, (*refused, *effects)
     if state.config.auto_execute:
         effects = tuple(RunTool(call=call) for call in calls)
@@ -177,30 +225,32 @@ def _run_or_request(state: State, turn: Turn) -> Step:
     return attrs.evolve(state, phase=phase, turn=turn), (*refused, *effects)
 
 
-def _admitted(state: State, turn: Turn) -> tuple[State, Turn, tuple[Effect, ...]]:
-    """Count the runnable calls the budget admits; answer the others (rule 15)."""
+def _admitted(
+    state: State, turn: Turn, calls: tuple[ToolCall, ...]
+) -> tuple[State, Turn, tuple[Effect, ...], tuple[ToolCall, ...]]:
+    """Count the `calls` the budget admits; answer the others (rule 16); the admitted calls."""
     budget = state.config.budget
     pending = turn.pending
     assert pending is not None
-    calls = runnable(pending)
     if budget is None or not calls:
-        return state, turn, ()
-    verdicts = iter(admit(budget, scoped(state, turn), calls))
+        return state, turn, (), calls
     runs, results = list(pending.runs), list(pending.results)
     told: list[Effect] = []
-    for position, run in enumerate(pending.runs):
-        over = None if run is None else next(verdicts)
+    admitted: list[ToolCall] = []
+    for call, over in zip(calls, admit(budget, scoped(state, turn), calls), strict=True):
         if over is None:
+            admitted.append(call)
             continue
+        position = _position(pending, call.id)
         result = _error(state, pending.calls[position], refusal_text(over))
         runs[position], results[position] = None, result
         told.append(Emit(notice=ToolResultReady(result=result)))
         turn = attrs.evolve(turn, over_budget=turn.over_budget or over)
     pending = attrs.evolve(pending, runs=tuple(runs), results=tuple(results))
-    admitted = runnable(pending)
-    turn = attrs.evolve(turn, pending=pending, spent=spent_tools(turn.spent, admitted))
-    state = attrs.evolve(state, spent=spent_tools(state.spent, admitted))
-    return state, turn, tuple(told)
+    ran = tuple(admitted)
+    turn = attrs.evolve(turn, pending=pending, spent=spent_tools(turn.spent, ran))
+    state = attrs.evolve(state, spent=spent_tools(state.spent, ran))
+    return state, turn, tuple(told), ran
 
 
 def add_result(
@@ -221,10 +271,79 @@ def add_result(
     if HookPoint.POST_TOOL_USE in state.config.hooks:
         effects.append(TellHook(call=run, result=result))
     turn = attrs.evolve(turn, pending=pending)
-    if not is_complete(pending):
+    if is_complete(pending):
+        state, more = close_round(state, turn)
+    elif pending.approvals and not awaiting(pending):
+        state, more = pause(state, turn)  # only held calls are left: wait for the human
+    else:
         return attrs.evolve(state, turn=turn), tuple(effects)
-    state, more = close_round(state, turn)
     return state, (*effects, *more)
+
+
+def pause(state: State, turn: Turn) -> Step:
+    """Rule 15: nothing runs but held calls wait: pause the turn (`AwaitApproval`)."""
+    assert turn.pending is not None
+    state = attrs.evolve(state, phase=Phase.AWAITING_APPROVAL, turn=turn)
+    return state, (AwaitApproval(requests=turn.pending.approvals),)
+
+
+def decide_approval(state: State, turn: Turn, event: Approved | Denied) -> Step:
+    """Rule 15: a human's decision on one held call; once all are in, the approved ones run.
+
+    A denied call's result is the reason (what the model reads). Decided while
+    paused with calls still held, the turn stays paused and says so again.
+    """
+    pending = turn.pending
+    assert pending is not None
+    request = next(r for r in pending.approvals if r.call.id == event.call_id)
+    rest = tuple(r for r in pending.approvals if r is not request)
+    approved, results = pending.approved, pending.results
+    effects: tuple[Effect, ...] = ()
+    if isinstance(event, Approved):
+        approved = (*approved, request.call)
+    else:
+        result = _error(state, request.call, event.reason.strip() or DENIED)
+        results = replace(results, _position(pending, request.call.id), result)
+        effects = (Emit(notice=ToolResultReady(result=result)),)
+    pending = attrs.evolve(pending, approvals=rest, approved=approved, results=results)
+    turn = attrs.evolve(turn, pending=pending)
+    if not rest:
+        state, more = _release(state, turn)
+    elif state.phase is Phase.AWAITING_APPROVAL:
+        state, more = pause(state, turn)
+    else:  # other calls of the round still run
+        return attrs.evolve(state, turn=turn), effects
+    return state, (*effects, *more)
+
+
+def _position(pending: PendingRound, call_id: str) -> int:
+    """The position of the round's call `call_id`."""
+    return next(i for i, call in enumerate(pending.calls) if call.id == call_id)
+
+
+def _release(state: State, turn: Turn) -> Step:
+    """Every held call is decided: the approved ones run; a round with every result closes."""
+    pending = turn.pending
+    assert pending is not None
+    runs = pending.runs
+    for call in pending.approved:
+        runs = replace(runs, _position(pending, call.id), call)
+    approved = pending.approved
+    turn = attrs.evolve(turn, pending=attrs.evolve(pending, runs=runs, approved=()))
+    assert turn.pending is not None
+    if is_complete(turn.pending):
+        return close_round(state, turn)
+    if not approved:  # other calls still run (a paused round has none): they go on as ever
+        return attrs.evolve(state, turn=turn), ()
+    return _run_or_request(state, turn, approved)
+
+
+def awaiting_approval(state: State) -> tuple[ApprovalRequested, ...]:
+    """The calls held for a human's `Approved` or `Denied` now, in call order (rule 15)."""
+    turn = state.turn
+    if state.phase not in DECIDING or turn is None or turn.pending is None:
+        return ()
+    return turn.pending.approvals
 
 
 def close_round(state: State, turn: Turn) -> Step:

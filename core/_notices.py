@@ -6,6 +6,9 @@ Told by `step` (the tool loop), to the caller's stream:
 - `ReasoningStreamed`: a piece of reasoning text, as it arrives.
 - `ToolCallAnnounced`: the model issued a call (before it is checked or run).
 - `ResultsRequested`: manual mode; the calls whose results the caller must add.
+- `ApprovalRequested`: a call is held until a human approves or denies it
+  (its tool requires approval, or a PreToolUse hook asked); also what
+  `AwaitApproval` lists.
 - `ToolResultReady`: a call got its result (tool output, or an error).
 - `RoundFinished`: every call of a round has its result.
 - `RetryScheduled`: a model call failed and will be retried; text streamed
@@ -64,6 +67,14 @@ class ResultsRequested:
     """Manual mode: add one result for each of `calls` (arguments as hooks left them)."""
 
     calls: tuple[ToolCall, ...]
+
+
+@attrs.frozen(kw_only=True)
+class ApprovalRequested:
+    """`call` (arguments as it would run) waits for `Approved` or `Denied`; `reason` from a hook."""
+
+    call: ToolCall
+    reason: str = ""
 
 
 @attrs.frozen(kw_only=True)
@@ -128,6 +139,7 @@ Notice: TypeAlias = (
     | ReasoningStreamed
     | ToolCallAnnounced
     | ResultsRequested
+    | ApprovalRequested
     | ToolResultReady
     | RoundFinished
     | RetryScheduled

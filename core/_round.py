@@ -15,6 +15,7 @@ from typing import TypeVar
 import attrs
 
 from ._content import ImagePart
+from ._notices import ApprovalRequested
 from ._records import Reasoning, ToolCall, ToolResult, ToolRound
 
 #: The result a call gets when a cancel closes its round before it finished.
@@ -30,7 +31,9 @@ class PendingRound:
     `runs[i]` is the call to run for `calls[i]` (arguments as hooks left them),
     or None when it will not run; `results[i]` is its result once known.
     `awaiting_hooks` and `blocked` are the loop's: the PreToolUse decisions still
-    to come, and the ids of the calls a hook blocked.
+    to come, and the ids of the calls a hook blocked. So are `approvals`, the calls
+    held for a human's decision (in call order; their `runs` are None until they are
+    all decided), and `approved`, the ones approved so far.
     """
 
     text: str
@@ -40,6 +43,8 @@ class PendingRound:
     results: tuple[ToolResult | None, ...]
     awaiting_hooks: frozenset[str] = frozenset()
     blocked: frozenset[str] = frozenset()
+    approvals: tuple[ApprovalRequested, ...] = ()
+    approved: tuple[ToolCall, ...] = ()
 
 
 def error_result(call: ToolCall, content: str) -> ToolResult:

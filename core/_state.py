@@ -33,6 +33,9 @@ class Phase(enum.Enum):
     RUNNING_TOOLS = "running_tools"
     #: Manual mode; waiting for the caller's `ToolFinished` for each call.
     AWAITING_RESULTS = "awaiting_results"
+    #: The turn is paused (`AwaitApproval`): nothing runs; each call held for approval
+    #: waits for `Approved` or `Denied`, from any process.
+    AWAITING_APPROVAL = "awaiting_approval"
 
     #: Members are singletons, so identity hashing agrees with their equality; it spares
     #: `step`'s table lookup (one per event) the Python-level `Enum.__hash__`.
@@ -71,9 +74,9 @@ class Turn:
     past_cap: bool = False
     #: END_TURN: the first reason a PreToolUse hook blocked a call with (rule 5).
     block_reason: str | None = None
-    #: What the turn spent so far (tokens, model and tool calls, cost; rule 15).
+    #: What the turn spent so far (tokens, model and tool calls, cost; rule 16).
     spent: Spending = NOTHING_SPENT
-    #: The budget ran out: the turn ends so once its round is answered (rule 15).
+    #: The budget ran out: the turn ends so once its round is answered (rule 16).
     over_budget: OverBudget | None = None
 
 
@@ -81,7 +84,7 @@ class Turn:
 class State:
     """The whole loop: config, phase, history, the running turn and its stream.
 
-    `usage` sums every model call of the session, `spent` all it spent (rule 15).
+    `usage` sums every model call of the session, `spent` all it spent (rule 16).
     `ignored_calls` are calls abandoned by a cancel, whose late results are dropped.
     """
 

@@ -75,7 +75,21 @@ Rules
 13. After a `Finish`, a new prompt continues the same history.
 14. Between turns, `HistoryReplaced` sets the history (journaled like any
     event, so a replay rebuilds the same conversation); during a turn it is misuse.
-15. Budgets (`LoopConfig.budget`, core/_budget.py): each response is counted
+15. Human approval: once a round's PreToolUse decisions are in, each runnable
+    call whose tool is in `approval_required`, or that a hook answered `Ask`
+    about, is held (`ApprovalRequested`, in call order, after the
+    announcements). The round's other calls run as usual. When nothing but held
+    calls is left, the turn pauses: `AwaitApproval` lists them, the phase is
+    AWAITING_APPROVAL, and no effect is pending (the process may exit; the
+    journal holds the pause). `Approved` / `Denied` decide one call each, while
+    the round runs or is paused; while calls stay held a paused turn says
+    `AwaitApproval` again. Once the last is decided the approved calls run (or
+    are requested, in manual mode) and a denied call's result is an error whose
+    content is the human's reason (none given: "The user denied this tool
+    call."); then the round goes on as ever. A decision for a call that is not
+    held (unknown, already decided) or when none is, is misuse (`StepError`).
+    `Cancelled` answers held calls "cancelled" like any unfinished call.
+16. Budgets (`LoopConfig.budget`, core/_budget.py): each response is counted
     (tokens, model calls, cost) for the turn and the session, and told
     (`UsageReported`). A model call is not made once a limit is used up; a
     response that takes tokens or cost past a limit answers its calls "not
@@ -98,8 +112,10 @@ from ._config import EmptyPromptPolicy, HookPoint
 from ._effects import AskHook, Effect, Emit, Persist
 from ._events import (
     LATE_ANSWERS,
+    Approved,
     Blocked,
     Cancelled,
+    Denied,
     Event,
     HistoryReplaced,
     HookDecided,
@@ -115,7 +131,7 @@ from ._events import (
     ToolFinished,
 )
 from ._finish import Step, answered, call_model, charge, failed, finish
-from ._loop_round import add_result, decide_call, start_round
+from ._loop_round import DECIDING, add_result, decide_approval, decide_call, start_round
 from ._notices import (
     ReasoningStreamed,
     RetryScheduled,
@@ -329,6 +345,23 @@ def _on_tool_finished(state: State, event: ToolFinished) -> Step:
     return add_result(state, turn, position, event.output, event.is_error, images=event.images)
 
 
+# Rule 15 ---------------------------------------------------------------------
+
+
+def _on_decision(state: State, event: Approved | Denied) -> Step:
+    """A human's decision on one call held for approval; any other is misuse."""
+    turn = state.turn
+    held = turn.pending.approvals if turn and turn.pending and state.phase in DECIDING else ()
+    if not held:
+        raise StepError(state.phase, event, "no call awaits approval")
+    if all(request.call.id != event.call_id for request in held):
+        waiting = [request.call.id for request in held]
+        detail = f"call {event.call_id!r} awaits no approval (unknown, or already decided)"
+        raise StepError(state.phase, event, f"{detail}; awaiting approval: {waiting}")
+    assert turn is not None
+    return decide_approval(state, turn, event)
+
+
 # Rule 8 ----------------------------------------------------------------------
 
 
@@ -430,8 +463,14 @@ _ABANDONED_RESULTS: dict[tuple[Phase, type], Handler] = {
     if phase not in (Phase.RUNNING_TOOLS, Phase.AWAITING_RESULTS)
 }
 
+#: Rule 15: a decision is taken while the round runs or is paused; elsewhere it is misuse,
+#: said by `_on_decision` with what awaits approval.
+_DECISION_ROWS: dict[tuple[Phase, type], Handler] = {
+    (phase, kind): _on_decision for phase in Phase for kind in (Approved, Denied)
+}
+
 #: The loop's transitions, read-only: (phase, event type) -> handler.
 RULES: Mapping[tuple[Phase, type], Handler] = MappingProxyType(
-    {**_RULE_ROWS, **_CANCEL_ROWS, **_IGNORED_WHEN_IDLE, **_ABANDONED_RESULTS}
+    {**_RULE_ROWS, **_CANCEL_ROWS, **_IGNORED_WHEN_IDLE, **_ABANDONED_RESULTS, **_DECISION_ROWS}
 )
 _handler = RULES.get

@@ -42,6 +42,7 @@ from ._callbacks import (
 from ._client import Client, RunResult, open_journal, run
 from ._connection import Connection
 from ._errors import (
+    ApprovalPending,
     ConfigError,
     ContentRefused,
     JournalCorrupt,
@@ -56,6 +57,7 @@ from ._errors import (
     StepError,
     ToolreelError,
     TurnInProgress,
+    UnknownApproval,
     UnknownToolCall,
     UsageError,
 )
@@ -89,6 +91,7 @@ __all__ = [
     "AgentRunner",
     "AgentSession",
     "AgentSuccess",
+    "ApprovalPending",
     "Block",
     "Budget",
     "BudgetPolicy",
@@ -141,6 +144,7 @@ __all__ = [
     "ToolUseError",
     "ToolreelError",
     "TurnInProgress",
+    "UnknownApproval",
     "UnknownToolCall",
     "UsageError",
     "UsageReported",

@@ -54,6 +54,8 @@ from toolreel.core import (
     AgentEvent,
     AgentState,
     Allowed,
+    ApprovalRequested,
+    Ask,
     AttemptStarted,
     Blocked,
     CallModel,
@@ -303,6 +305,7 @@ class AgentRunner:
                 | ReasoningStreamed()
                 | ToolCallAnnounced()
                 | ResultsRequested()
+                | ApprovalRequested()
                 | ToolResultReady()
                 | RoundFinished()
                 | RetryScheduled()
@@ -344,6 +347,9 @@ class AgentRunner:
                 )
             case Replaced(value=arguments):
                 call = attrs.evolve(call, arguments=arguments)
+            case Ask():  # an agent run cannot wait for a human: refused, never run unasked
+                refused = "Tool call needs a human's approval, which an agent run cannot wait for"
+                return ToolFinished(call_id=call.id, output=refused, is_error=True)
             case Allowed():
                 pass
         event = await run_within(self._limiter, call, work, timeout)

@@ -8,6 +8,14 @@
 Auto mode (`auto_execute_tools=True`) runs the tools and continues until the
 model answers; manual mode yields the calls, then waits for
 `add_tool_result(...)` for each and continues without a new user message.
+
+Human approval: a call of a tool declared `@tool(requires_approval=True)`, or
+one a PreToolUse hook answered `HookDecision(ask=True)` about, is held; the
+turn pauses once nothing else runs (`events()` ends with `AwaitApproval`;
+`wait()` returns None and `paused` holds it). The pause is journaled: later, in this process or
+another, `Client.resume(session_id, options)`, then `approve(call_id)` or
+`deny(call_id, reason)` for each of `pending_approvals`; the turn goes on
+once the last is decided.
 """
 
 from __future__ import annotations
@@ -29,8 +37,13 @@ from toolreel.adapters._errors import ContentRefused, JournalUnavailable, Sessio
 from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._providers._images import refusal
 from toolreel.core import (
+    ApprovalRequested,
+    Approved,
+    AwaitApproval,
+    Cancelled,
     ChatMessage,
     ConfigError,
+    Denied,
     Finish,
     FinishReason,
     ImagePart,
@@ -56,7 +69,14 @@ from toolreel.core import (
 
 from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
 from ._connection import Connection
-from ._errors import NotOpen, RunFailed, TurnInProgress, UnknownToolCall
+from ._errors import (
+    ApprovalPending,
+    NotOpen,
+    RunFailed,
+    TurnInProgress,
+    UnknownApproval,
+    UnknownToolCall,
+)
 from ._hooks import hook_points
 from ._images import ImageSource, ToolOutput, tool_output
 from ._images import images as to_images
@@ -96,6 +116,7 @@ def loop_config(
         # Before its MCP servers are open the session lacks their tools, which per-tool
         # limits may name: the budget joins the config built once they are (`_open_sources`).
         budget=None if options.mcp_servers else options.budget,
+        approval_required=frozenset(name for name, item in tools.items() if item.requires_approval),
     )
 
 
@@ -140,9 +161,11 @@ class Client:
         self.runner = self._new_runner()
         self._sources: contextlib.AsyncExitStack | None = None  # the MCP servers, once open
         self.last_finish: Finish | None = None
-        self._send, self._receive = anyio.create_memory_object_stream[Notice | Finish | None](
-            math.inf
-        )
+        #: How the last run paused for approval, if it did (and no decision went on since).
+        self.paused: AwaitApproval | None = None
+        self._send, self._receive = anyio.create_memory_object_stream[
+            Notice | Finish | AwaitApproval | None
+        ](math.inf)
         self._requests_unread = 0  # ResultsRequested notices sent and not yet read
         self._continued = False  # all results given: `query("")` continues (open_agent's way)
         self._tasks: anyio.abc.TaskGroup | None = None
@@ -187,8 +210,9 @@ class Client:
     def resume(cls, session_id: str, options: AgentOptions, **kwargs: Any) -> Client:
         """A client that continues a journaled session, finishing a turn a crash interrupted.
 
-        (A Client whose `session_id` is already in its journal continues it the
-        same way; `resume` also insists that it is there.)
+        A turn paused for approval stays paused (`paused`, `pending_approvals`)
+        until `approve` / `deny`. (A Client whose `session_id` is already in its
+        journal continues it the same way; `resume` also insists that it is there.)
         """
         return cls(attrs.evolve(options, session_id=session_id), _resume=True, **kwargs)
 
@@ -212,7 +236,9 @@ class Client:
         # Entered here and exited in __aexit__, in the caller's task: `async with` nests it
         # inside every scope the caller opened before, and outside those opened within.
         self._tasks = await anyio.create_task_group().__aenter__()
-        if known and self.runner.phase is not Phase.IDLE:
+        if self.runner.phase is Phase.AWAITING_APPROVAL:  # paused: nothing to finish or redo
+            self.paused = AwaitApproval(requests=self.pending_approvals)
+        elif known and self.runner.phase is not Phase.IDLE:
             self._start(lambda: self.runner.resume(owed))
         return self
 
@@ -290,16 +316,19 @@ class Client:
 
         async def turn() -> None:
             try:
-                finish = await work()
-                if finish is not None:
-                    self.last_finish = finish
+                outcome = await work()
+                if isinstance(outcome, Finish):
+                    self.last_finish = outcome
+                elif isinstance(outcome, AwaitApproval):
+                    self.paused = outcome
+                    self._send.send_nowait(outcome)  # the reader's last item of the run
             except anyio.get_cancelled_exc_class():
                 self.last_finish = self.runner.finish  # the cancel it recorded
                 raise  # the client is closing, or a scope around it was cancelled
             except BaseException as exc:  # a journal that gave up, a real Ctrl-C, a bug
                 self._error = exc
             finally:
-                if self._error is not None or self.last_finish is None:
+                if self._error is not None or (self.last_finish or self.paused) is None:
                     self._send.send_nowait(None)
                 done.set()
 
@@ -329,7 +358,7 @@ class Client:
                 await self._stop_turn()
             raise
 
-    def _sink(self, item: Notice | Finish | None) -> None:
+    def _sink(self, item: Notice | Finish | AwaitApproval | None) -> None:
         """Pass a notice on to the reader, counting the requests for results."""
         if isinstance(item, ResultsRequested):
             self._requests_unread += 1
@@ -354,10 +383,16 @@ class Client:
             raise TurnInProgress(
                 "a turn is still running: read it to its end (or answer its tool calls) first"
             )
-        self.last_finish = None
+        if self.phase is Phase.AWAITING_APPROVAL:
+            held = [request.call.id for request in self.pending_approvals]
+            raise TurnInProgress(
+                f"the turn waits for approval of {held}: approve() or deny() each first "
+                "(or interrupt() it)"
+            )
+        self.last_finish = self.paused = None
         self._discard_notices()
         self.runner.drain()  # what came too late for the turns that are over
-        self._start(lambda: self.runner.run(PromptSubmitted(text=prompt, images=attached)))
+        self._start(lambda: self.runner.turn(PromptSubmitted(text=prompt, images=attached)))
 
     def _images(self, prompt: str, sources: Iterable[ImageSource] | None) -> tuple[ImagePart, ...]:
         """The prompt's images, refused at once if the model cannot take them."""
@@ -389,8 +424,9 @@ class Client:
             except anyio.WouldBlock:
                 return
 
-    async def events(self) -> AsyncIterator[Notice | Finish]:
-        """The running turn's notices, then its `Finish` (manual mode: until results are due)."""
+    async def events(self) -> AsyncIterator[Notice | Finish | AwaitApproval]:
+        """The running turn's notices, then its `Finish` (manual mode: until results are due;
+        paused for approval: ending with `AwaitApproval`)."""
         self._require_open()
         while True:
             try:
@@ -406,7 +442,7 @@ class Client:
                 self._raise_turn_error()
                 return
             yield item
-            if isinstance(item, Finish):
+            if isinstance(item, Finish | AwaitApproval):
                 await self.wait()  # the turn's task is ending; let it finish
                 return
             if isinstance(item, ResultsRequested):
@@ -429,7 +465,11 @@ class Client:
             raise error
 
     async def wait(self) -> Finish | None:
-        """Wait for the running turn to finish (its notices stay readable)."""
+        """Wait for the running turn to finish or pause for approval (its notices stay readable).
+
+        Its `Finish`; None when no turn finished: none ran, or it is paused for
+        approval (`paused` says how; `approve` / `deny` each of `pending_approvals`).
+        """
         self._require_open()
         if self._turn is not None:
             await self._until_done(self._turn.wait())
@@ -463,7 +503,7 @@ class Client:
         )
         if not self._running():  # a resumed session that was awaiting results
             self.runner.drain()
-            self._start(self.runner.run)
+            self._start(self.runner.turn)
         await self._until_done(self.runner.submit(event))
         self._continued = not self.pending_tool_calls()
 
@@ -471,10 +511,59 @@ class Client:
         """Manual mode: ids and names of the calls waiting for `add_tool_result`."""
         return {call.id: call.name for call in self.runner.awaiting()}
 
+    @property
+    def pending_approvals(self) -> tuple[ApprovalRequested, ...]:
+        """The calls held for `approve` / `deny` (each its call and why), in call order."""
+        return self.runner.awaiting_approval()
+
+    async def approve(self, call_id: str) -> None:
+        """Approve a held call; once the last held call is decided, the turn goes on.
+
+        Returns once the decision is journaled; `wait()` or `events()` give what follows.
+        """
+        await self._decide(Approved(call_id=call_id))
+
+    async def deny(self, call_id: str, reason: str = "") -> None:
+        """Deny a held call: the model reads `reason` as its error result.
+
+        An empty reason reads "The user denied this tool call."; otherwise as `approve`.
+        """
+        await self._decide(Denied(call_id=call_id, reason=reason))
+
+    async def _decide(self, decision: Approved | Denied) -> None:
+        """Feed a human's decision, continuing a paused turn (in a run of its own)."""
+        self._require_open()
+        held = [request.call.id for request in self.pending_approvals]
+        if decision.call_id not in held:
+            detail = f"awaiting approval: {held}" if held else "no call awaits approval"
+            raise UnknownApproval(
+                f"no call {decision.call_id!r} is held for approval (unknown, or already "
+                f"decided); {detail}"
+            )
+        await self._continue(decision)
+
+    async def _continue(self, event: Approved | Denied | Cancelled) -> None:
+        """Hand the turn `event`; a paused turn's run is over, so a new run takes it."""
+        if self.phase is Phase.AWAITING_APPROVAL and self._turn is not None:
+            await self._until_done(self._turn.wait())  # the paused run is ending: let it
+        if not self._running():
+            self._discard_notices()  # what the paused run told, read or not
+            self.runner.drain()
+            self.last_finish = self.paused = None
+            self._start(self.runner.turn)
+        await self._until_done(self.runner.submit(event))
+
     async def interrupt(self) -> None:
-        """Stop the model stream and running tools now; the turn finishes CANCELLED."""
+        """Stop the model stream and running tools now; the turn finishes CANCELLED.
+
+        A turn paused for approval is cancelled too: its held calls answered "cancelled".
+        """
         self._require_open()
         with anyio.CancelScope(shield=True):
+            if self.phase is Phase.AWAITING_APPROVAL and not self._running():
+                await self._continue(Cancelled())
+                await self.wait()
+                return
             await self._stop_turn()
 
     @property
@@ -499,7 +588,7 @@ class Client:
         return self.runner.metadata
 
 
-def _blocks(notice: Notice | Finish, text: list[str]) -> list[Block]:
+def _blocks(notice: Notice | Finish | AwaitApproval, text: list[str]) -> list[Block]:
     """The open_agent blocks one notice stands for (text is gathered per response)."""
     match notice:
         case TextStreamed(text=piece):
@@ -517,7 +606,7 @@ def _blocks(notice: Notice | Finish, text: list[str]) -> list[Block]:
                     tool_use_id=result.call_id, tool_name=result.name, error=result.content
                 )
             ]
-        case MessageRecorded() | Finish():
+        case MessageRecorded() | Finish() | AwaitApproval():
             return _flush(text)
         case _:
             pass
@@ -559,12 +648,16 @@ async def run(
 ) -> RunResult:
     """Run one prompt (and its `images`) to its end with the tools executed.
 
-    Raises `RunFailed` if it failed.
+    Raises `RunFailed` if it failed. A turn that pauses for approval raises
+    `ApprovalPending` (it is journaled: a Client can resume it, if the options
+    journal it).
     """
     options = attrs.evolve(options, auto_execute_tools=True)
     async with Client(options, model=model) as client:
         await client.query(prompt, images=images)
         finish = await client.wait()
+        if client.paused is not None:
+            raise ApprovalPending(client.session_id, client.paused.requests)
         assert finish is not None
         if finish.reason is FinishReason.FAILED:
             raise RunFailed(finish)

@@ -8,6 +8,7 @@
     │   ├── NotOpen (RuntimeError)                        used without `async with`
     │   ├── TurnInProgress (RuntimeError)                 a query while a turn runs
     │   ├── UnknownToolCall (ValueError)                  a result for no awaited call
+    │   │   └── UnknownApproval                           a decision for no held call
     │   ├── SessionNotFound (LookupError) (adapters)     no such session in the journal
     │   ├── ContentRefused (ValueError) (adapters)       images a model cannot take
     │   ├── NothingToReceive (RuntimeError) (open_agent)  receive_messages() before query()
@@ -21,6 +22,7 @@
     │   └── JournalUnavailable          (adapters)       cannot open, or locked too long
     ├── DecodeError (ValueError)        (adapters)       text that is not an event's JSON
     ├── RunFailed                                         a turn that finished FAILED
+    ├── ApprovalPending                                   run() paused: calls await approval
     ├── PromptBlocked (RuntimeError)    (open_agent)     a UserPromptSubmit hook blocked
     ├── ModelError (RuntimeError)       (open_agent)     the model call failed
     ├── ConfigFileError (+ its OSError/yaml.YAMLError) (open_agent.config)  an unusable config file
@@ -47,9 +49,17 @@ from toolreel.adapters._errors import (
     SessionError,
     SessionNotFound,
 )
-from toolreel.core import ConfigError, Finish, StepError, ToolreelError, UsageError
+from toolreel.core import (
+    ApprovalRequested,
+    ConfigError,
+    Finish,
+    StepError,
+    ToolreelError,
+    UsageError,
+)
 
 __all__ = [
+    "ApprovalPending",
     "ConfigError",
     "ContentRefused",
     "DecodeError",
@@ -65,6 +75,7 @@ __all__ = [
     "StepError",
     "ToolreelError",
     "TurnInProgress",
+    "UnknownApproval",
     "UnknownToolCall",
     "UsageError",
 ]
@@ -80,6 +91,27 @@ class TurnInProgress(UsageError, RuntimeError):
 
 class UnknownToolCall(UsageError, ValueError):
     """A manual result for a call that awaits none."""
+
+
+class UnknownApproval(UnknownToolCall):
+    """An approval or denial for a call that is not held for one (unknown, or decided)."""
+
+
+class ApprovalPending(ToolreelError):
+    """A turn paused for approval where the caller cannot wait for one (`run()`).
+
+    Continue it with `Client.resume(session_id, options)`, then `approve` / `deny`.
+    """
+
+    def __init__(self, session_id: str, requests: tuple[ApprovalRequested, ...]) -> None:
+        """Name the session and the calls that wait."""
+        calls = ", ".join(f"{r.call.name} ({r.call.id})" for r in requests)
+        super().__init__(
+            f"session {session_id} waits for approval of {calls}: resume it with "
+            "Client.resume(session_id, options), then approve() or deny() each call"
+        )
+        self.session_id = session_id
+        self.requests = requests
 
 
 class RunFailed(ToolreelError):

@@ -13,6 +13,12 @@ that blocks wins (a later `modified_*` applies on top of earlier ones). A
 hook that raises blocks the prompt or call it was asked about, with the
 exception as the reason (a safety gate that fails must not open). An agent
 run has no user prompt to hook: `AgentRunOptions` refuses UserPromptSubmit.
+
+A PreToolUse hook may ask a human instead: `HookDecision(ask=True, reason=...)`
+holds the call until `Client.approve` / `Client.deny` (unless a later hook
+blocks it; `modified_input` still applies, to the call that runs once approved).
+An agent run cannot wait for a human: there a call asked about is refused.
+`ask` means nothing to the other points.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import Any, TypeAlias, cast
 
 import attrs
 
-from toolreel.core import Allowed, Blocked, ChatMessage, Decision, HookPoint, Replaced
+from toolreel.core import Allowed, Ask, Blocked, ChatMessage, Decision, HookPoint, Replaced
 
 HOOK_PRE_TOOL_USE = "pre_tool_use"
 HOOK_POST_TOOL_USE = "post_tool_use"
@@ -45,6 +51,8 @@ class HookDecision:
     modified_input: dict[str, Any] | None = None
     modified_prompt: str | None = None
     reason: str | None = None
+    #: PreToolUse: hold the call for a human's approval (`reason` tells them why).
+    ask: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -116,6 +124,7 @@ async def call_hook(hook: Hook, event: HookEvent) -> object:
 async def decide(hooks: Sequence[Hook], event: HookEvent) -> Decision:
     """The core decision from running `hooks` in order on `event`."""
     decision: Decision = Allowed()
+    asked: str | None = None  # the first `ask`'s reason
     for hook in hooks:
         try:
             answer = await call_hook(hook, event)
@@ -131,7 +140,11 @@ async def decide(hooks: Sequence[Hook], event: HookEvent) -> Decision:
         if answer.modified_prompt is not None and isinstance(event, UserPromptSubmitEvent):
             decision = Replaced(value=answer.modified_prompt)
             event = attrs.evolve(event, prompt=answer.modified_prompt)
-    return decision
+        if answer.ask and asked is None and isinstance(event, PreToolUseEvent):
+            asked = answer.reason or ""
+    if asked is None:
+        return decision
+    return Ask(reason=asked, value=decision.value if isinstance(decision, Replaced) else None)
 
 
 def _name(hook: Hook) -> str:

@@ -2,8 +2,10 @@
 
 Every effect that expects an answering event (a model call, a tool run, a
 PreToolUse or UserPromptSubmit hook, a timer) is owed until the journal holds
-its answer. The journal is never written in the middle of a model stream, so
-an interrupted call left no partial response and is simply made again. A tool
+its answer. A turn paused for approval (`AwaitApproval`) owes nothing: it waits
+for a human's `Approved` / `Denied`, and resuming it runs nothing. The journal
+is never written in the middle of a model stream, so an interrupted call left
+no partial response and is simply made again. A tool
 call that started without an outcome runs again only if its tool is
 idempotent (`lost_outcome`); both runners resume by this rule. Both kinds of
 session are rebuilt by the one fold (`fold_journal`): `rebuild` a tool loop's,
@@ -25,9 +27,12 @@ from toolreel.core import (
     AgentEffect,
     AgentPhase,
     AgentState,
+    Approved,
     AskHook,
+    AwaitApproval,
     CallModel,
     Cancelled,
+    Denied,
     Effect,
     Emit,
     Finish,
@@ -124,8 +129,8 @@ def _expects(effect: Effect | AgentEffect) -> str | None:
             return f"validate:{attempt}"
         case StartTimer(token=token):
             return f"timer:{token}"
-        case TellHook() | Persist() | Emit() | Finish() | FinishAgent():
-            return None  # nothing answers them
+        case TellHook() | Persist() | Emit() | Finish() | FinishAgent() | AwaitApproval():
+            return None  # nothing answers them (a pause waits for a human, owes nothing)
         case _:
             assert_never(effect)
 
@@ -151,6 +156,8 @@ def _answers(event: StepEvent) -> str | None:
             | ToolCallArgumentsDelta()
             | Cancelled()
             | HistoryReplaced()
+            | Approved()
+            | Denied()
         ):
             return None
         case _:

@@ -12,11 +12,14 @@ order they happen (shell/_driver.py); the effects are carried out as the core sa
   `HookDecided`. `TellHook`: the PostToolUse hooks, told only.
 - `StartTimer`: sleep, then `TimerFired`. `Emit`: the caller's sink and the
   observer callbacks. `Persist`/every step: the journal, and `Persist` is told to
-  the sink as `MessageRecorded`. `Finish`: the turn ends.
+  the sink as `MessageRecorded`. `Finish`: the turn ends. `AwaitApproval`: the
+  turn pauses: the run ends with nothing running (`turn` returns it), and the
+  next run starts with a human's `Approved` / `Denied` (`Client.approve`).
 
 Durability: steps are journaled in batches, and always before a tool runs
 (so a started call is on disk before it has any effect), after each tool
-outcome, before each model call, and at the end of a turn. The runner says so
+outcome, before each model call, at the end of a turn, at a pause for approval
+and with each human decision. The runner says so
 with two effects of its own around the core's: `Record` (keep the step) first
 in every step, `Flush` (save, then start the step's tools) last in a durable one
 (shell/_steplog.py, shared with the agent's runner).
@@ -33,10 +36,14 @@ from toolreel.adapters import Journal
 from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._redact import Redactor
 from toolreel.core import (
+    ApprovalRequested,
+    Approved,
     AskHook,
     AttemptStarted,
+    AwaitApproval,
     CallModel,
     ChatMessage,
+    Denied,
     Effect,
     Emit,
     Event,
@@ -64,6 +71,7 @@ from toolreel.core import (
     ToolResultReady,
     UsageReported,
     ValidationFailed,
+    awaiting_approval,
     awaiting_results,
     initial_state,
     step,
@@ -71,6 +79,7 @@ from toolreel.core import (
 
 from ._callbacks import OnFinish, OnNotice, OnRound, OnToolCall, OnToolResult
 from ._driver import Driver, guarded, limiter_for, run_within
+from ._errors import ApprovalPending
 from ._hooks import (
     Hook,
     PostToolUseEvent,
@@ -109,8 +118,8 @@ _RunnerEffect = Effect | Record | Flush
 
 def _durable(event: Event, effects: tuple[Effect, ...]) -> bool:
     """Whether a step is saved at once (module docstring: "Durability")."""
-    return isinstance(event, ToolFinished) or any(
-        isinstance(effect, RunTool | CallModel | Finish) for effect in effects
+    return isinstance(event, ToolFinished | Approved | Denied) or any(
+        isinstance(effect, RunTool | CallModel | Finish | AwaitApproval) for effect in effects
     )
 
 
@@ -159,6 +168,7 @@ class Runner:
         )
         self._limiter = limiter_for(max_concurrent_tools)
         self._finish: Finish | None = None
+        self._paused: AwaitApproval | None = None
         self._runs: list[ToolCall] = []
         self.telemetry = Telemetry.of("loop", model, config.model, session_id, self.redactor)
 
@@ -195,6 +205,10 @@ class Runner:
         """Manual mode: the calls whose results the turn waits for."""
         return awaiting_results(self.state)
 
+    def awaiting_approval(self) -> tuple[ApprovalRequested, ...]:
+        """The calls held for a human's decision, in call order."""
+        return awaiting_approval(self.state)
+
     @property
     def finish(self) -> Finish | None:
         """How the last turn finished (a turn cancelled from outside included), if it has."""
@@ -203,22 +217,32 @@ class Runner:
     # --- running a turn -------------------------------------------------------
 
     async def run(self, first: Event | None = None) -> Finish:
-        """Feed `first` (if any) and carry on until the turn finishes."""
+        """Feed `first` (if any) and carry on until the turn finishes (a pause is refused).
+
+        For callers whose turns cannot pause (no approvals configured); `turn` may.
+        """
+        outcome = await self.turn(first)
+        if isinstance(outcome, AwaitApproval):
+            raise ApprovalPending(self.session_id, outcome.requests)
+        return outcome
+
+    async def turn(self, first: Event | None = None) -> Finish | AwaitApproval:
+        """Feed `first` (if any) and carry on until the turn finishes or pauses for approval."""
 
         async def begin() -> bool:
             if first is not None:
                 await self._driver.feed(first)
             return True
 
-        finish = await self._drive(begin)
-        assert finish is not None
-        return finish
+        outcome = await self._drive(begin)
+        assert outcome is not None
+        return outcome
 
-    async def _drive(self, begin: Callable[[], Awaitable[bool]]) -> Finish | None:
-        """Run a turn (see `Driver.run`); how it finished, if it did."""
-        self._finish = None
+    async def _drive(self, begin: Callable[[], Awaitable[bool]]) -> Finish | AwaitApproval | None:
+        """Run a turn (see `Driver.run`); how it finished or paused, if it did."""
+        self._finish = self._paused = None
         await self.telemetry.drive(self._driver, begin, lambda: self._finish)
-        return self._finish
+        return self._finish or self._paused
 
     def interrupt(self) -> None:
         """Stop the model stream and the tools now; the turn finishes as cancelled.
@@ -267,6 +291,9 @@ class Runner:
                 await self._notify(notice)
             case Persist(message=message):  # the step, Persist included, is journaled
                 await self._notify(MessageRecorded(message=message))
+            case AwaitApproval():
+                self._paused = effect
+                self._driver.end()  # nothing runs: the run is over until a human decides
             case Finish():
                 self._finish = effect
                 self._driver.end()
@@ -345,6 +372,7 @@ class Runner:
                 TextStreamed()
                 | ReasoningStreamed()
                 | ResultsRequested()
+                | ApprovalRequested()
                 | RetryScheduled()
                 | UsageReported()
                 | MessageRecorded()
@@ -365,8 +393,11 @@ class Runner:
         self._driver.state = attrs.evolve(restored.state, config=self.config)
         return [] if self.state.phase is Phase.IDLE else list(restored.owed)
 
-    async def resume(self, owed: list[Effect]) -> Finish | None:
-        """Carry out what was owed at the crash and finish the interrupted turn, if any."""
+    async def resume(self, owed: list[Effect]) -> Finish | AwaitApproval | None:
+        """Carry out what was owed at the crash and finish the interrupted turn, if any.
+
+        A turn paused for approval is not interrupted: it waits for a decision.
+        """
         if self.state.phase is Phase.IDLE:
             return None
 
@@ -374,7 +405,7 @@ class Runner:
             for effect in owed:
                 await self._redo(effect)
             self._start_runs()
-            return self.state.phase is not Phase.AWAITING_RESULTS
+            return self.state.phase not in (Phase.AWAITING_RESULTS, Phase.AWAITING_APPROVAL)
 
         return await self._drive(begin)
 
@@ -387,8 +418,8 @@ class Runner:
 
 
 def _settled(state: State) -> bool:
-    """No turn under way: a stop from outside has nothing to record."""
-    return state.phase is Phase.IDLE
+    """No turn under way, or one paused for approval: a stop from outside has nothing to record."""
+    return state.phase is Phase.IDLE or state.phase is Phase.AWAITING_APPROVAL
 
 
 def in_progress(state: State) -> tuple[ChatMessage, ...]:

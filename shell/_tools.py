@@ -113,6 +113,8 @@ class Tool(Generic[P, R]):
     takes_args_dict: bool = False
     timeout: float | None = None
     idempotent: bool = False
+    #: Each call waits for a human's `Client.approve` / `Client.deny` before it runs.
+    requires_approval: bool = False
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the function itself, unchecked and in this thread: what its callers expect."""
@@ -297,6 +299,7 @@ def _make_tool(
     schema: Mapping[str, Any] | None,
     timeout: float | None,
     idempotent: bool,
+    requires_approval: bool = False,
 ) -> Tool[P, R]:
     """Build a Tool from a handler and what the decorator was told."""
     doc = inspect.getdoc(handler) or ""
@@ -315,6 +318,7 @@ def _make_tool(
         takes_args_dict=schema is not None,
         timeout=timeout,
         idempotent=idempotent,
+        requires_approval=requires_approval,
     )
 
 
@@ -330,6 +334,7 @@ def tool(
     *,
     timeout: float | None = None,
     idempotent: bool = False,
+    requires_approval: bool = False,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -340,18 +345,22 @@ def tool(  # the overloads above type it for callers
     *,
     timeout: float | None = None,
     idempotent: bool = False,
+    requires_approval: bool = False,
 ) -> Any:
     """Declare a tool: `@tool`, `@tool(timeout=5)`, or `@tool("add", "Add", {"a": float})`.
 
     `timeout` (seconds) overrides the run's tool timeout for this tool;
     `idempotent=True` lets a resumed session run the call again when a crash
-    left its outcome unknown.
+    left its outcome unknown; `requires_approval=True` holds each call until a
+    human approves or denies it (`Client.approve` / `Client.deny`).
     """
     if callable(name):
         return _make_tool(
             name, name=None, description=None, schema=None, timeout=timeout, idempotent=idempotent
         )
     _check_declaration(name, description, schema, timeout)
+    if not isinstance(requires_approval, bool):
+        raise ConfigError("requires_approval", requires_approval, "True or False")
 
     def decorate(handler: Callable[..., Any]) -> Tool:
         return _make_tool(
@@ -361,6 +370,7 @@ def tool(  # the overloads above type it for callers
             schema=schema,
             timeout=timeout,
             idempotent=idempotent,
+            requires_approval=requires_approval,
         )
 
     return decorate

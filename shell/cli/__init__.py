@@ -4,8 +4,9 @@
     toolreel sessions sessions.db   toolreel show sessions.db SESSION   toolreel replay sessions.db
 
 Exit codes: 0 success; 1 a turn that did not complete, a divergence, another
-failure; 2 a usage error; 130 Ctrl-C. Errors are one line on stderr, `error: ...`
-(TOOLREEL_DEBUG=1 shows the traceback of an unexpected one).
+failure; 2 a usage error; 3 a turn left paused for approval; 130 Ctrl-C.
+Errors are one line on stderr, `error: ...` (TOOLREEL_DEBUG=1 shows the
+traceback of an unexpected one).
 """
 
 from __future__ import annotations
@@ -277,8 +278,10 @@ def _options(params: dict[str, Any], model: str, journal: Journal | None) -> Age
     )
 
 
-def _converse(params: dict[str, Any], prompts: live.Prompts) -> int:
-    """Run the prompts as turns of one session; the exit code."""
+def _converse(
+    params: dict[str, Any], prompts: live.Prompts, decisions: list[live.Decision] | None = None
+) -> int:
+    """Run the prompts as turns of one session (after `decisions`, if any); the exit code."""
     testing = params["model"] == "test"  # TestModel: calls each tool once, no key, no server
     try:  # usage errors (a bad key, no key: say which variable to set) before anything runs
         options = agent_options(params, None)
@@ -296,7 +299,8 @@ def _converse(params: dict[str, Any], prompts: live.Prompts) -> int:
     try:
         options = attrs.evolve(options, journal=journal)
         with test_model() if testing else contextlib.nullcontext():
-            return anyio.run(live.converse, options, prompts, view, str(path or ""))
+            where = str(path or "")
+            return anyio.run(live.converse, options, prompts, view, where, decisions)
     finally:
         if journal is not None:
             journal.close()
@@ -410,13 +414,51 @@ def chat(temporal: str | None, task_queue: str, **params: Any) -> int:
     return _converse(params, live.Prompts(interactive=True))
 
 
+def _decide(params: dict[str, Any], decisions: list[live.Decision]) -> int:
+    """Decide calls of the paused session `--journal` / `--session` name, then go on."""
+    path: Path | None = params["journal"]
+    if path is None or not params["session"]:
+        raise click.UsageError("--journal and --session name the paused session")
+    with reading(path) as store:
+        params["session"] = session_in(store, path, params["session"])
+    return _converse(params, live.Prompts(), decisions)
+
+
+@cli.command()
+@click.argument("call_ids", nargs=-1, required=True, metavar="CALL_ID...")
+@_model_options
+def approve(call_ids: tuple[str, ...], **params: Any) -> int:
+    """Approve calls a paused turn holds, then go on with the turn.
+
+    The session is --journal FILE --session ID (a unique prefix will do); give
+    the same --tools and model options as the run that paused it. Once no call
+    is held the turn continues and streams like `run`: exit 0 when it
+    completed, 3 when it paused again.
+    """
+    return _decide(params, [live.Decision(call_id, approve=True) for call_id in call_ids])
+
+
+@cli.command()
+@click.argument("call_ids", nargs=-1, required=True, metavar="CALL_ID...")
+@click.option("--reason", default="", help="What the model reads [default: the user denied it].")
+@_model_options
+def deny(call_ids: tuple[str, ...], reason: str, **params: Any) -> int:
+    """Deny calls a paused turn holds (the model reads --reason), then go on.
+
+    As `approve`: --journal and --session name the session, the same --tools.
+    """
+    decided = [live.Decision(call_id, approve=False, reason=reason) for call_id in call_ids]
+    return _decide(params, decided)
+
+
 @cli.command()
 @JOURNAL
 @click.option("-q", "--quiet", is_flag=True, help="Print only the session ids, one a line.")
 def sessions(journal: Path, quiet: bool) -> None:
     """List the sessions in a journal.
 
-    One row per session: id, turns, events, how the last turn ended, tokens.
+    One row per session: id, turns, events, how the last turn ended (or
+    "awaiting approval (N)": paused, see `approve` / `deny`), tokens.
     """
     with reading(journal) as store:
         if quiet:

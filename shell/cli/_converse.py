@@ -2,7 +2,9 @@
 
 `converse` drives a session's turns through a `Client` and renders them with a
 `TurnView`; Ctrl-C interrupts the running turn through the client, and while a
-prompt is being read it quits.
+prompt is being read it quits. A turn that pauses for approval is decided on
+stdin in `chat` ("approve NAME(ARGS)? [y/n]", then a reason for a no); `run`
+leaves it paused for `toolreel approve` / `toolreel deny` (exit 3).
 """
 
 from __future__ import annotations
@@ -19,11 +21,23 @@ import anyio.lowlevel
 import attrs
 from rich.text import Text
 
-from toolreel.core import Finish, FinishReason, ImagePart, LoopConfig, Phase
+from toolreel.core import AwaitApproval, Finish, FinishReason, ImagePart, LoopConfig, Phase
 
 from .._client import Client
 from .._options import AgentOptions
-from ._render import TurnView
+from ._render import TurnView, call_text
+
+#: The exit code of a turn left paused for approval.
+EXIT_PAUSED = 3
+
+
+@attrs.frozen
+class Decision:
+    """A decision given on the command line: approve `call_id`, or deny it with `reason`."""
+
+    call_id: str
+    approve: bool
+    reason: str = ""
 
 
 @attrs.define
@@ -107,29 +121,110 @@ class Interrupts:
                 self.reading = None
         return None
 
+    async def answer(self, view: TurnView, question: str) -> str | None:
+        """A line answering `question` (stripped, lower case kept); None at EOF or on Ctrl-C."""
+        view.quiet()
+        tty = sys.stdin.isatty()
+        if not tty:
+            view.out.print(Text(question, style="bold"), end="")
+        with anyio.CancelScope() as scope:
+            self.reading = scope
+            try:
+                line = await read_line(question if tty else "")
+            finally:
+                self.reading = None
+            if not tty:
+                view.out.print((line or "").strip())
+            return None if line is None else line.strip()
+        return None
 
-def exit_code(finish: Finish) -> int:
-    """0 completed, 130 interrupted, 1 anything else."""
-    if finish.reason is FinishReason.COMPLETED:
+
+def exit_code(outcome: Finish | AwaitApproval) -> int:
+    """0 completed, 130 interrupted, 3 paused for approval, 1 anything else."""
+    if isinstance(outcome, AwaitApproval):
+        return EXIT_PAUSED
+    if outcome.reason is FinishReason.COMPLETED:
         return 0
-    return 130 if finish.reason is FinishReason.CANCELLED else 1
+    return 130 if outcome.reason is FinishReason.CANCELLED else 1
 
 
-async def follow(client: Client, view: TurnView) -> Finish:
-    """Render the running turn to its end; its `Finish`."""
+async def follow(client: Client, view: TurnView) -> Finish | AwaitApproval:
+    """Render the running turn until it finishes or pauses for approval; how it did."""
     view.waiting("thinking…")
-    finish = None
+    outcome = None
     try:
         async for item in client.events():
             view.show(item)
-            if isinstance(item, Finish):
-                finish = item
+            if isinstance(item, Finish | AwaitApproval):
+                outcome = item
     finally:
         view.quiet()
-    finish = finish or client.last_finish
-    assert finish is not None, "a turn always finishes"
-    view.finished(finish)
-    return finish
+    outcome = outcome or client.last_finish or client.paused
+    assert outcome is not None, "a turn always finishes or pauses"
+    if isinstance(outcome, Finish):
+        view.finished(outcome)
+    return outcome
+
+
+async def ask_each(client: Client, view: TurnView, guard: Interrupts) -> bool:
+    """Ask y/n for each held call, and a reason for a no; False if stdin ended first."""
+    for request in client.pending_approvals:
+        if request.reason:
+            view.note(f"{request.call.name}: {request.reason}", "yellow")
+        answer = ""
+        while answer not in ("y", "yes", "n", "no"):
+            found = await guard.answer(view, f"approve {call_text(request.call)}? [y/n] ")
+            if found is None:
+                return False
+            answer = found.lower()
+        if answer.startswith("y"):
+            await client.approve(request.call.id)
+            continue
+        reason = await guard.answer(view, "reason (the model reads it; empty: none): ")
+        if reason is None:
+            return False
+        await client.deny(request.call.id, reason)
+    return True
+
+
+async def settle(
+    client: Client, view: TurnView, guard: Interrupts, outcome: Finish | AwaitApproval
+) -> Finish | AwaitApproval:
+    """Decide each pause on stdin until the turn finishes; paused still if stdin ends first."""
+    while isinstance(outcome, AwaitApproval):
+        if not await ask_each(client, view, guard):
+            return outcome
+        outcome = await follow(client, view)
+    return outcome
+
+
+async def apply_decisions(client: Client, view: TurnView, decisions: list[Decision]) -> int:
+    """`toolreel approve` / `deny`: decide the calls named, then follow the turn; the exit code."""
+    for decision in decisions:
+        if decision.approve:
+            await client.approve(decision.call_id)
+        else:
+            await client.deny(decision.call_id, decision.reason)
+    if client.pending_approvals and client.phase is Phase.AWAITING_APPROVAL:
+        outcome: Finish | AwaitApproval = AwaitApproval(requests=client.pending_approvals)
+    else:
+        outcome = await follow(client, view)
+    return exit_code(outcome)
+
+
+def paused_note(client: Client, view: TurnView, where: str) -> None:
+    """Say which calls wait and how to decide them from the command line."""
+    for request in client.pending_approvals:
+        why = f" ({request.reason})" if request.reason else ""
+        view.note(f"waiting for approval: {call_text(request.call)} [{request.call.id}]{why}")
+    if where:
+        view.note(
+            f"decide with: toolreel approve CALL_ID (or deny CALL_ID --reason TEXT) "
+            f"--journal {where} --session {client.session_id} and the same --tools",
+            "yellow",
+        )
+    else:
+        view.note("no --journal: the paused session is not kept", "yellow")
 
 
 def _client(options: AgentOptions, view: TurnView) -> Client:
@@ -153,23 +248,47 @@ def _client(options: AgentOptions, view: TurnView) -> Client:
     return client
 
 
-async def converse(options: AgentOptions, prompts: Prompts, view: TurnView, where: str) -> int:
-    """Run each prompt as a turn of one session; the exit code (0, 1, or 130 on Ctrl-C)."""
+async def converse(
+    options: AgentOptions,
+    prompts: Prompts,
+    view: TurnView,
+    where: str,
+    decisions: list[Decision] | None = None,
+) -> int:
+    """Run each prompt as a turn of one session; the exit code (0, 1, 3 paused, 130 on Ctrl-C).
+
+    `decisions` (`toolreel approve` / `deny`) are applied to the paused turn first.
+    """
     client = _client(options, view)
     worst = 0
     async with client, anyio.create_task_group() as tasks:
         guard = Interrupts(client)
         tasks.start_soon(guard.watch)
-        if client.phase is not Phase.IDLE:
+        if decisions:
+            worst = await apply_decisions(client, view, decisions) % 130
+        elif client.phase is Phase.AWAITING_APPROVAL:
+            view.note("the session's last turn waits for approval")
+            held = AwaitApproval(requests=client.pending_approvals)
+            outcome = await settle(client, view, guard, held)
+            worst = exit_code(outcome) % 130
+        elif client.phase is not Phase.IDLE:
             view.note("finishing the turn an earlier run left unfinished")
             worst = max(worst, exit_code(await follow(client, view)) % 130)
-        while (prompt := await guard.prompt(prompts, view)) is not None:
+        while (
+            client.phase is Phase.IDLE and (prompt := await guard.prompt(prompts, view)) is not None
+        ):
             await client.query(prompt, images=prompts.take_images())
-            code = exit_code(await follow(client, view))
+            outcome = await follow(client, view)
+            if prompts.interactive:
+                outcome = await settle(client, view, guard, outcome)
+            code = exit_code(outcome)
             if code == 130 and not prompts.interactive:
                 worst = 130
                 break
             worst = max(worst, code % 130)
+        if client.phase is Phase.AWAITING_APPROVAL:
+            paused_note(client, view, where)
+            worst = EXIT_PAUSED if worst in (0, EXIT_PAUSED) else worst
         if guard.quit:
             view.out.print()  # leave the prompt's line
             worst = 130

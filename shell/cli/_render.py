@@ -21,6 +21,8 @@ from rich.text import Text
 from toolreel.adapters import Session
 from toolreel.core import (
     AgentError,
+    ApprovalRequested,
+    AwaitApproval,
     Finish,
     FinishReason,
     Notice,
@@ -28,6 +30,7 @@ from toolreel.core import (
     RetryScheduled,
     RoundFinished,
     TextStreamed,
+    ToolCall,
     ToolCallAnnounced,
     ToolResult,
     ToolResultReady,
@@ -91,7 +94,7 @@ class TurnView:
             self.out.print()
             self._line_open = False
 
-    def show(self, item: Notice | Finish) -> None:
+    def show(self, item: Notice | Finish | AwaitApproval) -> None:
         """Render one notice of the running turn (or its `Finish`)."""
         match item:
             case TextStreamed(text=piece):
@@ -123,7 +126,14 @@ class TurnView:
                 self._end_line()
                 self.note(f"retry {retry} in {seconds:.1f}s: {one_line(message)}{void}", "yellow")
                 self.waiting("waiting to retry…")
-            case Finish():
+            case ApprovalRequested(call=call, reason=reason):
+                self.quiet()
+                self._end_line()
+                self._running.pop(call.id, None)
+                why = f": {reason}" if reason else ""
+                self.note(f"  ⏸ {call.name} waits for approval{why}", "yellow")
+                self._tools_running()
+            case Finish() | AwaitApproval():
                 self.quiet()
                 self._end_line()
             case _:
@@ -156,6 +166,11 @@ class TurnView:
             self.note("interrupted", "yellow")
         else:
             self.error(failure_text(finish))
+
+
+def call_text(call: ToolCall) -> str:
+    """A call as `name(arguments)`, the arguments on one line."""
+    return f"{call.name}({one_line(call.arguments)})"
 
 
 def result_text(result: ToolResult) -> Text:
@@ -192,7 +207,12 @@ def failure_text(finish: Finish) -> str:
 
 
 def last_reason(session: Session) -> str:
-    """How a session's last turn ended ("unfinished" if it never did, "-" if it has none)."""
+    """How a session's last turn ended ("unfinished" if it never did, "-" if it has none).
+
+    A turn paused for approval is "awaiting approval" with how many calls wait.
+    """
+    if session.approvals:
+        return f"awaiting approval ({len(session.approvals)})"
     if not session.turns:
         return "-"
     reason = session.turns[-1].reason

@@ -11,6 +11,9 @@ the loop to a browser"):
 - `GET /api/chat/{id}/stream`: 204, "no stream to resume" (what `useChat({resume:
   true})` asks on mount; a turn whose client went away was cancelled, never kept running).
 - `POST /api/events`: `{id, message}`; answers with the plain event stream.
+- `POST /api/approvals`: `{id, call_id, approved, reason?, protocol?}`: decide a
+  call the paused turn of session `id` holds; answers with what follows, as the
+  UI message stream (or `protocol: "events"`, the plain one).
 - `GET /api/sessions`, `GET /api/sessions/{id}`: the journal's chat sessions.
 
 Every turn runs in a `Client` of its own over the app's one journal; errors
@@ -39,7 +42,7 @@ from toolreel.core import ToolreelError, UsageError
 from toolreel.shell import AgentOptions, open_journal
 from toolreel.shell._client import sources_opened
 
-from ._respond import chat_response, error_response
+from ._respond import Decision, chat_response, decision_response, error_response
 from ._sessions import chat_sessions, session_detail, session_summary
 
 #: What the page shows when the server runs the offline scripted model.
@@ -110,6 +113,7 @@ def app(
         Route("/api/chat", _handler(served, _chat), methods=["POST"]),
         Route("/api/chat/{session_id}/stream", _no_stream, methods=["GET"]),
         Route("/api/events", _handler(served, _events), methods=["POST"]),
+        Route("/api/approvals", _handler(served, _approval), methods=["POST"]),
         Route("/api/sessions", _handler(served, _sessions), methods=["GET"]),
         Route("/api/sessions/{session_id}", _handler(served, _session), methods=["GET"]),
     ]
@@ -244,6 +248,24 @@ async def _events(served: Served, request: Request) -> Response:
         session_id=_session_id(data),
         protocol="events",
         model=served.model,
+    )
+
+
+async def _approval(served: Served, request: Request) -> Response:
+    """`POST /api/approvals`: approve or deny a held call, and stream the turn that goes on."""
+    data = await _body(request)
+    session_id, call_id = _session_id(data), data.get("call_id")
+    approved, reason = data.get("approved"), data.get("reason", "")
+    protocol = data.get("protocol", "ui")
+    if session_id is None or not isinstance(call_id, str) or not call_id:
+        raise UsageError("'id' (the session) and 'call_id' are required")
+    if not isinstance(approved, bool) or not isinstance(reason, str):
+        raise UsageError("'approved' must be true or false, 'reason' a string")
+    if protocol not in ("ui", "events"):
+        raise UsageError('\'protocol\' must be "ui" or "events"')
+    decision = Decision(call_id=call_id, approve=approved, reason=reason)
+    return decision_response(
+        served.options, session_id, decision, protocol=protocol, model=served.model
     )
 
 

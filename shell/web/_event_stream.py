@@ -15,6 +15,8 @@ the `(type, data)` pairs one notice (or the turn's `Finish`) stands for.
   retried; the text it streamed is void.
 - `results_requested` `{calls: [{id, name, arguments}]}`: manual mode; the
   caller must add these results.
+- `approval_requested` `{id, name, arguments, reason}`: the call is held until
+  a human approves or denies it (`POST /api/approvals`).
 - `attempt` `{attempt}` / `validation_failed` `{attempt, problems}`: an agent's
   attempt starts / fails validation.
 - `spent` `{turn, session}`: with a budget, after each model response: what
@@ -23,7 +25,8 @@ the `(type, data)` pairs one notice (or the turn's `Finish`) stands for.
 - `error` `{message, code}`: the turn failed (`code`: `model_error`,
   `retries_exhausted`, `max_iterations`, or the error's kind, e.g. `journal_unavailable`).
 - `done` `{reason, max_turns_reached, text}`: last; how the turn ended, its answer;
-  a turn over budget adds `budget` `{limit_name, limit, used, scope, message}`.
+  a turn over budget adds `budget` `{limit_name, limit, used, scope, message}`
+  (`reason` "awaiting_approval", with `approvals` [ids]: the turn is paused).
 
 `MessageRecorded` sends nothing (the history is the server's).
 """
@@ -36,7 +39,9 @@ from typing import Any, TypeAlias, assert_never
 import attrs
 
 from toolreel.core import (
+    ApprovalRequested,
     AttemptStarted,
+    AwaitApproval,
     Finish,
     MessageRecorded,
     Notice,
@@ -83,7 +88,7 @@ def plain_start(session_id: str) -> tuple[PlainStream, list[PlainEvent]]:
 
 
 def plain_events(
-    stream: PlainStream, item: Notice | Finish, now: float
+    stream: PlainStream, item: Notice | Finish | AwaitApproval, now: float
 ) -> tuple[PlainStream, list[PlainEvent]]:
     """Fold one notice (or the turn's `Finish`) into the stream: the new state and its events."""
     match item:
@@ -112,6 +117,16 @@ def plain_events(
             return stream, [
                 ("spent", {"turn": spending_json(turn), "session": spending_json(session)})
             ]
+        case ApprovalRequested(call=call, reason=reason):
+            return stream, [("approval_requested", {**call_json(call), "reason": reason})]
+        case AwaitApproval(requests=requests):
+            done = {
+                "reason": "awaiting_approval",
+                "max_turns_reached": False,
+                "text": "",
+                "approvals": [request.call.id for request in requests],
+            }
+            return stream, [("done", done)]
         case MessageRecorded():
             return stream, []
         case AttemptStarted(attempt=attempt):

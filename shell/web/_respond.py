@@ -26,7 +26,16 @@ from starlette.types import Receive, Scope, Send
 
 from toolreel.adapters import ModelPort
 from toolreel.adapters._errors import JournalError, SessionBusy, SessionNotFound
-from toolreel.core import ConfigError, Finish, Notice, Phase, ToolreelError, UsageError
+from toolreel.core import (
+    AwaitApproval,
+    ConfigError,
+    Finish,
+    Notice,
+    Phase,
+    ToolCallAnnounced,
+    ToolreelError,
+    UsageError,
+)
 from toolreel.shell import AgentOptions, Client
 
 from ._event_stream import EVENT_STREAM_HEADERS, plain_error, plain_events, plain_start, sse_event
@@ -43,7 +52,7 @@ def new_message_id() -> str:
 
 
 async def ui_message_stream(
-    items: AsyncIterable[Notice | Finish],
+    items: AsyncIterable[Notice | Finish | AwaitApproval],
     *,
     message_id: str | None = None,
     clock: Clock = time.monotonic,
@@ -75,7 +84,7 @@ async def ui_message_stream(
 
 
 async def event_stream(
-    items: AsyncIterable[Notice | Finish],
+    items: AsyncIterable[Notice | Finish | AwaitApproval],
     *,
     session_id: str,
     clock: Clock = time.monotonic,
@@ -131,14 +140,25 @@ def error_response(exc: BaseException) -> JSONResponse:
 
 
 @attrs.frozen(kw_only=True)
+class Decision:
+    """A human's decision on a call a paused turn holds: approve it, or deny it with `reason`."""
+
+    call_id: str
+    approve: bool
+    reason: str = ""
+
+
+@attrs.frozen(kw_only=True)
 class Turn:
-    """What one response runs: a prompt in a session, with these options and model."""
+    """What one response runs: a prompt in a session (or a decision on its paused turn),
+    with these options and model."""
 
     options: AgentOptions
     prompt: str
     protocol: Protocol = "ui"
     message_id: str | None = None
     model: ModelPort | None = None
+    decision: Decision | None = None
 
 
 class TurnResponse(StreamingResponse):
@@ -148,35 +168,66 @@ class TurnResponse(StreamingResponse):
     the response is `{"error": ...}` instead of a stream.
     """
 
-    def __init__(self, turn: Turn) -> None:
-        """Prepare; nothing runs until the server calls the response."""
+    def __init__(self, turn: Turn, *, resume: bool = False) -> None:
+        """Prepare; nothing runs until the server calls the response (`resume`: the session
+        must exist)."""
         headers = UI_STREAM_HEADERS if turn.protocol == "ui" else EVENT_STREAM_HEADERS
         super().__init__((), media_type="text/event-stream", headers=dict(headers))
         self.turn = turn
+        self.resume = resume
+        self._held: tuple[ToolCallAnnounced, ...] = ()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Open the session, run the turn and stream it; close the session whatever happens."""
         async with contextlib.AsyncExitStack() as stack:
             try:
-                client = await stack.enter_async_context(
-                    Client(self.turn.options, model=self.turn.model)
+                options, model = self.turn.options, self.turn.model
+                opened = (
+                    Client.resume(options.session_id or "", options, model=model)
+                    if self.resume
+                    else Client(options, model=model)
                 )
+                client = await stack.enter_async_context(opened)
             except ToolreelError as exc:
                 await error_response(exc)(scope, receive, send)
                 return
-            if client.phase is not Phase.IDLE:  # a turn a crash left unfinished: finish it first
-                await client.wait()
-            await client.query(self.turn.prompt)
+            try:
+                await self._begin(client)
+            except ToolreelError as exc:  # a prompt while paused, a decision for no held call
+                await error_response(exc)(scope, receive, send)
+                return
             await self._stream(self._body(client), receive, send)
+
+    async def _begin(self, client: Client) -> None:
+        """Start the turn: the prompt, or the decision that continues a paused turn.
+
+        A decision's response is a new message: it opens by announcing the held
+        calls again, so their outputs belong to a call of its own step.
+        """
+        decision = self.turn.decision
+        if decision is not None:
+            turn = client.runner.state.turn
+            iteration = turn.iteration if turn is not None else 0
+            self._held = tuple(
+                ToolCallAnnounced(call=request.call, iteration=iteration)
+                for request in client.pending_approvals
+            )
+            if decision.approve:
+                await client.approve(decision.call_id)
+            else:
+                await client.deny(decision.call_id, decision.reason)
+            return
+        if client.phase not in (Phase.IDLE, Phase.AWAITING_APPROVAL):
+            await client.wait()  # a turn a crash left unfinished: finish it first
+        await client.query(self.turn.prompt)
 
     def _body(self, client: Client) -> AsyncIterator[str]:
         """The turn's SSE text in this response's protocol."""
         redact = client.redactor.text
+        items = _after(self._held, client.events())
         if self.turn.protocol == "ui":
-            return ui_message_stream(
-                client.events(), message_id=self.turn.message_id, redact=redact
-            )
-        return event_stream(client.events(), session_id=client.session_id, redact=redact)
+            return ui_message_stream(items, message_id=self.turn.message_id, redact=redact)
+        return event_stream(items, session_id=client.session_id, redact=redact)
 
     async def _stream(self, body: AsyncIterator[str], receive: Receive, send: Send) -> None:
         """Send the head and every chunk; stop at once when the client goes away."""
@@ -195,6 +246,17 @@ class TurnResponse(StreamingResponse):
             tasks.cancel_scope.cancel()
 
 
+async def _after(
+    first: tuple[ToolCallAnnounced, ...], items: AsyncIterator[Notice | Finish | AwaitApproval]
+) -> AsyncIterator[Notice | Finish | AwaitApproval]:
+    """`first`, then `items` (closed when this is)."""
+    async with _closing(items) as rest:
+        for item in first:
+            yield item
+        async for item in rest:
+            yield item
+
+
 def _body_message(body: bytes, *, more: bool) -> dict[str, Any]:
     """An ASGI body message."""
     return {"type": "http.response.body", "body": body, "more_body": more}
@@ -207,6 +269,28 @@ async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
         if message["type"] == "http.disconnect":
             scope.cancel()
             return
+
+
+def decision_response(
+    options: AgentOptions,
+    session_id: str,
+    decision: Decision,
+    *,
+    protocol: Protocol = "ui",
+    model: ModelPort | None = None,
+) -> StreamingResponse:
+    """A decision on a call the paused turn of `session_id` holds, and what follows, streamed.
+
+    An unknown session is a 404; a call that is not held (unknown, decided) a 400.
+    """
+    turn = Turn(
+        options=attrs.evolve(options, session_id=session_id, auto_execute_tools=True),
+        prompt="",
+        protocol=protocol,
+        model=model,
+        decision=decision,
+    )
+    return TurnResponse(turn, resume=True)
 
 
 def chat_response(

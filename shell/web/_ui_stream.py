@@ -42,6 +42,10 @@ the client's rules are those of its `processUIMessageStream`):
    `AttemptStarted`/`ValidationFailed` become transient `data-attempt` /
    `data-validation` parts; with a budget, `UsageReported` after each model
    response is a transient `data-spent` part (the turn's and session's spending).
+9. A call held for approval (`ApprovalRequested`) is a `tool-approval-request`
+   part (`approvalId` is the call's id; its `reason`, if any); the pause
+   (`AwaitApproval`) ends the message with `finish`, reason `tool-calls`,
+   `messageMetadata.reason` "awaiting_approval" and the ids waiting (`approvals`).
 """
 
 from __future__ import annotations
@@ -52,7 +56,9 @@ from typing import Any, TypeAlias, assert_never
 import attrs
 
 from toolreel.core import (
+    ApprovalRequested,
     AttemptStarted,
+    AwaitApproval,
     Finish,
     FinishReason,
     MessageRecorded,
@@ -127,7 +133,9 @@ def ui_start(message_id: str) -> tuple[UIStream, list[Part]]:
     return UIStream(message_id=message_id), [{"type": "start", "messageId": message_id}]
 
 
-def ui_parts(stream: UIStream, item: Notice | Finish, now: float) -> tuple[UIStream, list[Part]]:
+def ui_parts(
+    stream: UIStream, item: Notice | Finish | AwaitApproval, now: float
+) -> tuple[UIStream, list[Part]]:
     """Fold one notice (or the turn's `Finish`) into the stream: the new state and its parts."""
     match item:
         case TextStreamed(text=text):
@@ -151,6 +159,12 @@ def ui_parts(stream: UIStream, item: Notice | Finish, now: float) -> tuple[UIStr
         case UsageReported(turn=turn, session=session):
             spent = {"turn": spending_json(turn), "session": spending_json(session)}
             return stream, [_transient("data-spent", spent)]
+        case ApprovalRequested(call=call, reason=reason):
+            request: Part = {"type": "tool-approval-request", "approvalId": call.id}
+            request["toolCallId"] = call.id
+            return stream, [{**request, "reason": reason} if reason else request]
+        case AwaitApproval():
+            return _paused(stream, item)
         case MessageRecorded():
             return stream, []
         case AttemptStarted(attempt=attempt):
@@ -297,6 +311,15 @@ def finish_reason(finish: Finish) -> str:
     if over is not None and over.limit_name in BUDGET_LENGTH_LIMITS:
         return "length"  # as a provider's token limit says
     return "other"  # BLOCKED: the prompt hook stopped it (metadata says why)
+
+
+def _paused(stream: UIStream, pause: AwaitApproval) -> tuple[UIStream, list[Part]]:
+    """The turn paused for approval: the message ends, saying which calls wait (rule 9)."""
+    stream, parts = _step_finished(stream)
+    waiting = [request.call.id for request in pause.requests]
+    metadata = {"reason": "awaiting_approval", "approvals": waiting}
+    parts.append({"type": "finish", "finishReason": "tool-calls", "messageMetadata": metadata})
+    return attrs.evolve(stream, finished=True), parts
 
 
 def _finish(stream: UIStream, finish: Finish) -> tuple[UIStream, list[Part]]:

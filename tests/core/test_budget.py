@@ -1,4 +1,4 @@
-"""Budgets (core/_budget.py, rule 15 of core/_step.py): event lists in, effects out."""
+"""Budgets (core/_budget.py, rule 16 of core/_step.py): event lists in, effects out."""
 
 from __future__ import annotations
 

@@ -92,3 +92,19 @@ def test_over_budget_is_an_outcome_and_usage_reported_a_notice() -> None:
 def test_images_are_part_of_the_core_api() -> None:
     assert {"ImagePart", "MEDIA_TYPES", "MAX_IMAGE_BYTES"} <= set(toolreel.core.__all__)
     assert {"image/png", "image/jpeg", "image/gif", "image/webp"} == toolreel.core.MEDIA_TYPES
+
+
+APPROVAL = ["Ask", "Approved", "Denied", "ApprovalRequested", "AwaitApproval", "awaiting_approval"]
+
+
+@pytest.mark.parametrize("name", APPROVAL)
+def test_the_approval_vocabulary_is_public(name) -> None:
+    assert name in toolreel.core.__all__
+
+
+def test_approvals_are_the_loops_events_and_pausing_is_its_effect_not_a_finish() -> None:
+    assert _events.Approved in get_args(Event) and _events.Denied in get_args(Event)
+    assert _events.Approved not in get_args(AgentEvent)
+    assert _effects.AwaitApproval in get_args(Effect)
+    assert _effects.AwaitApproval not in get_args(_effects.Outcome)
+    assert _events.Ask in get_args(_events.Decision)

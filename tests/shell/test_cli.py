@@ -389,7 +389,7 @@ def test_a_toolreel_error_inside_a_running_turn_is_one_line_not_a_group_tracebac
     async def broken(self: object, event: object) -> None:
         raise JournalUnavailable("cannot write journal j.db: No space left on device")
 
-    monkeypatch.setattr(Runner, "run", broken)
+    monkeypatch.setattr(Runner, "turn", broken)
     result = invoke("run", "What is 25 plus 17?", *model_args(server))
     assert result.exit_code == 1
     assert one_error_line(result) == "error: cannot write journal j.db: No space left on device"
@@ -422,7 +422,7 @@ def test_an_unexpected_exception_still_shows_its_traceback(
     async def buggy(self: object, event: object) -> None:
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr(Runner, "run", buggy)
+    monkeypatch.setattr(Runner, "turn", buggy)
     result = invoke("run", "What is 25 plus 17?", *model_args(server))
     assert result.exit_code == 1
     assert isinstance(result.exception, ZeroDivisionError | BaseExceptionGroup)
