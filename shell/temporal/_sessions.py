@@ -29,8 +29,17 @@ from temporalio.service import RPCError
 from toolreel.adapters import Journal, Step
 from toolreel.adapters._errors import SessionError
 from toolreel.adapters._journal import config_of
-from toolreel.adapters._serde import event_of, structure
-from toolreel.core import Finish, LoopConfig, initial_state, step
+from toolreel.adapters._serde import event_data, event_of, structure
+from toolreel.core import (
+    ApprovalRequested,
+    Approved,
+    Denied,
+    Finish,
+    LoopConfig,
+    initial_state,
+    step,
+)
+from toolreel.shell._errors import UnknownApproval
 
 from ._errors import TemporalError
 from ._wire import TASK_QUEUE, WORKFLOW, SessionRecord, SessionStart
@@ -114,6 +123,45 @@ async def send_prompt(handle: WorkflowHandle[SessionWorkflow, SessionRecord], te
     except (WorkflowUpdateFailedError, RPCError) as exc:
         raise TemporalError(f"session workflow {handle.id} took no prompt: {exc}") from exc
     return structure(data, Finish)
+
+
+async def pending_approvals(
+    handle: WorkflowHandle[SessionWorkflow, SessionRecord],
+) -> tuple[ApprovalRequested, ...]:
+    """The calls the session's turn holds for a human's decision (none: it is not paused)."""
+    try:
+        data = await handle.query(SessionWorkflow.approvals)
+    except RPCError as exc:
+        raise TemporalError(f"session workflow {handle.id} cannot be asked: {exc}") from exc
+    return tuple(structure(item, ApprovalRequested) for item in data)
+
+
+async def approve(handle: WorkflowHandle[SessionWorkflow, SessionRecord], call_id: str) -> None:
+    """Approve one held call (a signal); the turn goes on once every held call is decided."""
+    await _decide(handle, Approved(call_id=call_id))
+
+
+async def deny(
+    handle: WorkflowHandle[SessionWorkflow, SessionRecord], call_id: str, reason: str = ""
+) -> None:
+    """Deny one held call; `reason` is the result the model reads."""
+    await _decide(handle, Denied(call_id=call_id, reason=reason))
+
+
+async def _decide(
+    handle: WorkflowHandle[SessionWorkflow, SessionRecord], decision: Approved | Denied
+) -> None:
+    """Signal a decision for a call the workflow holds now; any other: `UnknownApproval`."""
+    held = [request.call.id for request in await pending_approvals(handle)]
+    if decision.call_id not in held:
+        raise UnknownApproval(
+            f"session workflow {handle.id} holds no call {decision.call_id!r} for approval "
+            f"(held: {held})"
+        )
+    try:
+        await handle.signal(SessionWorkflow.event, event_data(decision))
+    except RPCError as exc:
+        raise TemporalError(f"session workflow {handle.id} took no decision: {exc}") from exc
 
 
 async def run_session(

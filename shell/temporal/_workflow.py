@@ -59,6 +59,7 @@ from toolreel.core import (
     TellHook,
     TimerFired,
     ToolFinished,
+    awaiting_approval,
     awaiting_results,
     initial_state,
     step,
@@ -177,6 +178,14 @@ class SessionWorkflow:
         if self._state is None:
             return []
         data: list[dict[str, Any]] = unstructure(awaiting_results(self._state))
+        return data
+
+    @workflow.query
+    def approvals(self) -> list[dict[str, Any]]:
+        """The calls the turn holds for a human's `Approved` / `Denied`, as JSON data."""
+        if self._state is None:
+            return []
+        data: list[dict[str, Any]] = unstructure(awaiting_approval(self._state))
         return data
 
     @workflow.query

@@ -10,19 +10,24 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import pytest
 from temporal_workers import free_port
 from temporalio.client import Client
 
 from toolreel.adapters._serde import event_data, structure
 from toolreel.core import Cancelled, Finish, FinishReason, ToolCall, ToolFinished
 from toolreel.shell import HOOK_PRE_TOOL_USE, AgentOptions, HookDecision, PreToolUseEvent, tool
-from toolreel.shell._scripted import ScriptedServer, openai_reply, tool_calls
+from toolreel.shell._errors import UnknownApproval
+from toolreel.shell._scripted import ScriptedServer, openai_reply, text, tool_calls
 from toolreel.shell.demo import TOOLS
 from toolreel.temporal import (
     SessionStart,
     SessionWorkflow,
+    approve,
     connect,
+    deny,
     last_finish,
+    pending_approvals,
     run_session,
     session_worker,
     start_session,
@@ -85,6 +90,58 @@ def test_a_session_awaiting_a_result_survives_a_worker_restart_and_goes_on_on_a_
     assert [(data["id"], data["name"]) for data in pending] == [("call_1_1", "add")]
     finish = last_finish(record)
     assert finish is not None and finish.text == "The answer is 42."
+
+
+deleted: list[str] = []
+
+
+@tool(requires_approval=True)
+def delete(path: str) -> str:
+    """Delete a file (a human approves each call)."""
+    deleted.append(path)
+    return f"deleted {path}"
+
+
+def deleting(request: dict[str, Any]) -> Any:
+    """Delete two files at once; then say what the tools answered."""
+    last = request["messages"][-1]
+    if last["role"] == "user":
+        return tool_calls(
+            ("call_a", "delete", {"path": "a.txt"}), ("call_b", "delete", {"path": "b.txt"})
+        )
+    answers = [m["content"] for m in request["messages"] if m["role"] == "tool"]
+    return text(" | ".join(answers))
+
+
+def test_a_turn_paused_for_approval_survives_a_worker_restart_and_goes_on_on_decisions(
+    temporal_address: str,
+) -> None:
+    task_queue = f"q-{uuid.uuid4().hex[:8]}"
+    deleted.clear()
+
+    async def work(client: Client) -> Any:
+        with ScriptedServer(deleting) as model:
+            gated = attrs.evolve(options(model), tools=[delete])
+            async with session_worker(client, gated, task_queue=task_queue):
+                handle = await start_session(client, "Tidy up", task_queue=task_queue)
+                while await handle.query(SessionWorkflow.phase) != "awaiting_approval":
+                    await asyncio.sleep(0.05)
+                held = await pending_approvals(handle)
+            # the first worker is gone; a new one takes the paused session over
+            async with session_worker(client, gated, task_queue=task_queue):
+                with pytest.raises(UnknownApproval):
+                    await approve(handle, "call_zzz")
+                await approve(handle, "call_a")
+                await deny(handle, "call_b", "b.txt is still needed")
+                return held, await handle.result(), await handle.query(SessionWorkflow.rejected)
+
+    held, record, rejected = on_temporal(temporal_address, work)
+    assert [(r.call.id, r.call.name) for r in held] == [("call_a", "delete"), ("call_b", "delete")]
+    assert deleted == ["a.txt"]  # the denied call never ran
+    finish = last_finish(record)
+    assert finish is not None and finish.reason is FinishReason.COMPLETED
+    assert finish.text == "deleted a.txt | b.txt is still needed"
+    assert rejected == []
 
 
 def test_a_chat_takes_prompts_as_updates_and_a_cancel_as_a_signal(temporal_address: str) -> None:
