@@ -14,6 +14,7 @@ import pytest
 from toolreel.adapters import (
     JSONLJournal,
     MemoryJournal,
+    PostgresJournal,
     SessionError,
     SQLiteJournal,
     load_session,
@@ -29,12 +30,13 @@ AGENTS = {
 }
 
 
-@pytest.fixture(params=["memory", "sqlite", "jsonl"])
+@pytest.fixture(params=["memory", "sqlite", "jsonl", "postgres"])
 def journal(request, tmp_path):
     made = {
         "memory": MemoryJournal,
         "sqlite": lambda: SQLiteJournal(tmp_path / "j.db"),
         "jsonl": lambda: JSONLJournal(tmp_path / "j.jsonl"),
+        "postgres": lambda: PostgresJournal(request.getfixturevalue("postgres_dsn")),
     }[request.param]()
     yield made
     made.close()

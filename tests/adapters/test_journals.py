@@ -10,6 +10,7 @@ import pytest
 from toolreel.adapters import (
     JSONLJournal,
     MemoryJournal,
+    PostgresJournal,
     SessionBusy,
     SessionNotFound,
     SQLiteJournal,
@@ -37,12 +38,13 @@ from toolreel.core import (
 )
 
 
-@pytest.fixture(params=["memory", "sqlite", "jsonl"])
+@pytest.fixture(params=["memory", "sqlite", "jsonl", "postgres"])
 def journal(request, tmp_path):
     made = {
         "memory": MemoryJournal,
         "sqlite": lambda: SQLiteJournal(tmp_path / "j.db"),
         "jsonl": lambda: JSONLJournal(tmp_path / "j.jsonl"),
+        "postgres": lambda: PostgresJournal(request.getfixturevalue("postgres_dsn")),
     }[request.param]()
     yield made
     made.close()
