@@ -96,7 +96,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """`converter` (the shared cattrs converter) and `PostgresJournal`, made when first asked for."""
+    """`converter` (the shared cattrs converter) and `PostgresJournal`, made when asked for."""
     if name == "converter":
         return get_converter()
     if name == "PostgresJournal":

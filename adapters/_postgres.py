@@ -197,8 +197,12 @@ class PostgresJournal:
         for secret in self._secrets:
             detail = detail.replace(secret, MASK)
         message = f"cannot {doing} journal {self.name}: {detail}"
-        unavailable = (psycopg.OperationalError, psycopg.errors.InsufficientPrivilege)
-        if isinstance(exc, unavailable) or isinstance(exc, psycopg.InterfaceError):
+        unavailable = (
+            psycopg.OperationalError,
+            psycopg.InterfaceError,
+            psycopg.errors.InsufficientPrivilege,
+        )
+        if isinstance(exc, unavailable):
             return JournalUnavailable(message)
         return JournalError(message)
 

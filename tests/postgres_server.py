@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 import attrs
 
-PASSWORD = "pg-secret-4f1d9c"  # noqa: S105 - a throwaway server's, tested never to leak
+PASSWORD = "pg-secret-4f1d9c"  # a throwaway server's, tested never to leak
 USER = "toolreel"
 
 
@@ -87,12 +87,11 @@ def start() -> Server:
     (directory / "pw").write_text(PASSWORD)
     if uid is not None:
         os.chown(directory / "pw", uid, -1)
-    data, port = directory / "data", _free_port()
+    data, port, log = directory / "data", _free_port(), str(directory / "log")
+    auth = ["--auth-host=scram-sha-256", "--auth-local=trust", f"--pwfile={directory / 'pw'}"]
     steps = [
-        [*runner, initdb, "-D", str(data), "-U", USER, f"--pwfile={directory / 'pw'}"]
-        + ["--auth-host=scram-sha-256", "--auth-local=trust", "--no-sync", "-E", "UTF8"],
-        [*runner, pg_ctl, "-D", str(data), "-l", str(directory / "log"), "-w", "-t", "30"]
-        + ["-o", _options(directory, port), "start"],
+        [*runner, initdb, "-D", str(data), "-U", USER, *auth, "--no-sync", "-E", "UTF8"],
+        [*runner, pg_ctl, "-D", str(data), "-l", log, "-w", "-o", _options(directory, port), "start"],
     ]
     for command in steps:
         done = subprocess.run(command, capture_output=True, text=True, check=False)
