@@ -289,8 +289,7 @@ class PostgresJournal:
     def configs(self, session_id: str) -> list[tuple[int, SessionConfig]]:
         """The session's configs with the step after which each applies."""
         rows = self._read(
-            "SELECT from_seq, config FROM toolreel_configs WHERE session_id = %s "
-            "ORDER BY from_seq",
+            "SELECT from_seq, config FROM toolreel_configs WHERE session_id = %s ORDER BY from_seq",
             (session_id,),
         )
         if not rows:

@@ -88,10 +88,11 @@ def start() -> Server:
     if uid is not None:
         os.chown(directory / "pw", uid, -1)
     data, port, log = directory / "data", _free_port(), str(directory / "log")
+    settings = _options(directory, port)
     auth = ["--auth-host=scram-sha-256", "--auth-local=trust", f"--pwfile={directory / 'pw'}"]
     steps = [
         [*runner, initdb, "-D", str(data), "-U", USER, *auth, "--no-sync", "-E", "UTF8"],
-        [*runner, pg_ctl, "-D", str(data), "-l", log, "-w", "-o", _options(directory, port), "start"],
+        [*runner, pg_ctl, "-D", str(data), "-l", log, "-w", "-o", settings, "start"],
     ]
     for command in steps:
         done = subprocess.run(command, capture_output=True, text=True, check=False)
