@@ -32,15 +32,14 @@ psycopg errors become `JournalUnavailable` (connection, server, privileges) or
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
-from urllib.parse import unquote
 
 import psycopg
 import psycopg.errors
 
+from ._dsn import passwords, redacted_dsn
 from ._errors import JournalCorrupt, JournalError, JournalUnavailable, SessionBusy, SessionNotFound
 from ._journal import (
     Damage,
@@ -58,7 +57,7 @@ from ._redact import MASK
 from ._rows import Item, StepData, decode_items, decode_row, encode_row
 from ._serde import event_data
 
-__all__ = ["PostgresJournal", "redacted_dsn"]
+__all__ = ["PostgresJournal"]
 
 BATCH = 256
 #: The advisory lock that serialises creating the tables (any constant both sides agree on).
@@ -120,23 +119,6 @@ LIST_SESSIONS = "SELECT id FROM toolreel_sessions ORDER BY started"
 Row = tuple[str, int, int, str, str]
 Connection = psycopg.Connection[tuple[Any, ...]]
 
-_URL_PASSWORD = re.compile(r"^(postgres(?:ql)?://[^:@/?#]*:)([^@/?#]*)(@)", re.IGNORECASE)
-_KEY_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)", re.IGNORECASE)
-
-
-def redacted_dsn(dsn: str) -> str:
-    """The DSN with its password (in the URL's user part, or a `password=` field) as `***`."""
-    dsn = _URL_PASSWORD.sub(lambda m: m.group(1) + MASK + m.group(3), dsn)
-    return _KEY_PASSWORD.sub(lambda m: m.group(1) + MASK, dsn)
-
-
-def _passwords(dsn: str) -> tuple[str, ...]:
-    """Every form of the DSN's password a message could repeat (as written, decoded, unquoted)."""
-    found = [m.group(2) for m in _URL_PASSWORD.finditer(dsn)]
-    found += [m.group(2).strip("'") for m in _KEY_PASSWORD.finditer(dsn)]
-    forms = {form for value in found for form in (value, unquote(value)) if value}
-    return tuple(sorted(forms, key=len, reverse=True))
-
 
 class PostgresJournal:
     """A journal in the PostgreSQL database `dsn` names (`postgresql://user:pw@host/db`)."""
@@ -145,7 +127,7 @@ class PostgresJournal:
         """Connect, and create the tables if the database lacks them."""
         self._dsn = dsn
         self.name = redacted_dsn(dsn)
-        self._secrets = _passwords(dsn)
+        self._secrets = passwords(dsn)
         self.lease_seconds = lease_seconds
         self.owner = Owner.here()
         self._owner_text = json.dumps(self.owner.data())
