@@ -30,3 +30,13 @@ def postgres() -> Iterator[postgres_server.Server]:
 def postgres_dsn(postgres: postgres_server.Server) -> str:
     """A DSN whose tables live in a schema of this test's own (an empty journal)."""
     return postgres_server.schema_dsn(postgres.dsn, f"t_{uuid.uuid4().hex[:12]}")
+
+
+@pytest.fixture
+def postgres_journal(postgres_dsn: str) -> Iterator[object]:
+    """A `PostgresJournal` on an empty schema of the test's own (closed afterwards)."""
+    from toolreel.adapters import PostgresJournal  # noqa: PLC0415 - psycopg, once it is known
+
+    journal = PostgresJournal(postgres_dsn)
+    yield journal
+    journal.close()

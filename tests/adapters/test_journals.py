@@ -10,7 +10,6 @@ import pytest
 from toolreel.adapters import (
     JSONLJournal,
     MemoryJournal,
-    PostgresJournal,
     SessionBusy,
     SessionNotFound,
     SQLiteJournal,
@@ -44,7 +43,7 @@ def journal(request, tmp_path):
         "memory": MemoryJournal,
         "sqlite": lambda: SQLiteJournal(tmp_path / "j.db"),
         "jsonl": lambda: JSONLJournal(tmp_path / "j.jsonl"),
-        "postgres": lambda: PostgresJournal(request.getfixturevalue("postgres_dsn")),
+        "postgres": lambda: request.getfixturevalue("postgres_journal"),
     }[request.param]()
     yield made
     made.close()

@@ -18,10 +18,8 @@ import traceback
 from pathlib import Path
 
 import anyio
+import psycopg
 import pytest
-
-psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (toolreel[postgres])")
-
 from click.testing import CliRunner
 from postgres_server import PASSWORD, schema_dsn
 
@@ -213,7 +211,8 @@ def test_listing_sessions_reads_the_index_in_order_without_sorting(postgres_dsn:
     PostgresJournal(postgres_dsn).close()  # the tables
     sql(
         postgres_dsn,
-        "INSERT INTO toolreel_sessions (id) SELECT 'session-' || n FROM generate_series(1, 100000) n",
+        "INSERT INTO toolreel_sessions (id) "
+        "SELECT 'session-' || n FROM generate_series(1, 100000) AS n",
     )
     sql(postgres_dsn, "ANALYZE toolreel_sessions")
     [[plan]] = sql(postgres_dsn, f"EXPLAIN (FORMAT JSON) {LIST_SESSIONS}")
@@ -291,7 +290,7 @@ def test_the_cli_keeps_a_session_in_postgres_and_never_prints_the_password(
     assert replayed.exit_code == 0 and "OK" in replayed.stdout
     exported = runner.invoke(cli, ["export", postgres_dsn, "cli", str(tmp_path / "cli.jsonl")])
     assert exported.exit_code == 0
-    moved = schema_dsn(postgres_dsn.split("?")[0], "cli_copy")
+    moved = schema_dsn(postgres_dsn.split("?", maxsplit=1)[0], "cli_copy")
     imported = runner.invoke(cli, ["import", str(tmp_path / "cli.jsonl"), moved])
     assert imported.exit_code == 0 and "imported session cli into" in imported.stderr
     for result in (ran, listed, shown, replayed, exported, imported):
