@@ -131,7 +131,8 @@ class PostgresJournal:
         self.lease_seconds = lease_seconds
         self.owner = Owner.here()
         self._owner_text = json.dumps(self.owner.data())
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the connection: one call at a time
+        self._flushing = threading.Lock()  # the pending rows: one flush at a time
         self._held: set[str] = set()
         self._pending: list[Row] = []  # rows a lost connection kept us from writing
         self._heartbeat = Heartbeat(self.heartbeat, lease_seconds / 3)
@@ -306,10 +307,17 @@ class PostgresJournal:
         self.flush()
 
     def flush(self) -> None:
-        """Write the pending rows in one transaction; `JournalUnavailable` keeps them pending."""
-        if not self._pending:
-            return
-        rows = list(self._pending)
+        """Write the pending rows in one transaction; `JournalUnavailable` keeps them pending.
+
+        One flush at a time (Clients sharing this journal append from several
+        threads): the rows taken are exactly the rows then removed.
+        """
+        with self._flushing:
+            if self._pending:
+                self._flush(list(self._pending))
+
+    def _flush(self, rows: list[Row]) -> None:
+        """Write `rows` (the head of the pending ones), then drop them from pending."""
 
         def work(db: Connection) -> None:
             with db.transaction():

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -28,6 +29,7 @@ from toolreel.adapters import (
     JournalUnavailable,
     PostgresJournal,
     SessionBusy,
+    SQLiteJournal,
     Step,
     load_session,
 )
@@ -187,6 +189,38 @@ def test_four_processes_run_200_sessions_into_one_journal_losing_and_repeating_n
         assert session.warnings == ()
         assert [turn.text for turn in session.turns] == [f"done: recorded {index}"], sid
         assert not isinstance(replay(journal, sid), Divergence)
+    journal.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_sessions_sharing_one_journal_object_across_threads_lose_and_repeat_no_step(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    journal = (
+        SQLiteJournal(tmp_path / "j.db")
+        if kind == "sqlite"
+        else request.getfixturevalue("postgres_journal")
+    )
+    sessions = [f"s{n}" for n in range(8)]
+    for sid in sessions:
+        journal.begin(sid, CONFIG)
+    failures: list[BaseException] = []
+
+    def write(sid: str) -> None:  # as Clients sharing the journal do, each from its thread
+        try:
+            for seq in range(1, 31):
+                journal.append(sid, [prompt_step(seq)])
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=write, args=(sid,)) for sid in sessions]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    for sid in sessions:
+        assert [e.seq for e in journal.entries(sid)] == list(range(1, 31)), sid
     journal.close()
 
 
