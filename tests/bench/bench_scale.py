@@ -69,14 +69,17 @@ class Result:
     seconds: float
     worker_cpu: float
     server_cpu: float
+    model_cpu: float
 
     def line(self) -> str:
-        """A row of the report."""
+        """A row of the report: throughput, then CPU per session (which a busy machine
+        disturbs less than wall time) in the workers, the database and the model server."""
+        per = 1000 / self.sessions
         return (
-            f"{self.engine:<9} {self.workers:>2} workers  {self.sessions / self.seconds:8.1f} "
-            f"sessions/s  {self.steps / self.seconds:9.0f} steps/s  "
-            f"cpu: workers {self.worker_cpu / self.seconds:4.2f}, "
-            f"database {self.server_cpu / self.seconds:4.2f} cores"
+            f"{self.engine:<9} {self.workers:>2} workers  {self.sessions / self.seconds:7.1f} "
+            f"sessions/s  {self.steps / self.seconds:7.0f} steps/s  cpu ms/session: "
+            f"workers {self.worker_cpu * per:5.1f}, database {self.server_cpu * per:5.1f}, "
+            f"model {self.model_cpu * per:5.1f}"
         )
 
 
@@ -85,6 +88,7 @@ class Bench:
     """What every engine run shares: the model server, a folder, the database, the sizes."""
 
     url: str
+    model_pid: int
     folder: Path
     dsn: str | None
     sessions: int
@@ -158,7 +162,7 @@ def spawn(bench: Bench, engine: str, target: str, workers: int, sessions: int, a
     ]
     for proc in procs:
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-    server_before = database_cpu()
+    server_before, model_before = database_cpu(), cpu_of(bench.model_pid)
     start = time.perf_counter()
     for proc in procs:
         assert proc.stdin is not None
@@ -180,23 +184,32 @@ def spawn(bench: Bench, engine: str, target: str, workers: int, sessions: int, a
         seconds=seconds,
         worker_cpu=sum(report["cpu"] for report in reports),
         server_cpu=database_cpu() - server_before,
+        model_cpu=cpu_of(bench.model_pid) - model_before,
     )
 
 
 def database_cpu() -> float:
-    """CPU seconds used so far by every `postgres` process of this machine (Linux /proc)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)
-            name = fields[0].split("(", 1)[1]
-        except (OSError, IndexError):
-            continue
-        if name == "postgres":
-            values = fields[1].split()
-            total += int(values[11]) + int(values[12])  # utime, stime
-    return total / ticks
+    """CPU seconds used so far by every `postgres` process of this machine (Linux /proc),
+    with their children that ended (a backend exits when its worker disconnects)."""
+    return sum(_cpu(stat, "postgres") for stat in Path("/proc").glob("[0-9]*/stat"))
+
+
+def cpu_of(pid: int) -> float:
+    """CPU seconds used so far by process `pid` (Linux /proc)."""
+    return _cpu(Path(f"/proc/{pid}/stat"), None)
+
+
+def _cpu(stat: Path, name: str | None) -> float:
+    """A process's user + system CPU seconds from its /proc stat (0 if not `name` or gone)."""
+    try:
+        head, tail = stat.read_text().rsplit(")", 1)
+    except (OSError, ValueError):
+        return 0.0
+    if name is not None and head.split("(", 1)[-1] != name:
+        return 0.0
+    values = tail.split()
+    ticks = sum(int(value) for value in values[11:15])  # utime, stime, cutime, cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 # --- engines: one function each -------------------------------------------------------------
@@ -286,7 +299,7 @@ def main() -> None:
     dsn = args.dsn or (database.dsn if database else None)
     try:
         with tempfile.TemporaryDirectory() as folder:
-            bench = Bench(url, Path(folder), dsn, args.sessions, args.concurrency)
+            bench = Bench(url, model.pid, Path(folder), dsn, args.sessions, args.concurrency)
             report(bench, engines, [int(w) for w in args.workers.split(",")], args.round_sessions)
     finally:
         model.kill()
