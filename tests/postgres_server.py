@@ -74,8 +74,12 @@ def _free_port() -> int:
         return port
 
 
-def start() -> Server:
-    """A new server; RuntimeError (with initdb's or the server's log) if it cannot start."""
+def start(*, durable: bool = False) -> Server:
+    """A new server; RuntimeError (with initdb's or the server's log) if it cannot start.
+
+    `durable`: commits are flushed to disk as in production (benchmarks); by default
+    they are not (tests: the data is thrown away).
+    """
     found = binaries()
     if found is None:
         raise RuntimeError("no initdb/pg_ctl (install Debian's postgresql)")
@@ -88,7 +92,7 @@ def start() -> Server:
     if uid is not None:
         os.chown(directory / "pw", uid, -1)
     data, port, log = directory / "data", _free_port(), str(directory / "log")
-    settings = _options(directory, port)
+    settings = _options(directory, port, durable=durable)
     auth = ["--auth-host=scram-sha-256", "--auth-local=trust", f"--pwfile={directory / 'pw'}"]
     steps = [
         [*runner, initdb, "-D", str(data), "-U", USER, *auth, "--no-sync", "-E", "UTF8"],
@@ -105,18 +109,18 @@ def start() -> Server:
     return Server(dsn=dsn, directory=directory, pg_ctl=pg_ctl, runner=runner)
 
 
-def _options(directory: Path, port: int) -> str:
-    """The server's settings: 127.0.0.1 and a socket in its directory; made for throwaway data."""
+def _options(directory: Path, port: int, *, durable: bool) -> str:
+    """The server's settings: 127.0.0.1 and a socket in its directory; for throwaway data
+    unless `durable`."""
     settings = {
         "listen_addresses": "'127.0.0.1'",
         "port": str(port),
         "unix_socket_directories": f"'{directory}'",
-        "fsync": "off",
-        "synchronous_commit": "off",
-        "full_page_writes": "off",
         "max_connections": "100",
         "shared_buffers": "64MB",
     }
+    if not durable:
+        settings.update(fsync="off", synchronous_commit="off", full_page_writes="off")
     return " ".join(f"-c {key}={value}" for key, value in settings.items())
 
 

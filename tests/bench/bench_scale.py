@@ -9,8 +9,8 @@ its journal, and stops when the last one is done.
 Engines, one function each (`ENGINES`; add one by writing `run_<name>(bench, workers)`):
 - `baseline`: the in-process loop with no journal of ours (the default MemoryJournal);
 - `sqlite`: one SQLite file shared by the workers;
-- `postgres`: one PostgreSQL database (a throwaway server from tests/postgres_server.py,
-  or `--dsn`).
+- `postgres`: one PostgreSQL database (a throwaway server from tests/postgres_server.py
+  with its default durability, fsync on; or `--dsn`).
 
 Then the cost per round: one worker, one session at a time, seconds per model round
 (a model call and its tools) of each engine as a ratio to the baseline's, measured in
@@ -295,7 +295,7 @@ def main() -> None:
     if "postgres" in engines and args.dsn is None:
         import postgres_server  # noqa: PLC0415
 
-        database = postgres_server.start()
+        database = postgres_server.start(durable=True)  # commits reach the disk, as SQLite's
     dsn = args.dsn or (database.dsn if database else None)
     try:
         with tempfile.TemporaryDirectory() as folder:
