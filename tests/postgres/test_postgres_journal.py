@@ -359,3 +359,14 @@ def test_a_client_given_a_postgres_url_journals_there(postgres_dsn: str) -> None
     assert [t.text for t in load_session(journal, "url").turns] == ["done: recorded 7"]
     assert json.loads(sql(postgres_dsn, "SELECT count(*)::text FROM toolreel_leases")[0][0]) == 0
     journal.close()
+
+
+def test_importing_toolreel_loads_no_psycopg_until_a_postgres_journal_is_asked_for() -> None:
+    probe = (
+        "import sys, toolreel.shell, toolreel.adapters, toolreel.shell.cli\n"
+        "before = 'psycopg' in sys.modules\n"
+        "from toolreel.adapters import PostgresJournal\n"
+        "print(before, 'psycopg' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]
