@@ -7,8 +7,8 @@ steps are stored in rows of up to 256 consecutive steps as the same JSON text
 Bodies are `text`, not `jsonb`: stored byte for byte, so the digest holds and
 orjson decodes them as fast as SQLite's.
 
-Each `append` (each `flush`) is one transaction: the session's lease renewed,
-then every row in one `executemany` (psycopg pipelines it: one round trip).
+Each `append` (each `flush`) is one statement, so one round trip and one
+transaction: the session's lease renewed and its rows inserted together (`_WRITE`).
 The tables and the index are created on first use under an advisory lock, so
 processes starting at once do not race (a role that may not create tables can
 use a database where they exist). `toolreel_sessions.started` is an identity
@@ -31,10 +31,11 @@ psycopg errors become `JournalUnavailable` (connection, server, privileges) or
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import psycopg
 import psycopg.errors
@@ -109,10 +110,26 @@ _HOLDER = """
 SELECT owner, extract(epoch FROM expires - clock_timestamp())::float8
 FROM toolreel_leases WHERE session_id = %s
 """
-_INSERT = (
-    "INSERT INTO toolreel_steps VALUES (%s, %s, %s, %s, %s) "
-    "ON CONFLICT (session_id, first_seq) DO NOTHING"
+#: A session's rows written, and its lease renewed, in one statement: one round trip, one
+#: transaction. No row is written unless the lease is ours (the join with `lease`); the
+#: counts say which happened (a lease refused, or rows that were already there).
+_WRITE = """
+WITH lease AS (
+    INSERT INTO toolreel_leases AS held (session_id, owner, expires)
+    VALUES (%(session)s, %(owner)s, clock_timestamp() + %(seconds)s * interval '1 second')
+    ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires = excluded.expires
+    WHERE held.owner = excluded.owner OR held.expires <= clock_timestamp()
+    RETURNING session_id
+), written AS (
+    INSERT INTO toolreel_steps (session_id, first_seq, last_seq, body, digest)
+    SELECT lease.session_id, row.first_seq, row.last_seq, row.body, row.digest
+    FROM lease, unnest(%(firsts)s::integer[], %(lasts)s::integer[], %(bodies)s::text[],
+        %(digests)s::text[]) AS row (first_seq, last_seq, body, digest)
+    ON CONFLICT (session_id, first_seq) DO NOTHING
+    RETURNING 1
 )
+SELECT (SELECT count(*) FROM lease), (SELECT count(*) FROM written)
+"""
 #: The listing `sessions()` runs (tests check its plan uses the index).
 LIST_SESSIONS = "SELECT id FROM toolreel_sessions ORDER BY started"
 
@@ -206,12 +223,16 @@ class PostgresJournal:
         """Take or renew the session's lease (inside a transaction); `SessionBusy` if held."""
         taken = db.execute(_TAKE, (session_id, self._owner_text, self.lease_seconds)).fetchone()
         if taken is None:
-            holder = db.execute(_HOLDER, (session_id,)).fetchone()
-            owner, left = holder if holder else ("{}", 0.0)
-            self._held.discard(session_id)
-            raise SessionBusy(session_id, _owner_name(owner), max(left, 0.0))
+            self._refuse(db, session_id)
         self._held.add(session_id)
         self._heartbeat.start()
+
+    def _refuse(self, db: Connection, session_id: str) -> NoReturn:
+        """`SessionBusy` naming the lease's holder and when it expires."""
+        holder = db.execute(_HOLDER, (session_id,)).fetchone()
+        owner, left = holder if holder else ("{}", 0.0)
+        self._held.discard(session_id)
+        raise SessionBusy(session_id, _owner_name(owner), max(left, 0.0))
 
     def heartbeat(self) -> None:
         """Renew every lease this journal still holds (the heartbeat thread calls this)."""
@@ -318,25 +339,36 @@ class PostgresJournal:
 
     def _flush(self, rows: list[Row]) -> None:
         """Write `rows` (the head of the pending ones), then drop them from pending."""
-
-        def work(db: Connection) -> None:
-            with db.transaction():
-                for sid in dict.fromkeys(row[0] for row in rows):
-                    self._take(db, sid)
-                with db.cursor() as cursor:
-                    cursor.executemany(_INSERT, rows)
-                    written = cursor.rowcount
-                if written < len(rows):
-                    self._check_written(db, rows)
-
         try:
-            self._run(work, "write")
+            for session_id in dict.fromkeys(row[0] for row in rows):
+                mine = [row for row in rows if row[0] == session_id]
+                self._run(functools.partial(self._write, session_id=session_id, rows=mine), "write")
         except JournalUnavailable:
             raise  # kept: written by the next append, flush or close
         except BaseException:
             del self._pending[: len(rows)]  # refused for good (another owner, a duplicate)
             raise
         del self._pending[: len(rows)]
+
+    def _write(self, db: Connection, *, session_id: str, rows: list[Row]) -> None:
+        """One session's rows, with its lease renewed, in one statement (see `_WRITE`)."""
+        args = {
+            "session": session_id,
+            "owner": self._owner_text,
+            "seconds": self.lease_seconds,
+            "firsts": [row[1] for row in rows],
+            "lasts": [row[2] for row in rows],
+            "bodies": [row[3] for row in rows],
+            "digests": [row[4] for row in rows],
+        }
+        counts = db.execute(_WRITE, args).fetchone()
+        leased, written = counts if counts else (0, 0)
+        if not leased:
+            self._refuse(db, session_id)
+        self._held.add(session_id)
+        self._heartbeat.start()
+        if written < len(rows):
+            self._check_written(db, rows)
 
     def _check_written(self, db: Connection, rows: list[Row]) -> None:
         """Rows already there must be these very rows (a commit whose answer was lost, written
