@@ -10,7 +10,9 @@ Engines, one function each (`ENGINES`; add one by writing `run_<name>(bench, wor
 - `baseline`: the in-process loop with no journal of ours (the default MemoryJournal);
 - `sqlite`: one SQLite file shared by the workers;
 - `postgres`: one PostgreSQL database (a throwaway server from tests/postgres_server.py
-  with its default durability, fsync on; or `--dsn`).
+  with its default durability, each commit flushed to disk; or `--dsn`);
+- `pg-async`: the same with `synchronous_commit=off` (SQLite's durability, see
+  `run_postgres_async`).
 
 Then the cost per round: one worker, one session at a time, seconds per model round
 (a model call and its tools) of each engine as a ratio to the baseline's, measured in
@@ -235,10 +237,22 @@ def run_postgres(bench: Bench, workers: int, sessions: int, at: int) -> Result:
     return spawn(bench, "postgres", target, workers, sessions, at)
 
 
+def run_postgres_async(bench: Bench, workers: int, sessions: int, at: int) -> Result:
+    """As `run_postgres`, with `synchronous_commit=off` in the DSN: SQLite's durability (a
+    killed worker loses nothing; a crash of the database server may lose its last commits)."""
+    from postgres_server import schema_dsn  # noqa: PLC0415
+
+    assert bench.dsn is not None
+    target = schema_dsn(bench.dsn, f"bench_{uuid.uuid4().hex[:8]}")
+    target += "%20-csynchronous_commit%3Doff"
+    return spawn(bench, "postgres", target, workers, sessions, at)
+
+
 ENGINES: dict[str, Callable[[Bench, int, int, int], Result]] = {
     "baseline": run_baseline,
     "sqlite": run_sqlite,
     "postgres": run_postgres,
+    "pg-async": run_postgres_async,
 }
 
 
@@ -292,7 +306,7 @@ def main() -> None:
     assert model.stdout is not None
     url = model.stdout.readline().strip()
     database = None
-    if "postgres" in engines and args.dsn is None:
+    if {"postgres", "pg-async"} & set(engines) and args.dsn is None:
         import postgres_server  # noqa: PLC0415
 
         database = postgres_server.start(durable=True)  # commits reach the disk, as SQLite's
@@ -313,7 +327,8 @@ def report(bench: Bench, engines: list[str], workers: list[int], round_sessions:
     print(f"{bench.concurrency} at a time per worker, {ROUNDS_PER_SESSION} rounds each")
     for engine in engines:
         for count in workers:
-            print(ENGINES[engine](bench, count, bench.sessions, bench.concurrency).line())
+            result = ENGINES[engine](bench, count, bench.sessions, bench.concurrency)
+            print(attrs.evolve(result, engine=engine).line())
     print(f"\ncost per round, one worker, one session at a time ({round_sessions} sessions):")
     per_round = {}
     for engine in engines:
