@@ -333,8 +333,8 @@ def best(bench: Bench, engine: str, workers: int, sessions: int, at: int) -> Res
 
 def report(bench: Bench, engines: list[str], workers: list[int], round_sessions: int) -> None:
     """Print throughput per engine and worker count, the per-round ratios, the listing."""
-    print(f"{os.cpu_count()} cores; {bench.sessions} sessions a pass, best of {bench.reps}; ", end="")
-    print(f"{bench.concurrency} at a time per worker, {ROUNDS_PER_SESSION} rounds each")
+    print(f"{os.cpu_count()} cores; {bench.sessions} sessions a pass (best of {bench.reps}), ")
+    print(f"{bench.concurrency} at a time a worker, {ROUNDS_PER_SESSION} rounds each")
     for engine in engines:
         for count in workers:
             result = best(bench, engine, count, bench.sessions, bench.concurrency)
