@@ -102,10 +102,10 @@ def test_a_writer_whose_lease_was_taken_over_writes_nothing_more(postgres_dsn: s
 
 
 def test_an_idle_writer_keeps_its_session_by_heartbeat(postgres_dsn: str) -> None:
-    first = PostgresJournal(postgres_dsn, lease_seconds=0.3)
+    first = PostgresJournal(postgres_dsn, lease_seconds=0.6)
     first.begin("s", CONFIG)
-    time.sleep(0.9)  # three leases long, nothing written: the heartbeat renews it
-    second = PostgresJournal(postgres_dsn, lease_seconds=0.3)
+    time.sleep(1.5)  # over two leases long, nothing written: the heartbeat renews it
+    second = PostgresJournal(postgres_dsn, lease_seconds=0.6)
     with pytest.raises(SessionBusy):
         second.begin("s", CONFIG)
     first.close()
@@ -140,14 +140,14 @@ def test_two_processes_racing_for_one_session_get_one_owner_and_one_busy(
 
 
 def test_a_killed_owners_session_is_taken_over_once_its_lease_expires(postgres_dsn: str) -> None:
-    holder = _holder(postgres_dsn, 1.0)
+    holder = _holder(postgres_dsn, 1.5)  # its heartbeat renews it every 0.5 s
     assert holder.stdin is not None and holder.stdout is not None
     holder.stdin.write(b"go\n")
     holder.stdin.flush()
     assert holder.stdout.readline() == b"owner\n"
+    journal = PostgresJournal(postgres_dsn)  # connected before the kill: no time lost after
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait()
-    journal = PostgresJournal(postgres_dsn)
     with pytest.raises(SessionBusy, match=f"pid {holder.pid} on host"):
         journal.begin("s", CONFIG)  # a dead pid proves nothing on a shared server: wait
     deadline = time.monotonic() + 5
