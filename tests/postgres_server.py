@@ -63,7 +63,11 @@ def _runner() -> tuple[tuple[str, ...], int | None]:
     runuser = shutil.which("runuser")
     if runuser is None:
         raise RuntimeError("running as root and no runuser to start PostgreSQL as nobody")
-    return (runuser, "-u", "nobody", "--"), pwd.getpwnam("nobody").pw_uid
+    try:
+        uid = pwd.getpwnam("nobody").pw_uid
+    except KeyError:
+        raise RuntimeError("running as root and no user nobody to start PostgreSQL as") from None
+    return (runuser, "-u", "nobody", "--"), uid
 
 
 def _free_port() -> int:
