@@ -167,7 +167,10 @@ class PostgresJournal:
         """The open connection, (re)connecting if there is none (autocommit: reads need no
         transaction, writes open one)."""
         if self._db is None or self._db.closed:
-            self._db = psycopg.connect(self._dsn, autocommit=True, application_name="toolreel")
+            extra: dict[str, Any] = {}
+            if "application_name" not in self._dsn:  # the DSN's own name, else ours
+                extra["application_name"] = "toolreel"
+            self._db = psycopg.connect(self._dsn, autocommit=True, **extra)
         return self._db
 
     def _guarded(self, work: Callable[[Connection], T], doing: str) -> T:
