@@ -1,9 +1,10 @@
 """toolreel.adapters: provider wire formats and stores, around the pure core.
 
-`converter` is built on first use (PEP 562 `__getattr__`), not at import.
+`converter` is built on first use (PEP 562 `__getattr__`), not at import; so is
+`PostgresJournal`, whose module imports psycopg (the `toolreel[postgres]` extra).
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._errors import (
     JournalCorrupt,
@@ -39,6 +40,9 @@ from ._session import Session, SessionBuilder, TurnSummary, load_session
 from ._sqlite import SQLiteJournal
 from ._transcript import render_transcript
 
+if TYPE_CHECKING:
+    from ._postgres import PostgresJournal
+
 __all__ = [
     "PROVIDERS",
     "AnthropicCodec",
@@ -57,6 +61,7 @@ __all__ = [
     "OllamaCodec",
     "OpenAICodec",
     "OpenAISdkModel",
+    "PostgresJournal",
     "RequestChange",
     "RequestDiff",
     "ResponsesCodec",
@@ -91,7 +96,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """`converter`: the shared cattrs converter, built the first time it is asked for."""
+    """`converter` (the shared cattrs converter) and `PostgresJournal`, made when asked for."""
     if name == "converter":
         return get_converter()
+    if name == "PostgresJournal":
+        from ._postgres import PostgresJournal  # noqa: PLC0415 - psycopg only when it is used
+
+        return PostgresJournal
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,7 +28,8 @@ session missing steps, is told to a `Damage` (`load_session` turns it into
 `Session.warnings`).
 
 `MemoryJournal` is the default; `SQLiteJournal` (adapters/_sqlite.py) and
-`JSONLJournal` (adapters/_jsonl.py) keep sessions on disk.
+`JSONLJournal` (adapters/_jsonl.py) keep sessions on disk, `PostgresJournal`
+(adapters/_postgres.py) in a database many processes share.
 """
 
 from __future__ import annotations

@@ -111,6 +111,7 @@ class SQLiteJournal:
         self.busy_seconds = busy_seconds
         self.owner = Owner.here()
         self._lock = threading.Lock()
+        self._flushing = threading.Lock()  # one flush at a time: Clients share a journal
         self._held: dict[str, float] = {}  # session -> when our lease runs out
         self._pending: list[Row] = []  # rows a locked file kept us from writing
         self._heartbeat = Heartbeat(self.heartbeat, lease_seconds / 3)
@@ -319,6 +320,11 @@ class SQLiteJournal:
 
     def flush(self) -> None:
         """Write the steps a locked file kept back; `JournalUnavailable` if it still cannot."""
+        with self._flushing:  # the rows taken are exactly the rows then removed
+            self._flush_pending()
+
+    def _flush_pending(self) -> None:
+        """`flush`, its lock held."""
         if not self._pending:
             return
         rows = list(self._pending)

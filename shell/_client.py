@@ -80,20 +80,23 @@ from ._errors import (
 from ._hooks import hook_points
 from ._images import ImageSource, ToolOutput, tool_output
 from ._images import images as to_images
-from ._journal_files import open_path
+from ._journal_files import open_location
 from ._options import AgentOptions
 from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, output_text, registry
 
 
 def open_journal(journal: str | Path | Journal | None) -> Journal:
-    """A journal from a path (".jsonl" for JSON lines, else SQLite), an object, or memory."""
+    """A journal from a path (".jsonl" for JSON lines, else SQLite), a `postgresql://` URL,
+    an object, or memory."""
     if journal is None:
         return MemoryJournal()
     if isinstance(journal, str | Path):
-        return open_path(Path(journal))  # a path that cannot be a journal: a JournalError
+        return open_location(journal)  # a path or URL that cannot be a journal: a JournalError
     if not callable(getattr(journal, "sessions", None)):
-        raise ConfigError("journal", journal, "None, a path (.db or .jsonl) or a Journal")
+        raise ConfigError(
+            "journal", journal, "None, a path (.db or .jsonl), a postgresql:// URL or a Journal"
+        )
     return journal
 
 

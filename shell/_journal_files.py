@@ -1,4 +1,8 @@
-"""Opening a journal file by its path: which class, by suffix or by the file's header.
+"""Opening a journal by its path or URL: which class, by scheme, suffix or the file's header.
+
+A `postgresql://` (or `postgres://`) URL opens a `PostgresJournal` (psycopg is
+imported then, not before); the command line keeps such a URL as a `DatabaseUrl`,
+whose text is the URL with its password masked, so messages never show it.
 
 The constructors (`SQLiteJournal`, `JSONLJournal`) are where a path that cannot
 be a journal is refused: a directory, a missing folder or an unwritable file is
@@ -11,7 +15,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolreel.adapters import Journal, JSONLJournal, SQLiteJournal
+import attrs
+
+from toolreel.adapters import Journal, JournalUnavailable, JSONLJournal, SQLiteJournal
+from toolreel.adapters._dsn import is_dsn, redacted_dsn
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -42,6 +49,46 @@ def open_path(path: Path, *, jsonl: bool | None = None) -> Journal:
 
 
 def journal_name(journal: object) -> str:
-    """A journal for messages: its file, or its kind ("MemoryJournal")."""
+    """A journal for messages: its file, its URL (password masked), or its kind."""
     path = getattr(journal, "path", None)
-    return str(path) if path is not None else type(journal).__name__
+    if path is not None:
+        return str(path)
+    name = getattr(journal, "name", None)
+    return name if isinstance(name, str) else type(journal).__name__
+
+
+@attrs.frozen
+class DatabaseUrl:
+    """A journal's database URL as the command line took it; as text, its password masked."""
+
+    url: str = attrs.field(repr=False)
+
+    def __str__(self) -> str:
+        """The URL with its password masked (what messages show)."""
+        return redacted_dsn(self.url)
+
+
+#: Where a journal is: a file, or a database URL (as text, or as the command line keeps it).
+Location = str | Path | DatabaseUrl
+
+
+def open_location(location: Location) -> Journal:
+    """The journal at a path (see `open_path`) or a PostgreSQL URL (its sessions read now)."""
+    url = location.url if isinstance(location, DatabaseUrl) else location
+    if not is_dsn(url):
+        return open_path(Path(url))
+    assert isinstance(url, str)
+    try:
+        from toolreel.adapters._postgres import PostgresJournal  # noqa: PLC0415 - psycopg
+    except ImportError as exc:
+        raise JournalUnavailable(
+            f"cannot open journal {redacted_dsn(url)}: psycopg is not installed "
+            "(pip install 'toolreel[postgres]')"
+        ) from None if "psycopg" in str(exc) else exc
+    journal = PostgresJournal(url)
+    try:
+        journal.sessions()
+    except BaseException:
+        journal.close()
+        raise
+    return journal

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from toolreel.adapters import Journal, Secret, Timeouts
+from toolreel.adapters._dsn import is_dsn, redacted_dsn
 from toolreel.adapters._providers import ToolCallRecovery
 from toolreel.core import Budget, ConfigError, HookPoint, MaxIterationsPolicy, RetryPolicy
 
@@ -105,6 +106,11 @@ def _hooks(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
         for hook in given:
             if not check.is_function(hook):
                 check.refuse(f"hooks[{key!r}]", hook, "a callable or a list of callables")
+
+
+def _journal_repr(value: object) -> str:
+    """A journal for a repr: a `postgresql://` URL with its password masked."""
+    return repr(redacted_dsn(value)) if isinstance(value, str) and is_dsn(value) else repr(value)
 
 
 def _journal(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -193,7 +199,9 @@ class AgentOptions:
     max_concurrent_tools: int | None = attrs.field(
         default=None, validator=check.int_at_least(1, optional=True)
     )
-    journal: str | Path | Journal | None = attrs.field(default=None, validator=_journal)
+    journal: str | Path | Journal | None = attrs.field(
+        default=None, validator=_journal, repr=_journal_repr
+    )
     #: The caller's own client for the model's HTTP calls (toolreel never closes it).
     http_client: httpx.AsyncClient | None = shared("http_client")  # noqa: RUF009 - as above
     #: Tool calls a small local model writes as text, made real calls (see `Connection`).
@@ -322,7 +330,9 @@ class AgentRunOptions:
         default=None, validator=check.int_at_least(1, optional=True)
     )
     hooks: Hooks = attrs.field(factory=dict, validator=_agent_hooks)
-    journal: str | Path | Journal | None = attrs.field(default=None, validator=_journal)
+    journal: str | Path | Journal | None = attrs.field(
+        default=None, validator=_journal, repr=_journal_repr
+    )
     session_id: str | None = attrs.field(default=None, validator=check.optional_id)
     on_tool_call: OnToolCall | None = attrs.field(default=None, validator=check.callable_or_none)
     on_tool_result: OnToolResult | None = attrs.field(

@@ -24,6 +24,7 @@ import attrs
 import click
 
 from toolreel.adapters import PROVIDERS, Journal, load_session, render_transcript
+from toolreel.adapters._dsn import is_dsn
 from toolreel.adapters._providers import (
     DEFAULT_MODELS,
     RECOVERY_MODES,
@@ -37,9 +38,8 @@ from toolreel.adapters._transcript import render_agent_transcript
 from toolreel.core import AgentConfig, ConfigError, ToolreelError, UsageError
 
 from .. import demo as demo_module
-from .._client import open_journal
 from .._images import image
-from .._journal_files import is_sqlite
+from .._journal_files import DatabaseUrl, is_sqlite, open_location
 from .._options import AgentOptions
 from .._replay import Divergence, load_agent_session
 from .._replay import replay as replay_session
@@ -60,7 +60,10 @@ MODEL_HELP = (
     '"test": a stand-in that calls each tool once (no key, no server).'
 )
 URL_HELP = "Any server, e.g. Ollama's http://127.0.0.1:11434/v1 or LM Studio's."
-JOURNAL_HELP = "Keep the session in FILE: SQLite, or JSON lines if it ends .jsonl."
+JOURNAL_HELP = (
+    "Keep the session in FILE: SQLite, or JSON lines if it ends .jsonl; "
+    "or in PostgreSQL: postgresql://user:password@host/db (pip install 'toolreel[postgres]')."
+)
 MAX_HELP = "Model calls per turn at most, 5 by default."
 #: `--tool-call-recovery`, for run, chat and serve.
 RECOVERY = click.option(
@@ -68,8 +71,23 @@ RECOVERY = click.option(
     type=click.Choice(RECOVERY_MODES),
     help="Make tool calls a local model writes as text real calls (openai, ollama).",
 )
-#: A journal file argument: checked before it is opened, so reading never creates it.
-JOURNAL = click.argument("journal", type=click.Path(dir_okay=False, path_type=Path))
+
+
+class JournalLocation(click.ParamType):  # type: ignore[type-arg]
+    """A journal file (a Path), or a `postgresql://` URL (kept as a `DatabaseUrl`)."""
+
+    name = "journal"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The URL as a `DatabaseUrl` (shown with its password masked), else a checked Path."""
+        if isinstance(value, DatabaseUrl) or is_dsn(value):
+            return value if isinstance(value, DatabaseUrl) else DatabaseUrl(value)
+        return click.Path(dir_okay=False, path_type=Path).convert(value, param, ctx)
+
+
+JOURNAL_TYPE = JournalLocation()
+#: A journal argument: a file is checked before it is opened, so reading never creates it.
+JOURNAL = click.argument("journal", type=JOURNAL_TYPE)
 
 
 class ToolreelGroup(click.Group):
@@ -155,8 +173,10 @@ TOOLS = click.option(
 # --- journals ----------------------------------------------------------------------------
 
 
-def check_journal(path: Path, *, must_exist: bool = True) -> None:
+def check_journal(path: Path | DatabaseUrl, *, must_exist: bool = True) -> None:
     """Refuse a missing file, or one that is neither JSON lines (.jsonl) nor SQLite."""
+    if isinstance(path, DatabaseUrl):  # a database: its journal says what is wrong
+        return
     if not path.exists():
         if must_exist:
             raise click.ClickException(f"no journal at {path}")
@@ -165,24 +185,24 @@ def check_journal(path: Path, *, must_exist: bool = True) -> None:
         raise click.ClickException(f"{path} is not a journal (SQLite, or .jsonl)")
 
 
-def writing(path: Path) -> Journal:
+def writing(path: Path | DatabaseUrl) -> Journal:
     """A journal to write to (created if missing); one that cannot be is a `JournalError`."""
     check_journal(path, must_exist=False)
-    return open_journal(path)
+    return open_location(path)
 
 
 @contextlib.contextmanager
-def reading(path: Path) -> Iterator[Journal]:
+def reading(path: Path | DatabaseUrl) -> Iterator[Journal]:
     """An existing journal, opened for reading (never created); unreadable content is an error."""
     check_journal(path)
-    journal = open_journal(path)  # a JournalError names the path; main prints it on one line
+    journal = open_location(path)  # a JournalError names the path; main prints it on one line
     try:
         yield journal
     finally:
         journal.close()
 
 
-def session_in(journal: Journal, path: Path, given: str) -> str:
+def session_in(journal: Journal, path: Path | DatabaseUrl, given: str) -> str:
     """The session id `given` names exactly, or as the unique prefix of one."""
     sessions = journal.sessions()
     if given in sessions:
@@ -217,9 +237,7 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         TOOLS,
         mcp.MCP,
         mcp.MCP_URL,
-        click.option(
-            "--journal", type=click.Path(dir_okay=False, path_type=Path), help=JOURNAL_HELP
-        ),
+        click.option("--journal", type=JOURNAL_TYPE, help=JOURNAL_HELP),
         click.option("--session", metavar="ID", help="Session id; one in --journal continues."),
         click.option(
             "--max-iterations", type=click.IntRange(min=1), default=5, metavar="N", help=MAX_HELP
@@ -290,7 +308,7 @@ def _converse(
             require_key(codec, api_key(codec, options.api_key), options.base_url)
     except ConfigError as exc:
         raise click.UsageError(exc.allowed) from exc
-    path: Path | None = params["journal"]
+    path: Path | DatabaseUrl | None = params["journal"]
     journal = writing(path) if path else None
     view = render.TurnView(
         *render.consoles(),
@@ -454,7 +472,7 @@ def deny(call_ids: tuple[str, ...], reason: str, **params: Any) -> int:
 @cli.command()
 @JOURNAL
 @click.option("-q", "--quiet", is_flag=True, help="Print only the session ids, one a line.")
-def sessions(journal: Path, quiet: bool) -> None:
+def sessions(journal: Path | DatabaseUrl, quiet: bool) -> None:
     """List the sessions in a journal.
 
     One row per session: id, turns, events, how the last turn ended (or
@@ -481,7 +499,7 @@ def sessions(journal: Path, quiet: bool) -> None:
 @click.argument("session")
 @click.option("--expand", is_flag=True, help="Show every tool call and result in full.")
 @click.option("--ids", is_flag=True, help="Show the session and tool call ids.")
-def show(journal: Path, session: str, expand: bool, ids: bool) -> None:
+def show(journal: Path | DatabaseUrl, session: str, expand: bool, ids: bool) -> None:
     """Print a session's transcript.
 
     SESSION is an id, or a unique prefix of one. Tool rounds are collapsed to one
@@ -502,7 +520,7 @@ def show(journal: Path, session: str, expand: bool, ids: bool) -> None:
 @cli.command()
 @JOURNAL
 @click.argument("session", required=False)
-def replay(journal: Path, session: str | None) -> int:
+def replay(journal: Path | DatabaseUrl, session: str | None) -> int:
     """Verify sessions replay to the recorded effects.
 
     Folds every recorded event of SESSION (default: every session) through the
@@ -530,7 +548,7 @@ def replay(journal: Path, session: str | None) -> int:
 @JOURNAL
 @click.argument("session")
 @click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
-def export_command(journal: Path, session: str, out: Path) -> None:
+def export_command(journal: Path | DatabaseUrl, session: str, out: Path) -> None:
     """Export one session to a new JSON-lines file.
 
     OUT (ending .jsonl) gets the session's config and every step; `import` reads it.
@@ -544,15 +562,19 @@ def export_command(journal: Path, session: str, out: Path) -> None:
 
 
 @cli.command(name="import")
-@click.argument("source", type=click.Path(path_type=Path))
-@click.argument("journal", type=click.Path(dir_okay=False, path_type=Path), required=False)
+@click.argument("source", type=JOURNAL_TYPE)
+@click.argument("journal", type=JOURNAL_TYPE, required=False)
 @click.option("--session", help="The session of SOURCE to import (if it holds several).")
 @click.option("--temporal", "workflow", metavar="WORKFLOW_ID", help="Import a session workflow.")
 @click.option(
     "--temporal-address", default="127.0.0.1:7233", show_default=True, metavar="HOST:PORT"
 )
 def import_command(
-    source: Path, journal: Path | None, session: str | None, workflow: str | None, **extra: str
+    source: Path | DatabaseUrl,
+    journal: Path | DatabaseUrl | None,
+    session: str | None,
+    workflow: str | None,
+    **extra: str,
 ) -> None:
     """Import an exported session, or a Temporal session workflow, into a journal.
 
@@ -573,7 +595,7 @@ def import_command(
         return
     if journal is None:
         raise click.UsageError("missing argument 'JOURNAL'")
-    if source.suffix != ".jsonl":
+    if isinstance(source, DatabaseUrl) or source.suffix != ".jsonl":
         raise click.BadParameter("expected a .jsonl file that `export` wrote", param_hint="SOURCE")
     with reading(source) as exported:  # check before the target is created
         found = exported.sessions()
@@ -618,7 +640,7 @@ def demo(**params: str | None) -> int:
 @TOOLS
 @mcp.MCP
 @mcp.MCP_URL
-@click.option("--journal", type=click.Path(dir_okay=False, path_type=Path), help=JOURNAL_HELP)
+@click.option("--journal", type=JOURNAL_TYPE, help=JOURNAL_HELP)
 @click.option("--system", metavar="TEXT", help="System prompt.")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=5, metavar="N", help=MAX_HELP)
 @RECOVERY
@@ -638,7 +660,7 @@ def serve(host: str, port: int, cors: tuple[str, ...], **params: Any) -> int:
     --base-url, the offline scripted calculator model answers.
     """
     params.update(session=None, no_stream=False)
-    path: Path | None = params["journal"]
+    path: Path | DatabaseUrl | None = params["journal"]
     journal = writing(path) if path else None
     try:
         if serving.wants_scripted(params):

@@ -37,12 +37,13 @@ from toolreel.core import (
 )
 
 
-@pytest.fixture(params=["memory", "sqlite", "jsonl"])
+@pytest.fixture(params=["memory", "sqlite", "jsonl", "postgres"])
 def journal(request, tmp_path):
     made = {
         "memory": MemoryJournal,
         "sqlite": lambda: SQLiteJournal(tmp_path / "j.db"),
         "jsonl": lambda: JSONLJournal(tmp_path / "j.jsonl"),
+        "postgres": lambda: request.getfixturevalue("postgres_journal"),
     }[request.param]()
     yield made
     made.close()
