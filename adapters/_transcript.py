@@ -6,8 +6,9 @@ times, no run-specific ids unless asked (`ids=True`), JSON pretty-printed with
 sorted keys, numbers as Python's shortest round-trip repr. Tool rounds show in
 full, or collapsed to one line each turn (`expand=False`), as chat UIs show
 them. A model call that failed and was retried shows as a `↻` line where it
-happened (before the round, or the answer, its retry produced). The calls a
-paused turn holds for approval show last, as `⏸ awaiting approval` lines.
+happened (before the round, or the answer, its retry produced). A turn paused
+for approval ends with its held calls, as `⏸ awaiting approval` lines, and says
+it waits for approval (not that it is unfinished).
 
 `hide=` leaves out what varies from one recording of the same conversation to
 the next (`HIDEABLE`): "usage" (token counts), "ids" (session and call ids,
@@ -22,6 +23,7 @@ from collections.abc import Collection, Iterable
 from toolreel.core import (
     AgentError,
     AgentOutput,
+    ApprovalRequested,
     ChatMessage,
     ConfigError,
     ImagePart,
@@ -123,8 +125,10 @@ def _usage(usage: Usage) -> str:
     return f"{text} ({extra})" if extra else text
 
 
-def _summary_line(turn: TurnSummary, hide: Collection[str]) -> str:
-    """How the turn ended."""
+def _summary_line(turn: TurnSummary, hide: Collection[str], held: int = 0) -> str:
+    """How the turn ended (`held`: how many of its calls wait for approval)."""
+    if turn.reason is None and held:
+        return f"_awaiting approval · {held} call{'s' if held != 1 else ''} held_"
     if turn.reason is None:
         return "_unfinished_"
     parts = [turn.reason.value, f"{turn.iterations} iterations"]
@@ -139,10 +143,28 @@ def _summary_line(turn: TurnSummary, hide: Collection[str]) -> str:
     return "_" + " · ".join(parts) + "_"
 
 
+def _approval_lines(requests: Iterable[ApprovalRequested], ids: bool) -> list[str]:
+    """Each call a paused turn holds for approval, with its arguments."""
+    lines = []
+    for request in requests:
+        label = f"⏸ awaiting approval: {request.call.name}" + (
+            f" [{request.call.id}]" if ids else ""
+        )
+        lines += [label + (f" ({request.reason})" if request.reason else "")]
+        lines += [*_fenced(_pretty(request.call.arguments), "json"), ""]
+    return lines
+
+
 def _turn_lines(
-    number: int, turn: TurnSummary, expand: bool, ids: bool, hide: Collection[str]
+    number: int,
+    turn: TurnSummary,
+    expand: bool,
+    ids: bool,
+    hide: Collection[str],
+    *,
+    held: tuple[ApprovalRequested, ...] = (),
 ) -> list[str]:
-    """One turn: prompt, rounds, answer, summary (each retried model call where it happened)."""
+    """One turn: prompt, rounds, answer, calls it holds, summary (retries where they happened)."""
     lines = [f"## Turn {number}", "", f"**User:** {_with_images(turn.prompt, turn.images)}", ""]
     answer = turn.answer
     rounds = answer.tool_rounds if answer else ()
@@ -158,7 +180,8 @@ def _turn_lines(
         lines += [f"▸ {len(rounds)} tool round{'s' if len(rounds) != 1 else ''}: {names}", ""]
     if answer is not None and answer.content:
         lines += [f"**Assistant:** {answer.content}", ""]
-    return [*lines, _summary_line(turn, hide), ""]
+    lines += _approval_lines(held, ids)
+    return [*lines, _summary_line(turn, hide, len(held)), ""]
 
 
 def render_transcript(
@@ -185,14 +208,10 @@ def render_transcript(
     if config.tools:
         lines += ["tools: " + ", ".join(spec.name for spec in config.tools)]
     lines.append("")
+    last = len(session.turns)
     for number, turn in enumerate(session.turns, start=1):
-        lines += _turn_lines(number, turn, expand, ids, hide)
-    for request in session.approvals:  # the last turn is paused, not unfinished
-        label = f"⏸ awaiting approval: {request.call.name}" + (
-            f" [{request.call.id}]" if ids else ""
-        )
-        lines += [label + (f" ({request.reason})" if request.reason else "")]
-        lines += [*_fenced(_pretty(request.call.arguments), "json"), ""]
+        held = session.approvals if number == last else ()  # the last turn is paused
+        lines += _turn_lines(number, turn, expand, ids, hide, held=held)
     turns = len(session.turns)
     total = [f"Total: {turns} turn{'s' if turns != 1 else ''}"]
     total += [] if "usage" in hide else [_usage(session.usage)]

@@ -16,7 +16,7 @@ from toolreel.adapters import (
     load_session,
     render_transcript,
 )
-from toolreel.core import AgentConfig, FinishReason, ToolRound
+from toolreel.core import AgentConfig, ApprovalRequested, FinishReason, ToolRound
 
 from ._event_stream import call_json, usage_json
 
@@ -51,17 +51,32 @@ def title(prompt: str) -> str:
 
 
 def session_summary(journal: Journal, session_id: str) -> dict[str, Any]:
-    """One row of the session list: id, title, turns, rounds (or the error that hides them)."""
+    """One row of the session list: id, title, turns, rounds, how the last turn ended.
+
+    `outcome` is None for a session without turns; "awaiting_approval" (with
+    `approvals`, how many calls are held) when its last turn is paused. A
+    session the journal cannot fold has `error` instead.
+    """
     try:
         session = load_session(journal, session_id)
     except JournalCorrupt as exc:
         return {"id": session_id, "title": "", "turns": 0, "rounds": 0, "error": str(exc)}
+    last = session.turns[-1] if session.turns else None
     return {
         "id": session_id,
         "title": title(session.turns[0].prompt) if session.turns else "",
         "turns": len(session.turns),
         "rounds": sum(len(_rounds(turn)) for turn in session.turns),
+        "outcome": _outcome(last, session.approvals) if last is not None else None,
+        "approvals": len(session.approvals),
     }
+
+
+def _outcome(turn: TurnSummary, held: tuple[ApprovalRequested, ...] = ()) -> str:
+    """How a turn ended, as the page names it ("awaiting_approval" if it holds calls)."""
+    if turn.reason is None:
+        return "awaiting_approval" if held else "unfinished"
+    return OUTCOMES[turn.reason]
 
 
 def session_detail(journal: Journal, session_id: str) -> dict[str, Any] | None:
@@ -69,9 +84,13 @@ def session_detail(journal: Journal, session_id: str) -> dict[str, Any] | None:
     if session_id not in journal.sessions() or not _is_chat(journal, session_id):
         return None
     session = load_session(journal, session_id)
+    last = len(session.turns) - 1
     return {
         "id": session_id,
-        "turns": [_turn(turn) for turn in session.turns],
+        "turns": [
+            _turn(turn, session.approvals if index == last else ())
+            for index, turn in enumerate(session.turns)
+        ],
         "transcript": render_transcript(session),
         "warnings": list(session.warnings),
     }
@@ -82,14 +101,13 @@ def _rounds(turn: TurnSummary) -> tuple[ToolRound, ...]:
     return turn.answer.tool_rounds if turn.answer is not None else ()
 
 
-def _turn(turn: TurnSummary) -> dict[str, Any]:
-    """One turn as JSON."""
-    outcome = OUTCOMES[turn.reason] if turn.reason is not None else "unfinished"
+def _turn(turn: TurnSummary, held: tuple[ApprovalRequested, ...] = ()) -> dict[str, Any]:
+    """One turn as JSON (a paused one lists the calls it holds under `approvals`)."""
     answered = turn.reason is FinishReason.COMPLETED
     data: dict[str, Any] = {
         "prompt": turn.prompt,
         "answer": turn.text if answered else None,
-        "outcome": outcome,
+        "outcome": _outcome(turn, held),
         "usage": usage_json(turn.usage),
         "rounds": [_round(number, item) for number, item in enumerate(_rounds(turn), 1)],
     }
@@ -97,6 +115,10 @@ def _turn(turn: TurnSummary) -> dict[str, Any]:
         data["error"] = turn.error.message
     if turn.block_reason is not None:
         data["error"] = turn.block_reason
+    if held:
+        data["approvals"] = [
+            {**call_json(request.call), "reason": request.reason} for request in held
+        ]
     return data
 
 

@@ -105,3 +105,15 @@ def test_approving_an_unknown_call_is_a_usage_error(server: ScriptedServer, tmp_
     assert result.stderr.startswith("error: no call 'nope' is held for approval")
     assert "['c1']" in result.stderr
     assert invoke("approve", "c1", "--model", "m", "--base-url", server.url).exit_code == 2
+
+
+def test_show_says_a_paused_turn_waits_for_approval_not_that_it_is_unfinished(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "j.db"
+    invoke("run", "Delete a.txt", *model_args(server, path))
+    shown = invoke("show", path, "s1").stdout
+    assert "_unfinished_" not in shown
+    held, said = shown.index("⏸ awaiting approval: delete"), shown.index("_awaiting approval")
+    assert held < said < shown.index("Total: 1 turn")
+    assert "_awaiting approval · 1 call held_" in shown

@@ -80,3 +80,28 @@ def test_the_card_of_a_held_call_approves_and_denies(held_page: Page) -> None:
     card.get_by_role("button", name="Deny").click()
     denied = page.locator(".turn.live").nth(3)
     expect(denied.locator(".card[data-tool=multiply] .output")).to_contain_text("not now")
+
+
+def test_a_session_waiting_for_approval_is_badged_and_decided_after_a_reload(
+    held_page: Page, held_server: str
+) -> None:
+    page = held_page
+    _ask(page, "What is 3 times 4?")
+    card = page.locator(".turn.live").nth(0).locator(".card[data-tool=multiply]")
+    expect(card.locator(".state")).to_contain_text("awaiting approval", timeout=30_000)
+    chat_url = page.url  # #chat=ID: a reload continues this session
+    page.get_by_role("button", name="Refresh the list of sessions").click()
+    current = page.locator('#sessions button[aria-current="true"]')
+    expect(current.locator(".badge")).to_have_text("waiting for approval (1)")
+    _screenshot(page, "approval-sidebar.png")
+    page.goto(held_server)
+    page.goto(chat_url)
+    page.reload()
+    held = page.locator(".turn.recorded .card[data-tool=multiply]")
+    expect(held.locator(".state")).to_contain_text("awaiting approval", timeout=30_000)
+    held.get_by_role("button", name="Approve").click()
+    after = page.locator(".turn.live").nth(0)
+    expect(after.locator(".card[data-tool=multiply] .output")).to_contain_text("12")
+    expect(after.locator(".outcome")).to_contain_text("completed")
+    page.get_by_role("button", name="Refresh the list of sessions").click()
+    expect(page.locator('#sessions button[aria-current="true"] .badge')).to_have_count(0)

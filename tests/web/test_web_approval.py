@@ -106,3 +106,19 @@ def test_a_prompt_while_paused_is_refused(web: Any) -> None:
     ui_parts_of(call(web, "POST", "/api/chat", chat_body("Delete a.txt")))
     response = call(web, "POST", "/api/chat", chat_body("something else"))
     assert response.status_code == 400 and "waits for approval" in response.json()["error"]
+
+
+def test_the_session_list_marks_a_session_waiting_for_approval(web: Any) -> None:
+    ui_parts_of(call(web, "POST", "/api/chat", chat_body("Delete a.txt")))
+    [row] = call(web, "GET", "/api/sessions").json()["sessions"]
+    assert row["outcome"] == "awaiting_approval" and row["approvals"] == 1
+    [turn] = call(web, "GET", "/api/sessions/chat-1").json()["turns"]
+    assert turn["outcome"] == "awaiting_approval"
+    assert turn["approvals"] == [
+        {"id": "c1", "name": "delete", "arguments": {"path": "a.txt"}, "reason": ""}
+    ]
+    ui_parts_of(
+        call(web, "POST", "/api/approvals", {"id": "chat-1", "call_id": "c1", "approved": True})
+    )
+    [row] = call(web, "GET", "/api/sessions").json()["sessions"]
+    assert row["outcome"] == "completed" and row["approvals"] == 0
