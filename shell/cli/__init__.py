@@ -247,9 +247,21 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         RECOVERY,
         *budgets.options(),
     ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    return _with(options)(command)
+
+
+def _with(
+    options: Sequence[Callable[[Any], Any]],
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A decorator adding the click `options` to a command, in the order given."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        """The command with every option on it."""
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
 
 
 def agent_options(params: dict[str, Any], journal: Journal | None) -> AgentOptions:
@@ -651,13 +663,15 @@ def demo(**params: str | None) -> int:
     metavar="ORIGIN",
     help="A page origin that may call the API, e.g. http://localhost:3000 (repeatable).",
 )
+@_with(budgets.options())
 def serve(host: str, port: int, cors: tuple[str, ...], **params: Any) -> int:
     """Serve the loop to a browser: chat page, AI SDK endpoint, sessions.
 
     GET / is the page; POST /api/chat speaks the AI SDK UI message stream
     (point useChat() at it), POST /api/events a plain JSON event stream, GET
     /api/sessions lists the journal's sessions. With no API key and no
-    --base-url, the offline scripted calculator model answers.
+    --base-url, the offline scripted calculator model answers. The budget
+    flags (as for `run`) hold for every chat served.
     """
     params.update(session=None, no_stream=False)
     path: Path | DatabaseUrl | None = params["journal"]

@@ -2,9 +2,10 @@
 
 With no API key for the provider and no `--base-url`, it serves the offline
 scripted calculator model (exactly as `make demo` does), and `/api/info` says
-so. It binds 127.0.0.1 unless told otherwise, and prints the URL it serves on
-(its real port when `--port 0`) to stderr once it is listening; a port it cannot
-listen on is one `error:` line.
+so. The budget flags give every chat served the same `Budget`. It binds
+127.0.0.1 unless told otherwise, and prints the URL it serves on (its real
+port when `--port 0`) to stderr once it is listening; a port it cannot listen
+on is one `error:` line.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from toolreel.adapters._providers import api_key, codec_for
 from .._client import sources_opened
 from .._options import AgentOptions
 from .._scripted import ScriptedServer, openai_reply
+from ._budget import budget_of
 from ._mcp import mcp_servers
 
 #: How long a stopping server waits for the turns still streaming before cancelling them.
@@ -56,6 +58,7 @@ def scripted_options(params: dict[str, Any]) -> Iterator[AgentOptions]:
             mcp_servers=mcp_servers(params),
             auto_execute_tools=True,
             max_tool_iterations=params["max_iterations"],
+            budget=budget_of(params),
         )
 
 
