@@ -35,7 +35,7 @@ from toolreel.adapters._providers import (
 )
 from toolreel.adapters._redact import LOG_FILTER
 from toolreel.adapters._transcript import render_agent_transcript
-from toolreel.core import AgentConfig, ConfigError, ToolreelError, UsageError
+from toolreel.core import AgentConfig, ConfigError, ImagePart, ToolreelError, UsageError
 
 from .. import demo as demo_module
 from .._images import image
@@ -365,16 +365,28 @@ def cli() -> None:
     """
 
 
-@cli.command()
-@click.argument("prompt")
-@click.option(
+#: `--image PATH` (repeatable), for run and chat.
+IMAGES = click.option(
     "--image",
     "image_paths",
     multiple=True,
     metavar="PATH",
-    help="An image sent with the prompt (PNG, JPEG, GIF, WebP; a path or an http(s) URL). "
-    "Repeatable.",
+    help="An image sent with the (first) prompt (PNG, JPEG, GIF, WebP; a path or an http(s) "
+    "URL). Repeatable.",
 )
+
+
+def _images(paths: Sequence[str]) -> tuple[ImagePart, ...]:
+    """The `--image` paths read, each as an `ImagePart` (a bad one is a usage error)."""
+    try:
+        return tuple(image(path) for path in paths)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--image'") from exc
+
+
+@cli.command()
+@click.argument("prompt")
+@IMAGES
 @_model_options
 @click.option(
     "--temporal", metavar="HOST:PORT", help="Run it as a workflow on this Temporal server."
@@ -398,10 +410,7 @@ def run(
         if image_paths:  # the workflow's prompt is text only
             raise click.BadParameter("not supported with --temporal", param_hint="'--image'")
         return _on_temporal(temporal, task_queue, prompt.strip(), params)
-    try:
-        attached = tuple(image(path) for path in image_paths)
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint="'--image'") from exc
+    attached = _images(image_paths)
     return _converse(params, live.Prompts(given=[prompt.strip()], images=attached))
 
 
@@ -420,17 +429,22 @@ def _on_temporal(address: str, task_queue: str, prompt: str, params: dict[str, A
 
 
 @cli.command()
+@IMAGES
 @_model_options
 @click.option("--temporal", metavar="HOST:PORT", help="Chat through a session workflow there.")
 @click.option("--task-queue", default=temporal_cli.DEFAULT_QUEUE, help=temporal_cli.QUEUE_HELP)
-def chat(temporal: str | None, task_queue: str, **params: Any) -> int:
+def chat(image_paths: tuple[str, ...], temporal: str | None, task_queue: str, **params: Any) -> int:
     """Talk with the model, one prompt a line.
 
     Reads prompts from stdin until EOF or /exit; each answer streams like `run`.
-    Ctrl-C interrupts the answer in progress; at the prompt it quits (exit 130).
-    Exit 1 if any turn did not complete. With --temporal each prompt is a turn
-    of a session workflow (--session continues a running one); /exit closes it.
+    A line `/image PATH` attaches an image to the next prompt (--image: to the
+    first). Ctrl-C interrupts the answer in progress; at the prompt it quits
+    (exit 130). Exit 1 if any turn did not complete. With --temporal each
+    prompt is a turn of a session workflow (--session continues a running
+    one); /exit closes it.
     """
+    if temporal and image_paths:  # the workflow's prompt is text only
+        raise click.BadParameter("not supported with --temporal", param_hint="'--image'")
     if temporal:
         lines = (line.rstrip("\n") for line in sys.stdin if line.strip())
         return temporal_cli.chat(
@@ -441,7 +455,7 @@ def chat(temporal: str | None, task_queue: str, **params: Any) -> int:
             system=params["system"],
             max_iterations=params["max_iterations"],
         )
-    return _converse(params, live.Prompts(interactive=True))
+    return _converse(params, live.Prompts(interactive=True, images=_images(image_paths)))
 
 
 def _decide(params: dict[str, Any], decisions: list[live.Decision]) -> int:

@@ -21,9 +21,18 @@ import anyio.lowlevel
 import attrs
 from rich.text import Text
 
-from toolreel.core import AwaitApproval, Finish, FinishReason, ImagePart, LoopConfig, Phase
+from toolreel.core import (
+    AwaitApproval,
+    ConfigError,
+    Finish,
+    FinishReason,
+    ImagePart,
+    LoopConfig,
+    Phase,
+)
 
 from .._client import Client
+from .._images import image
 from .._options import AgentOptions
 from ._render import TurnView, call_text
 
@@ -42,17 +51,34 @@ class Decision:
 
 @attrs.define
 class Prompts:
-    """Where prompts come from: the ones given, or stdin lines until EOF or `/exit`."""
+    """Where prompts come from: the ones given, or stdin lines until EOF or `/exit`.
+
+    In `chat`, a line `/image PATH` (a file or an http(s) URL) attaches an
+    image to the next prompt instead of being one.
+    """
 
     given: list[str] = attrs.Factory(list)
     interactive: bool = False
-    #: Images sent with the first prompt (`toolreel run --image`).
+    #: Images sent with the next prompt (`--image`, then each `/image` line), once.
     images: tuple[ImagePart, ...] = ()
 
     def take_images(self) -> tuple[ImagePart, ...]:
-        """The images for the prompt being sent: the first prompt's, once."""
+        """The images for the prompt being sent (those gathered since the last one), once."""
         images, self.images = self.images, ()
         return images
+
+    def attach(self, source: str, view: TurnView) -> None:
+        """`/image PATH`: the image kept for the next prompt, or a note why it cannot be."""
+        if not source:
+            view.note("usage: /image PATH (a file or an http(s) URL)", "yellow")
+            return
+        try:
+            part = image(source)
+        except ConfigError as exc:
+            view.note(f"error: {exc}", "red")
+            return
+        self.images = (*self.images, part)
+        view.note(f"attached {part.label()} to the next prompt")
 
     async def next(self, view: TurnView) -> str | None:
         """The next prompt, or None at the end."""
@@ -63,6 +89,9 @@ class Prompts:
             line = await read_line("> " if tty else "")
             if line is None or line.strip() in ("/exit", "/quit"):
                 return None
+            if line.strip().split(maxsplit=1)[:1] == ["/image"]:
+                self.attach(line.strip().removeprefix("/image").strip(), view)
+                continue
             if line.strip():
                 if not tty:
                     view.out.print(Text("> " + line.strip(), style="bold"))

@@ -261,3 +261,38 @@ def test_toolreel_run_refuses_an_empty_image_file(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["run", "x", "--image", str(empty), "--model", "test"])
     assert result.exit_code == 2
     assert "'--image'" in result.stderr and "not an empty one" in result.stderr
+
+
+def _user_parts(request: dict[str, Any]) -> list[str]:
+    """The part types of a request's last (user) message ("text" for plain content)."""
+    content = request["messages"][-1]["content"]
+    return ["text"] if isinstance(content, str) else [part["type"] for part in content]
+
+
+def test_toolreel_chat_sends_image_with_the_first_prompt_only(png_file: Path) -> None:
+    with ScriptedServer([text("A square."), text("Nothing new.")]) as server:
+        args = ["chat", "--image", str(png_file), "--base-url", server.url, "--model", "m"]
+        result = CliRunner().invoke(cli, args, input="What is this?\nAnd now?\n")
+    assert result.exit_code == 0, result.output
+    assert [_user_parts(request) for request in server.requests] == [
+        ["text", "image_url"],
+        ["text"],
+    ]
+
+
+def test_a_chat_image_line_attaches_an_image_to_the_next_prompt(
+    png_file: Path, tmp_path: Path
+) -> None:
+    missing = tmp_path / "missing.png"
+    lines = f"Hello\n/image {png_file}\n/image {missing}\n/image {png_file}\nCompare\n"
+    with ScriptedServer([text("Hi."), text("Two squares.")]) as server:
+        args = ["chat", "--base-url", server.url, "--model", "m"]
+        result = CliRunner().invoke(cli, args, input=lines)
+    assert result.exit_code == 0, result.output
+    assert [_user_parts(request) for request in server.requests] == [
+        ["text"],
+        ["text", "image_url", "image_url"],
+    ]
+    assert server.requests[1]["messages"][-1]["content"][0]["text"] == "Compare"
+    assert result.stderr.count("attached [image image/png, 16 bytes] to the next prompt") == 2
+    assert "error: " in result.stderr and "missing.png" in result.stderr  # and the chat goes on
