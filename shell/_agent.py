@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -39,6 +39,8 @@ import anyio
 import attrs
 
 from toolreel.adapters import Journal, ModelPort, SessionError
+from toolreel.adapters._errors import ContentRefused
+from toolreel.adapters._providers._images import refusal
 from toolreel.core import (
     DEFAULT_MAX_ITERATIONS_PER_ATTEMPT,
     AgentConfig,
@@ -47,6 +49,7 @@ from toolreel.core import (
     AttemptErrors,
     ChatMessage,
     FinishAgent,
+    ImagePart,
     Usage,
 )
 
@@ -62,6 +65,8 @@ from ._callbacks import (
 from ._client import open_journal
 from ._connection import AGENT_OUTPUT_TOOL, Connection
 from ._hooks import hook_points
+from ._images import ImageSource
+from ._images import images as to_images
 from ._options import AgentOptions, AgentRunOptions
 from ._restore import Unfinished, unfinished_run
 from ._tools import Tool, registry
@@ -182,8 +187,14 @@ async def execute_agent(
     abort: anyio.Event | None = None,
     journal: str | Path | Journal | None = None,
     session_id: str | None = None,
+    images: Iterable[ImageSource] | None = None,
 ) -> AgentSuccess[T] | AgentFailure:
     """Run the agent on `input`: the validated output, or why there is none.
+
+    `images` (paths, bytes, URLs or `ImagePart`s, as `run(..., images=)`)
+    follow the prompt `definition.build_prompt(input)` makes; a model that
+    cannot take them refuses at once with `ContentRefused`, before anything
+    is sent or journaled.
 
     `options` is an `AgentRunOptions` (its `connection` says how to reach the
     model: provider, base_url, api_key, model, max_tokens, temperature,
@@ -220,18 +231,67 @@ async def execute_agent(
     (`input` is not asked again); a helper call that started without an
     outcome runs again only if its tool is idempotent, else its result is
     "interrupted; outcome unknown". A finished run's id (or a tool loop's) is
-    a `SessionError`. Without a journal nothing is kept.
+    a `SessionError`. Without a journal nothing is kept. (A resumed run
+    goes on with the prompt and images it was given first.)
     """
     options = AgentRunOptions.of(options)
     helpers = registry(definition.helpers)
     config = attrs.evolve(
         agent_config(definition, options.connection, helpers), budget=options.budget
     )
+    attached = to_images(images)
+    port: ModelPort = model or options.connection.open_model()
+    try:
+        _refuse(port, attached)
+        return await _journaled(
+            definition,
+            input,
+            options,
+            Given(model=port, images=attached, abort=abort),
+            config=config,
+            helpers=helpers,
+            journal=journal,
+            session_id=session_id,
+        )
+    finally:
+        if model is None:  # a caller's own model is the caller's to close
+            with anyio.CancelScope(shield=True):
+                await port.aclose()
+
+
+@attrs.frozen(kw_only=True)
+class Given:
+    """What a run is given besides its input: the model port, the prompt's images, `abort`."""
+
+    model: ModelPort
+    images: tuple[ImagePart, ...] = ()
+    abort: anyio.Event | None = None
+
+
+def _refuse(port: ModelPort, images: tuple[ImagePart, ...]) -> None:
+    """`ContentRefused` when the model behind `port` cannot take the prompt's images."""
+    codec = getattr(port, "codec", None)
+    if images and codec is not None:
+        why = refusal(codec, (ChatMessage(role="user", content="", images=images),))
+        if why is not None:
+            raise ContentRefused(why)
+
+
+async def _journaled(
+    definition: AgentDefinition[I, T],
+    input: I,
+    options: AgentRunOptions,
+    given: Given,
+    *,
+    config: AgentConfig,
+    helpers: dict[str, Tool],
+    journal: str | Path | Journal | None,
+    session_id: str | None,
+) -> AgentSuccess[T] | AgentFailure:
+    """The run, journaled where `journal` (else `options.journal`) says, if anywhere."""
     where = journal if journal is not None else options.journal
     if where is None:
-        return await _execute(
-            definition, input, options, config=config, helpers=helpers, model=model, abort=abort
-        )
+        return await _execute(definition, input, options, given, config=config, helpers=helpers)
     kept = open_journal(where)
     sid = session_id or options.session_id or uuid.uuid4().hex
     try:
@@ -246,10 +306,9 @@ async def execute_agent(
                 definition,
                 input,
                 options,
+                given,
                 config=config,
                 helpers=helpers,
-                model=model,
-                abort=abort,
                 journal=kept,
                 session_id=sid,
                 resumed=resumed[1] if resumed is not None else None,
@@ -265,18 +324,17 @@ async def _execute(
     definition: AgentDefinition[I, T],
     input: I,
     options: AgentRunOptions,
+    given: Given,
     *,
     config: AgentConfig,
     helpers: dict[str, Tool],
-    model: ModelPort | None,
-    abort: anyio.Event | None,
     journal: Journal | None = None,
     session_id: str = "",
     resumed: Unfinished | None = None,
 ) -> AgentSuccess[T] | AgentFailure:
     """Run the agent (journaled to `journal` under `session_id`, if given; going on from
     where a crash left `resumed`)."""
-    port: ModelPort = model or options.connection.open_model()
+    port = given.model
     runner = AgentRunner(
         config=config,
         model=port,
@@ -295,7 +353,7 @@ async def _execute(
         tool_timeout=options.tool_timeout,
         max_concurrent_tools=options.max_concurrent_tools,
         hooks=hook_points(options.hooks),
-        abort=abort,
+        abort=given.abort,
         redactor=options.connection.redactor(port),
         journal=journal,
         session_id=session_id,
@@ -304,14 +362,11 @@ async def _execute(
     told = AGENT_OUTPUT_TOOL.set(config.output_name)  # for a test model: which tool ends the run
     try:
         if resumed is None:
-            finish = await runner.run(definition.build_prompt(input))
+            finish = await runner.run(definition.build_prompt(input), given.images)
         else:
             finish = await runner.resume(resumed.state, resumed.seq, resumed.owed)
     finally:
         AGENT_OUTPUT_TOOL.reset(told)
-        if model is None:  # a caller's own model is the caller's to close
-            with anyio.CancelScope(shield=True):
-                await port.aclose()
     metadata = _metadata(finish, runner, time.monotonic() - started)
     if journal is not None:
         metadata = attrs.evolve(metadata, session_id=session_id)

@@ -63,6 +63,7 @@ from toolreel.core import (
     Emit,
     FinishAgent,
     HookPoint,
+    ImagePart,
     MessageRecorded,
     Notice,
     PromptSubmitted,
@@ -198,8 +199,8 @@ class AgentRunner:
         """The number of the last step kept."""
         return self._log.seq
 
-    async def run(self, prompt: str) -> FinishAgent:
-        """Run the agent on `prompt` to its end.
+    async def run(self, prompt: str, images: tuple[ImagePart, ...] = ()) -> FinishAgent:
+        """Run the agent on `prompt` (and its `images`) to its end.
 
         A cancel from outside (a scope, `task.cancel()`) or anything else that
         stops it is recorded as `Cancelled` under a shield, then propagates
@@ -207,7 +208,7 @@ class AgentRunner:
         """
 
         async def begin() -> bool:
-            await self._driver.feed(PromptSubmitted(text=prompt))
+            await self._driver.feed(PromptSubmitted(text=prompt, images=images))
             return True
 
         self._driver.drain()

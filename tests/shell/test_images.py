@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import attrs
 import pytest
 from click.testing import CliRunner
 
@@ -27,10 +28,14 @@ from toolreel.core import (
     ToolCallStarted,
 )
 from toolreel.shell import (
+    AgentDefinition,
     AgentOptions,
+    AgentSuccess,
     Client,
     ContentRefused,
+    OutputTool,
     RunFailed,
+    execute_agent,
     image,
     run,
     tool,
@@ -296,3 +301,65 @@ def test_a_chat_image_line_attaches_an_image_to_the_next_prompt(
     assert server.requests[1]["messages"][-1]["content"][0]["text"] == "Compare"
     assert result.stderr.count("attached [image image/png, 16 bytes] to the next prompt") == 2
     assert "error: " in result.stderr and "missing.png" in result.stderr  # and the chat goes on
+
+
+# Structured-output agents: a prompt's images ----------------------------------------------
+
+
+@attrs.frozen
+class Caption:
+    text: str
+
+
+def captioner() -> AgentDefinition[str, Caption]:
+    return AgentDefinition(
+        build_prompt=lambda subject: f"Caption this {subject}.",
+        output=OutputTool.of(Caption, name="record_caption"),
+    )
+
+
+def test_execute_agent_sends_the_prompts_images_and_journals_them(
+    png_file: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "agent.db"
+    with ScriptedServer([tool_calls(("c1", "record_caption", {"text": "A square."}))]) as server:
+        result = anyio.run(
+            lambda: execute_agent(
+                captioner(), "photo", options(server), images=[png_file], journal=str(path)
+            )
+        )
+    assert isinstance(result, AgentSuccess) and result.output == Caption(text="A square.")
+    assert server.requests[0]["messages"][-1]["content"] == [
+        {"type": "text", "text": "Caption this photo."},
+        {"type": "image_url", "image_url": {"url": PNG_URL}},
+    ]
+    assert result.metadata.history[0].images == (IMAGE,)
+    journal = SQLiteJournal(path)
+    try:
+        verify(journal, result.metadata.session_id)  # the run folds again from its journal
+    finally:
+        journal.close()
+
+
+def test_execute_agent_with_a_text_only_model_refuses_images_before_sending(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "agent.db"
+    refused = pytest.raises(ContentRefused, match=r"text-only .* user message 1 carries \[image")
+    with ScriptedServer([text("never")]) as server, refused:
+        anyio.run(
+            lambda: execute_agent(
+                captioner(),
+                "photo",
+                options(server, model_images=False),
+                images=[IMAGE],
+                journal=str(path),
+                session_id="a1",
+            )
+        )
+    assert server.requests == []
+    journal = SQLiteJournal(path)
+    try:
+        assert "a1" not in journal.sessions()  # nothing was journaled
+    finally:
+        journal.close()
