@@ -5,8 +5,10 @@ answers over real HTTP on 127.0.0.1 through the same OpenAI-compatible
 adapter (streamed tool calls, several in parallel where steps are independent,
 chained rounds where they are not). With `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`,
 `GEMINI_API_KEY` or `--base-url` (Ollama, LM Studio, vLLM, ...) a real model
-answers. Tools run for real, the session is journaled, then replayed step by
-step against the journal, and its transcript is printed.
+answers. Tools run for real, the session is journaled (in a temporary file,
+or `--journal`: a file or a `postgresql://` URL), then replayed step by step
+against the journal, and its transcript is printed. A journal that cannot be
+opened is one `error:` line (exit 1) before anything runs.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from pathlib import Path
 
 import anyio
 
-from toolreel.adapters import Session, render_transcript
+from toolreel.adapters import Journal, JournalError, Session, render_transcript
 from toolreel.adapters._providers import DEFAULT_MODELS
 from toolreel.core import FinishReason
 
 from ._blocks import TextBlock, ToolUseBlock, ToolUseError
-from ._client import Client, open_journal
+from ._client import Client
+from ._journal_files import open_location
 from ._options import AgentOptions
 from ._replay import Divergence, replay
 from ._scripted import ScriptedServer, openai_reply
@@ -79,7 +82,9 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--provider", choices=["openai", "anthropic", "gemini", "ollama"])
     parser.add_argument("--model")
     parser.add_argument("--base-url")
-    parser.add_argument("--journal", help="SQLite (.db) or JSON-lines (.jsonl) file to keep")
+    parser.add_argument(
+        "--journal", help="SQLite (.db) or JSON-lines (.jsonl) file, or a postgresql:// URL"
+    )
     return parser.parse_args(argv)
 
 
@@ -92,7 +97,9 @@ def _real_provider(args: argparse.Namespace) -> str | None:
     return next((name for name, key in KEYS.items() if os.environ.get(key)), None)
 
 
-def options(args: argparse.Namespace, journal: Path, server: ScriptedServer | None) -> AgentOptions:
+def options(
+    args: argparse.Namespace, journal: Journal, server: ScriptedServer | None
+) -> AgentOptions:
     """The calculator agent's options, pointed at the real model or the scripted one."""
     provider = "openai" if server else (_real_provider(args) or "openai")
     return AgentOptions(
@@ -104,7 +111,7 @@ def options(args: argparse.Namespace, journal: Path, server: ScriptedServer | No
         auto_execute_tools=True,
         max_tool_iterations=5,
         temperature=0.1,
-        journal=str(journal),
+        journal=journal,
         session_id="calculator-demo",
     )
 
@@ -129,13 +136,9 @@ async def converse(opts: AgentOptions) -> int:
     return 0
 
 
-def replay_and_show(journal_path: Path, session_id: str) -> int:
+def replay_and_show(journal: Journal, session_id: str) -> int:
     """Replay the journaled session step by step, then print its transcript."""
-    journal = open_journal(str(journal_path))
-    try:
-        result = replay(journal, session_id)
-    finally:
-        journal.close()
+    result = replay(journal, session_id)
     if isinstance(result, Divergence):
         print(f"\nReplay diverged:\n{result}")
         return 1
@@ -151,7 +154,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments(argv)
     with ExitStack() as stack:
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        journal = Path(args.journal) if args.journal else folder / "demo.db"
+        try:  # a file, or a postgresql:// URL kept as it is
+            journal = open_location(args.journal or folder / "demo.db")
+        except JournalError as exc:
+            print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+            return 1
+        stack.callback(journal.close)
         server = None
         if _real_provider(args) is None:
             server = stack.enter_context(ScriptedServer(openai_reply))

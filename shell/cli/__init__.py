@@ -640,16 +640,25 @@ def import_command(
 @click.option("--provider", type=PROVIDER, help="A real provider.")
 @click.option("--model", help="Its model.")
 @click.option("--base-url", help="Any OpenAI-compatible server (Ollama, LM Studio, ...).")
-@click.option("--journal", metavar="FILE", help="SQLite (.db) or JSON lines (.jsonl) to keep.")
-def demo(**params: str | None) -> int:
+@click.option("--journal", type=JOURNAL_TYPE, help=JOURNAL_HELP)
+def demo(**params: Any) -> int:
     """Run the calculator agent demo.
 
     Three arithmetic prompts with four tools, answered by a scripted model on
     127.0.0.1, or by a real one when OPENAI_API_KEY, ANTHROPIC_API_KEY or
     GEMINI_API_KEY is set, or --base-url is given.
     """
-    given = [(f"--{name.replace('_', '-')}", value) for name, value in params.items() if value]
+    if params["journal"] is not None:  # a file that is no journal: refused before anything runs
+        check_journal(params["journal"], must_exist=False)
+    given = [
+        (f"--{name.replace('_', '-')}", _text(value)) for name, value in params.items() if value
+    ]
     return demo_module.main([item for pair in given for item in pair])
+
+
+def _text(value: Any) -> str:
+    """An option's value as the demo's own command line takes it (a URL unmasked)."""
+    return value.url if isinstance(value, DatabaseUrl) else str(value)
 
 
 @cli.command()

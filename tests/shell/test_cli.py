@@ -458,6 +458,21 @@ def test_demo_runs_the_calculator_agent(tmp_path: Path, monkeypatch: pytest.Monk
     assert "OK calculator-demo · 3 turns" in invoke("replay", tmp_path / "demo.db").stdout
 
 
+def test_demo_takes_a_postgresql_url_and_one_that_cannot_connect_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a URL taken for a file path would be created here
+    for name in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"]:
+        monkeypatch.delenv(name, raising=False)
+    url = "postgresql://toolreel:s3cret@127.0.0.1:1/nowhere"  # nothing listens on port 1
+    result = invoke("demo", "--journal", url)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("error: cannot open journal postgresql://toolreel:***@")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+    assert "s3cret" not in result.output and "User:" not in result.stdout  # nothing ran
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_main_returns_the_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sessions", "/nonexistent/j.db"]) == 1
     assert capsys.readouterr().err == "error: no journal at /nonexistent/j.db\n"
