@@ -183,7 +183,8 @@ def test_a_client_that_disconnects_cancels_the_turn_and_the_chat_goes_on(served:
     detail = httpx.get(f"{served.url}/api/sessions/web-slow").json()
     assert [t["outcome"] for t in detail["turns"]] == ["cancelled", "completed"]
     listed = httpx.get(f"{served.url}/api/sessions").json()["sessions"]
-    assert {"id": "web-slow", "title": "What is 999 plus 1?", "turns": 2, "rounds": 2} in listed
+    row = {"id": "web-slow", "title": "What is 999 plus 1?", "turns": 2, "rounds": 2}
+    assert {**row, "outcome": "completed", "approvals": 0} in listed
 
 
 def test_a_model_error_reaches_the_browser_as_an_error_part(tmp_path: Path) -> None:
