@@ -238,8 +238,11 @@ class OverBudget:
 def spent_response(spending: Spending, usage: Usage, price: Price | None) -> Spending:
     """`spending` after one model response with `usage`."""
     cost = spending.cost + (price.cost(usage) if price is not None else 0.0)
-    return attrs.evolve(
-        spending, usage=spending.usage + usage, model_calls=spending.model_calls + 1, cost=cost
+    return Spending(  # built whole, not evolved: once per model response
+        usage=spending.usage + usage,
+        model_calls=spending.model_calls + 1,
+        tool_calls=spending.tool_calls,
+        cost=cost,
     )
 
 

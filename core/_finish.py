@@ -130,19 +130,23 @@ def scoped(state: State, turn: Turn) -> Spending:
     return turn.spent
 
 
-def charge(state: State, turn: Turn, usage: Usage) -> tuple[State, Turn, tuple[Effect, ...]]:
-    """Count a model response; with a budget, tell what was spent and note a limit it passed."""
+def spent_on(state: State, turn: Turn, usage: Usage) -> tuple[Spending, Spending]:
+    """The turn's and the session's spending after one model response with `usage`."""
     budget = state.config.budget
     price = None if budget is None else budget.price(state.config.model)
-    turn = attrs.evolve(turn, spent=spent_response(turn.spent, usage, price))
-    state = attrs.evolve(state, spent=spent_response(state.spent, usage, price))
+    return spent_response(turn.spent, usage, price), spent_response(state.spent, usage, price)
+
+
+def charge(state: State, turn: Turn) -> tuple[Turn, tuple[Effect, ...]]:
+    """With a budget, tell what was spent (counted by `spent_on`) and note a limit it passed."""
+    budget = state.config.budget
     if budget is None:
-        return state, turn, ()
+        return turn, ()
     over = after_response(budget, scoped(state, turn))
     if over is not None and turn.over_budget is None:
         turn = attrs.evolve(turn, over_budget=over)
     notice = UsageReported(turn=turn.spent, session=state.spent)
-    return state, turn, (Emit(notice=notice),)
+    return turn, (Emit(notice=notice),)
 
 
 def over_budget(state: State, turn: Turn, over: OverBudget) -> Step:

@@ -172,7 +172,8 @@ def _dispatch(
     """
     assert turn.pending is not None
     pending = _hold(state.config.approval_required, turn.pending)
-    turn = attrs.evolve(turn, pending=pending)
+    if pending is not turn.pending:  # some calls are held
+        turn = attrs.evolve(turn, pending=pending)
     told: list[Effect] = []
     if announce is AnnouncePolicy.AFTER_HOOKS:
         told = _announced(turn, _as_ran(pending, but=pending.blocked))

@@ -84,8 +84,10 @@ class Turn:
 class State:
     """The whole loop: config, phase, history, the running turn and its stream.
 
-    `usage` sums every model call of the session, `spent` all it spent (rule 16).
-    `ignored_calls` are calls abandoned by a cancel, whose late results are dropped.
+    `spent` is all the session spent (rule 16); `usage`, its tokens, sums every
+    model call of the session (one field, not two: the state is rebuilt slot by
+    slot on every delta). `ignored_calls` are calls abandoned by a cancel, whose
+    late results are dropped.
     """
 
     config: LoopConfig
@@ -93,11 +95,15 @@ class State:
     history: tuple[ChatMessage, ...] = ()
     turn: Turn | None = None
     stream: Stream = EMPTY_STREAM
-    usage: Usage = NO_USAGE
     turns: int = 0
     ignored_calls: frozenset[str] = frozenset()
     after_cancel: bool = False
     spent: Spending = NOTHING_SPENT
+
+    @property
+    def usage(self) -> Usage:
+        """The tokens of every model call of the session."""
+        return self.spent.usage
 
 
 (
@@ -106,7 +112,6 @@ class State:
     _history,
     _turn,
     _stream,
-    _usage,
     _turns,
     _ignored,
     _after_cancel,
@@ -122,7 +127,6 @@ def with_stream(state: State, stream: Stream) -> State:
     _history(new, state.history)
     _turn(new, state.turn)
     _stream(new, stream)
-    _usage(new, state.usage)
     _turns(new, state.turns)
     _ignored(new, state.ignored_calls)
     _after_cancel(new, state.after_cancel)

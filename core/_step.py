@@ -130,7 +130,7 @@ from ._events import (
     ToolCallStarted,
     ToolFinished,
 )
-from ._finish import Step, answered, call_model, charge, failed, finish
+from ._finish import Step, answered, call_model, charge, failed, finish, spent_on
 from ._loop_round import DECIDING, add_result, decide_approval, decide_call, start_round
 from ._notices import (
     ReasoningStreamed,
@@ -300,9 +300,10 @@ def _on_responded(state: State, event: ModelResponded) -> Step:
     """The response is complete: finish the turn, or open a round with its calls."""
     turn = _turn(state)
     stream = state.stream
-    turn = attrs.evolve(turn, usage=turn.usage + event.usage, retry=0)
-    state = attrs.evolve(state, usage=state.usage + event.usage, stream=EMPTY_STREAM)
-    state, turn, told = charge(state, turn, event.usage)
+    spent, session = spent_on(state, turn, event.usage)  # tokens, model calls, cost
+    turn = attrs.evolve(turn, usage=turn.usage + event.usage, retry=0, spent=spent)
+    state = attrs.evolve(state, stream=EMPTY_STREAM, spent=session)
+    turn, told = charge(state, turn)
     calls = finished_calls(stream, turn.number, turn.iteration)
     if not calls or turn.final_call:
         state, effects = finish(

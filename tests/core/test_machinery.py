@@ -24,6 +24,7 @@ from toolreel.core import (
     PlainOutput,
     PromptSubmitted,
     ReflectiveOutput,
+    Spending,
     StartTimer,
     State,
     StepError,
@@ -173,11 +174,11 @@ def test_fragments_build_the_same_partial_call_as_its_constructor() -> None:
 def test_a_new_partial_response_keeps_every_other_field_of_the_loop_state() -> None:
     config = LoopConfig(tools=(ADD, WEATHER), hooks={HookPoint.POST_TOOL_USE})
     state, _ = fold(initial_state(config), [PromptSubmitted(text="hi"), *text("a", "b")])
-    state = attrs.evolve(
-        state, usage=Usage(input_tokens=1), ignored_calls=frozenset({"x"}), after_cancel=True
-    )
+    spent = Spending(usage=Usage(input_tokens=1), model_calls=1)
+    state = attrs.evolve(state, spent=spent, ignored_calls=frozenset({"x"}), after_cancel=True)
     stream = Stream(text="new")
     assert with_stream(state, stream) == attrs.evolve(state, stream=stream)
+    assert with_stream(state, stream).usage == Usage(input_tokens=1)  # the spending's tokens
 
 
 def test_a_new_partial_response_keeps_every_other_field_of_the_agent_state() -> None:
