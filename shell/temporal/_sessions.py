@@ -7,12 +7,15 @@
 The workflow history is the journal: every event the workflow folded, in
 order, comes back from its result (a finished session) or its `record` query
 (a running one), and folding them again through `step` rebuilds each step
-with its effects, as a toolreel journal keeps them.
+with its effects, as a toolreel journal keeps them. A long session continues
+as new between turns: its earlier runs' events come from their `record`
+query (a closed run is answered by a worker replaying it), joined in order.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from typing import Any
 
@@ -177,7 +180,7 @@ async def run_session(
     handle = await start_session(
         client, prompt, task_queue=task_queue, session_id=session_id, start=settings
     )
-    return await _result(handle)
+    return await _joined(client, handle.id, await _result(handle))
 
 
 async def _result(handle: WorkflowHandle[Any, SessionRecord]) -> SessionRecord:
@@ -189,16 +192,38 @@ async def _result(handle: WorkflowHandle[Any, SessionRecord]) -> SessionRecord:
 
 
 async def fetch_record(client: Client, workflow_id: str) -> SessionRecord:
-    """A session workflow's record: its result if it completed, else its `record` query."""
+    """A session workflow's whole record: every run's events, its last run's finish.
+
+    The last run's is its result if it completed, else its `record` query; the
+    runs it continued are asked with their `record` query (a worker must poll).
+    """
     handle = client.get_workflow_handle(workflow_id, result_type=SessionRecord)
     try:
         described = await handle.describe()
         if described.status is WorkflowExecutionStatus.COMPLETED:
-            return await _result(handle)
-        record: SessionRecord = await handle.query(SessionWorkflow.record)
-        return record
+            record = await _result(handle)
+        else:
+            record = await handle.query(SessionWorkflow.record)
     except RPCError as exc:
         raise TemporalError(f"cannot read session workflow {workflow_id!r}: {exc}") from exc
+    return await _joined(client, workflow_id, record)
+
+
+async def _joined(client: Client, workflow_id: str, record: SessionRecord) -> SessionRecord:
+    """`record` with the events of the runs it continued before its own (rule 7)."""
+    if not record.runs:
+        return record
+    events: list[dict[str, Any]] = []
+    for run_id in record.runs:
+        earlier = client.get_workflow_handle(workflow_id, run_id=run_id, result_type=SessionRecord)
+        try:
+            part: SessionRecord = await earlier.query(SessionWorkflow.record)
+        except RPCError as exc:
+            raise TemporalError(
+                f"cannot read run {run_id} of session workflow {workflow_id!r}: {exc}"
+            ) from exc
+        events.extend(part.events)
+    return dataclasses.replace(record, events=[*events, *record.events], runs=[])
 
 
 def last_finish(record: SessionRecord) -> Finish | None:
@@ -212,6 +237,10 @@ def import_record(record: SessionRecord, journal: Journal, session_id: str) -> s
     Each event is folded through `step` again, so every step keeps the effects
     it had in the workflow; `toolreel replay` then checks them like any session's.
     """
+    if record.runs:
+        raise TemporalError(
+            f"the record of {session_id!r} is one run's of several: `fetch_record` joins them"
+        )
     if session_id in journal.sessions():
         raise SessionError(f"session {session_id!r} already exists in the journal")
     config = config_of(record.config)

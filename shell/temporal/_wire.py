@@ -26,27 +26,6 @@ TELL_HOOK = "toolreel.tell_hook"
 
 
 @dataclasses.dataclass(frozen=True)
-class SessionStart:
-    """How a session workflow starts: its first prompt (if any) and what it may change.
-
-    `one_shot`: the workflow completes once the turns it was given are over
-    (`toolreel run`); otherwise it waits for prompts until closed (a chat).
-    `auto_execute`: the workers run the tools (False: manual mode, the caller
-    sends each result as an `event` signal). `heartbeat_seconds`: how long a
-    silent activity may go before Temporal counts its worker as dead and acts
-    (retries, or an interrupted tool).
-    """
-
-    prompt: str | None = None
-    system_prompt: str | None = None
-    max_iterations: int | None = None
-    one_shot: bool = True
-    auto_execute: bool = True
-    heartbeat_seconds: float = 10.0
-    model_attempts: int = 3
-
-
-@dataclasses.dataclass(frozen=True)
 class SessionSetup:
     """The worker's answer to `configure`: the loop config and what each tool allows."""
 
@@ -57,15 +36,61 @@ class SessionSetup:
 
 
 @dataclasses.dataclass(frozen=True)
+class Carried:
+    """Where the run before left a session it continued as new (always between turns).
+
+    `state` is the idle `State` as JSON data (the new run goes on from it
+    exactly: history, turn count, usage, budgets); `runs` the run ids before
+    the new one, oldest first (their events come before its own); `seq` the
+    events they folded; `finish` the last turn's `Finish` as JSON data.
+    """
+
+    setup: SessionSetup
+    state: dict[str, Any]
+    runs: list[str]
+    seq: int
+    finish: dict[str, Any] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionStart:
+    """How a session workflow starts: its first prompt (if any) and what it may change.
+
+    `one_shot`: the workflow completes once the turns it was given are over
+    (`toolreel run`); otherwise it waits for prompts until closed (a chat).
+    `auto_execute`: the workers run the tools (False: manual mode, the caller
+    sends each result as an `event` signal). `heartbeat_seconds`: how long a
+    silent activity may go before Temporal counts its worker as dead and acts
+    (retries, or an interrupted tool). `continue_after`: between turns, once
+    a run has folded this many events or its history holds this many, the
+    session continues as new (also when Temporal suggests it); `carried` is
+    set by the workflow then, never by a caller.
+    """
+
+    prompt: str | None = None
+    system_prompt: str | None = None
+    max_iterations: int | None = None
+    one_shot: bool = True
+    auto_execute: bool = True
+    heartbeat_seconds: float = 10.0
+    model_attempts: int = 3
+    continue_after: int = 10_000
+    carried: Carried | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class SessionRecord:
     """A session as the workflow holds it: its config and every event folded, in order.
 
     `finish` is the last turn's `Finish` as JSON data (None before any turn ended).
+    `runs`: the runs this one continued, oldest first, whose events come before
+    `events` (the `record` query answers for its own run; `fetch_record` joins them).
     """
 
     config: dict[str, Any]
     events: list[dict[str, Any]]
     finish: dict[str, Any] | None = None
+    runs: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass(frozen=True)
