@@ -109,3 +109,45 @@ def effect_digest(effect: StepEffect) -> str:
     """
     text = json.dumps(effect_record(effect), sort_keys=True, separators=(",", ":"))
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+#: The agent run workflow's registered name, and its activities'.
+AGENT_WORKFLOW = "toolreel.Agent"
+AGENT_CONFIGURE = "toolreel.agent.configure"
+AGENT_CALL_MODEL = "toolreel.agent.call_model"
+AGENT_RUN_TOOL = "toolreel.agent.run_tool"
+AGENT_REFLECT = "toolreel.agent.reflect"
+AGENT_VALIDATE = "toolreel.agent.validate"
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentStart:
+    """How an agent run starts: the agent's name on the workers and its input (JSON data).
+
+    The workers hold the definition (`session_worker(..., agents={name: definition})`);
+    its `build_prompt(input)` is the run's prompt.
+    """
+
+    agent: str
+    input: Any = None
+    heartbeat_seconds: float = 10.0
+    model_attempts: int = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentSetup:
+    """The worker's answer to the agent's `configure`: the config, prompt and tool settings."""
+
+    config: dict[str, Any]
+    prompt: str
+    idempotent: list[str]
+    timeouts: dict[str, float]
+    model_timeout: float
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentCall:
+    """One of an agent run's effects for a worker: the agent's name and the effect's data."""
+
+    agent: str
+    data: dict[str, Any]

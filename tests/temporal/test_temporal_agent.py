@@ -1,0 +1,106 @@
+"""Agent runs as Temporal workflows: the same validated output and journal as `execute_agent`.
+
+Against a real dev server (conftest.py) and a scripted model on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import attrs
+import pytest
+from returns.result import Success
+from temporalio.client import Client
+
+from toolreel.adapters import Journal, MemoryJournal
+from toolreel.core import AgentError, AgentOutput
+from toolreel.shell import AgentDefinition, AgentOptions, AgentSuccess, OutputTool, execute_agent
+from toolreel.shell import tool as helper_tool
+from toolreel.shell._scripted import ScriptedServer, tool_calls
+from toolreel.temporal import (
+    SessionRecord,
+    TemporalError,
+    agent_finish,
+    connect,
+    import_record,
+    run_agent,
+    session_worker,
+)
+
+
+@attrs.frozen
+class Invoice:
+    number: str
+    total: float
+
+
+@helper_tool
+def currency_rate(currency: str) -> float:
+    """Euros per unit of `currency`."""
+    return {"USD": 0.92}[currency]
+
+
+def positive(invoice: Invoice) -> list[str]:
+    return [] if invoice.total > 0 else ["total must be positive"]
+
+
+INVOICES = AgentDefinition(
+    build_prompt=lambda source: f"Extract the invoice from: {source}",
+    system_prompt="You extract invoices.",
+    output=OutputTool.of(Invoice, name="record_invoice"),
+    helpers=[currency_rate],
+    validators=[positive],
+)
+
+SCRIPT = [  # a helper, an output the validator refuses, then one it accepts
+    tool_calls(("c1", "currency_rate", {"currency": "USD"})),
+    tool_calls(("c2", "record_invoice", {"number": "INV-1", "total": -1})),
+    tool_calls(("c3", "record_invoice", {"number": "INV-1", "total": 40})),
+]
+
+
+def options(server: ScriptedServer) -> AgentOptions:
+    return AgentOptions(model="test", base_url=server.url, api_key="sk-test")
+
+
+def steps_of(journal: Journal, session_id: str) -> list[tuple[Any, tuple[dict[str, Any], ...]]]:
+    return [(entry.event, entry.effects) for entry in journal.entries(session_id)]
+
+
+def test_an_agent_run_on_temporal_gives_the_validated_output_execute_agent_gives(
+    temporal_address: str,
+) -> None:
+    here = MemoryJournal()
+    with ScriptedServer(SCRIPT) as server:
+        local = asyncio.run(
+            execute_agent(INVOICES, "INV-1 40", options(server), journal=here, session_id="here")
+        )
+
+    async def work(client: Client) -> SessionRecord:
+        task_queue = f"q-{uuid.uuid4().hex[:8]}"
+        with ScriptedServer(SCRIPT) as server:
+            worker = session_worker(
+                client, options(server), task_queue=task_queue, agents={"invoices": INVOICES}
+            )
+            async with worker:
+                record = await run_agent(client, "invoices", "INV-1 40", task_queue=task_queue)
+                with pytest.raises(TemporalError, match="holds no agent 'nobody'"):
+                    await run_agent(client, "nobody", "x", task_queue=task_queue)
+        return record
+
+    async def main() -> Any:
+        return await asyncio.wait_for(work(await connect(temporal_address)), 60)
+
+    record = asyncio.run(main())
+
+    assert isinstance(local, AgentSuccess) and local.output == Invoice(number="INV-1", total=40)
+    finish = agent_finish(record)
+    assert isinstance(finish.outcome, AgentOutput)
+    assert INVOICES.output.structure(finish.outcome.output) == Success(local.output)
+    assert finish.attempts == local.metadata.attempts == 2
+    there = MemoryJournal()
+    import_record(record, there, "there")
+    assert steps_of(there, "there") == steps_of(here, "here")
+    assert not isinstance(finish.outcome, AgentError)
