@@ -7,18 +7,21 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
+from click.testing import CliRunner
 from returns.result import Success
+from temporal_tools import INVOICES, Invoice
+from temporal_workers import start_worker, worker_command
 from temporalio.client import Client
 
 from toolreel.adapters import Journal, MemoryJournal
-from toolreel.core import AgentError, AgentOutput
-from toolreel.shell import AgentDefinition, AgentOptions, AgentSuccess, OutputTool, execute_agent
-from toolreel.shell import tool as helper_tool
+from toolreel.core import AgentOutput
+from toolreel.shell import AgentOptions, AgentSuccess, execute_agent
 from toolreel.shell._scripted import ScriptedServer, tool_calls
+from toolreel.shell.cli import cli
 from toolreel.temporal import (
     SessionRecord,
     TemporalError,
@@ -27,31 +30,6 @@ from toolreel.temporal import (
     import_record,
     run_agent,
     session_worker,
-)
-
-
-@attrs.frozen
-class Invoice:
-    number: str
-    total: float
-
-
-@helper_tool
-def currency_rate(currency: str) -> float:
-    """Euros per unit of `currency`."""
-    return {"USD": 0.92}[currency]
-
-
-def positive(invoice: Invoice) -> list[str]:
-    return [] if invoice.total > 0 else ["total must be positive"]
-
-
-INVOICES = AgentDefinition(
-    build_prompt=lambda source: f"Extract the invoice from: {source}",
-    system_prompt="You extract invoices.",
-    output=OutputTool.of(Invoice, name="record_invoice"),
-    helpers=[currency_rate],
-    validators=[positive],
 )
 
 SCRIPT = [  # a helper, an output the validator refuses, then one it accepts
@@ -103,4 +81,34 @@ def test_an_agent_run_on_temporal_gives_the_validated_output_execute_agent_gives
     there = MemoryJournal()
     import_record(record, there, "there")
     assert steps_of(there, "there") == steps_of(here, "here")
-    assert not isinstance(finish.outcome, AgentError)
+
+
+def test_a_worker_process_runs_the_agents_its_command_line_names(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    task_queue = f"q-{uuid.uuid4().hex[:8]}"
+    with ScriptedServer(SCRIPT) as server:
+        command = worker_command(temporal_address, server.url, task_queue)
+        worker = start_worker([*command, "--agents", "temporal_tools:AGENTS"], {}, tmp_path / "w")
+
+        async def work() -> SessionRecord:
+            client = await connect(temporal_address)
+            return await asyncio.wait_for(
+                run_agent(client, "invoices", "INV-1 40", task_queue=task_queue), 60
+            )
+
+        try:
+            record = asyncio.run(work())
+        finally:
+            worker.kill()
+            worker.wait()
+    finish = agent_finish(record)
+    assert isinstance(finish.outcome, AgentOutput)
+    assert INVOICES.output.structure(finish.outcome.output) == Success(Invoice("INV-1", 40))
+
+
+def test_a_worker_refuses_agents_that_are_no_definitions() -> None:
+    on = ["worker", "--temporal", "127.0.0.1:1", "--model", "m", "--api-key", "k"]
+    refused = CliRunner().invoke(cli, [*on, "--agents", "temporal_tools:TOOLS"])
+    assert refused.exit_code == 2
+    assert "not a dict of name -> AgentDefinition" in refused.output
