@@ -16,6 +16,7 @@ from returns.result import Success
 from temporal_tools import INVOICES, Invoice
 from temporal_workers import start_worker, worker_command
 from temporalio.client import Client
+from temporalio.worker import Replayer
 
 from toolreel.adapters import Journal, MemoryJournal
 from toolreel.core import AgentOutput
@@ -23,6 +24,7 @@ from toolreel.shell import AgentOptions, AgentSuccess, execute_agent
 from toolreel.shell._scripted import ScriptedServer, tool_calls
 from toolreel.shell.cli import cli
 from toolreel.temporal import (
+    AgentWorkflow,
     SessionRecord,
     TemporalError,
     agent_finish,
@@ -30,6 +32,7 @@ from toolreel.temporal import (
     import_record,
     run_agent,
     session_worker,
+    workflow_runner,
 )
 
 SCRIPT = [  # a helper, an output the validator refuses, then one it accepts
@@ -56,22 +59,24 @@ def test_an_agent_run_on_temporal_gives_the_validated_output_execute_agent_gives
             execute_agent(INVOICES, "INV-1 40", options(server), journal=here, session_id="here")
         )
 
-    async def work(client: Client) -> SessionRecord:
-        task_queue = f"q-{uuid.uuid4().hex[:8]}"
+    async def work(client: Client) -> tuple[SessionRecord, Any]:
+        task_queue, run_id = f"q-{uuid.uuid4().hex[:8]}", f"agent-{uuid.uuid4().hex[:8]}"
         with ScriptedServer(SCRIPT) as server:
             worker = session_worker(
                 client, options(server), task_queue=task_queue, agents={"invoices": INVOICES}
             )
             async with worker:
-                record = await run_agent(client, "invoices", "INV-1 40", task_queue=task_queue)
+                record = await run_agent(
+                    client, "invoices", "INV-1 40", task_queue=task_queue, run_id=run_id
+                )
                 with pytest.raises(TemporalError, match="holds no agent 'nobody'"):
                     await run_agent(client, "nobody", "x", task_queue=task_queue)
-        return record
+        return record, await client.get_workflow_handle(run_id).fetch_history()
 
     async def main() -> Any:
         return await asyncio.wait_for(work(await connect(temporal_address)), 60)
 
-    record = asyncio.run(main())
+    record, history = asyncio.run(main())
 
     assert isinstance(local, AgentSuccess) and local.output == Invoice(number="INV-1", total=40)
     finish = agent_finish(record)
@@ -81,6 +86,8 @@ def test_an_agent_run_on_temporal_gives_the_validated_output_execute_agent_gives
     there = MemoryJournal()
     import_record(record, there, "there")
     assert steps_of(there, "there") == steps_of(here, "here")
+    replayer = Replayer(workflows=[AgentWorkflow], workflow_runner=workflow_runner())
+    asyncio.run(replayer.replay_workflow(history))  # deterministic in Temporal's sandbox
 
 
 def test_a_worker_process_runs_the_agents_its_command_line_names(

@@ -12,6 +12,7 @@ from typing import Any
 
 from click.testing import CliRunner
 from temporalio.client import Client
+from temporalio.worker import Replayer
 
 from toolreel.adapters import Journal, MemoryJournal
 from toolreel.adapters._serde import unstructure
@@ -31,6 +32,7 @@ from toolreel.temporal import (
     open_chat,
     send_prompt,
     session_worker,
+    workflow_runner,
 )
 
 PROMPTS = [
@@ -89,6 +91,13 @@ def test_a_long_chat_continues_as_new_between_turns_and_stays_one_session(
             await handle.signal(SessionWorkflow.close)
             await handle.result()
             await import_workflow(client, handle.id, open_journal(database), "closed")
+            histories = [
+                await client.get_workflow_handle(handle.id, run_id=run).fetch_history()
+                for run in [*own.runs[-1:], None]  # a run that continued, the last one
+            ]
+        replayer = Replayer(workflows=[SessionWorkflow], workflow_runner=workflow_runner())
+        for history in histories:
+            await replayer.replay_workflow(history)  # deterministic, the carried state too
         return answers, transcript, own, whole
 
     async def main() -> Any:
