@@ -746,18 +746,21 @@ def serve(host: str, port: int, cors: tuple[str, ...], **params: Any) -> int:
     show_default=True,
     help="How long a session waits for this worker before another takes it over.",
 )
+@temporal_cli.AGENTS
 def worker(address: str, task_queue: str, sticky_seconds: float, **params: Any) -> int:
     """Serve session workflows on a Temporal server.
 
-    The worker holds the model connection and the tools; `toolreel run
-    --temporal` starts sessions that any worker of TASK_QUEUE carries out.
+    The worker holds the model connection, the tools and the agents
+    (`--agents`, for `toolreel.temporal.run_agent`); `toolreel run --temporal`
+    starts sessions that any worker of TASK_QUEUE carries out.
     Runs until stopped (Ctrl-C: exit 130).
     """
+    agents = params.pop("agents")
     params.update(session=None, journal=None)
     options = agent_options(params, None)
     codec = codec_for(options.provider)
     require_key(codec, api_key(codec, options.api_key), options.base_url)
-    return temporal_cli.serve_worker(options, address, task_queue, sticky_seconds)
+    return temporal_cli.serve_worker(options, address, task_queue, sticky_seconds, agents)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

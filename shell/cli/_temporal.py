@@ -7,14 +7,18 @@ runs: the rest of the command line, and `import toolreel.shell`, never load it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+import importlib
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from toolreel.adapters import Journal
 from toolreel.core import FinishReason
 
+from .._agent import AgentDefinition
 from .._options import AgentOptions
 
 if TYPE_CHECKING:
@@ -29,6 +33,51 @@ ADDRESS_HELP = (
 QUEUE_HELP = "The task queue workers serve sessions on."
 
 
+def load_agents(spec: str) -> dict[str, AgentDefinition[Any, Any]]:
+    """The agent definitions `module:attr` names: a dict of name -> `AgentDefinition`."""
+    module_name, colon, attr = spec.partition(":")
+    if not colon or not module_name or not attr:
+        raise click.BadParameter(f"expected MODULE:ATTR, got {spec!r}")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # modules beside you, as `--tools` finds them
+    try:
+        value: Any = importlib.import_module(module_name)
+    except Exception as exc:  # a missing module, or one that fails as it is imported
+        raise click.BadParameter(f"cannot import {module_name!r}: {exc}") from exc
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            raise click.BadParameter(f"{module_name!r} has no attribute {attr!r}")
+        value = getattr(value, part)
+    if not isinstance(value, Mapping) or not all(
+        isinstance(name, str) and isinstance(item, AgentDefinition) for name, item in value.items()
+    ):
+        raise click.BadParameter(f"{spec} is not a dict of name -> AgentDefinition")
+    return dict(value)
+
+
+def _agents_option(
+    ctx: click.Context, param: click.Parameter, specs: Sequence[str]
+) -> dict[str, AgentDefinition[Any, Any]]:
+    """Every `--agents` spec loaded; names must be unique."""
+    agents: dict[str, AgentDefinition[Any, Any]] = {}
+    for spec in specs:
+        loaded = load_agents(spec)
+        if clash := sorted(set(agents) & set(loaded)):
+            raise click.BadParameter(f"duplicate agent name(s): {', '.join(clash)}")
+        agents.update(loaded)
+    return agents
+
+
+#: `worker`'s repeatable `--agents MODULE:ATTR` option, loaded as the command line is parsed.
+AGENTS = click.option(
+    "--agents",
+    multiple=True,
+    metavar="MODULE:ATTR",
+    callback=_agents_option,
+    help="Agents this worker runs for `run_agent`: a dict of name -> AgentDefinition.",
+)
+
+
 async def _connect(address: str) -> Client:
     """A Temporal client (a server that cannot be reached: one error line)."""
     from toolreel.temporal import connect  # noqa: PLC0415 - only when asked for
@@ -36,13 +85,21 @@ async def _connect(address: str) -> Client:
     return await connect(address)
 
 
-def serve_worker(options: AgentOptions, address: str, task_queue: str, sticky: float) -> int:
-    """Run a worker until interrupted; exit 130 on Ctrl-C."""
+def serve_worker(
+    options: AgentOptions,
+    address: str,
+    task_queue: str,
+    sticky: float,
+    agents: Mapping[str, AgentDefinition[Any, Any]] | None = None,
+) -> int:
+    """Run a worker (of sessions, and of `agents` by name) until interrupted; 130 on Ctrl-C."""
     from toolreel.temporal import session_worker  # noqa: PLC0415 - only when asked for
 
     async def serve() -> None:
         client = await _connect(address)
-        async with session_worker(client, options, task_queue=task_queue, sticky_seconds=sticky):
+        async with session_worker(
+            client, options, task_queue=task_queue, sticky_seconds=sticky, agents=agents
+        ):
             click.echo(f"worker serving {task_queue!r} on {address}", err=True)
             await asyncio.Event().wait()  # until the process is stopped
 

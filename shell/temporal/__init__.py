@@ -3,6 +3,8 @@
     client = await connect("127.0.0.1:7233")
     async with session_worker(client, AgentOptions(model=..., tools=[...])):  # or `toolreel worker`
         record = await run_session(client, "What is 25 plus 17?")
+    async with session_worker(client, options, agents={"invoice": definition}):
+        finish = agent_finish(await run_agent(client, "invoice", text))  # an agent run
     import_workflow(client, workflow_id, journal)        # the history becomes a journal session
 
 The workflow folds the pure reducer `step` inside Temporal's deterministic
@@ -13,8 +15,11 @@ sandbox; model calls, tool calls and hooks are activities on the workers
 from __future__ import annotations
 
 from ._activities import SessionActivities
+from ._agent_activities import AgentActivities
+from ._agent_workflow import AgentWorkflow
 from ._errors import TemporalError
 from ._sessions import (
+    agent_finish,
     approve,
     connect,
     deny,
@@ -24,22 +29,28 @@ from ._sessions import (
     last_finish,
     open_chat,
     pending_approvals,
+    run_agent,
     run_session,
     send_prompt,
     start_session,
 )
-from ._wire import TASK_QUEUE, WORKFLOW, SessionRecord, SessionStart
+from ._wire import AGENT_WORKFLOW, TASK_QUEUE, WORKFLOW, AgentStart, SessionRecord, SessionStart
 from ._worker import session_worker, workflow_runner
 from ._workflow import SessionWorkflow
 
 __all__ = [
+    "AGENT_WORKFLOW",
     "TASK_QUEUE",
     "WORKFLOW",
+    "AgentActivities",
+    "AgentStart",
+    "AgentWorkflow",
     "SessionActivities",
     "SessionRecord",
     "SessionStart",
     "SessionWorkflow",
     "TemporalError",
+    "agent_finish",
     "approve",
     "connect",
     "deny",
@@ -49,6 +60,7 @@ __all__ = [
     "last_finish",
     "open_chat",
     "pending_approvals",
+    "run_agent",
     "run_session",
     "send_prompt",
     "session_worker",

@@ -7,12 +7,15 @@
 The workflow history is the journal: every event the workflow folded, in
 order, comes back from its result (a finished session) or its `record` query
 (a running one), and folding them again through `step` rebuilds each step
-with its effects, as a toolreel journal keeps them.
+with its effects, as a toolreel journal keeps them. A long session continues
+as new between turns: its earlier runs' events come from their `record`
+query (a closed run is answered by a worker replaying it), joined in order.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from typing import Any
 
@@ -31,18 +34,22 @@ from toolreel.adapters._errors import SessionError
 from toolreel.adapters._journal import config_of
 from toolreel.adapters._serde import event_data, event_of, structure
 from toolreel.core import (
+    AgentConfig,
     ApprovalRequested,
     Approved,
     Denied,
     Finish,
+    FinishAgent,
     LoopConfig,
+    agent_step,
+    initial_agent_state,
     initial_state,
     step,
 )
 from toolreel.shell._errors import UnknownApproval
 
 from ._errors import TemporalError
-from ._wire import TASK_QUEUE, WORKFLOW, SessionRecord, SessionStart
+from ._wire import AGENT_WORKFLOW, TASK_QUEUE, WORKFLOW, AgentStart, SessionRecord, SessionStart
 from ._workflow import SessionWorkflow
 
 
@@ -177,7 +184,7 @@ async def run_session(
     handle = await start_session(
         client, prompt, task_queue=task_queue, session_id=session_id, start=settings
     )
-    return await _result(handle)
+    return await _joined(client, handle.id, await _result(handle))
 
 
 async def _result(handle: WorkflowHandle[Any, SessionRecord]) -> SessionRecord:
@@ -185,20 +192,49 @@ async def _result(handle: WorkflowHandle[Any, SessionRecord]) -> SessionRecord:
     try:
         return await handle.result()
     except (WorkflowFailureError, RPCError) as exc:
-        raise TemporalError(f"session workflow {handle.id} failed: {exc}") from exc
+        raise TemporalError(f"workflow {handle.id} failed: {_innermost(exc)}") from exc
+
+
+def _innermost(exc: BaseException) -> str:
+    """What is said at the bottom of an exception's causes (the worker's own error)."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return str(exc) or type(exc).__name__
 
 
 async def fetch_record(client: Client, workflow_id: str) -> SessionRecord:
-    """A session workflow's record: its result if it completed, else its `record` query."""
+    """A session workflow's whole record: every run's events, its last run's finish.
+
+    The last run's is its result if it completed, else its `record` query; the
+    runs it continued are asked with their `record` query (a worker must poll).
+    """
     handle = client.get_workflow_handle(workflow_id, result_type=SessionRecord)
     try:
         described = await handle.describe()
         if described.status is WorkflowExecutionStatus.COMPLETED:
-            return await _result(handle)
-        record: SessionRecord = await handle.query(SessionWorkflow.record)
-        return record
+            record = await _result(handle)
+        else:
+            record = await handle.query(SessionWorkflow.record)
     except RPCError as exc:
         raise TemporalError(f"cannot read session workflow {workflow_id!r}: {exc}") from exc
+    return await _joined(client, workflow_id, record)
+
+
+async def _joined(client: Client, workflow_id: str, record: SessionRecord) -> SessionRecord:
+    """`record` with the events of the runs it continued before its own (rule 7)."""
+    if not record.runs:
+        return record
+    events: list[dict[str, Any]] = []
+    for run_id in record.runs:
+        earlier = client.get_workflow_handle(workflow_id, run_id=run_id, result_type=SessionRecord)
+        try:
+            part: SessionRecord = await earlier.query(SessionWorkflow.record)
+        except RPCError as exc:
+            raise TemporalError(
+                f"cannot read run {run_id} of session workflow {workflow_id!r}: {exc}"
+            ) from exc
+        events.extend(part.events)
+    return dataclasses.replace(record, events=[*events, *record.events], runs=[])
 
 
 def last_finish(record: SessionRecord) -> Finish | None:
@@ -212,23 +248,72 @@ def import_record(record: SessionRecord, journal: Journal, session_id: str) -> s
     Each event is folded through `step` again, so every step keeps the effects
     it had in the workflow; `toolreel replay` then checks them like any session's.
     """
+    if record.runs:
+        raise TemporalError(
+            f"the record of {session_id!r} is one run's of several: `fetch_record` joins them"
+        )
     if session_id in journal.sessions():
         raise SessionError(f"session {session_id!r} already exists in the journal")
     config = config_of(record.config)
-    if not isinstance(config, LoopConfig):
-        raise TemporalError(f"session workflow {session_id!r} holds no tool-loop config")
-    state = initial_state(config)
-    steps = []
-    for seq, data in enumerate(record.events, start=1):
-        event = event_of(data)
-        state, effects = step(state, event)  # type: ignore[arg-type]
-        steps.append(Step(seq=seq, event=event, effects=effects))
+    steps = _steps(config, record.events)
     journal.begin(session_id, config)
     try:
         journal.append(session_id, steps)
     finally:
         journal.release(session_id)
     return session_id
+
+
+def _steps(config: LoopConfig | AgentConfig, events: list[dict[str, Any]]) -> list[Step]:
+    """Each event folded again (`step`, or `agent_step` for an agent run), with its effects."""
+    steps = []
+    if isinstance(config, AgentConfig):
+        agent = initial_agent_state(config)
+        for seq, data in enumerate(events, start=1):
+            event = event_of(data)
+            agent, found = agent_step(agent, event)  # type: ignore[arg-type]
+            steps.append(Step(seq=seq, event=event, effects=found))
+        return steps
+    state = initial_state(config)
+    for seq, data in enumerate(events, start=1):
+        event = event_of(data)
+        state, effects = step(state, event)  # type: ignore[arg-type]
+        steps.append(Step(seq=seq, event=event, effects=effects))
+    return steps
+
+
+async def run_agent(
+    client: Client,
+    agent: str,
+    input: Any = None,
+    *,
+    task_queue: str = TASK_QUEUE,
+    run_id: str | None = None,
+    start: AgentStart | None = None,
+) -> SessionRecord:
+    """Run the agent a worker holds as `agent` on `input` (JSON data) as a workflow; its record.
+
+    `agent_finish(record)` says how it ended; `import_record` journals it as an agent run.
+    """
+    settings = dataclasses.replace(start or AgentStart(agent=agent), agent=agent, input=input)
+    try:
+        handle = await client.start_workflow(
+            AGENT_WORKFLOW,
+            settings,
+            id=run_id or uuid.uuid4().hex,
+            task_queue=task_queue,
+            result_type=SessionRecord,
+        )
+    except (RPCError, WorkflowAlreadyStartedError) as exc:
+        raise TemporalError(f"cannot start agent workflow: {exc}") from exc
+    return await _result(handle)
+
+
+def agent_finish(record: SessionRecord) -> FinishAgent:
+    """How an agent run's record ended (`TemporalError` for a run not finished)."""
+    if record.finish is None:
+        raise TemporalError("the agent run has not finished")
+    return structure(record.finish, FinishAgent)
 
 
 async def import_workflow(

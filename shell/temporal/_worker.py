@@ -10,7 +10,7 @@ would only cost time.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -20,10 +20,14 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._serde import get_converter
+from toolreel.shell._agent import AgentDefinition
 from toolreel.shell._client import sources_opened
+from toolreel.shell._hooks import hook_points
 from toolreel.shell._options import AgentOptions
 
 from ._activities import SessionActivities
+from ._agent_activities import AgentActivities
+from ._agent_workflow import AgentWorkflow
 from ._wire import TASK_QUEUE
 from ._workflow import SessionWorkflow
 
@@ -47,6 +51,7 @@ async def session_worker(
     task_queue: str = TASK_QUEUE,
     model: ModelPort | None = None,
     sticky_seconds: float = 5.0,
+    agents: Mapping[str, AgentDefinition[Any, Any]] | None = None,
     **worker_options: Any,
 ) -> AsyncIterator[Worker]:
     """A worker serving sessions on `task_queue` while the block runs.
@@ -54,8 +59,10 @@ async def session_worker(
     `model` (default: the options' connection, opened here and closed after)
     answers the model calls. `sticky_seconds`: how long a workflow waits for
     the worker that last ran it before any other worker takes it over (a
-    killed worker delays its sessions by this much). Other keyword arguments
-    go to `temporalio.worker.Worker`.
+    killed worker delays its sessions by this much). `agents`: the agent
+    definitions this worker runs, by the name `run_agent` asks for (with the
+    options' connection, tool timeout, concurrency and hooks). Other keyword
+    arguments go to `temporalio.worker.Worker`.
     """
     async with sources_opened(options) as opened:
         port = model or opened.connection.open_model()
@@ -63,8 +70,11 @@ async def session_worker(
             worker = Worker(
                 client,
                 task_queue=task_queue,
-                workflows=[SessionWorkflow],
-                activities=SessionActivities(opened, port).all(),
+                workflows=[SessionWorkflow, AgentWorkflow],
+                activities=[
+                    *SessionActivities(opened, port).all(),
+                    *AgentActivities(agents or {}, opened, port, hook_points(opened.hooks)).all(),
+                ],
                 workflow_runner=workflow_runner(),
                 sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_seconds),
                 **worker_options,

@@ -22,14 +22,22 @@ order they arrive, and carries out each effect the way Temporal makes durable:
    answers with the turn's `Finish`; `close` ends a chat once it is idle.
 6. An effect's activity id carries its digest (`effect_digest`), so Temporal's
    replayer rejects a reducer that would now issue different effects.
+7. Between turns, once the run has folded `continue_after` events or its
+   history holds as many (or Temporal suggests it), the session continues as
+   new: the new run starts from the idle state as JSON data (`Carried`), so
+   its history, the next request and the next turn's effects are the ones
+   the old run would have made. Nothing else runs then: no turn, no prompt
+   waiting, no handler unfinished.
 
 Every event folded is kept, in order (`record` query, and the workflow's
-result): `import_workflow` folds them again into a toolreel journal.
+result), with the runs continued before (`runs`): `import_workflow` joins
+them and folds them again into a toolreel journal.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections import deque
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -40,7 +48,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 from toolreel.adapters._journal import config_of
-from toolreel.adapters._serde import effect_data, event_data, event_of, unstructure
+from toolreel.adapters._serde import effect_data, event_data, event_of, structure, unstructure
 from toolreel.core import (
     AskHook,
     Blocked,
@@ -74,6 +82,7 @@ from ._wire import (
     RUN_TOOL,
     TELL_HOOK,
     WORKFLOW,
+    Carried,
     HookRequest,
     SessionRecord,
     SessionSetup,
@@ -107,23 +116,32 @@ class SessionWorkflow:
         self._tasks: list[asyncio.Task[None]] = []
         self._closing = False
         self._seq = 0
+        self._runs: list[str] = []
+        self._last: dict[str, Any] | None = None  # the last turn's Finish before this run
+        if start.carried is not None:
+            self._go_on(start.carried)
         if start.prompt is not None:
             self._prompts.append(PromptSubmitted(text=start.prompt))
 
     @workflow.run
     async def run(self, start: SessionStart) -> SessionRecord:
-        """Configure on a worker, then fold events until the session is over."""
-        self._setup = await workflow.execute_activity(
-            CONFIGURE,
-            start,
-            result_type=SessionSetup,
-            start_to_close_timeout=timedelta(seconds=60),
-        )
-        self._state = initial_state(self._config())
+        """Configure on a worker (unless continued), then fold events until over or continued."""
+        if self._setup is None:
+            self._setup = await workflow.execute_activity(
+                CONFIGURE,
+                start,
+                result_type=SessionSetup,
+                start_to_close_timeout=timedelta(seconds=60),
+            )
+            self._state = initial_state(self._config())
         while True:
             await workflow.wait_condition(self._ready)
             if not self._next():
                 break
+            if self._due():
+                await workflow.wait_condition(lambda: self._settled() or not self._due())
+                if self._due():
+                    workflow.continue_as_new(self._carried())
         self._cancel_tasks()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.record()
@@ -161,8 +179,10 @@ class SessionWorkflow:
     def record(self) -> SessionRecord:
         """The config and every event folded so far, in order."""
         config = self._setup.config if self._setup is not None else {}
-        last = self._finishes[-1] if self._finishes else None
-        return SessionRecord(config=config, events=list(self._events), finish=last)
+        last = self._finishes[-1] if self._finishes else self._last
+        return SessionRecord(
+            config=config, events=list(self._events), finish=last, runs=list(self._runs)
+        )
 
     @workflow.query
     def transcript(self) -> list[dict[str, Any]]:
@@ -197,6 +217,41 @@ class SessionWorkflow:
     def rejected(self) -> list[str]:
         """The caller's events refused: not events, or impossible now (a StepError's message)."""
         return list(self._rejected)
+
+    # --- continuing as new (rule 7) -------------------------------------------------
+
+    def _go_on(self, carried: Carried) -> None:
+        """Take up a session where the run it continued left it."""
+        self._setup = carried.setup
+        self._state = structure(carried.state, State)
+        self._runs = list(carried.runs)
+        self._seq = carried.seq
+        self._last = carried.finish
+
+    def _due(self) -> bool:
+        """Between turns, with nothing to do, and this run has grown past its bound."""
+        if self._inbox or self._prompts or self._closing or not self._idle() or self._over():
+            return False
+        info = workflow.info()
+        bound = self._start.continue_after
+        grown = len(self._events) >= bound or info.get_current_history_length() >= bound
+        return grown or info.is_continue_as_new_suggested()
+
+    def _settled(self) -> bool:
+        """No handler (a `prompt` update answering) and no effect's task still running."""
+        return workflow.all_handlers_finished() and all(task.done() for task in self._tasks)
+
+    def _carried(self) -> SessionStart:
+        """The next run's input: this one's settings, and the session as it stands."""
+        assert self._setup is not None and self._state is not None
+        carried = Carried(
+            setup=self._setup,
+            state=unstructure(self._state),
+            runs=[*self._runs, workflow.info().run_id],
+            seq=self._seq,
+            finish=self._finishes[-1] if self._finishes else self._last,
+        )
+        return dataclasses.replace(self._start, prompt=None, carried=carried)
 
     # --- folding ------------------------------------------------------------------
 
