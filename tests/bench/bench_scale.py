@@ -1,23 +1,30 @@
 """Benchmark: sessions/s and steps/s at 1, 2 and 4 worker processes, per engine (on demand).
 
 Every session is one turn with one tool round against the scripted OpenAI-compatible
-server (its own process, on 127.0.0.1): two model calls, one tool call, ~30 journaled
-steps. Each worker process runs its share of the sessions, `--concurrency` at a time,
-into one journal object; the clock starts once every worker has imported and opened
-its journal, and stops when the last one is done.
+server (its own process, on 127.0.0.1): two model calls, one tool call, the same
+prompt and the same journaled steps on every engine. At W workers each engine runs
+the same `--sessions`, `--concurrency` at a time per worker (W x that in flight). The
+clock starts once every process is set up (imported, journal open, connected, and a
+first session run uncounted: its lazy imports, or Temporal's sandbox) and stops when
+the last session is done.
 
-Engines, one function each (`ENGINES`; add one by writing `run_<name>(bench, workers)`):
+Engines, one function each (`ENGINES`; add one by writing `run_<name>(bench, workers,
+sessions, at)`); an engine whose requirements are absent is skipped, saying why:
 - `baseline`: the in-process loop with no journal of ours (the default MemoryJournal);
 - `sqlite`: one SQLite file shared by the workers;
 - `postgres`: one PostgreSQL database (a throwaway server from tests/postgres_server.py
   with its default durability, each commit flushed to disk; or `--dsn`);
 - `pg-async`: the same with `synchronous_commit=off` (SQLite's durability, see
-  `run_postgres_async`).
+  `run_postgres_async`);
+- `temporal`: a Temporal dev server, W `session_worker` processes and one client
+  process starting the sessions (tests/bench/scale_temporal.py).
 
 Then the cost per round: one worker, one session at a time, seconds per model round
 (a model call and its tools) of each engine as a ratio to the baseline's, measured in
-the same run. And the listing: `sessions()` at 100,000 sessions on PostgreSQL, with
-the `started` index and without it.
+the same run. CPU per session is read from /proc for each kind of process: the
+workers, the database or Temporal server (with its children), the model server, and
+Temporal's client. And the listing: `sessions()` at 100,000 sessions on PostgreSQL,
+with the `started` index and without it. scale_report.py makes the table.
 
     python tests/bench/bench_scale.py [--sessions 200] [--reps 3] [--engines baseline,sqlite,...]
 """
@@ -25,6 +32,7 @@ the `started` index and without it.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -34,11 +42,16 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))  # postgres_server
+sys.path.insert(0, str(Path(__file__).parent))  # scale_report, scale_temporal
+
+from scale_cpu import cpu_of, machine_postgres_cpu, tree_cpu  # noqa: E402
+from scale_report import BASELINE, Cell, Result, cell, seconds_per_round, table  # noqa: E402
 
 SERVER = """
 import sys
@@ -60,58 +73,43 @@ with server:
 ROUNDS_PER_SESSION = 2  # the tool call, then the answer
 
 
-@attrs.frozen
-class Result:
-    """One measured pass: how much work, how long, how much CPU where."""
-
-    engine: str
-    workers: int
-    sessions: int
-    steps: int
-    seconds: float
-    worker_cpu: float
-    server_cpu: float
-    model_cpu: float
-
-    def line(self) -> str:
-        """A row of the report: throughput, then CPU per session (which a busy machine
-        disturbs less than wall time) in the workers, the database and the model server."""
-        per = 1000 / self.sessions
-        return (
-            f"{self.engine:<9} {self.workers:>2} workers  {self.sessions / self.seconds:7.1f} "
-            f"sessions/s  {self.steps / self.seconds:7.0f} steps/s  cpu ms/session: "
-            f"workers {self.worker_cpu * per:5.1f}, database {self.server_cpu * per:5.1f}, "
-            f"model {self.model_cpu * per:5.1f}"
-        )
-
-
 @attrs.define
 class Bench:
-    """What every engine run shares: the model server, a folder, the database, the sizes."""
+    """What every engine run shares: the model server, a folder, the servers, the sizes."""
 
     url: str
     model_pid: int
     folder: Path
     dsn: str | None
+    database_pid: int | None  #: the postmaster of our throwaway server (None: `--dsn`)
+    temporal: tuple[str, int] | None  #: the dev server's address and pid
     sessions: int
     concurrency: int
     reps: int
+
+
+def tools() -> list[Any]:
+    """The bench's one tool, as every engine's workers serve it."""
+    from toolreel.shell import tool  # noqa: PLC0415
+
+    @tool
+    def record(n: int) -> str:
+        """Record item n."""
+        return f"recorded {n}"
+
+    return [record]
 
 
 # --- a worker process ------------------------------------------------------------------------
 
 
 def worker(engine: str, target: str, url: str, first: int, step: int, total: int, at: int) -> None:
-    """Run sessions first, first+step, ... below total, `at` at a time; print steps and CPU."""
+    """Run sessions first, first+step, ... below total, `at` at a time, on `go`; say `done`,
+    then on the next line print the steps journaled; exit when stdin closes."""
     import anyio  # noqa: PLC0415 - in the worker process only
 
     from toolreel.adapters import Journal, MemoryJournal, PostgresJournal, SQLiteJournal  # noqa: PLC0415
-    from toolreel.shell import AgentOptions, Client, tool  # noqa: PLC0415
-
-    @tool
-    def record(n: int) -> str:
-        """Record item n."""
-        return f"recorded {n}"
+    from toolreel.shell import AgentOptions, Client  # noqa: PLC0415
 
     opened: dict[str, Callable[[], Journal]] = {
         "baseline": MemoryJournal,
@@ -120,8 +118,9 @@ def worker(engine: str, target: str, url: str, first: int, step: int, total: int
     }
     journal = opened[engine]()
     ids = [f"s{index:05d}" for index in range(first, total, step)]
+    served = tools()
 
-    async def main() -> None:
+    async def main(sids: list[str]) -> None:
         limit = anyio.Semaphore(at)
 
         async def one(sid: str) -> None:
@@ -129,7 +128,7 @@ def worker(engine: str, target: str, url: str, first: int, step: int, total: int
                 model="bench",
                 base_url=url,
                 api_key="sk-bench",
-                tools=[record],
+                tools=served,
                 auto_execute_tools=True,
                 journal=journal,
                 session_id=sid,
@@ -139,80 +138,129 @@ def worker(engine: str, target: str, url: str, first: int, step: int, total: int
                 await client.wait()
 
         async with anyio.create_task_group() as group:
-            for sid in ids:
+            for sid in sids:
                 group.start_soon(one, sid)
 
+    anyio.run(main, [f"w{first:05d}"])  # the first session's lazy imports, before the clock
     print("ready", flush=True)
     sys.stdin.readline()
-    anyio.run(main)
-    cpu = time.process_time()
+    anyio.run(main, ids)
+    journal.flush()
+    print("done", flush=True)
+    sys.stdin.readline()  # the clock and the CPU are read: count the steps
     steps = sum(len(list(journal.entries(sid))) for sid in ids)
     journal.close()
-    print(json.dumps({"steps": steps, "cpu": cpu}), flush=True)
+    print(json.dumps({"steps": steps}), flush=True)
+    sys.stdin.read()
 
 
-def spawn(bench: Bench, engine: str, target: str, workers: int, sessions: int, at: int) -> Result:
-    """Run `sessions` sessions on `workers` processes; timed from all ready to all done."""
-    share = [str(workers), str(sessions), str(at)]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, __file__, "--worker", engine, target, bench.url, str(k), *share],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for k in range(workers)
-    ]
-    for proc in procs:
-        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-    server_before, model_before = database_cpu(), cpu_of(bench.model_pid)
+def started(command: list[str]) -> subprocess.Popen[str]:
+    """A process of this script (`command` after the script), once it says it is ready."""
+    proc = subprocess.Popen(
+        [sys.executable, __file__, *command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _expect(proc, "ready")
+    except RuntimeError:
+        proc.kill()
+        raise
+    return proc
+
+
+def measure(
+    bench: Bench,
+    engine: str,
+    counts: tuple[int, int],
+    working: list[subprocess.Popen[str]],
+    clients: list[subprocess.Popen[str]],
+    server: Callable[[], float],
+) -> Result:
+    """Send `go` to the processes that run sessions (the clients, else the workers), time
+    them until each says `done`, read every kind of process's CPU meanwhile, then ask
+    for the steps they ran."""
+    workers, sessions = counts
+    starters = clients or working
+    before = _cpus(bench, working, clients, server)
     start = time.perf_counter()
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
+    for proc in starters:
+        _tell(proc, "go")
+    for proc in starters:
+        _expect(proc, "done")
+    seconds = time.perf_counter() - start
+    after = _cpus(bench, working, clients, server)
     reports = []
-    for proc in procs:
-        assert proc.stdout is not None
-        reports.append(json.loads(proc.stdout.readline()))
-    seconds = time.perf_counter() - start  # steps counted after the clock, in each worker
-    for proc in procs:
+    for proc in starters:  # counting the steps is no part of the measure
+        _tell(proc, "count")
+        reports.append(json.loads(_expect(proc, None)))
+    for proc in working + clients:
+        assert proc.stdin is not None
+        proc.stdin.close()
         if proc.wait() != 0:
-            raise RuntimeError(f"a {engine} worker failed")
+            raise RuntimeError(f"a {engine} process failed")
+    used = [a - b for a, b in zip(after, before, strict=True)]
     return Result(
         engine=engine,
         workers=workers,
         sessions=sessions,
         steps=sum(report["steps"] for report in reports),
         seconds=seconds,
-        worker_cpu=sum(report["cpu"] for report in reports),
-        server_cpu=database_cpu() - server_before,
-        model_cpu=cpu_of(bench.model_pid) - model_before,
+        worker_cpu=used[0],
+        server_cpu=used[1],
+        model_cpu=used[2],
+        client_cpu=used[3],
     )
 
 
-def database_cpu() -> float:
-    """CPU seconds used so far by every `postgres` process of this machine (Linux /proc),
-    with their children that ended (a backend exits when its worker disconnects)."""
-    return sum(_cpu(stat, "postgres") for stat in Path("/proc").glob("[0-9]*/stat"))
+def _tell(proc: subprocess.Popen[str], word: str) -> None:
+    """Send one line to a process of this script."""
+    assert proc.stdin is not None
+    proc.stdin.write(word + "\n")
+    proc.stdin.flush()
 
 
-def cpu_of(pid: int) -> float:
-    """CPU seconds used so far by process `pid` (Linux /proc)."""
-    return _cpu(Path(f"/proc/{pid}/stat"), None)
+def _expect(proc: subprocess.Popen[str], word: str | None) -> str:
+    """The next line of a process of this script (RuntimeError if not `word`, where given)."""
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line or (word is not None and line != word + "\n"):
+        raise RuntimeError(f"expected {word or 'a report'} from {proc.args!r}, got {line!r}")
+    return line
 
 
-def _cpu(stat: Path, name: str | None) -> float:
-    """A process's user + system CPU seconds from its /proc stat (0 if not `name` or gone)."""
-    try:
-        head, tail = stat.read_text().rsplit(")", 1)
-    except (OSError, ValueError):
-        return 0.0
-    if name is not None and head.split("(", 1)[-1] != name:
-        return 0.0
-    values = tail.split()
-    ticks = sum(int(value) for value in values[11:15])  # utime, stime, cutime, cstime
-    return ticks / os.sysconf("SC_CLK_TCK")
+def _cpus(
+    bench: Bench,
+    working: list[subprocess.Popen[str]],
+    clients: list[subprocess.Popen[str]],
+    server: Callable[[], float],
+) -> tuple[float, float, float, float]:
+    """CPU seconds so far of the workers, the server, the model server and the clients."""
+    return (
+        sum(cpu_of(proc.pid) for proc in working),
+        server(),
+        cpu_of(bench.model_pid),
+        sum(cpu_of(proc.pid) for proc in clients),
+    )
+
+
+def spawn(bench: Bench, engine: str, target: str, workers: int, sessions: int, at: int) -> Result:
+    """Run `sessions` sessions on `workers` in-process workers sharing `target`'s journal."""
+    share = [str(workers), str(sessions), str(at)]
+    procs = [
+        started(["--worker", engine, target, bench.url, str(k), *share]) for k in range(workers)
+    ]
+    return measure(bench, engine, (workers, sessions), procs, [], _server_cpu(bench, engine))
+
+
+def _server_cpu(bench: Bench, engine: str) -> Callable[[], float]:
+    """How to read the CPU of `engine`'s server: our PostgreSQL server's processes, every
+    postgres process of the machine for an outside one (`--dsn`), else none."""
+    pid = bench.database_pid
+    if engine != "postgres":
+        return lambda: 0.0
+    return machine_postgres_cpu if pid is None else lambda: tree_cpu(pid)
 
 
 # --- engines: one function each -------------------------------------------------------------
@@ -249,12 +297,32 @@ def run_postgres_async(bench: Bench, workers: int, sessions: int, at: int) -> Re
     return spawn(bench, "postgres", target, workers, sessions, at)
 
 
+def run_temporal(bench: Bench, workers: int, sessions: int, at: int) -> Result:
+    """`workers` Temporal worker processes on a task queue of their own; one client process
+    starts the sessions, `workers` x `at` at a time, as many as the other engines run."""
+    assert bench.temporal is not None
+    address, server_pid = bench.temporal
+    queue = f"bench-{uuid.uuid4().hex[:8]}"
+    procs = [started(["--temporal-worker", address, queue, bench.url]) for _ in range(workers)]
+    try:
+        warm = str(2 * workers)  # the first workflow of each worker loads the sandbox
+        client = started(["--driver", address, queue, str(sessions), str(workers * at), warm])
+    except RuntimeError:
+        for proc in procs:
+            proc.kill()
+        raise
+    server = functools.partial(tree_cpu, server_pid)
+    return measure(bench, "temporal", (workers, sessions), procs, [client], server)
+
+
 ENGINES: dict[str, Callable[[Bench, int, int, int], Result]] = {
     "baseline": run_baseline,
     "sqlite": run_sqlite,
     "postgres": run_postgres,
     "pg-async": run_postgres_async,
+    "temporal": run_temporal,
 }
+POSTGRES = {"postgres", "pg-async"}
 
 
 def listing(dsn: str, count: int = 100_000) -> dict[str, float]:
@@ -290,73 +358,160 @@ def _best(work: Callable[[], object], reps: int = 5) -> float:
     return min(times)
 
 
+# --- the run -----------------------------------------------------------------------------------
+
+
 def main() -> None:
-    """Start the model server (and a database), run every engine, print the figures."""
+    """Start the model server (and a database, a Temporal dev server), run every engine
+    whose requirements are here, print the figures."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=4, help="sessions at once a worker")
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--round-sessions", type=int, default=60)
-    parser.add_argument("--reps", type=int, default=1, help="passes each; the fastest is shown")
+    parser.add_argument("--reps", type=int, default=1, help="passes each; fastest and range shown")
     parser.add_argument("--dsn", help="an existing PostgreSQL database (default: a throwaway)")
     args = parser.parse_args()
     engines = args.engines.split(",")
+    unknown = set(engines) - set(ENGINES)
+    if unknown:
+        parser.error(f"unknown engines {sorted(unknown)}; known: {', '.join(ENGINES)}")
     model = subprocess.Popen(
         [sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     assert model.stdout is not None
     url = model.stdout.readline().strip()
-    database = None
-    if {"postgres", "pg-async"} & set(engines) and args.dsn is None:
-        import postgres_server  # noqa: PLC0415
-
-        database = postgres_server.start(durable=True)  # commits reach the disk, as SQLite's
-    dsn = args.dsn or (database.dsn if database else None)
+    stops: list[Callable[[], None]] = [model.kill]
     try:
         with tempfile.TemporaryDirectory() as folder:
             bench = Bench(
-                url, model.pid, Path(folder), dsn, args.sessions, args.concurrency, args.reps
-            )
+                url, model.pid, Path(folder), args.dsn, None, None,
+                args.sessions, args.concurrency, args.reps,
+            )  # fmt: skip
+            engines = [e for e in engines if _prepare(bench, e, stops, args.dsn) is None]
             report(bench, engines, [int(w) for w in args.workers.split(",")], args.round_sessions)
     finally:
-        model.kill()
-        if database is not None:
-            database.stop()
+        for stop in reversed(stops):
+            stop()
 
 
-def best(bench: Bench, engine: str, workers: int, sessions: int, at: int) -> Result:
-    """The fastest of `bench.reps` passes (a busy machine only ever slows a pass down)."""
-    runs = [ENGINES[engine](bench, workers, sessions, at) for _ in range(bench.reps)]
-    return min(runs, key=lambda result: result.seconds)
+def _prepare(
+    bench: Bench, engine: str, stops: list[Callable[[], None]], dsn: str | None
+) -> str | None:
+    """Start what `engine` needs, once; the reason it cannot run (printed), or None."""
+    reason = None
+    if engine in POSTGRES and bench.dsn is None:
+        reason = _start_postgres(bench, stops)
+    elif engine in POSTGRES and dsn is not None:
+        reason = _psycopg_missing()
+    elif engine == "temporal" and bench.temporal is None:
+        reason = _start_temporal(bench, stops)
+    if reason is not None:
+        print(f"skipped {engine}: {reason}")
+    return reason
+
+
+def _psycopg_missing() -> str | None:
+    """Why PostgresJournal cannot be used here, or None."""
+    try:
+        import psycopg  # noqa: F401, PLC0415
+    except ImportError:
+        return "psycopg is not installed (pip install 'toolreel[postgres]')"
+    return None
+
+
+def _start_postgres(bench: Bench, stops: list[Callable[[], None]]) -> str | None:
+    """A throwaway durable server for the PostgreSQL engines, or why there is none."""
+    import postgres_server  # noqa: PLC0415
+
+    reason = _psycopg_missing()
+    if reason is not None:
+        return reason
+    try:
+        database = postgres_server.start(durable=True)  # commits reach the disk, as SQLite's
+    except (RuntimeError, OSError) as exc:
+        return f"cannot start a PostgreSQL server: {exc}"
+    stops.append(database.stop)
+    bench.dsn = database.dsn
+    pid_file = database.directory / "data" / "postmaster.pid"
+    bench.database_pid = int(pid_file.read_text().split()[0])
+    return None
+
+
+def _start_temporal(bench: Bench, stops: list[Callable[[], None]]) -> str | None:
+    """A Temporal dev server for the Temporal engine, or why there is none."""
+    import scale_temporal  # noqa: PLC0415
+
+    reason = scale_temporal.unavailable()
+    if reason is not None:
+        return reason
+    try:
+        server, address = scale_temporal.start_dev_server(bench.folder / "temporal.log")
+    except (RuntimeError, OSError) as exc:
+        return str(exc)
+
+    def stop() -> None:
+        server.terminate()
+        server.wait()
+
+    stops.append(stop)
+    bench.temporal = (address, server.pid)
+    return None
+
+
+def passes(bench: Bench, engine: str, workers: int, sessions: int, at: int) -> list[Result]:
+    """`bench.reps` passes of one engine at one worker count."""
+    return [ENGINES[engine](bench, workers, sessions, at) for _ in range(bench.reps)]
 
 
 def report(bench: Bench, engines: list[str], workers: list[int], round_sessions: int) -> None:
-    """Print throughput per engine and worker count, the per-round ratios, the listing."""
-    print(f"{os.cpu_count()} cores; {bench.sessions} sessions a pass (best of {bench.reps}), ")
-    print(f"{bench.concurrency} at a time a worker, {ROUNDS_PER_SESSION} rounds each")
+    """Print the table: throughput per engine and worker count, the per-round ratios; then
+    the listing."""
+    print(
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
+        f"{bench.sessions} sessions a pass, {bench.concurrency} at a time a worker, "
+        f"{ROUNDS_PER_SESSION} model rounds each; best of {bench.reps} (range); "
+        f"per round: {round_sessions} sessions on one worker, one at a time",
+        flush=True,
+    )
+    cells: dict[tuple[str, int], Cell] = {}
     for engine in engines:
         for count in workers:
-            result = best(bench, engine, count, bench.sessions, bench.concurrency)
-            print(attrs.evolve(result, engine=engine).line())
-    print(f"\ncost per round, one worker, one session at a time ({round_sessions} sessions):")
-    per_round = {}
-    for engine in engines:
-        result = best(bench, engine, 1, round_sessions, 1)
-        per_round[engine] = result.seconds / (round_sessions * ROUNDS_PER_SESSION)
-    base = per_round.get("baseline")
-    for engine, seconds in per_round.items():
-        ratio = f"  x{seconds / base:.2f} the baseline" if base else ""
-        print(f"{engine:<9} {seconds * 1000:6.2f} ms a round{ratio}")
+            runs = passes(bench, engine, count, bench.sessions, bench.concurrency)
+            cells[(engine, count)] = cell([attrs.evolve(run, engine=engine) for run in runs])
+    rounds = {
+        engine: seconds_per_round(passes(bench, engine, 1, round_sessions, 1), ROUNDS_PER_SESSION)
+        for engine in engines
+    }
+    print("\n".join(table(cells, rounds)))
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
+    if BASELINE not in engines:
+        print("(no baseline engine in this run: no ratios)")
     if "postgres" in engines and bench.dsn:
         timed = listing(bench.dsn)
         shown = ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in timed.items())
         print(f"\nsessions() at 100,000 sessions on PostgreSQL: {shown}")
 
 
-if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        engine, target, url, first, step, total, at = sys.argv[2:9]
+def entry(argv: list[str]) -> None:
+    """The bench, or one of its processes (an in-process worker, a Temporal worker or client)."""
+    mode = argv[1] if len(argv) > 1 else None
+    if mode == "--worker":
+        engine, target, url, first, step, total, at = argv[2:9]
         worker(engine, target, url, int(first), int(step), int(total), int(at))
+    elif mode == "--temporal-worker":
+        import scale_temporal  # noqa: PLC0415
+
+        scale_temporal.serve(argv[2], argv[3], argv[4], tools())
+    elif mode == "--driver":
+        import scale_temporal  # noqa: PLC0415
+
+        address, queue, total, at, warm = argv[2:7]
+        scale_temporal.drive(address, queue, int(total), int(at), int(warm))
     else:
         main()
+
+
+if __name__ == "__main__":
+    entry(sys.argv)

@@ -1,4 +1,4 @@
-"""Helpers of tests/temporal and tests/bench/bench_temporal.py: free ports, the dev server's
+"""Helpers of tests/temporal and tests/bench/scale_temporal.py: free ports, the dev server's
 binary, and `toolreel worker` processes with this folder's tools."""
 
 from __future__ import annotations
