@@ -56,6 +56,7 @@ from toolreel.core import (
 )
 from toolreel.shell._restore import INTERRUPTED
 
+from ._activity_options import ATTEMPTS, MARGIN, activity_options, cause, spawn
 from ._wire import (
     AGENT_CALL_MODEL,
     AGENT_CONFIGURE,
@@ -69,11 +70,6 @@ from ._wire import (
     SessionRecord,
     effect_digest,
 )
-
-#: Margin added to a tool's own timeout (which the worker enforces) for the activity's.
-_MARGIN = timedelta(seconds=30)
-#: Attempts of an idempotent helper's, a reflection's or a validation's activity.
-_ATTEMPTS = 3
 
 
 @workflow.defn(name=AGENT_WORKFLOW)
@@ -100,7 +96,7 @@ class AgentWorkflow:
             start,
             result_type=AgentSetup,
             start_to_close_timeout=timedelta(seconds=60),
-            retry_policy=RetryPolicy(maximum_attempts=_ATTEMPTS),
+            retry_policy=RetryPolicy(maximum_attempts=ATTEMPTS),
         )
         config = config_of(self._setup.config)
         assert isinstance(config, AgentConfig)
@@ -158,19 +154,11 @@ class AgentWorkflow:
 
     def _spawn(self, work: Awaitable[None]) -> None:
         """Run an effect's work in the background."""
-        self._tasks = [task for task in self._tasks if not task.done()]
-        self._tasks.append(asyncio.ensure_future(work))
+        self._tasks = spawn(self._tasks, work)
 
     def _options(self, key: str, timeout: timedelta, attempts: int) -> dict[str, Any]:
         """Activity options: its id, timeouts, heartbeat and retries."""
-        return {
-            "activity_id": key,
-            "start_to_close_timeout": timeout,
-            "heartbeat_timeout": timedelta(seconds=self._start.heartbeat_seconds),
-            "retry_policy": RetryPolicy(
-                maximum_attempts=attempts, initial_interval=timedelta(milliseconds=200)
-            ),
-        }
+        return activity_options(key, timeout, attempts, self._start.heartbeat_seconds)
 
     async def _answered(
         self,
@@ -193,11 +181,12 @@ class AgentWorkflow:
     async def _call_model(self, effect: CallModel, key: str) -> None:
         """The model call as an activity; its events folded in order."""
         assert self._setup is not None
-        timeout = timedelta(seconds=self._setup.model_timeout) + _MARGIN
+        timeout = timedelta(seconds=self._setup.model_timeout) + MARGIN
         options = self._options(key, timeout, self._start.model_attempts)
 
         def lost(exc: ActivityError) -> AgentEvent:
-            return ModelCallFailed(retryable=False, message=f"model call activity failed: {exc}")
+            message = f"model call activity failed: {cause(exc)}"
+            return ModelCallFailed(retryable=False, message=message)
 
         await self._answered(AGENT_CALL_MODEL, unstructure(effect.request), options, lost)
 
@@ -208,7 +197,7 @@ class AgentWorkflow:
         helper = isinstance(effect, RunTool)
         once = helper and call.name not in self._setup.idempotent
         seconds = self._setup.timeouts.get(call.name, 60.0)
-        options = self._options(key, timedelta(seconds=seconds) + _MARGIN, 1 if once else _ATTEMPTS)
+        options = self._options(key, timedelta(seconds=seconds) + MARGIN, 1 if once else ATTEMPTS)
 
         def lost(_: ActivityError) -> AgentEvent:
             return ToolFinished(call_id=call.id, output=INTERRUPTED, is_error=True)
@@ -218,7 +207,7 @@ class AgentWorkflow:
 
     async def _validate(self, effect: Validate, key: str) -> None:
         """The output's validation (schema, then validators) as an activity."""
-        options = self._options(key, timedelta(seconds=60), _ATTEMPTS)
+        options = self._options(key, timedelta(seconds=60), ATTEMPTS)
 
         def lost(exc: ActivityError) -> AgentEvent:
             problem = f"validation activity failed: {exc}"

@@ -44,7 +44,6 @@ from datetime import timedelta
 from typing import Any, cast
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 from toolreel.adapters._journal import config_of
@@ -75,6 +74,7 @@ from toolreel.core import (
 from toolreel.shell._restore import INTERRUPTED
 from toolreel.shell._runner import in_progress
 
+from ._activity_options import ATTEMPTS, MARGIN, activity_options, cause, spawn
 from ._wire import (
     ASK_HOOK,
     CALL_MODEL,
@@ -89,11 +89,6 @@ from ._wire import (
     SessionStart,
     effect_digest,
 )
-
-#: Margin added to a tool's own timeout (which `run_call` enforces) for the activity's.
-_MARGIN = timedelta(seconds=30)
-#: Attempts of an idempotent tool's or a hook's activity when its worker is lost.
-_ATTEMPTS = 3
 
 
 @workflow.defn(name=WORKFLOW)
@@ -319,8 +314,7 @@ class SessionWorkflow:
 
     def _spawn(self, work: Awaitable[None]) -> None:
         """Run an effect's work in the background."""
-        self._tasks = [task for task in self._tasks if not task.done()]
-        self._tasks.append(asyncio.ensure_future(work))
+        self._tasks = spawn(self._tasks, work)
 
     def _cancel_tasks(self) -> None:
         """Cancel what still runs for a turn that is over (its answers would be late)."""
@@ -336,14 +330,7 @@ class SessionWorkflow:
 
     def _options(self, key: str, timeout: timedelta, attempts: int) -> dict[str, Any]:
         """Activity options: its id, timeouts, heartbeat and retries."""
-        return {
-            "activity_id": key,
-            "start_to_close_timeout": timeout,
-            "heartbeat_timeout": timedelta(seconds=self._start.heartbeat_seconds),
-            "retry_policy": RetryPolicy(
-                maximum_attempts=attempts, initial_interval=timedelta(milliseconds=200)
-            ),
-        }
+        return activity_options(key, timeout, attempts, self._start.heartbeat_seconds)
 
     async def _answered(
         self,
@@ -364,11 +351,11 @@ class SessionWorkflow:
         """The model call as an activity; its events folded in order."""
         assert self._setup is not None
         options = self._options(
-            key, timedelta(seconds=self._setup.model_timeout) + _MARGIN, self._start.model_attempts
+            key, timedelta(seconds=self._setup.model_timeout) + MARGIN, self._start.model_attempts
         )
 
         def lost(exc: ActivityError) -> list[Event]:
-            message = f"model call activity failed: {_cause(exc)}"
+            message = f"model call activity failed: {cause(exc)}"
             return [ModelCallFailed(retryable=False, message=message)]
 
         await self._answered(
@@ -387,7 +374,7 @@ class SessionWorkflow:
         idempotent = call.name in self._setup.idempotent
         seconds = self._setup.timeouts.get(call.name, 60.0)
         options = self._options(
-            key, timedelta(seconds=seconds) + _MARGIN, _ATTEMPTS if idempotent else 1
+            key, timedelta(seconds=seconds) + MARGIN, ATTEMPTS if idempotent else 1
         )
         interrupted = ToolFinished(call_id=call.id, output=INTERRUPTED, is_error=True)
         await self._answered(
@@ -404,10 +391,10 @@ class SessionWorkflow:
         request = self._hook_request(effect)
 
         def lost(exc: ActivityError) -> list[Event]:
-            reason = f"hook activity failed: {_cause(exc)}"
+            reason = f"hook activity failed: {cause(exc)}"
             return [HookDecided(hook_id=effect.hook_id, decision=Blocked(reason=reason))]
 
-        options = self._options(key, timedelta(seconds=60), _ATTEMPTS)
+        options = self._options(key, timedelta(seconds=60), ATTEMPTS)
         await self._answered(
             turn,
             lambda: workflow.execute_activity(
@@ -419,11 +406,11 @@ class SessionWorkflow:
 
     async def _tell_hook(self, effect: TellHook, key: str) -> None:
         """The PostToolUse hooks as an activity; nothing answers it, and a failure is logged."""
-        options = self._options(key, timedelta(seconds=60), _ATTEMPTS)
+        options = self._options(key, timedelta(seconds=60), ATTEMPTS)
         try:
             await workflow.execute_activity(TELL_HOOK, self._hook_request(effect), **options)
         except ActivityError as exc:
-            workflow.logger.warning("PostToolUse hooks failed: %s", _cause(exc))
+            workflow.logger.warning("PostToolUse hooks failed: %s", cause(exc))
 
     def _hook_request(self, effect: AskHook | TellHook) -> HookRequest:
         """A hook effect and the history its hook is shown."""
@@ -440,11 +427,3 @@ class SessionWorkflow:
 def _event(data: dict[str, Any]) -> Event:
     """An activity's event back from JSON data (always a tool loop's)."""
     return cast(Event, event_of(data))
-
-
-def _cause(exc: ActivityError) -> str:
-    """The innermost reason an activity failed (a timeout, the worker's error)."""
-    inner: BaseException = exc
-    while inner.__cause__ is not None:
-        inner = inner.__cause__
-    return str(inner) or type(inner).__name__
