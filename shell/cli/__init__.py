@@ -221,22 +221,28 @@ def session_in(journal: Journal, path: Path | DatabaseUrl, given: str) -> str:
 # --- run and chat ------------------------------------------------------------------------
 
 
+#: The options naming the model and the tools: run, chat, serve and worker take them.
+CONNECTION = [
+    click.option(
+        "--provider",
+        type=PROVIDER,
+        default="openai",
+        envvar="TOOLREEL_PROVIDER",
+        help=PROVIDER_HELP,
+    ),
+    click.option("--model", metavar="NAME", envvar="TOOLREEL_MODEL", help=MODEL_HELP),
+    click.option("--base-url", metavar="URL", envvar="TOOLREEL_BASE_URL", help=URL_HELP),
+    click.option("--api-key", metavar="KEY", help="Default: OPENAI_API_KEY, ... per provider."),
+    TOOLS,
+    mcp.MCP,
+    mcp.MCP_URL,
+]
+
+
 def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options `run` and `chat` share: which model, which tools, where to journal."""
     options = [
-        click.option(
-            "--provider",
-            type=PROVIDER,
-            default="openai",
-            envvar="TOOLREEL_PROVIDER",
-            help=PROVIDER_HELP,
-        ),
-        click.option("--model", metavar="NAME", envvar="TOOLREEL_MODEL", help=MODEL_HELP),
-        click.option("--base-url", metavar="URL", envvar="TOOLREEL_BASE_URL", help=URL_HELP),
-        click.option("--api-key", metavar="KEY", help="Default: OPENAI_API_KEY, ... per provider."),
-        TOOLS,
-        mcp.MCP,
-        mcp.MCP_URL,
+        *CONNECTION,
         click.option("--journal", type=JOURNAL_TYPE, help=JOURNAL_HELP),
         click.option("--session", metavar="ID", help="Session id; one in --journal continues."),
         click.option(
@@ -666,15 +672,7 @@ def _text(value: Any) -> str:
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="0: any free."
 )
-@click.option(
-    "--provider", type=PROVIDER, default="openai", envvar="TOOLREEL_PROVIDER", help=PROVIDER_HELP
-)
-@click.option("--model", metavar="NAME", envvar="TOOLREEL_MODEL", help=MODEL_HELP)
-@click.option("--base-url", metavar="URL", envvar="TOOLREEL_BASE_URL", help=URL_HELP)
-@click.option("--api-key", metavar="KEY", help="Default: OPENAI_API_KEY, ... per provider.")
-@TOOLS
-@mcp.MCP
-@mcp.MCP_URL
+@_with(CONNECTION)
 @click.option("--journal", type=JOURNAL_TYPE, help=JOURNAL_HELP)
 @click.option("--system", metavar="TEXT", help="System prompt.")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=5, metavar="N", help=MAX_HELP)
@@ -726,15 +724,7 @@ def serve(host: str, port: int, cors: tuple[str, ...], **params: Any) -> int:
     show_default=True,
     help=temporal_cli.QUEUE_HELP,
 )
-@click.option(
-    "--provider", type=PROVIDER, default="openai", envvar="TOOLREEL_PROVIDER", help=PROVIDER_HELP
-)
-@click.option("--model", metavar="NAME", envvar="TOOLREEL_MODEL", help=MODEL_HELP)
-@click.option("--base-url", metavar="URL", envvar="TOOLREEL_BASE_URL", help=URL_HELP)
-@click.option("--api-key", metavar="KEY", help="Default: OPENAI_API_KEY, ... per provider.")
-@TOOLS
-@mcp.MCP
-@mcp.MCP_URL
+@_with(CONNECTION)
 @click.option("--system", metavar="TEXT", help="System prompt (a session may set its own).")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=5, metavar="N", help=MAX_HELP)
 @click.option("--no-stream", is_flag=True, help="Ask for whole responses, not streams.")
