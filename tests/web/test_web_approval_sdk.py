@@ -166,6 +166,8 @@ def test_answers_given_a_few_at_a_time_leave_the_turn_paused_until_the_last(web:
     first = answered(web, parts, {"c1": {"approved": True}})
     assert outputs(first) == []  # approved calls run once every held call is decided
     assert first[-1]["messageMetadata"] == {"reason": "awaiting_approval", "approvals": ["c2"]}
+    again = answered(web, parts, {"c1": {"approved": True}})  # sent again alone: still waiting
+    assert [p["type"] for p in again] == ["start", "finish"] and again[-1] == first[-1]
     # c1's part is still `approval-responded` in the client's message: sent again, passed over
     both = answered(web, parts, {"c1": {"approved": True}, "c2": {"approved": True}})
     assert outputs(both) == [("tool-output-available", "c1"), ("tool-output-available", "c2")]
