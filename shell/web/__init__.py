@@ -7,6 +7,10 @@
 - `chat_response(options, prompt, ...)`: one turn as a streaming response, for
   your own routes; `ui_message_stream(client.events())` and
   `event_stream(client.events(), session_id=...)`: the SSE text of any turn.
+- `approval_responses(messages)` and `approval_response(options, session_id,
+  decisions, message_id=...)`: useChat's `addToolApprovalResponse` answers, read
+  from a request's messages and applied to the paused turn, streamed as the
+  continuation of the client's assistant message (what `/api/chat` does).
 - The encoders themselves, pure folds over the loop's notices: `ui_start`,
   `ui_parts`, `ui_error` (AI SDK UI message stream parts) and `plain_start`,
   `plain_events`, `plain_error` (the plain events); `sse`, `sse_event`, `DONE`.
@@ -17,6 +21,7 @@
 from __future__ import annotations
 
 from ._app import SCRIPTED_LABEL, app, last_user_text
+from ._approvals import ApprovalResponses, Decision, approval_responses
 from ._event_stream import (
     EVENT_STREAM_HEADERS,
     PlainEvent,
@@ -29,6 +34,7 @@ from ._event_stream import (
 from ._respond import (
     Turn,
     TurnResponse,
+    approval_response,
     chat_response,
     error_response,
     event_stream,
@@ -52,6 +58,8 @@ __all__ = [
     "EVENT_STREAM_HEADERS",
     "SCRIPTED_LABEL",
     "UI_STREAM_HEADERS",
+    "ApprovalResponses",
+    "Decision",
     "Part",
     "PlainEvent",
     "PlainStream",
@@ -59,6 +67,8 @@ __all__ = [
     "TurnResponse",
     "UIStream",
     "app",
+    "approval_response",
+    "approval_responses",
     "chat_response",
     "error_response",
     "event_stream",

@@ -8,6 +8,9 @@ the loop to a browser"):
 - `POST /api/chat`: the body `DefaultChatTransport` sends (`{id, messages,
   trigger, messageId}`); the last user message's text is the prompt and `id`
   the session (a second message continues it). Answers with the UI message stream.
+  When `messages` ends with an assistant message holding approval responses
+  (useChat's `addToolApprovalResponse`), they decide the calls the paused turn
+  holds and the stream continues that message (shell/web/_approvals.py).
 - `GET /api/chat/{id}/stream`: 204, "no stream to resume" (what `useChat({resume:
   true})` asks on mount; a turn whose client went away was cancelled, never kept running).
 - `POST /api/events`: `{id, message}`; answers with the plain event stream.
@@ -42,7 +45,8 @@ from toolreel.core import ToolreelError, UsageError
 from toolreel.shell import AgentOptions, open_journal
 from toolreel.shell._client import sources_opened
 
-from ._respond import Decision, chat_response, decision_response, error_response
+from ._approvals import Decision, approval_responses
+from ._respond import approval_response, chat_response, decision_response, error_response
 from ._sessions import chat_sessions, session_detail, session_summary
 
 #: What the page shows when the server runs the offline scripted model.
@@ -215,13 +219,26 @@ def last_user_text(messages: Any) -> str:
 
 
 async def _chat(served: Served, request: Request) -> Response:
-    """`POST /api/chat`: one turn as the AI SDK UI message stream."""
+    """`POST /api/chat`: one turn as the AI SDK UI message stream, or the approval
+    responses of useChat's closing assistant message and what follows them."""
     data = await _body(request)
     trigger = data.get("trigger", "submit-message")
     if trigger != "submit-message":
         raise UsageError(
             f"trigger {trigger!r} is not supported: the journal keeps every turn; "
             "send the prompt again as a new message"
+        )
+    responses = approval_responses(data.get("messages"))
+    if responses is not None:
+        session_id = _session_id(data)
+        if session_id is None:
+            raise UsageError("'id' (the session) is required with approval responses")
+        return approval_response(
+            served.options,
+            session_id,
+            responses.decisions,
+            message_id=responses.message_id,
+            model=served.model,
         )
     return chat_response(
         served.options,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import anyio
@@ -38,6 +38,7 @@ from toolreel.core import (
 )
 from toolreel.shell import AgentOptions, Client
 
+from ._approvals import Decision, refusal, waiting_response
 from ._event_stream import EVENT_STREAM_HEADERS, plain_error, plain_events, plain_start, sse_event
 from ._ui_stream import DONE, UI_STREAM_HEADERS, sse, ui_error, ui_parts, ui_start
 
@@ -57,15 +58,18 @@ async def ui_message_stream(
     message_id: str | None = None,
     clock: Clock = time.monotonic,
     redact: Callable[[str], str] = str,
+    denied: Iterable[str] = (),
 ) -> AsyncIterator[str]:
     """One turn's notices as the AI SDK UI message stream: SSE text, `data: [DONE]` last.
 
+    `denied`: when the stream continues the client's assistant message after its
+    `addToolApprovalResponse`, the calls it denied (their outputs: `tool-output-denied`).
     A toolreel error raised by `items` (a journal that gave up, ...) becomes an
     `error` part and `finish`; anything else is a bug and propagates. `items` is
     read to its end (a client's `events()` ends right after the `Finish`, once
     the turn is recorded), but nothing after `finish` is sent.
     """
-    stream, parts = ui_start(message_id or new_message_id())
+    stream, parts = ui_start(message_id or new_message_id(), denied=denied)
     for part in parts:
         yield sse(part)
     try:
@@ -140,17 +144,8 @@ def error_response(exc: BaseException) -> JSONResponse:
 
 
 @attrs.frozen(kw_only=True)
-class Decision:
-    """A human's decision on a call a paused turn holds: approve it, or deny it with `reason`."""
-
-    call_id: str
-    approve: bool
-    reason: str = ""
-
-
-@attrs.frozen(kw_only=True)
 class Turn:
-    """What one response runs: a prompt in a session (or a decision on its paused turn),
+    """What one response runs: a prompt in a session (or decisions on its paused turn),
     with these options and model."""
 
     options: AgentOptions
@@ -158,7 +153,12 @@ class Turn:
     protocol: Protocol = "ui"
     message_id: str | None = None
     model: ModelPort | None = None
-    decision: Decision | None = None
+    decisions: tuple[Decision, ...] = ()
+    #: The decisions come from the client's own assistant message (useChat's
+    #: `addToolApprovalResponse`), which the response continues: the held calls are
+    #: not announced again, a denied call ends `tool-output-denied`, and a call of the
+    #: paused round decided before is passed over.
+    continued: bool = False
 
 
 class TurnResponse(StreamingResponse):
@@ -175,7 +175,7 @@ class TurnResponse(StreamingResponse):
         super().__init__((), media_type="text/event-stream", headers=dict(headers))
         self.turn = turn
         self.resume = resume
-        self._held: tuple[ToolCallAnnounced, ...] = ()
+        self._first: tuple[Notice | Finish | AwaitApproval, ...] = ()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Open the session, run the turn and stream it; close the session whatever happens."""
@@ -188,45 +188,69 @@ class TurnResponse(StreamingResponse):
                     else Client(options, model=model)
                 )
                 client = await stack.enter_async_context(opened)
+                refused = await self._begin(client)
             except ToolreelError as exc:
-                await error_response(exc)(scope, receive, send)
-                return
-            try:
-                await self._begin(client)
-            except ToolreelError as exc:  # a prompt while paused, a decision for no held call
-                await error_response(exc)(scope, receive, send)
+                refused = error_response(exc)
+            if refused is not None:  # the session could not be opened, or the turn begun
+                await refused(scope, receive, send)
                 return
             await self._stream(self._body(client), receive, send)
 
-    async def _begin(self, client: Client) -> None:
-        """Start the turn: the prompt, or the decision that continues a paused turn.
+    async def _begin(self, client: Client) -> JSONResponse | None:
+        """Start the turn: the prompt, or the decisions that continue a paused turn.
 
-        A decision's response is a new message: it opens by announcing the held
-        calls again, so their outputs belong to a call of its own step.
+        Refused (the response to send instead of the stream): a prompt while the
+        turn waits for approval (409), a decision for a call not held (400).
         """
-        decision = self.turn.decision
-        if decision is not None:
-            turn = client.runner.state.turn
-            iteration = turn.iteration if turn is not None else 0
-            self._held = tuple(
-                ToolCallAnnounced(call=request.call, iteration=iteration)
-                for request in client.pending_approvals
-            )
+        if self.turn.decisions:
+            return await self._decide(client)
+        if client.phase not in (Phase.IDLE, Phase.AWAITING_APPROVAL):
+            await client.wait()  # a turn a crash left unfinished: finish it first
+        if client.phase is Phase.AWAITING_APPROVAL:
+            return waiting_response(client)
+        await client.query(self.turn.prompt)
+        return None
+
+    async def _decide(self, client: Client) -> JSONResponse | None:
+        """Apply the decisions in order; what the runs before the last one told opens the stream.
+
+        A response to `/api/approvals` is a new message: it opens by announcing
+        the held calls again, so their outputs belong to a call of its own step.
+        """
+        held = client.pending_approvals
+        refused = refusal(client, self.turn.decisions, continued=self.turn.continued)
+        if refused is not None:
+            return refused
+        first: list[Notice | Finish | AwaitApproval] = []
+        if not self.turn.continued:
+            iteration = turn.iteration if (turn := client.runner.state.turn) is not None else 0
+            first = [ToolCallAnnounced(call=r.call, iteration=iteration) for r in held]
+        ids = {request.call.id for request in held}
+        decisions = [d for d in self.turn.decisions if d.call_id in ids]
+        if not decisions:  # each was decided before: the turn waits as it did
+            self._first = (*first, AwaitApproval(requests=held))
+            return None
+        for index, decision in enumerate(decisions):
+            if index:  # what the run the previous decision began told, up to its pause
+                first += [i async for i in client.events() if not isinstance(i, AwaitApproval)]
             if decision.approve:
                 await client.approve(decision.call_id)
             else:
                 await client.deny(decision.call_id, decision.reason)
-            return
-        if client.phase not in (Phase.IDLE, Phase.AWAITING_APPROVAL):
-            await client.wait()  # a turn a crash left unfinished: finish it first
-        await client.query(self.turn.prompt)
+        self._first = tuple(first)
+        return None
 
     def _body(self, client: Client) -> AsyncIterator[str]:
         """The turn's SSE text in this response's protocol."""
         redact = client.redactor.text
-        items = _after(self._held, client.events())
+        items = _after(self._first, client.events())
         if self.turn.protocol == "ui":
-            return ui_message_stream(items, message_id=self.turn.message_id, redact=redact)
+            denied = [
+                d.call_id for d in self.turn.decisions if self.turn.continued and not d.approve
+            ]
+            return ui_message_stream(
+                items, message_id=self.turn.message_id, redact=redact, denied=denied
+            )
         return event_stream(items, session_id=client.session_id, redact=redact)
 
     async def _stream(self, body: AsyncIterator[str], receive: Receive, send: Send) -> None:
@@ -247,7 +271,8 @@ class TurnResponse(StreamingResponse):
 
 
 async def _after(
-    first: tuple[ToolCallAnnounced, ...], items: AsyncIterator[Notice | Finish | AwaitApproval]
+    first: tuple[Notice | Finish | AwaitApproval, ...],
+    items: AsyncIterator[Notice | Finish | AwaitApproval],
 ) -> AsyncIterator[Notice | Finish | AwaitApproval]:
     """`first`, then `items` (closed when this is)."""
     async with _closing(items) as rest:
@@ -288,7 +313,35 @@ def decision_response(
         prompt="",
         protocol=protocol,
         model=model,
-        decision=decision,
+        decisions=(decision,),
+    )
+    return TurnResponse(turn, resume=True)
+
+
+def approval_response(
+    options: AgentOptions,
+    session_id: str,
+    decisions: Sequence[Decision],
+    *,
+    message_id: str | None = None,
+    model: ModelPort | None = None,
+) -> StreamingResponse:
+    """useChat's approval responses applied to the paused turn of `session_id`, and what
+    follows, streamed as the continuation of the client's assistant message `message_id`.
+
+    The decisions are applied in order (`Client.approve` / `deny`); one for a call
+    of the paused round decided before is passed over. An unknown session is a
+    404; a decision for any other call a 400 naming it, before any is applied.
+    """
+    if not decisions:
+        raise UsageError("no approval responses to apply")
+    turn = Turn(
+        options=attrs.evolve(options, session_id=session_id, auto_execute_tools=True),
+        prompt="",
+        message_id=message_id,
+        model=model,
+        decisions=tuple(decisions),
+        continued=True,
     )
     return TurnResponse(turn, resume=True)
 

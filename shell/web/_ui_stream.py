@@ -46,11 +46,17 @@ the client's rules are those of its `processUIMessageStream`):
    part (`approvalId` is the call's id; its `reason`, if any); the pause
    (`AwaitApproval`) ends the message with `finish`, reason `tool-calls`,
    `messageMetadata.reason` "awaiting_approval" and the ids waiting (`approvals`).
+10. A stream that continues the client's own assistant message after its
+    `addToolApprovalResponse` (`ui_start(..., denied=ids)`) ends each call the
+    human denied with `tool-output-denied` (the part's state `output-denied`,
+    its `approval` kept), as the `ai` package's own server does; the reason
+    still reaches the model as the call's error result.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any, TypeAlias, assert_never
 
 import attrs
@@ -121,6 +127,8 @@ class UIStream:
     calls_at: float | None = None
     #: `finish` was sent: nothing more belongs to this message.
     finished: bool = False
+    #: Calls the human denied in the client's message this stream continues (rule 10).
+    denied: frozenset[str] = frozenset()
 
 
 def sse(part: Part) -> str:
@@ -128,9 +136,14 @@ def sse(part: Part) -> str:
     return f"data: {json.dumps(part, ensure_ascii=False, separators=(',', ':'))}\n\n"
 
 
-def ui_start(message_id: str) -> tuple[UIStream, list[Part]]:
-    """The first state and part (`start`) of the assistant message `message_id`."""
-    return UIStream(message_id=message_id), [{"type": "start", "messageId": message_id}]
+def ui_start(message_id: str, *, denied: Iterable[str] = ()) -> tuple[UIStream, list[Part]]:
+    """The first state and part (`start`) of the assistant message `message_id`.
+
+    `denied`: the calls whose denial the client's message already holds, when
+    this stream continues it (rule 10).
+    """
+    stream = UIStream(message_id=message_id, denied=frozenset(denied))
+    return stream, [{"type": "start", "messageId": message_id}]
 
 
 def ui_parts(
@@ -147,6 +160,8 @@ def ui_parts(
             stream, parts = _opened(_closed(stream))
             return attrs.evolve(stream, calls_at=now), [*ends, *parts, *_call_parts(call)]
         case ToolResultReady(result=result):
+            if result.is_error and result.call_id in stream.denied:
+                return stream, [{"type": "tool-output-denied", "toolCallId": result.call_id}]
             return stream, [_result_part(result, elapsed_ms(stream.calls_at, now))]
         case RoundFinished():
             return _step_finished(stream)

@@ -17,6 +17,13 @@
 //                                       `resume: true` (a reloaded page), which first asks the
 //                                       server for a stream to resume (GET /api/chat/{id}/stream)
 // then regenerate(), which the server refuses (its journal keeps every turn).
+// SCENARIO `approval`, for the calculator with `multiply` held for approval, useChat given
+// `sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses`:
+//   1. "What is 7 times 8?"  the message ends with the multiply part `approval-requested`;
+//                            addToolApprovalResponse({id, approved: true}) sends it back by
+//                            itself and the same message goes on to the answer
+//   2. "What is 6 times 7?"  the same, answered {approved: false, reason: "not now"}
+// noting each body the transport posted (the approval requests' closing messages).
 // Prints one JSON line: per turn, the statuses the component rendered, what onFinish and
 // onError said, and the assistant message (metadata, compact parts); what stop() left; the
 // resume and regenerate checks; the text rendered; the server's session detail after turn 3
@@ -31,7 +38,8 @@ const load = async (name) => import(pathToFileURL(require.resolve(name)).href);
 const React = (await load('react')).default;
 const TestRenderer = (await load('react-test-renderer')).default;
 const { useChat } = await load('@ai-sdk/react');
-const { DefaultChatTransport } = await load('ai');
+const { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } =
+  await load('ai');
 
 const base = process.argv[2];
 const chatId = process.argv[3] ?? `usechat-${Date.now()}`;
@@ -64,11 +72,12 @@ function text(message) {
   return message.parts.filter((p) => p.type === 'text').map((p) => p.text).join('');
 }
 
-function App({ id, transport, resume }) {
+function App({ id, transport, resume, sendAutomaticallyWhen }) {
   const chat = useChat({
     id,
     transport,
     resume,
+    sendAutomaticallyWhen,
     onFinish: ({ isAbort, isDisconnect, isError, finishReason }) =>
       finished.push({ isAbort, isDisconnect, isError, finishReason }),
     onError: (error) => errors.push(String(error?.message ?? error)),
@@ -117,8 +126,8 @@ function compact(part) {
   const { type } = part;
   if (type === 'text' || type === 'reasoning') return { type, text: part.text, state: part.state };
   if (type.startsWith('tool-')) {
-    const { toolCallId, state, input, output, errorText } = part;
-    return { type, toolCallId, state, input, output, errorText };
+    const { toolCallId, state, input, output, errorText, approval } = part;
+    return { type, toolCallId, state, input, output, errorText, approval };
   }
   return { type, data: part.data };
 }
@@ -213,6 +222,61 @@ async function calculator(summary) {
   summary.regenerate = { status: view.status, error: view.error?.message, errors: [...errors] };
 }
 
+/** Answers the approval the last message asks for, and waits until the chat sent the answer
+ * by itself (sendAutomaticallyWhen) and rendered what the server streamed back as done. */
+async function decide(answer) {
+  const held = assistant();
+  const part = held?.parts.find((p) => p.state === 'approval-requested');
+  if (!part) throw new Error('no approval-requested part to answer');
+  statuses = [view.status];
+  finished = [];
+  errors = [];
+  await view.addToolApprovalResponse({ id: part.approval.id, ...answer });
+  await until(
+    () => finished.length > 0 && ['ready', 'error'].includes(view.status),
+    `the answer ${JSON.stringify(answer)} rendered as done`,
+  );
+  return {
+    answer,
+    held,
+    statuses: [...statuses],
+    finished: [...finished],
+    errors: [...errors],
+    error: view.error ? String(view.error.message ?? view.error) : null,
+    message: assistant(),
+    messages: view.messages.length,
+  };
+}
+
+/** A fetch that notes each body it posts (the bodies DefaultChatTransport sends). */
+function notingFetch(bodies) {
+  return async (url, init) => {
+    bodies.push(JSON.parse(init.body));
+    return fetch(url, init);
+  };
+}
+
+/** Two held multiply calls: one approved, one denied, each answered in the chat itself. */
+async function approval(summary) {
+  const bodies = [];
+  mount({
+    transport: new DefaultChatTransport({ api, fetch: notingFetch(bodies) }),
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+  });
+  await until(() => view !== null, 'the component rendered');
+  summary.turns.push(await turn('What is 7 times 8?'));
+  summary.decisions.push(await decide({ approved: true }));
+  summary.turns.push(await turn('What is 6 times 7?'));
+  summary.decisions.push(await decide({ approved: false, reason: 'not now' }));
+  summary.bodies = bodies.map(({ id, trigger, messageId, messages }) => ({
+    id,
+    trigger,
+    messageId,
+    last: { id: messages.at(-1).id, role: messages.at(-1).role, parts: messages.at(-1).parts },
+  }));
+  summary.sessions.end = await journaled(2);
+}
+
 /** One turn against a server whose model fails. */
 async function modelError(summary) {
   mount({ transport: new DefaultChatTransport({ api }) });
@@ -220,8 +284,9 @@ async function modelError(summary) {
   summary.turns.push(await turn('hi'));
 }
 
-const scenario = { calculator, 'model-error': modelError }[process.argv[4] ?? 'calculator'];
-const summary = { chatId, turns: [], stopped: null, sessions: {}, resume: null };
+const scenarios = { calculator, 'model-error': modelError, approval };
+const scenario = scenarios[process.argv[4] ?? 'calculator'];
+const summary = { chatId, turns: [], decisions: [], stopped: null, sessions: {}, resume: null };
 try {
   await scenario(summary);
 } catch (error) {

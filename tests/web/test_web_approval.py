@@ -105,7 +105,8 @@ def test_a_bad_decision_is_an_error_not_a_stream(web: Any, body: dict, status: i
 def test_a_prompt_while_paused_is_refused(web: Any) -> None:
     ui_parts_of(call(web, "POST", "/api/chat", chat_body("Delete a.txt")))
     response = call(web, "POST", "/api/chat", chat_body("something else"))
-    assert response.status_code == 400 and "waits for approval" in response.json()["error"]
+    assert response.status_code == 409 and "waits for approval" in response.json()["error"]
+    assert response.json()["approvals"] == ["c1"]
 
 
 def test_the_session_list_marks_a_session_waiting_for_approval(web: Any) -> None:

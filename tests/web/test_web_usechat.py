@@ -5,9 +5,12 @@ and DefaultChatTransport underneath) with react-test-renderer in Node, and chats
 with `toolreel serve` (scripted calculator model, temporary journal, the browser
 test's tools: a `divide` that runs until stopped) in one chat id through five
 turns, a remount with `resume: true` and a regenerate(); or, against a server whose
-model fails, one turn. These tests read its summary. They run when `node` and the
-npm packages are installed in `$TOOLREEL_AI_SDK` (else ~/.cache/toolreel/ai-sdk,
-which `.ci/run` fills) and skip otherwise, saying why; `make test` never downloads.
+model fails, one turn; or, with `multiply` held for approval, useChat's own approval
+flow (`addToolApprovalResponse` with `sendAutomaticallyWhen:
+lastAssistantMessageIsCompleteWithApprovalResponses`): approve, then deny. These
+tests read its summary. They run when `node` and the npm packages are installed in
+`$TOOLREEL_AI_SDK` (else ~/.cache/toolreel/ai-sdk, which `.ci/run` fills) and skip
+otherwise, saying why; `make test` never downloads.
 The resume route's own test needs no Node.
 """
 
@@ -189,3 +192,76 @@ def test_a_model_error_sets_usechat_s_error_to_the_provider_s_message(tmp_path: 
     assert failed["error"].startswith("HTTP 401: invalid api key")
     assert failed["errors"] == [failed["error"]]
     assert failed["finished"] == [{"isAbort": False, "isDisconnect": False, "isError": True}]
+
+
+@pytest.fixture(scope="module")
+def approvals(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The summary of chat_client.mjs's approval scenario: `multiply` held for approval."""
+    node()
+    folder = tmp_path_factory.mktemp("usechat-approval")
+    args = ["--journal", str(folder / "web.db"), "--tools", "browser_approval_tools:TOOLS"]
+    server = Served(args, folder)
+    try:
+        yield run_client(server.url, "usechat-approval", "approval")
+    finally:
+        server.stop()
+
+
+def held(turn: dict[str, Any]) -> dict[str, Any]:
+    """The turn's one tool part (the held multiply call)."""
+    [part] = [p for p in turn["message"]["parts"] if p["type"].startswith("tool-")]
+    return part
+
+
+def test_a_held_call_renders_approval_requested_and_the_turn_ends_paused(
+    approvals: dict[str, Any],
+) -> None:
+    first = approvals["turns"][0]
+    assert first["statuses"][-1] == "ready" and first["errors"] == []
+    assert first["finished"] == [
+        {"isAbort": False, "isDisconnect": False, "isError": False, "finishReason": "tool-calls"}
+    ]
+    part = held(first)
+    assert part["type"] == "tool-multiply" and part["state"] == "approval-requested"
+    assert part["approval"] == {"id": part["toolCallId"]}
+    assert first["message"]["metadata"]["reason"] == "awaiting_approval"
+
+
+def test_add_tool_approval_response_approving_runs_the_tool_and_streams_the_answer(
+    approvals: dict[str, Any],
+) -> None:
+    approved = approvals["decisions"][0]
+    assert approved["error"] is None and approved["errors"] == []
+    assert approved["finished"] == [
+        {"isAbort": False, "isDisconnect": False, "isError": False, "finishReason": "stop"}
+    ]
+    assert approved["message"]["id"] == approved["held"]["id"]  # the same message went on
+    assert approved["messages"] == 2  # user, assistant: nothing added beside it
+    part = held(approved)
+    assert part["state"] == "output-available" and "56" in part["output"]
+    assert part["approval"] == {"id": part["toolCallId"], "approved": True}
+    assert answer(approved).endswith("The answer is 56.")
+    assert approved["message"]["metadata"]["reason"] == "completed"
+    # what the chat posted by itself: its messages ending with the answered assistant message
+    body = approvals["bodies"][1]
+    assert body["trigger"] == "submit-message" and body["id"] == "usechat-approval"
+    assert body["messageId"] == body["last"]["id"] == approved["held"]["id"]
+    [sent] = [p for p in body["last"]["parts"] if p["type"] == "tool-multiply"]
+    assert sent["state"] == "approval-responded"
+    assert sent["approval"] == {"id": sent["toolCallId"], "approved": True}
+
+
+def test_add_tool_approval_response_denying_gives_the_model_the_reason(
+    approvals: dict[str, Any],
+) -> None:
+    denied = approvals["decisions"][1]
+    assert denied["error"] is None and denied["statuses"][-1] == "ready"
+    part = held(denied)
+    assert part["state"] == "output-denied"
+    assert part["approval"] == {"id": part["toolCallId"], "approved": False, "reason": "not now"}
+    assert answer(denied).endswith("The calculation did not give a number: not now")
+    journaled = approvals["sessions"]["end"]["turns"]
+    assert [t["outcome"] for t in journaled] == ["completed", "completed"]
+    [[call]] = [r["calls"] for r in journaled[1]["rounds"]]
+    assert call["name"] == "multiply" and call["content"] == "not now" and call["is_error"]
+    assert [b["trigger"] for b in approvals["bodies"]] == ["submit-message"] * 4
