@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 from agent_approval_defs import definition, options
+from click.testing import CliRunner
 
 from toolreel.adapters import SQLiteJournal
 from toolreel.core import AgentPhase, ApprovalRequested, ToolCall
@@ -25,9 +26,11 @@ from toolreel.shell import (
     agent_approvals,
     execute_agent,
     load_agent_session,
+    replay,
     resume_agent,
 )
 from toolreel.shell._scripted import ScriptedServer, tool_calls
+from toolreel.shell.cli import cli
 
 WORKER = Path(__file__).with_name("agent_approval_worker.py")
 GOOD = {"number": "INV-1", "total": 40}
@@ -76,6 +79,8 @@ def test_a_run_paused_in_one_process_is_approved_and_finished_in_another(tmp_pat
             kept.close()
         assert (paused.state.phase, paused.finish) == (AgentPhase.AWAITING_APPROVAL, None)
         assert paused.approvals == (ApprovalRequested(call=held),)
+        listed = CliRunner().invoke(cli, ["sessions", str(journal)])
+        assert "awaiting approval (1)" in listed.stdout
         result = anyio.run(
             lambda: resume_agent(
                 "inv", definition(str(effects)), options(server.url, journal), approve=["d1"]
@@ -86,6 +91,11 @@ def test_a_run_paused_in_one_process_is_approved_and_finished_in_another(tmp_pat
         assert effects_of(effects) == ["3"]
         assert tool_messages(server.requests[1]) == ["0.92", "deleted row 3"]
     assert agent_approvals("inv", journal) == ()
+    kept = SQLiteJournal(journal)
+    try:  # the decided run replays to its output: the pause and the decision are journaled
+        assert replay(kept, "inv").finish.outcome.output == '{"number": "INV-1", "total": 40}'
+    finally:
+        kept.close()
 
 
 def test_a_denied_call_never_runs_and_the_model_reads_the_reason(tmp_path: Path) -> None:
