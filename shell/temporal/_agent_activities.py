@@ -95,7 +95,11 @@ class AgentActivities:
         """The run's config and prompt, from the definition and this worker's connection."""
         definition = self._definition(start.agent)
         helpers = self.helpers[start.agent]
-        config = agent_config(definition, self.options.connection, helpers)
+        # Approval cannot pause a workflow yet (no signal decides it): helpers run as before.
+        config = attrs.evolve(
+            agent_config(definition, self.options.connection, helpers),
+            approval_required=frozenset(),
+        )
         default = self.options.tool_timeout
         return AgentSetup(
             config=config_data(config),
