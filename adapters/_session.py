@@ -33,6 +33,7 @@ from toolreel.core import (
     State,
     StepError,
     Usage,
+    agent_awaiting_approval,
     awaiting_approval,
 )
 
@@ -114,6 +115,11 @@ class AgentSession:
     def usage(self) -> Usage:
         """Tokens over every model call of the run."""
         return self.state.usage
+
+    @property
+    def approvals(self) -> tuple[ApprovalRequested, ...]:
+        """The helper calls the run holds for a human's decision (paused: `state.phase`)."""
+        return agent_awaiting_approval(self.state)
 
 
 def summarize(finish: Finish, prompt: str, answer: ChatMessage | None = None) -> TurnSummary:

@@ -15,6 +15,7 @@ their private modules.
 """
 
 from ._agent import agent_step
+from ._agent_approval import awaiting_approval as agent_awaiting_approval
 from ._agent_config import (
     DEFAULT_MAX_ITERATIONS_PER_ATTEMPT,
     AgentConfig,
@@ -227,6 +228,7 @@ __all__ = [
     "Validate",
     "ValidationFailed",
     "ValidationFinished",
+    "agent_awaiting_approval",
     "agent_step",
     "arguments_object",
     "awaiting_approval",

@@ -84,6 +84,20 @@ Rules
     cancel's would be). Helper calls past a tool-call limit are answered "not
     run: over budget: ..." and the attempt goes on: the model may still give
     its output. `on_exceeded` does not apply; nothing is told while it runs.
+15. Human approval (the loop's rule 15, core/_agent_approval.py): a helper
+    call whose tool is in `approval_required` is held when its round opens;
+    one the shell's PreToolUse hook answered `Ask` about is held when
+    `HookDecided(pre:<id>, Ask)` arrives instead of its `ToolFinished`. The
+    round's other calls run as usual. When nothing but held calls is left
+    the run pauses: `AwaitApproval` lists them, the phase is
+    AWAITING_APPROVAL and no effect is pending (the journal holds the
+    pause). `Approved` / `Denied` decide one call each, while the round runs
+    or is paused; while calls stay held a paused run says `AwaitApproval`
+    again. Once the last is decided the approved calls run (`RunTool`) and a
+    denied call's result is an error whose content is the reason (none:
+    "The user denied this tool call."); then the round goes on as ever. A
+    decision for a call that is not held, or when none is, is misuse.
+    `Cancelled` answers held calls "cancelled" like any unfinished call.
 """
 
 from __future__ import annotations
@@ -94,6 +108,14 @@ from typing import Any
 
 import attrs
 
+from ._agent_approval import (
+    check_decision,
+    decide,
+    on_hook_ask,
+    pause,
+    release,
+    released,
+)
 from ._agent_finish import (
     AgentStep,
     call_model,
@@ -105,13 +127,16 @@ from ._agent_finish import (
     validation_feedback,
 )
 from ._agent_outcome import AgentError, AgentOutput, AttemptErrors, ErrorCode, ErrorPhase
-from ._agent_round import add_result, start_round
+from ._agent_round import add_result, close_round, start_round
 from ._agent_state import AgentPhase, AgentState, AgentStepError, with_stream
 from ._effects import Emit
 from ._events import (
     LATE_ANSWERS,
     AgentEvent,
+    Approved,
     Cancelled,
+    Denied,
+    HookDecided,
     ModelCallFailed,
     ModelResponded,
     PromptSubmitted,
@@ -244,6 +269,25 @@ def _on_timer(state: AgentState, event: TimerFired) -> AgentStep:
     return call_model(state, retry=state.retry + 1)
 
 
+# Rule 15 ---------------------------------------------------------------------
+
+
+def _on_decision(state: AgentState, event: Approved | Denied) -> AgentStep:
+    """A human's decision on one held call; once all are in, the approved ones run."""
+    check_decision(state, event)
+    state, last = decide(state, event)
+    pending = state.pending
+    assert pending is not None
+    if not last:
+        return pause(state) if state.phase is AgentPhase.AWAITING_APPROVAL else (state, ())
+    state, now = release(state)
+    if now:
+        return state, released(now)
+    if None not in pending.results:
+        return close_round(state)
+    return state, ()  # other calls of the round still run
+
+
 # Rule 9 ----------------------------------------------------------------------
 
 
@@ -283,6 +327,13 @@ _RULE_ROWS: dict[tuple[AgentPhase, type], AgentHandler] = {
     (AgentPhase.BACKING_OFF, TimerFired): _on_timer,
     (AgentPhase.RUNNING_TOOLS, ToolFinished): _on_tool_finished,
     (AgentPhase.VALIDATING, ValidationFinished): _on_validated,
+    (AgentPhase.RUNNING_TOOLS, HookDecided): on_hook_ask,
+}
+
+#: Rule 15: a decision is taken while the round runs or is paused; elsewhere it is misuse,
+#: said by `check_decision` with what awaits approval.
+_DECISION_ROWS: dict[tuple[AgentPhase, type], AgentHandler] = {
+    (phase, kind): _on_decision for phase in AgentPhase for kind in (Approved, Denied)
 }
 
 #: Rule 9: a cancel ends the run in any phase before the end; after it, it does nothing.
@@ -298,6 +349,6 @@ _IGNORED_WHEN_FINISHED: dict[tuple[AgentPhase, type], AgentHandler] = {
 
 #: The agent's transitions, read-only: (phase, event type) -> handler.
 AGENT_RULES: Mapping[tuple[AgentPhase, type], AgentHandler] = MappingProxyType(
-    {**_RULE_ROWS, **_CANCEL_ROWS, **_IGNORED_WHEN_FINISHED}
+    {**_RULE_ROWS, **_DECISION_ROWS, **_CANCEL_ROWS, **_IGNORED_WHEN_FINISHED}
 )
 _handler = AGENT_RULES.get

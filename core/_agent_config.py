@@ -17,7 +17,7 @@ from typing import TypeAlias
 import attrs
 
 from ._budget import Budget
-from ._config import RetryPolicy, at_least
+from ._config import RetryPolicy, _names, at_least
 from ._errors import ConfigError
 from ._model import ModelSettings, settings_of, tool_specs
 from ._records import ToolSpec
@@ -84,6 +84,8 @@ class AgentConfig:
     retry: RetryPolicy = attrs.field(factory=RetryPolicy)
     #: Limits on what the run spends (rule 14 of core/_agent.py); None: no limits.
     budget: Budget | None = None
+    #: Helper tools whose every call waits for a human's decision (rule 15 of core/_agent.py).
+    approval_required: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
 
     def __attrs_post_init__(self) -> None:
         """Reject two tools with one name (`submit` included when it is injected), and
@@ -97,6 +99,9 @@ class AgentConfig:
             seen.add(spec.name)
         if self.budget is not None:
             self.budget.check_config(self.model, frozenset(spec.name for spec in self.helpers))
+        unknown = sorted(self.approval_required - self.helper_names)
+        if unknown:
+            raise ConfigError("approval_required", unknown[0], "names of helper tools")
 
     @functools.cached_property
     def settings(self) -> ModelSettings:

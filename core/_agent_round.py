@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import attrs
 
+from ._agent_approval import hold, pause
 from ._agent_config import SUBMIT_TOOL, AgentConfig
 from ._agent_finish import AgentStep, call_model, fail
 from ._agent_outcome import ErrorCode
@@ -20,7 +21,7 @@ from ._budget import admit, refusal_text, spent_tools
 from ._content import ImagePart
 from ._effects import AgentEffect, Reflect, RunTool, Validate
 from ._records import Reasoning, ToolCall, ToolResult
-from ._round import complete, error_result, is_complete, open_round, place, runnable
+from ._round import awaiting, complete, error_result, is_complete, open_round, place, runnable
 
 OUTPUT_RECEIVED = "Output received."
 SUBMITTED = "Output submitted for validation."
@@ -94,12 +95,12 @@ def start_round(
     config = state.config
     has_output = state.output is not None or bool(outputs(config, calls))
     answers = _admitted(state, calls, tuple(_answer(config, call, has_output) for call in calls))
-    pending = open_round(text, reasoning, calls, answers)
+    pending = hold(state, open_round(text, reasoning, calls, answers))
     helpers = [run for run in runnable(pending) if run.name in config.helper_names]
     state = attrs.evolve(state, pending=pending, spent=spent_tools(state.spent, helpers))
     effects = tuple(_execution(config, call) for call in runnable(pending))
     if not effects:
-        return close_round(state)
+        return pause(state) if pending.approvals else close_round(state)
     return attrs.evolve(state, phase=AgentPhase.RUNNING_TOOLS), effects
 
 
@@ -115,9 +116,11 @@ def add_result(
     assert state.pending is not None
     pending, _ = place(state.pending, position, output, is_error, images=images)
     state = attrs.evolve(state, pending=pending)
-    if not is_complete(pending):
-        return state, ()
-    return close_round(state)
+    if is_complete(pending):
+        return close_round(state)
+    if pending.approvals and not awaiting(pending):
+        return pause(state)  # only held calls are left: wait for the human (rule 15)
+    return state, ()
 
 
 def close_round(state: AgentState) -> AgentStep:

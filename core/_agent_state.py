@@ -29,6 +29,8 @@ class AgentPhase(enum.Enum):
     BACKING_OFF = "backing_off"
     #: `RunTool`/`Reflect` issued; waiting for each call's `ToolFinished`.
     RUNNING_TOOLS = "running_tools"
+    #: Paused: nothing runs; each call held for approval waits for `Approved` / `Denied`.
+    AWAITING_APPROVAL = "awaiting_approval"
     #: `Validate` issued; waiting for `ValidationFinished`.
     VALIDATING = "validating"
     #: `FinishAgent` was issued; the run is over.

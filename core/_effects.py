@@ -25,6 +25,8 @@ The agent's (`AgentEffect`):
 - `Reflect`: run the reflection handler on an output-tool call; produces `ToolFinished`.
 - `Validate`: check an output (schema, then custom validators); produces
   `ValidationFinished`.
+- `AwaitApproval` (shared with the loop): the run is paused until each listed
+  helper call is decided (`Approved` / `Denied`).
 - `FinishAgent`: the run is over, with its `AgentOutcome`; produces nothing.
   Exactly one per run, always the last effect.
 
@@ -291,4 +293,6 @@ class FinishAgent:
     history: tuple[ChatMessage, ...]
 
 
-AgentEffect: TypeAlias = CallModel | RunTool | Reflect | Validate | StartTimer | Emit | FinishAgent
+AgentEffect: TypeAlias = (
+    CallModel | RunTool | Reflect | Validate | StartTimer | Emit | AwaitApproval | FinishAgent
+)

@@ -29,9 +29,10 @@ From the shell, answering an effect:
 - `TimerFired`: a backoff timer elapsed, answering `StartTimer`.
 
 `Event` is what `step` takes; `AgentEvent` is what `agent_step` takes: the
-same facts without `HookDecided`, `HistoryReplaced`, `Approved` and `Denied`
-(the agent's hooks are the shell's; a run has no caller between turns, and
-no approvals), plus `ValidationFinished`.
+same facts without `HistoryReplaced` (a run has no caller between turns),
+plus `ValidationFinished`. The agent's hooks are the shell's: the only
+`HookDecided` it takes is a PreToolUse `Ask` about a running helper call
+(`hook_id` "pre:<call id>"), which holds the call for `Approved` / `Denied`.
 """
 
 from __future__ import annotations
@@ -263,6 +264,7 @@ class ValidationFinished:
 
 AgentEvent: TypeAlias = (
     PromptSubmitted
+    | HookDecided
     | TextDelta
     | ReasoningDelta
     | ToolCallStarted
@@ -272,5 +274,7 @@ AgentEvent: TypeAlias = (
     | ToolFinished
     | ValidationFinished
     | TimerFired
+    | Approved
+    | Denied
     | Cancelled
 )

@@ -24,6 +24,7 @@ from toolreel.core import (
 )
 
 from ._agent import AgentDefinition, AgentFailure, AgentMetadata, AgentSuccess, execute_agent
+from ._agent_approval import agent_approvals, resume_agent
 from ._agent_output import OutputTool, Validator
 from ._agent_runner import AgentCallbacks, AgentRunner
 from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
@@ -150,6 +151,7 @@ __all__ = [
     "UsageReported",
     "UserPromptSubmitEvent",
     "Validator",
+    "agent_approvals",
     "execute_agent",
     "export_session",
     "image",
@@ -158,6 +160,7 @@ __all__ = [
     "open_journal",
     "render_agent_transcript",
     "replay",
+    "resume_agent",
     "run",
     "tool",
     "verify",

@@ -38,7 +38,7 @@ from typing import Any, Generic, TypeVar
 import anyio
 import attrs
 
-from toolreel.adapters import Journal, ModelPort, SessionError
+from toolreel.adapters import Journal, ModelPort, SessionError, SessionNotFound
 from toolreel.adapters._errors import ContentRefused
 from toolreel.adapters._providers._images import refusal
 from toolreel.core import (
@@ -46,11 +46,17 @@ from toolreel.core import (
     AgentConfig,
     AgentError,
     AgentOutput,
+    AgentPhase,
+    Approved,
     AttemptErrors,
+    AwaitApproval,
     ChatMessage,
+    Denied,
     FinishAgent,
     ImagePart,
     Usage,
+    UsageError,
+    agent_awaiting_approval,
 )
 
 from . import _checks as check
@@ -64,6 +70,7 @@ from ._callbacks import (
 )
 from ._client import open_journal
 from ._connection import AGENT_OUTPUT_TOOL, Connection
+from ._errors import ApprovalPending, UnknownApproval
 from ._hooks import hook_points
 from ._images import ImageSource
 from ._images import images as to_images
@@ -175,6 +182,9 @@ def agent_config(
         max_tokens=connection.max_tokens,
         temperature=connection.temperature,
         retry=connection.retry,
+        approval_required=frozenset(
+            name for name, helper in helpers.items() if helper.requires_approval
+        ),
     )
 
 
@@ -287,15 +297,26 @@ async def _journaled(
     helpers: dict[str, Tool],
     journal: str | Path | Journal | None,
     session_id: str | None,
+    decisions: tuple[Approved | Denied, ...] | None = None,
 ) -> AgentSuccess[T] | AgentFailure:
-    """The run, journaled where `journal` (else `options.journal`) says, if anywhere."""
+    """The run, journaled where `journal` (else `options.journal`) says, if anywhere.
+
+    `decisions` (`resume_agent`): the session must hold an unfinished run, which
+    goes on with the human's decisions on its held calls.
+    """
     where = journal if journal is not None else options.journal
     if where is None:
+        if decisions is not None:
+            raise UsageError("resume_agent needs the journal the run was kept in")
         return await _execute(definition, input, options, given, config=config, helpers=helpers)
     kept = open_journal(where)
     sid = session_id or options.session_id or uuid.uuid4().hex
     try:
+        if decisions is not None and sid not in kept.sessions():
+            raise SessionNotFound(sid, repr(where))
         resumed = _unfinished(kept, sid) if sid in kept.sessions() else None
+        if resumed is not None:
+            _check(sid, resumed[1], decisions or ())
         if resumed is not None:  # a crash interrupted it: go on under its own config
             config = resumed[0]
             kept.begin(sid, config, from_seq=resumed[1].seq)
@@ -312,6 +333,7 @@ async def _journaled(
                 journal=kept,
                 session_id=sid,
                 resumed=resumed[1] if resumed is not None else None,
+                decisions=decisions or (),
             )
         finally:
             kept.release(sid)
@@ -331,6 +353,7 @@ async def _execute(
     journal: Journal | None = None,
     session_id: str = "",
     resumed: Unfinished | None = None,
+    decisions: tuple[Approved | Denied, ...] = (),
 ) -> AgentSuccess[T] | AgentFailure:
     """Run the agent (journaled to `journal` under `session_id`, if given; going on from
     where a crash left `resumed`)."""
@@ -364,9 +387,11 @@ async def _execute(
         if resumed is None:
             finish = await runner.run(definition.build_prompt(input), given.images)
         else:
-            finish = await runner.resume(resumed.state, resumed.seq, resumed.owed)
+            finish = await runner.resume(resumed.state, resumed.seq, resumed.owed, decisions)
     finally:
         AGENT_OUTPUT_TOOL.reset(told)
+    if isinstance(finish, AwaitApproval):
+        raise ApprovalPending(session_id, finish.requests, how=RESUME_AGENT)
     metadata = _metadata(finish, runner, time.monotonic() - started)
     if journal is not None:
         metadata = attrs.evolve(metadata, session_id=session_id)
@@ -387,6 +412,24 @@ def _metadata(finish: FinishAgent, runner: AgentRunner, latency: float) -> Agent
         validation_errors=runner.state.errors,
         history=finish.history,
     )
+
+
+#: How a paused agent run goes on (`ApprovalPending`'s advice).
+RESUME_AGENT = "resume_agent(session_id, definition, options, approve=..., deny=...)"
+
+
+def _check(sid: str, unfinished: Unfinished, decisions: tuple[Approved | Denied, ...]) -> None:
+    """Refuse decisions on calls that wait for none; a pause with no decision stays one."""
+    held = [request.call.id for request in agent_awaiting_approval(unfinished.state)]
+    seen: set[str] = set()
+    for decision in decisions:
+        if decision.call_id not in held or decision.call_id in seen:
+            detail = f"awaiting approval: {held}" if held else "no call awaits approval"
+            raise UnknownApproval(f"no tool call {decision.call_id!r} awaits approval; {detail}")
+        seen.add(decision.call_id)
+    if unfinished.state.phase is AgentPhase.AWAITING_APPROVAL and not decisions:
+        requests = agent_awaiting_approval(unfinished.state)
+        raise ApprovalPending(sid, requests, how=RESUME_AGENT)
 
 
 def _unfinished(journal: Journal, sid: str) -> tuple[AgentConfig, Unfinished]:

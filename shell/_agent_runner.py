@@ -14,7 +14,11 @@ Events are fed to `agent_step` one at a time, in the order they happen (shell/_d
   modified input is what the helper runs on; it then runs within
   `max_concurrent_tools`, and the PostToolUse hooks are told its result.
   Hooks are the shell's here (`agent_step` has no `AskHook`): the decision is
-  folded into the `ToolFinished` the journal keeps, so replay never asks them.
+  folded into the `ToolFinished` the journal keeps, so replay never asks them;
+  an `ask` is fed as `HookDecided(pre:<id>, Ask)` instead, which holds the call
+  for a human (core rule 15), and an approved call runs without asking again.
+- `AwaitApproval`: the run pauses (nothing runs); `run`/`resume` return it, and
+  `resume(..., decisions)` later feeds the human's `Approved` / `Denied`.
 - `Validate`: the schema then the validators (core rule 7); `ValidationFinished`.
 - `StartTimer`: sleep, then `TimerFired`. `Emit`: `on_attempt_start` /
   `on_validation_failure`. `FinishAgent`: the run is over.
@@ -26,7 +30,8 @@ Journaling (given a journal and a session id): every step is kept as an
 `adapters.Step`, and saved as the Runner saves a tool loop's (shell/_runner.py,
 "Durability"): before a helper or the reflection handler runs (so a started
 call is on disk before it has any effect), after each tool outcome, before each
-model call and at the end of the run. `Record` (keep the step) is first in
+model call, at the end of the run, at a pause for approval and with each
+hook's ask and human decision. `Record` (keep the step) is first in
 every step, `Flush` (save, then start the step's tools) last in a durable one;
 a `StepLog` keeps and saves them (shell/_steplog.py, shared with the Runner).
 
@@ -55,13 +60,17 @@ from toolreel.core import (
     AgentState,
     Allowed,
     ApprovalRequested,
+    Approved,
     Ask,
     AttemptStarted,
+    AwaitApproval,
     Blocked,
     CallModel,
     Decision,
+    Denied,
     Emit,
     FinishAgent,
+    HookDecided,
     HookPoint,
     ImagePart,
     MessageRecorded,
@@ -88,6 +97,7 @@ from toolreel.core import (
     agent_step,
     initial_agent_state,
 )
+from toolreel.core._agent_approval import PRE_HOOK, was_approved
 
 from ._agent_output import OutputTool, Validator, check_output
 from ._callbacks import (
@@ -134,8 +144,9 @@ _RunnerEffect = AgentEffect | Record | Flush
 
 def _durable(event: AgentEvent, effects: tuple[AgentEffect, ...]) -> bool:
     """Whether a step is saved at once (module docstring: "Journaling")."""
-    return isinstance(event, ToolFinished) or any(
-        isinstance(effect, RunTool | Reflect | CallModel | FinishAgent) for effect in effects
+    return isinstance(event, ToolFinished | HookDecided | Approved | Denied) or any(
+        isinstance(effect, RunTool | Reflect | CallModel | FinishAgent | AwaitApproval)
+        for effect in effects
     )
 
 
@@ -183,6 +194,8 @@ class AgentRunner:
             abort=abort,
         )
         self._finish: FinishAgent | None = None
+        self._paused: AwaitApproval | None = None
+        self._approved: set[str] = set()  # approved helper calls: run without PreToolUse
         self.telemetry = Telemetry.of("agent", model, config.model, session_id, self.redactor)
 
     async def _guarded(self, callback: Callable[..., Any] | None, *args: Any) -> None:
@@ -199,8 +212,10 @@ class AgentRunner:
         """The number of the last step kept."""
         return self._log.seq
 
-    async def run(self, prompt: str, images: tuple[ImagePart, ...] = ()) -> FinishAgent:
-        """Run the agent on `prompt` (and its `images`) to its end.
+    async def run(
+        self, prompt: str, images: tuple[ImagePart, ...] = ()
+    ) -> FinishAgent | AwaitApproval:
+        """Run the agent on `prompt` (and its `images`) to its end, or to a pause for approval.
 
         A cancel from outside (a scope, `task.cancel()`) or anything else that
         stops it is recorded as `Cancelled` under a shield, then propagates
@@ -211,13 +226,17 @@ class AgentRunner:
             await self._driver.feed(PromptSubmitted(text=prompt, images=images))
             return True
 
-        self._driver.drain()
-        await self.telemetry.drive(self._driver, begin, self._ended)
-        assert self._finish is not None
-        return self._finish
+        return await self._drive(begin)
 
-    async def resume(self, state: AgentState, seq: int, owed: Sequence[AgentEffect]) -> FinishAgent:
-        """Go on with a run a crash interrupted: from `state`, carrying out what was `owed`.
+    async def resume(
+        self,
+        state: AgentState,
+        seq: int,
+        owed: Sequence[AgentEffect],
+        decisions: Sequence[Approved | Denied] = (),
+    ) -> FinishAgent | AwaitApproval:
+        """Go on with a run a crash interrupted, or that paused: from `state`, carrying out
+        what was `owed`, then feeding the human's `decisions` (journaled, in order).
 
         A helper call that started without an outcome runs again only if its
         tool is idempotent; otherwise its result is "interrupted; outcome
@@ -231,12 +250,20 @@ class AgentRunner:
             for effect in owed:
                 await self._redo(effect)
             self._start_runs()
+            for decision in decisions:
+                await self._driver.feed(decision)
             return True
 
+        return await self._drive(begin)
+
+    async def _drive(self, begin: Callable[[], Awaitable[bool]]) -> FinishAgent | AwaitApproval:
+        """Drive the run until it finishes or pauses for approval."""
+        self._finish = self._paused = None
         self._driver.drain()
         await self.telemetry.drive(self._driver, begin, self._ended)
-        assert self._finish is not None
-        return self._finish
+        outcome = self._finish or self._paused
+        assert outcome is not None
+        return outcome
 
     def _ended(self) -> TurnEnd:
         """How the run finished, if it did (for the telemetry)."""
@@ -268,6 +295,8 @@ class AgentRunner:
             case CallModel():
                 self._driver.call_model(effect)
             case RunTool(call=call):
+                if was_approved(self.state, call):
+                    self._approved.add(call.id)
                 helper = self.helpers[call.name]
                 timeout = helper.timeout if helper.timeout is not None else self.tool_timeout
                 self._runs.append((call, helper.run, timeout, True))
@@ -280,6 +309,9 @@ class AgentRunner:
                 self._driver.start_timer(token, seconds)
             case Emit(notice=notice):
                 await self._notify(notice)
+            case AwaitApproval():
+                self._paused = effect
+                self._driver.end()  # nothing runs: the run is over until a human decides
             case FinishAgent():
                 self._finish = effect
                 self._driver.end()
@@ -318,12 +350,22 @@ class AgentRunner:
                 assert_never(notice)
 
     async def _execute(self, call: ToolCall, work: _Work, timeout: float, helper: bool) -> None:
-        """One helper or reflection run, between its callbacks, answered with `ToolFinished`."""
+        """One helper or reflection run, between its callbacks, answered with `ToolFinished`.
+
+        A helper call PreToolUse answers `Ask` about is not run: `HookDecided` holds it
+        for a human's decision (core rule 15); once approved it runs unasked.
+        """
+        decision: Decision = Allowed()
+        if helper and call.id not in self._approved:
+            decision = await self._pre_tool_use(call)
+            if isinstance(decision, Ask):
+                self._driver.post(HookDecided(hook_id=f"{PRE_HOOK}{call.id}", decision=decision))
+                return
         await self._safe(self.callbacks.on_tool_call, call.name, call_arguments(call))
         if helper:
             await self._guarded(self.callbacks.observe_call, call)
             event = await watched_tool(
-                self._driver.watch, call, self._run_helper(call, work, timeout)
+                self._driver.watch, call, self._run_helper(call, work, timeout, decision)
             )
         else:
             event = await watched_tool(self._driver.watch, call, run_call(call, work, timeout))
@@ -339,19 +381,18 @@ class AgentRunner:
             await self._guarded(self.callbacks.observe_result, result)
         self._driver.post(event)
 
-    async def _run_helper(self, call: ToolCall, work: _Work, timeout: float) -> ToolFinished:
-        """A helper call: PreToolUse first, within `max_concurrent_tools`, PostToolUse told."""
-        match await self._pre_tool_use(call):
+    async def _run_helper(
+        self, call: ToolCall, work: _Work, timeout: float, decision: Decision
+    ) -> ToolFinished:
+        """A helper call as PreToolUse decided, within `max_concurrent_tools`, PostToolUse told."""
+        match decision:
             case Blocked(reason=reason):
                 return ToolFinished(
                     call_id=call.id, output=f"Tool call blocked: {reason}", is_error=True
                 )
             case Replaced(value=arguments):
                 call = attrs.evolve(call, arguments=arguments)
-            case Ask():  # an agent run cannot wait for a human: refused, never run unasked
-                refused = "Tool call needs a human's approval, which an agent run cannot wait for"
-                return ToolFinished(call_id=call.id, output=refused, is_error=True)
-            case Allowed():
+            case Allowed() | Ask():  # an Ask was held (`_execute`): this call was approved
                 pass
         event = await run_within(self._limiter, call, work, timeout)
         await self._post_tool_use(call, event)

@@ -98,17 +98,22 @@ class UnknownApproval(UnknownToolCall):
 
 
 class ApprovalPending(ToolreelError):
-    """A turn paused for approval where the caller cannot wait for one (`run()`).
+    """A turn (or agent run) paused for approval where the caller cannot wait (`run()`).
 
     Continue it with `Client.resume(session_id, options)`, then `approve` / `deny`.
     """
 
-    def __init__(self, session_id: str, requests: tuple[ApprovalRequested, ...]) -> None:
-        """Name the session and the calls that wait."""
+    def __init__(
+        self,
+        session_id: str,
+        requests: tuple[ApprovalRequested, ...],
+        *,
+        how: str = "Client.resume(session_id, options), then approve() or deny() each call",
+    ) -> None:
+        """Name the session, the calls that wait and how to go on (an agent run: `resume_agent`)."""
         calls = ", ".join(f"{r.call.name} ({r.call.id})" for r in requests)
         super().__init__(
-            f"session {session_id} waits for approval of {calls}: resume it with "
-            "Client.resume(session_id, options), then approve() or deny() each call"
+            f"session {session_id} waits for approval of {calls}: resume it with {how}"
         )
         self.session_id = session_id
         self.requests = requests

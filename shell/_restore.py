@@ -58,6 +58,7 @@ from toolreel.core import (
     Validate,
     ValidationFinished,
 )
+from toolreel.core._round import awaited_position
 
 from ._tools import Tool
 
@@ -99,9 +100,17 @@ def unfinished_run(journal: Journal, session_id: str, config: AgentConfig) -> Un
     """Fold an agent run's steps again; None if the run finished (nothing to resume)."""
     fold = AgentFold(journal, session_id, [(0, config)])
     owed = _owed(fold)
-    if fold.state.phase is AgentPhase.FINISHED:
+    state = fold.state
+    if state.phase is AgentPhase.FINISHED:
         return None
-    return Unfinished(state=fold.state, seq=fold.seq or 0, owed=tuple(owed.values()))
+    pending = state.pending
+    still = tuple(  # a helper call held for approval is owed no run until it is approved
+        effect
+        for effect in owed.values()
+        if not isinstance(effect, RunTool)
+        or (pending is not None and awaited_position(pending, effect.call.id) >= 0)
+    )
+    return Unfinished(state=state, seq=fold.seq or 0, owed=still)
 
 
 def _owed(fold: JournalFold[Any, Any, F]) -> dict[str, F]:

@@ -258,8 +258,10 @@ def _agent_counts(session: AgentSession) -> str:
 
 
 def _agent_ended(session: AgentSession) -> str:
-    """How an agent run ended: its error code, "output", or "unfinished"."""
+    """How an agent run ended: its error code, "output", "awaiting approval (N)" or "unfinished"."""
     finish = session.finish
+    if finish is None and session.approvals:
+        return f"awaiting approval ({len(session.approvals)})"
     if finish is None:
         return "unfinished"
     return finish.outcome.code.value if isinstance(finish.outcome, AgentError) else "output"

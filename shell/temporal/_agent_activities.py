@@ -96,6 +96,13 @@ class AgentActivities:
         definition = self._definition(start.agent)
         helpers = self.helpers[start.agent]
         config = agent_config(definition, self.options.connection, helpers)
+        if config.approval_required:  # never run them unasked: refuse the run, once
+            held = sorted(config.approval_required)
+            message = (
+                f"agent {start.agent!r} has helpers that require approval ({held}); "
+                "agent runs on Temporal cannot pause for approval yet: run it with execute_agent"
+            )
+            raise ApplicationError(message, non_retryable=True)
         default = self.options.tool_timeout
         return AgentSetup(
             config=config_data(config),

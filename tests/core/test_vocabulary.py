@@ -43,7 +43,7 @@ def test_only_ask_hook_is_answered_and_post_tool_use_is_told() -> None:
     assert AskHook in get_args(Effect) and TellHook in get_args(Effect)
     assert "result" not in attrs.fields_dict(AskHook)  # a told result is TellHook's
     assert set(attrs.fields_dict(TellHook)) == {"call", "result"}
-    assert HookDecided not in get_args(AgentEvent)
+    assert HookDecided in get_args(AgentEvent)  # only a PreToolUse Ask (held for approval)
 
 
 INTERNAL = [
@@ -94,7 +94,15 @@ def test_images_are_part_of_the_core_api() -> None:
     assert {"image/png", "image/jpeg", "image/gif", "image/webp"} == toolreel.core.MEDIA_TYPES
 
 
-APPROVAL = ["Ask", "Approved", "Denied", "ApprovalRequested", "AwaitApproval", "awaiting_approval"]
+APPROVAL = [
+    "Ask",
+    "Approved",
+    "Denied",
+    "ApprovalRequested",
+    "AwaitApproval",
+    "awaiting_approval",
+    "agent_awaiting_approval",
+]
 
 
 @pytest.mark.parametrize("name", APPROVAL)
@@ -102,9 +110,10 @@ def test_the_approval_vocabulary_is_public(name) -> None:
     assert name in toolreel.core.__all__
 
 
-def test_approvals_are_the_loops_events_and_pausing_is_its_effect_not_a_finish() -> None:
-    assert _events.Approved in get_args(Event) and _events.Denied in get_args(Event)
-    assert _events.Approved not in get_args(AgentEvent)
+def test_approvals_are_both_reducers_events_and_pausing_is_their_effect_not_a_finish() -> None:
+    for union in (Event, AgentEvent):
+        assert _events.Approved in get_args(union) and _events.Denied in get_args(union)
     assert _effects.AwaitApproval in get_args(Effect)
+    assert _effects.AwaitApproval in get_args(AgentEffect)
     assert _effects.AwaitApproval not in get_args(_effects.Outcome)
     assert _events.Ask in get_args(_events.Decision)

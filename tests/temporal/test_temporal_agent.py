@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from click.testing import CliRunner
 from returns.result import Success
@@ -20,7 +21,7 @@ from temporalio.worker import Replayer
 
 from toolreel.adapters import Journal, MemoryJournal
 from toolreel.core import AgentOutput
-from toolreel.shell import AgentOptions, AgentSuccess, execute_agent
+from toolreel.shell import AgentOptions, AgentSuccess, execute_agent, tool
 from toolreel.shell._scripted import ScriptedServer, tool_calls
 from toolreel.shell.cli import cli
 from toolreel.temporal import (
@@ -119,3 +120,31 @@ def test_a_worker_refuses_agents_that_are_no_definitions() -> None:
     refused = CliRunner().invoke(cli, [*on, "--agents", "temporal_tools:TOOLS"])
     assert refused.exit_code == 2
     assert "not a dict of name -> AgentDefinition" in refused.output
+
+
+@tool(requires_approval=True)
+def refund(invoice: str) -> str:
+    """Refund an invoice (a human approves each call)."""
+    raise AssertionError("a helper that requires approval must never run unasked")
+
+
+def test_an_agent_whose_helpers_require_approval_is_refused_not_run_unasked(
+    temporal_address: str,
+) -> None:
+    gated = attrs.evolve(INVOICES, helpers=[*INVOICES.helpers, refund])
+
+    async def work(client: Client) -> None:
+        task_queue = f"q-{uuid.uuid4().hex[:8]}"
+        with ScriptedServer([tool_calls(("c1", "refund", {"invoice": "INV-1"}))]) as server:
+            worker = session_worker(
+                client, options(server), task_queue=task_queue, agents={"gated": gated}
+            )
+            async with worker:
+                with pytest.raises(TemporalError, match=r"require approval.*refund"):
+                    await run_agent(client, "gated", "INV-1", task_queue=task_queue)
+            assert server.requests == []  # refused before the model was asked
+
+    async def main() -> None:
+        await asyncio.wait_for(work(await connect(temporal_address)), 60)
+
+    asyncio.run(main())
