@@ -188,8 +188,8 @@ def _on_delta(state: AgentState, event: Delta) -> AgentStep:
 def _on_responded(state: AgentState, event: ModelResponded) -> AgentStep:
     """The response is complete: fail without calls, else open the iteration's round."""
     stream = state.stream
-    state = attrs.evolve(state, usage=state.usage + event.usage, stream=EMPTY_STREAM, retry=0)
-    state, over = charge(state, event.usage)
+    state = attrs.evolve(state, stream=EMPTY_STREAM, retry=0)
+    state, over = charge(state, event.usage)  # counts the usage too
     if over is not None:
         return over_budget(state, over, text=stream.text, reasoning=stream.reasoning)
     calls = finished_calls(stream, state.attempt, state.iteration)

@@ -11,7 +11,7 @@ from ._agent_config import AgentConfig
 from ._agent_outcome import AgentOutcome, AttemptErrors
 from ._budget import NOTHING_SPENT, Spending
 from ._model import so_far
-from ._records import NO_USAGE, ChatMessage, ToolRound, Usage
+from ._records import ChatMessage, ToolRound, Usage
 from ._response import EMPTY_STREAM, Stream
 from ._round import PendingRound
 from ._slots import blank, setters
@@ -56,7 +56,8 @@ class AgentState:
     the attempt's completed iterations, one `ToolRound` each. `output` is the
     attempt's last output (arguments of its last valid output-tool call).
     `iteration` counts the attempt's model calls, `iterations` the run's.
-    `usage` sums every model call; `errors` holds each failed attempt's problems.
+    `usage`, the tokens of what `spent` counts, sums every model call; `errors`
+    holds each failed attempt's problems.
     """
 
     config: AgentConfig
@@ -71,10 +72,14 @@ class AgentState:
     pending: PendingRound | None = None
     output: str | None = None
     errors: tuple[AttemptErrors, ...] = ()
-    usage: Usage = NO_USAGE
     outcome: AgentOutcome | None = None
     #: What the run spent so far, for its budget (rule 14).
     spent: Spending = NOTHING_SPENT
+
+    @property
+    def usage(self) -> Usage:
+        """The tokens of every model call of the run."""
+        return self.spent.usage
 
 
 def initial_agent_state(config: AgentConfig) -> AgentState:

@@ -10,7 +10,7 @@ from ._budget import NOTHING_SPENT, OverBudget, Spending
 from ._config import LoopConfig
 from ._content import ImagePart
 from ._errors import UsageError
-from ._records import NO_USAGE, ChatMessage, ToolRound, Usage
+from ._records import ChatMessage, ToolRound, Usage
 from ._response import EMPTY_STREAM, Stream
 from ._round import PendingRound
 from ._slots import blank, setters
@@ -67,7 +67,6 @@ class Turn:
     images: tuple[ImagePart, ...] = ()
     retry: int = 0
     rounds: tuple[ToolRound, ...] = ()
-    usage: Usage = NO_USAGE
     pending: PendingRound | None = None
     final_call: bool = False
     #: ONE_MORE_CALL: the call past the cap is made; its calls are not run (rule 7).
@@ -78,6 +77,11 @@ class Turn:
     spent: Spending = NOTHING_SPENT
     #: The budget ran out: the turn ends so once its round is answered (rule 16).
     over_budget: OverBudget | None = None
+
+    @property
+    def usage(self) -> Usage:
+        """The tokens of the turn's model calls (what `spent` counts)."""
+        return self.spent.usage
 
 
 @attrs.frozen(kw_only=True)

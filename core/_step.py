@@ -301,7 +301,7 @@ def _on_responded(state: State, event: ModelResponded) -> Step:
     turn = _turn(state)
     stream = state.stream
     spent, session = spent_on(state, turn, event.usage)  # tokens, model calls, cost
-    turn = attrs.evolve(turn, usage=turn.usage + event.usage, retry=0, spent=spent)
+    turn = attrs.evolve(turn, retry=0, spent=spent)
     state = attrs.evolve(state, stream=EMPTY_STREAM, spent=session)
     turn, told = charge(state, turn)
     calls = finished_calls(stream, turn.number, turn.iteration)

@@ -184,7 +184,8 @@ def test_a_new_partial_response_keeps_every_other_field_of_the_loop_state() -> N
 def test_a_new_partial_response_keeps_every_other_field_of_the_agent_state() -> None:
     state = initial_agent_state(AgentConfig(output=PlainOutput(tool=OUT)))
     state, _ = agent_step(state, PromptSubmitted(text="hi"))
-    state = attrs.evolve(state, output="{}", usage=Usage(output_tokens=2), retry=1)
+    spent = Spending(usage=Usage(output_tokens=2), model_calls=1)
+    state = attrs.evolve(state, output="{}", spent=spent, retry=1)
     stream = Stream(text="new")
     assert agent_with_stream(state, stream) == attrs.evolve(state, stream=stream)
 
