@@ -18,10 +18,18 @@ from ._effects import AgentEffect, AwaitApproval, RunTool
 from ._events import Approved, Ask, Denied, HookDecided
 from ._notices import ApprovalRequested
 from ._records import ToolCall
-from ._round import PendingRound, awaited_position, awaiting, error_result, not_awaited, replace
-
-#: What the model reads for a call a human denied without giving a reason.
-DENIED = "The user denied this tool call."
+from ._round import (
+    DENIED,
+    PendingRound,
+    awaited_position,
+    awaiting,
+    decision_refused,
+    error_result,
+    not_awaited,
+    position_of,
+    replace,
+)
+from ._round import hold as round_hold
 
 #: The phases in which a held call may be decided: its round runs, or is paused.
 DECIDING = frozenset({AgentPhase.RUNNING_TOOLS, AgentPhase.AWAITING_APPROVAL})
@@ -35,20 +43,7 @@ AgentStep = tuple[AgentState, tuple[AgentEffect, ...]]
 def hold(state: AgentState, pending: PendingRound) -> PendingRound:
     """Hold back each helper call whose tool requires approval (its run becomes None)."""
     config = state.config
-    required = config.approval_required
-    if not required:
-        return pending
-    runs: list[ToolCall | None] = []
-    held: list[ApprovalRequested] = []
-    for run in pending.runs:
-        if run is not None and run.name in required and run.name in config.helper_names:
-            held.append(ApprovalRequested(call=run))
-            runs.append(None)
-        else:
-            runs.append(run)
-    if not held:
-        return pending
-    return attrs.evolve(pending, runs=tuple(runs), approvals=(*pending.approvals, *held))
+    return round_hold(config.approval_required & config.helper_names, pending)
 
 
 def pause(state: AgentState) -> AgentStep:
@@ -64,11 +59,6 @@ def awaiting_approval(state: AgentState) -> tuple[ApprovalRequested, ...]:
     if state.phase not in DECIDING or state.pending is None:
         return ()
     return state.pending.approvals
-
-
-def _position(pending: PendingRound, call_id: str) -> int:
-    """The position of the round's call `call_id`."""
-    return next(i for i, call in enumerate(pending.calls) if call.id == call_id)
 
 
 def on_hook_ask(state: AgentState, event: HookDecided) -> AgentStep:
@@ -99,13 +89,8 @@ def on_hook_ask(state: AgentState, event: HookDecided) -> AgentStep:
 
 def check_decision(state: AgentState, event: Approved | Denied) -> None:
     """Refuse a decision for a call that is not held (unknown, already decided) or when none is."""
-    held = awaiting_approval(state)
-    if not held:
-        raise AgentStepError(state.phase, event, "no call awaits approval")
-    if all(request.call.id != event.call_id for request in held):
-        waiting = [request.call.id for request in held]
-        detail = f"call {event.call_id!r} awaits no approval (unknown, or already decided)"
-        raise AgentStepError(state.phase, event, f"{detail}; awaiting approval: {waiting}")
+    if (refused := decision_refused(awaiting_approval(state), event.call_id)) is not None:
+        raise AgentStepError(state.phase, event, refused)
 
 
 def decide(state: AgentState, event: Approved | Denied) -> tuple[AgentState, bool]:
@@ -119,7 +104,7 @@ def decide(state: AgentState, event: Approved | Denied) -> tuple[AgentState, boo
         approved = (*approved, request.call)
     else:
         result = error_result(request.call, event.reason.strip() or DENIED)
-        results = replace(results, _position(pending, request.call.id), result)
+        results = replace(results, position_of(pending, request.call.id), result)
     pending = attrs.evolve(pending, approvals=rest, approved=approved, results=results)
     return attrs.evolve(state, pending=pending), not rest
 
@@ -135,11 +120,12 @@ def release(state: AgentState) -> tuple[AgentState, tuple[ToolCall, ...]]:
     now = tuple(
         call
         for call in pending.approved
-        if pending.runs[(at := _position(pending, call.id))] is None and pending.results[at] is None
+        if pending.runs[(at := position_of(pending, call.id))] is None
+        and pending.results[at] is None
     )
     runs = pending.runs
     for call in now:
-        runs = replace(runs, _position(pending, call.id), call)
+        runs = replace(runs, position_of(pending, call.id), call)
     state = attrs.evolve(
         state,
         pending=attrs.evolve(pending, runs=runs),

@@ -31,20 +31,20 @@ from ._notices import (
 )
 from ._records import Reasoning, ToolCall, ToolResult
 from ._round import (
+    DENIED,
     PendingRound,
     awaiting,
     complete,
     error_result,
+    hold,
     is_complete,
     open_round,
     place,
+    position_of,
     replace,
     runnable,
 )
 from ._state import Phase, State, Turn
-
-#: What the model reads for a call a human denied without giving a reason (rule 15).
-DENIED = "The user denied this tool call."
 
 #: The phases in which a held call may be decided: its round runs, or is paused (rule 15).
 DECIDING = frozenset({Phase.RUNNING_TOOLS, Phase.AWAITING_RESULTS, Phase.AWAITING_APPROVAL})
@@ -171,7 +171,7 @@ def _dispatch(
     `announce=AFTER_HOOKS` (the hooks have just decided): announce the round first.
     """
     assert turn.pending is not None
-    pending = _hold(state.config.approval_required, turn.pending)
+    pending = hold(state.config.approval_required, turn.pending)
     if pending is not turn.pending:  # some calls are held
         turn = attrs.evolve(turn, pending=pending)
     told: list[Effect] = []
@@ -180,23 +180,6 @@ def _dispatch(
     told += [Emit(notice=request) for request in pending.approvals]
     state, effects = _run_or_request(state, turn, runnable(pending))
     return state, (*told, *effects)
-
-
-def _hold(required: frozenset[str], pending: PendingRound) -> PendingRound:
-    """Rule 15: hold back each call a hook asked about, or whose tool requires approval."""
-    if not required and not pending.approvals:
-        return pending
-    asked = {request.call.id: request for request in pending.approvals}
-    runs: list[ToolCall | None] = []
-    held: list[ApprovalRequested] = []
-    for call, run in zip(pending.calls, pending.runs, strict=True):
-        request = asked.get(call.id)
-        if request is None and run is not None and run.name in required:
-            request = ApprovalRequested(call=run)
-        if request is not None:
-            held.append(request)
-        runs.append(None if request is not None else run)
-    return attrs.evolve(pending, runs=tuple(runs), approvals=tuple(held))
 
 
 def _run_or_request(state: State, turn: Turn, calls: tuple[ToolCall, ...]) -> Step:
@@ -242,7 +225,7 @@ def _admitted(
         if over is None:
             admitted.append(call)
             continue
-        position = _position(pending, call.id)
+        position = position_of(pending, call.id)
         result = _error(state, pending.calls[position], refusal_text(over))
         runs[position], results[position] = None, result
         told.append(Emit(notice=ToolResultReady(result=result)))
@@ -304,7 +287,7 @@ def decide_approval(state: State, turn: Turn, event: Approved | Denied) -> Step:
         approved = (*approved, request.call)
     else:
         result = _error(state, request.call, event.reason.strip() or DENIED)
-        results = replace(results, _position(pending, request.call.id), result)
+        results = replace(results, position_of(pending, request.call.id), result)
         effects = (Emit(notice=ToolResultReady(result=result)),)
     pending = attrs.evolve(pending, approvals=rest, approved=approved, results=results)
     turn = attrs.evolve(turn, pending=pending)
@@ -317,18 +300,13 @@ def decide_approval(state: State, turn: Turn, event: Approved | Denied) -> Step:
     return state, (*effects, *more)
 
 
-def _position(pending: PendingRound, call_id: str) -> int:
-    """The position of the round's call `call_id`."""
-    return next(i for i, call in enumerate(pending.calls) if call.id == call_id)
-
-
 def _release(state: State, turn: Turn) -> Step:
     """Every held call is decided: the approved ones run; a round with every result closes."""
     pending = turn.pending
     assert pending is not None
     runs = pending.runs
     for call in pending.approved:
-        runs = replace(runs, _position(pending, call.id), call)
+        runs = replace(runs, position_of(pending, call.id), call)
     approved = pending.approved
     turn = attrs.evolve(turn, pending=attrs.evolve(pending, runs=runs, approved=()))
     assert turn.pending is not None

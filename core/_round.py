@@ -142,3 +142,42 @@ def cancel(pending: PendingRound) -> tuple[ToolRound, tuple[ToolResult, ...]]:
     supply = iter(made)
     results = tuple(result or next(supply) for result in pending.results)
     return complete(attrs.evolve(pending, results=results)), made
+
+
+#: What the model reads for a call a human denied without giving a reason (rule 15).
+DENIED = "The user denied this tool call."
+
+
+def position_of(pending: PendingRound, call_id: str) -> int:
+    """The position of the round's call `call_id` (one the round has)."""
+    return next(i for i, call in enumerate(pending.calls) if call.id == call_id)
+
+
+def hold(required: frozenset[str], pending: PendingRound) -> PendingRound:
+    """Rule 15: hold back each call a hook asked about, or whose tool is in `required`."""
+    if not required and not pending.approvals:
+        return pending
+    asked = {request.call.id: request for request in pending.approvals}
+    runs: list[ToolCall | None] = []
+    held: list[ApprovalRequested] = []
+    for call, run in zip(pending.calls, pending.runs, strict=True):
+        request = asked.get(call.id)
+        if request is None and run is not None and run.name in required:
+            request = ApprovalRequested(call=run)
+        if request is not None:
+            held.append(request)
+        runs.append(None if request is not None else run)
+    if not held:
+        return pending
+    return attrs.evolve(pending, runs=tuple(runs), approvals=tuple(held))
+
+
+def decision_refused(held: tuple[ApprovalRequested, ...], call_id: str) -> str | None:
+    """Why deciding `call_id` is misuse while `held` wait (none, or not it); None if it is not."""
+    if not held:
+        return "no call awaits approval"
+    if all(request.call.id != call_id for request in held):
+        waiting = [request.call.id for request in held]
+        detail = f"call {call_id!r} awaits no approval (unknown, or already decided)"
+        return f"{detail}; awaiting approval: {waiting}"
+    return None

@@ -148,7 +148,7 @@ from ._response import (
     start_call,
 )
 from ._retry import RetryTimer, backoff
-from ._round import awaited_position, cancel, not_awaited
+from ._round import awaited_position, cancel, decision_refused, not_awaited
 from ._slots import blank, setters
 from ._state import Phase, State, StepError, Turn, with_stream
 
@@ -353,12 +353,8 @@ def _on_decision(state: State, event: Approved | Denied) -> Step:
     """A human's decision on one call held for approval; any other is misuse."""
     turn = state.turn
     held = turn.pending.approvals if turn and turn.pending and state.phase in DECIDING else ()
-    if not held:
-        raise StepError(state.phase, event, "no call awaits approval")
-    if all(request.call.id != event.call_id for request in held):
-        waiting = [request.call.id for request in held]
-        detail = f"call {event.call_id!r} awaits no approval (unknown, or already decided)"
-        raise StepError(state.phase, event, f"{detail}; awaiting approval: {waiting}")
+    if (refused := decision_refused(held, event.call_id)) is not None:
+        raise StepError(state.phase, event, refused)
     assert turn is not None
     return decide_approval(state, turn, event)
 
