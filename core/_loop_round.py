@@ -1,12 +1,14 @@
-"""The loop's round policy: refuse what cannot run, ask PreToolUse, hold for approval,
-dispatch, tell PostToolUse.
+"""The round policy: refuse what cannot run, ask PreToolUse, hold for approval,
+dispatch, tell PostToolUse, and close the round.
 
 The round's bookkeeping (placing results in call order, completing, cancelling)
-is shared with the agent (core/_round.py); what is the loop's own: which calls
-are refused (rule 3, "Unknown tool"), the PreToolUse decisions (rule 5),
-auto or manual dispatch (rule 10), human approval (rule 15), the budget's
-tool-call limits at dispatch (rule 16, core/_budget.py) and going on after a
-round (core/_finish.py).
+is in core/_round.py; what is decided here: which calls are answered without
+running (rule 3, "Unknown tool"; rule 17, a structured output's own calls),
+the PreToolUse decisions (rule 5), auto or manual dispatch (rule 10), human
+approval (rule 15), the budget's tool-call limits at dispatch (rule 16,
+core/_budget.py). Once nothing runs, `next_step` (core/_next.py) decides what
+comes next. Hooks, approvals and budgets concern the configured tools: a
+structured output's tool and `submit` are never hooked, held or counted.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from ._arguments import arguments_error
 from ._budget import admit, refusal_text, spent_tools
 from ._config import AnnouncePolicy, BlockedCallPolicy, ErrorFormat, HookPoint
 from ._content import ImagePart
-from ._effects import AskHook, AwaitApproval, Effect, Emit, RunTool, TellHook
-from ._events import Allowed, Approved, Ask, Blocked, Decision, Denied, Replaced
-from ._finish import Step, advance, scoped
+from ._effects import AskHook, Effect, Emit, Reflect, RunTool, TellHook
+from ._events import Allowed, Approved, Ask, Blocked, Decision, Denied, HookDecided, Replaced
+from ._finish import Step, go_on, scoped
+from ._next import Pause, next_step
 from ._notices import (
     ApprovalRequested,
     ResultsRequested,
@@ -29,22 +32,36 @@ from ._notices import (
     ToolCallAnnounced,
     ToolResultReady,
 )
+from ._output import (
+    OUTPUT_RECEIVED,
+    SUBMITTED,
+    is_submit,
+    nothing_to_submit,
+    outputs,
+    received,
+    reflected,
+)
 from ._records import Reasoning, ToolCall, ToolResult
 from ._round import (
     DENIED,
     PendingRound,
+    awaited_position,
     awaiting,
     complete,
     error_result,
     hold,
     is_complete,
+    not_awaited,
     open_round,
     place,
     position_of,
     replace,
     runnable,
 )
-from ._state import Phase, State, Turn
+from ._state import Phase, State, StepError, Turn
+
+#: The prefix of a PreToolUse question's `hook_id`: "pre:<call id>".
+PRE_HOOK = "pre:"
 
 #: The phases in which a held call may be decided: its round runs, or is paused (rule 15).
 DECIDING = frozenset({Phase.RUNNING_TOOLS, Phase.AWAITING_RESULTS, Phase.AWAITING_APPROVAL})
@@ -57,15 +74,26 @@ def _error(state: State, call: ToolCall, message: str) -> ToolResult:
     return error_result(call, message)
 
 
-def _refusal(state: State, turn: Turn, call: ToolCall) -> ToolResult | None:
-    """The error result of a call that does not run (invalid arguments, unknown tool, past cap)."""
+def _refusal(state: State, turn: Turn, call: ToolCall, has_output: bool) -> ToolResult | None:
+    """The result of a call that does not run (invalid arguments, unknown tool, past cap,
+    over budget; rule 17: `submit`, a plain output call), or None: it runs (or is reflected).
+
+    `has_output`: the attempt has an output, or this response calls the output tool.
+    """
+    output = state.config.output
+    if is_submit(output, call):
+        if has_output:
+            return ToolResult(call_id=call.id, name=call.name, content=SUBMITTED)
+        return _error(state, call, nothing_to_submit(output))
     if turn.past_cap:
         limit = state.config.max_iterations
         return _error(state, call, f"not run: max_tool_iterations ({limit}) reached")
     if turn.over_budget is not None:
         return _error(state, call, refusal_text(turn.over_budget))
     problem = arguments_error(call.arguments)
-    if problem is None and call.name not in state.config.tool_names:
+    if problem is None and received(output, call):
+        return ToolResult(call_id=call.id, name=call.name, content=OUTPUT_RECEIVED)
+    if problem is None and call.name not in state.config.tool_names and not reflected(output, call):
         problem = f"Unknown tool: {call.name}"
     return None if problem is None else _error(state, call, problem)
 
@@ -77,7 +105,7 @@ def _announced(turn: Turn, calls: tuple[ToolCall, ...]) -> list[Effect]:
 
 def _pre_hook(call: ToolCall) -> AskHook:
     """Ask PreToolUse about one call."""
-    return AskHook(hook_id=f"pre:{call.id}", point=HookPoint.PRE_TOOL_USE, call=call)
+    return AskHook(hook_id=f"{PRE_HOOK}{call.id}", point=HookPoint.PRE_TOOL_USE, call=call)
 
 
 def start_round(
@@ -92,10 +120,15 @@ def start_round(
     Under `AnnouncePolicy.AFTER_HOOKS` a round whose calls go to PreToolUse is
     announced once the decisions are in (`_dispatch`).
     """
-    refusals = tuple(_refusal(state, turn, call) for call in calls)
+    config = state.config
+    has_output = turn.output is not None or bool(
+        config.structured and outputs(config.output, calls)
+    )
+    refusals = tuple(_refusal(state, turn, call, has_output) for call in calls)
     pending = open_round(text, reasoning, calls, refusals)
-    asking = HookPoint.PRE_TOOL_USE in state.config.hooks
-    asks = [_pre_hook(call) for call in runnable(pending)] if asking else []
+    asking = HookPoint.PRE_TOOL_USE in config.hooks
+    hooked = [call for call in runnable(pending) if not reflected(config.output, call)]
+    asks = [_pre_hook(call) for call in hooked] if asking else []
     later = bool(asks) and state.config.announce is AnnouncePolicy.AFTER_HOOKS
     effects = [] if later else _announced(turn, calls)
     effects += [Emit(notice=ToolResultReady(result=result)) for result in refusals if result]
@@ -142,7 +175,7 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
         pending,
         runs=replace(pending.runs, position, run),
         results=replace(pending.results, position, result),
-        awaiting_hooks=pending.awaiting_hooks - {f"pre:{call.id}"},
+        awaiting_hooks=pending.awaiting_hooks - {f"{PRE_HOOK}{call.id}"},
         blocked=blocked,
         approvals=approvals,
     )
@@ -183,58 +216,71 @@ def _dispatch(
 
 
 def _run_or_request(state: State, turn: Turn, calls: tuple[ToolCall, ...]) -> Step:
-    """`RunTool` for each of `calls` (auto) or `ResultsRequested` (manual).
+    """`RunTool` for each of `calls` (auto) or `ResultsRequested` (manual); `Reflect` for a
+    reflective output's calls (rule 17).
 
     The budget admits the calls first (rule 16): those it refuses get their
-    result now. None left to run: the round closes when every call has its
-    result, pauses when only calls held for approval are left, else waits for
-    the calls still running.
+    result now. None left to run: the round closes or pauses (`_settle`), or,
+    when calls of the round still run, waits for them.
     """
     state, turn, refused, calls = _admitted(state, turn, calls)
     assert turn.pending is not None
     if not calls:
-        if is_complete(turn.pending):
-            state, effects = close_round(state, turn)
-        elif turn.pending.approvals and not awaiting(turn.pending):
-            state, effects = pause(state, turn)
-        else:  # approved calls were all refused while others of the round still run
-            return attrs.evolve(state, turn=turn), refused
-        return state, (*refused, *effects)
+        if not awaiting(turn.pending):
+            state, settled = _settle(state, turn)
+            return state, (*refused, *settled)
+        # approved calls were all refused while others of the round still run
+        return attrs.evolve(state, turn=turn), refused
+    output = state.config.output
     if state.config.auto_execute:
-        effects = tuple(RunTool(call=call) for call in calls)
+        effects: tuple[Effect, ...] = tuple(
+            Reflect(call=call) if reflected(output, call) else RunTool(call=call) for call in calls
+        )
         phase = Phase.RUNNING_TOOLS
     else:
-        effects = (Emit(notice=ResultsRequested(calls=calls)),)
-        phase = Phase.AWAITING_RESULTS
+        tools = tuple(call for call in calls if not reflected(output, call))
+        effects = tuple(Reflect(call=call) for call in calls if reflected(output, call))
+        phase = Phase.RUNNING_TOOLS
+        if tools:
+            effects = (*effects, Emit(notice=ResultsRequested(calls=tools)))
+            phase = Phase.AWAITING_RESULTS
     return attrs.evolve(state, phase=phase, turn=turn), (*refused, *effects)
 
 
 def _admitted(
     state: State, turn: Turn, calls: tuple[ToolCall, ...]
 ) -> tuple[State, Turn, tuple[Effect, ...], tuple[ToolCall, ...]]:
-    """Count the `calls` the budget admits; answer the others (rule 16); the admitted calls."""
+    """Count the `calls` the budget admits; answer the others (rule 16); the admitted calls.
+
+    A structured output's reflected calls are no tool calls: always admitted,
+    never counted. A call refused in a structured turn does not end it: the
+    model may still give its output.
+    """
     budget = state.config.budget
     pending = turn.pending
     assert pending is not None
-    if budget is None or not calls:
+    output = state.config.output
+    tools = tuple(call for call in calls if not reflected(output, call))
+    if budget is None or not tools:
         return state, turn, (), calls
     runs, results = list(pending.runs), list(pending.results)
     told: list[Effect] = []
-    admitted: list[ToolCall] = []
-    for call, over in zip(calls, admit(budget, scoped(state, turn), calls), strict=True):
+    refused: set[str] = set()
+    for call, over in zip(tools, admit(budget, scoped(state, turn), tools), strict=True):
         if over is None:
-            admitted.append(call)
             continue
         position = position_of(pending, call.id)
         result = _error(state, pending.calls[position], refusal_text(over))
         runs[position], results[position] = None, result
         told.append(Emit(notice=ToolResultReady(result=result)))
-        turn = attrs.evolve(turn, over_budget=turn.over_budget or over)
+        refused.add(call.id)
+        if not state.config.structured:
+            turn = attrs.evolve(turn, over_budget=turn.over_budget or over)
     pending = attrs.evolve(pending, runs=tuple(runs), results=tuple(results))
-    ran = tuple(admitted)
+    ran = tuple(call for call in tools if call.id not in refused)
     turn = attrs.evolve(turn, pending=pending, spent=spent_tools(turn.spent, ran))
     state = attrs.evolve(state, spent=spent_tools(state.spent, ran))
-    return state, turn, tuple(told), ran
+    return state, turn, tuple(told), tuple(call for call in calls if call.id not in refused)
 
 
 def add_result(
@@ -252,23 +298,23 @@ def add_result(
     assert run is not None  # only a call that runs awaits a result (`awaited_position`)
     pending, result = place(turn.pending, position, output, is_error, images=images)
     effects: list[Effect] = [Emit(notice=ToolResultReady(result=result))]
-    if HookPoint.POST_TOOL_USE in state.config.hooks:
+    told = HookPoint.POST_TOOL_USE in state.config.hooks
+    if told and not reflected(state.config.output, run):
         effects.append(TellHook(call=run, result=result))
     turn = attrs.evolve(turn, pending=pending)
-    if is_complete(pending):
-        state, more = close_round(state, turn)
-    elif pending.approvals and not awaiting(pending):
-        state, more = pause(state, turn)  # only held calls are left: wait for the human
-    else:
+    if awaiting(pending):
         return attrs.evolve(state, turn=turn), tuple(effects)
+    state, more = _settle(state, turn)
     return state, (*effects, *more)
 
 
-def pause(state: State, turn: Turn) -> Step:
-    """Rule 15: nothing runs but held calls wait: pause the turn (`AwaitApproval`)."""
+def _settle(state: State, turn: Turn) -> Step:
+    """Nothing of the round runs: close it once every call has its result, then go on as
+    `next_step` says (only held calls left: it pauses the turn)."""
     assert turn.pending is not None
-    state = attrs.evolve(state, phase=Phase.AWAITING_APPROVAL, turn=turn)
-    return state, (AwaitApproval(requests=turn.pending.approvals),)
+    if is_complete(turn.pending):
+        return close_round(state, turn)
+    return go_on(state, turn, next_step(state.config, turn))
 
 
 def decide_approval(state: State, turn: Turn, event: Approved | Denied) -> Step:
@@ -294,7 +340,7 @@ def decide_approval(state: State, turn: Turn, event: Approved | Denied) -> Step:
     if not rest:
         state, more = _release(state, turn)
     elif state.phase is Phase.AWAITING_APPROVAL:
-        state, more = pause(state, turn)
+        state, more = go_on(state, turn, Pause())  # still paused: say so again
     else:  # other calls of the round still run
         return attrs.evolve(state, turn=turn), effects
     return state, (*effects, *more)
@@ -326,15 +372,22 @@ def awaiting_approval(state: State) -> tuple[ApprovalRequested, ...]:
 
 
 def close_round(state: State, turn: Turn) -> Step:
-    """Store the completed round on the turn, tell the caller, and go on."""
+    """Store the completed round on the turn, tell the caller, and go on as `next_step` says.
+
+    Rule 17: the attempt's output is the arguments of its last valid output-tool
+    call (within a response, the last call wins).
+    """
     pending = turn.pending
     assert pending is not None
-    if state.config.announce is AnnouncePolicy.AFTER_HOOKS:  # recorded as they ran
+    config = state.config
+    if config.announce is AnnouncePolicy.AFTER_HOOKS:  # recorded as they ran
         pending = attrs.evolve(pending, calls=_as_ran(pending))
     tool_round = complete(pending)
-    turn = attrs.evolve(turn, rounds=(*turn.rounds, tool_round), pending=None)
+    produced = outputs(config.output, pending.calls) if config.structured else ()
+    output = produced[-1].arguments if produced else turn.output
+    turn = attrs.evolve(turn, rounds=(*turn.rounds, tool_round), pending=None, output=output)
     notice = Emit(notice=RoundFinished(round=tool_round, iteration=turn.iteration))
-    state, effects = advance(state, turn)
+    state, effects = go_on(state, turn, next_step(config, turn))
     return state, (notice, *effects)
 
 
@@ -344,3 +397,34 @@ def awaiting_results(state: State) -> tuple[ToolCall, ...]:
     if state.phase is not Phase.AWAITING_RESULTS or turn is None or turn.pending is None:
         return ()
     return awaiting(turn.pending)
+
+
+def hold_running(state: State, turn: Turn, event: HookDecided) -> Step:
+    """A PreToolUse `Ask` about a call already issued to run: hold it (rule 15).
+
+    Only journals of bfd8293's agent runs hold this: their shell asked the hooks
+    when it ran a helper call, and fed the `Ask` instead of the call's result.
+    """
+    pending = turn.pending
+    assert pending is not None
+    call_id = event.hook_id.removeprefix(PRE_HOOK)
+    decision = event.decision
+    if not isinstance(decision, Ask) or not event.hook_id.startswith(PRE_HOOK):
+        raise StepError(state.phase, event, "no hook is awaited")
+    position = awaited_position(pending, call_id)
+    if position < 0:
+        raise StepError(state.phase, event, not_awaited(pending, call_id))
+    run = pending.runs[position]
+    assert run is not None
+    if decision.value is not None and arguments_error(decision.value) is None:
+        run = attrs.evolve(run, arguments=decision.value)
+    order = {call.id: i for i, call in enumerate(pending.calls)}
+    request = ApprovalRequested(call=run, reason=decision.reason)
+    approvals = sorted((*pending.approvals, request), key=lambda held: order[held.call.id])
+    pending = attrs.evolve(
+        pending, runs=replace(pending.runs, position, None), approvals=tuple(approvals)
+    )
+    turn = attrs.evolve(turn, pending=pending)
+    if awaiting(pending):
+        return attrs.evolve(state, turn=turn), ()
+    return _settle(state, turn)

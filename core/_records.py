@@ -9,6 +9,7 @@
 - `ChatMessage`: one message of the history; a finished assistant turn is stored
   compactly as its final text plus `tool_rounds` (seed 001's `ToolExecutionRound`).
 - `ModelRequest`: the provider-neutral request a `CallModel` effect carries.
+- `AttemptErrors`: the validation problems of one attempt at a structured output.
 
 A user message and a tool result may carry images (`ImagePart`, core/_content.py)
 in an `images` tuple beside their text; it is empty, and costs nothing, otherwise.
@@ -166,3 +167,11 @@ class ModelRequest:
     tool_choice: str = "auto"
     max_tokens: int | None = None
     temperature: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class AttemptErrors:
+    """The validation problems of one attempt's output (a structured output, rule 17)."""
+
+    attempt: int
+    problems: tuple[str, ...]
