@@ -54,7 +54,7 @@ from ._journal import (
     current_records,
     effect_record,
 )
-from ._legacy import LegacyAgentConfig, legacy_differs
+from ._legacy import LegacyAgentConfig, legacy_differs, unreasoned
 from ._rows import TEXT, Item, Run
 
 
@@ -237,6 +237,8 @@ def differs(
     replayed = tuple(effect_record(effect) for effect in effects)
     if replayed == recorded or replayed == current_records(recorded):
         return None  # (older journals recorded some effects in an earlier shape)
+    if list(unreasoned(replayed)) == list(current_records(recorded)):
+        return None  # (journals before reason codes recorded results without them)
     return replayed
 
 

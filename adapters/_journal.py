@@ -68,7 +68,7 @@ from toolreel.core import (
 
 from ._errors import JournalCorrupt, SessionBusy, SessionNotFound
 from ._lease import Owner
-from ._legacy import LegacyAgentConfig, is_legacy, legacy_config, legacy_data
+from ._legacy import LegacyAgentConfig, is_legacy, legacy_config, legacy_data, unreasoned
 from ._memo import IdentityMemo
 from ._serde import effect_data, event_of, get_converter, structure, unstructure
 
@@ -267,6 +267,12 @@ def _record_digest(record: object) -> str:
     return _sha(json.dumps(unstructure(record), sort_keys=True))
 
 
+def _round_digest(record: object) -> str:
+    """The digest of a tool round, its results' reasons left out: what the model is sent
+    (a request's digest is the same with or without them; older journals had none)."""
+    return _sha(json.dumps(unreasoned(unstructure(record)), sort_keys=True))
+
+
 class _Digests:
     """Digests of message lists that cost O(1) per request as a session grows.
 
@@ -298,7 +304,7 @@ class _Digests:
 
     def message(self, message: ChatMessage) -> str:
         """A message's digest: its rounds chained, then its other fields."""
-        rounds = self.chain(message.tool_rounds, _record_digest)
+        rounds = self.chain(message.tool_rounds, _round_digest)
         return _sha(rounds + _record_digest(attrs.evolve(message, tool_rounds=())))
 
     def messages(self, messages: Sequence[ChatMessage]) -> str:
@@ -335,7 +341,7 @@ def effect_record(effect: StepEffect) -> dict[str, Any]:
         data = effect_data(attrs.evolve(effect, rounds=()))
         del data["rounds"]
         data["rounds_count"] = len(rounds)
-        data["rounds_digest"] = _DIGESTS.chain(rounds, _record_digest)
+        data["rounds_digest"] = _DIGESTS.chain(rounds, _round_digest)
         return data
     if isinstance(effect, (Persist, TellHook)) or (
         isinstance(effect, Emit) and isinstance(effect.notice, (ToolResultReady, RoundFinished))

@@ -16,6 +16,9 @@ here, at its edge, and nowhere else:
 - **The events** need nothing: they are today's, and `step` folds them. The
   one fact only those journals hold — a PreToolUse `Ask` fed for a helper call
   already issued — is rule 17's last sentence (core/_step.py).
+- **Reason codes.** Results the core made carry a `reason` today; older
+  journals recorded none. A request's digest leaves reasons out, and a
+  step whose records differ only by them is no divergence (`unreasoned`).
 - **Replay** (`legacy_differs`). Those steps recorded other effects than
   `step` makes: no `Persist`, no loop notices, no hooks, and a `FinishAgent`
   instead of a `Finish`. So under a `LegacyAgentConfig` a step's effects are
@@ -110,7 +113,25 @@ def legacy_differs(
     old += [_ended(data) for data in recorded if data.get("type") == "FinishAgent"]
     new = [data for data in replayed if _shared(data)]
     new += [_ended_now(e, history, config) for e in effects if isinstance(e, Finish)]
-    return old != new
+    return bool(old != unreasoned(new))  # (bfd8293 recorded results without reason codes)
+
+
+def _is_result(data: dict[str, Any]) -> bool:
+    """Whether recorded data is a `ToolResult`'s."""
+    return "call_id" in data and "name" in data and ("content" in data or "content_length" in data)
+
+
+def unreasoned(data: Any) -> Any:
+    """Recorded data with every tool result's `reason` left out: what journals written
+    before reason codes (bfd8293's among them) recorded, to compare with them."""
+    if isinstance(data, dict):
+        kept = {key: unreasoned(value) for key, value in data.items()}
+        if _is_result(kept):
+            kept.pop("reason", None)
+        return kept
+    if isinstance(data, list | tuple):
+        return [unreasoned(item) for item in data]
+    return data
 
 
 def _shared(data: dict[str, Any]) -> bool:

@@ -82,8 +82,10 @@ def _configure_images(conv: cattrs.Converter) -> None:
     omit = override(omit_if_default=True)
     image = make_dict_unstructure_fn(ImagePart, conv, data=omit, url=omit)
     conv.register_unstructure_hook(ImagePart, image)  # before the records that hold images
-    for kind in (ChatMessage, ToolResult, PromptSubmitted, ToolFinished):
+    for kind in (ChatMessage, PromptSubmitted, ToolFinished):
         conv.register_unstructure_hook(kind, make_dict_unstructure_fn(kind, conv, images=omit))
+    result = make_dict_unstructure_fn(ToolResult, conv, images=omit, reason=omit)
+    conv.register_unstructure_hook(ToolResult, result)  # a tool's own output: no reason
 
 
 def _configure_defaults(conv: cattrs.Converter) -> None:

@@ -24,6 +24,10 @@ From the shell, answering an effect:
   `Allowed`, `Blocked`, `Replaced`, or `Ask` (hold the call for approval).
 - `ToolFinished`: a tool's output, answering `RunTool` (in `Phase.RUNNING_TOOLS`),
   or the reflection handler's, answering `Reflect` (a reflective output).
+- `ToolTimedOut`: the tool outlasted its timeout, answering `RunTool` or `Reflect`
+  (the core words the result).
+- `ToolInterrupted`: resuming after a crash, a started call whose outcome was lost
+  and whose tool may not run twice (the core words the result).
 - `ValidationFinished`: the problems found in a structured output (none:
   valid), answering `Validate`.
 - `TimerFired`: a backoff timer elapsed, answering `StartTimer`.
@@ -167,6 +171,25 @@ class ToolFinished:
 
 
 @attrs.frozen(kw_only=True)
+class ToolTimedOut:
+    """The run of `call_id` outlasted `seconds` and was abandoned."""
+
+    call_id: str
+    seconds: float
+
+
+@attrs.frozen(kw_only=True)
+class ToolInterrupted:
+    """The run of `call_id` started before a crash; its outcome is unknown."""
+
+    call_id: str
+
+
+#: The facts that answer a call that runs (in call order, whatever order they arrive in).
+TOOL_OUTCOMES: tuple[type, ...] = (ToolFinished, ToolTimedOut, ToolInterrupted)
+
+
+@attrs.frozen(kw_only=True)
 class TimerFired:
     """The timer started as `token` elapsed."""
 
@@ -236,7 +259,7 @@ MODEL_EVENTS: tuple[type, ...] = get_args(ModelEvent)
 
 #: What may still arrive for work a cancel abandoned (a stream, a tool, a timer, a
 #: validation): dropped once the turn has ended, instead of being called misuse (rule 9).
-LATE_ANSWERS: tuple[type, ...] = (*MODEL_EVENTS, ToolFinished, TimerFired, ValidationFinished)
+LATE_ANSWERS: tuple[type, ...] = (*MODEL_EVENTS, *TOOL_OUTCOMES, TimerFired, ValidationFinished)
 
 Event: TypeAlias = (
     PromptSubmitted
@@ -248,6 +271,8 @@ Event: TypeAlias = (
     | ModelResponded
     | ModelCallFailed
     | ToolFinished
+    | ToolTimedOut
+    | ToolInterrupted
     | TimerFired
     | Cancelled
     | HistoryReplaced

@@ -41,7 +41,7 @@ from ._output import (
     received,
     reflected,
 )
-from ._records import Reasoning, ToolCall, ToolResult
+from ._records import Reasoning, ResultReason, ToolCall, ToolResult
 from ._round import (
     DENIED,
     PendingRound,
@@ -62,16 +62,29 @@ from ._state import Phase, State, StepError, Turn
 
 #: The prefix of a PreToolUse question's `hook_id`: "pre:<call id>".
 PRE_HOOK = "pre:"
+#: What the model reads of a call a PreToolUse hook blocked, before the hook's reason.
+BLOCKED = "Tool call blocked: "
+
+
+def blocked_text(reason: str) -> str:
+    """The text of a call a PreToolUse hook blocked with `reason`."""
+    return f"{BLOCKED}{reason}"
+
 
 #: The phases in which a held call may be decided: its round runs, or is paused (rule 15).
 DECIDING = frozenset({Phase.RUNNING_TOOLS, Phase.AWAITING_RESULTS, Phase.AWAITING_APPROVAL})
 
 
-def _error(state: State, call: ToolCall, message: str) -> ToolResult:
+def error(state: State, call: ToolCall, message: str, reason: ResultReason) -> ToolResult:
     """An error result the loop makes, worded as `error_format` says."""
     if state.config.error_format is ErrorFormat.JSON:
         message = json.dumps({"error": message, "tool": call.name})
-    return error_result(call, message)
+    return error_result(call, message, reason)
+
+
+def _answered(call: ToolCall, content: str) -> ToolResult:
+    """A structured output's own call, answered by the core (rule 17)."""
+    return ToolResult(call_id=call.id, name=call.name, content=content, reason=ResultReason.OUTPUT)
 
 
 def _refusal(state: State, turn: Turn, call: ToolCall, has_output: bool) -> ToolResult | None:
@@ -83,19 +96,22 @@ def _refusal(state: State, turn: Turn, call: ToolCall, has_output: bool) -> Tool
     output = state.config.output
     if is_submit(output, call):
         if has_output:
-            return ToolResult(call_id=call.id, name=call.name, content=SUBMITTED)
-        return _error(state, call, nothing_to_submit(output))
+            return _answered(call, SUBMITTED)
+        return error(state, call, nothing_to_submit(output), ResultReason.OUTPUT)
     if turn.past_cap:
         limit = state.config.max_iterations
-        return _error(state, call, f"not run: max_tool_iterations ({limit}) reached")
+        message = f"not run: max_tool_iterations ({limit}) reached"
+        return error(state, call, message, ResultReason.NOT_RUN)
     if turn.over_budget is not None:
-        return _error(state, call, refusal_text(turn.over_budget))
+        return error(state, call, refusal_text(turn.over_budget), ResultReason.OVER_BUDGET)
     problem = arguments_error(call.arguments)
-    if problem is None and received(output, call):
-        return ToolResult(call_id=call.id, name=call.name, content=OUTPUT_RECEIVED)
-    if problem is None and call.name not in state.config.tool_names and not reflected(output, call):
-        problem = f"Unknown tool: {call.name}"
-    return None if problem is None else _error(state, call, problem)
+    if problem is not None:
+        return error(state, call, problem, ResultReason.INVALID_ARGUMENTS)
+    if received(output, call):
+        return _answered(call, OUTPUT_RECEIVED)
+    if call.name not in state.config.tool_names and not reflected(output, call):
+        return error(state, call, f"Unknown tool: {call.name}", ResultReason.UNKNOWN_TOOL)
+    return None
 
 
 def _announced(turn: Turn, calls: tuple[ToolCall, ...]) -> list[Effect]:
@@ -152,7 +168,7 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
         case Allowed():
             pass
         case Blocked(reason=reason):
-            result = _error(state, call, f"Tool call blocked: {reason}")
+            result = error(state, call, blocked_text(reason), ResultReason.BLOCKED)
             blocked = blocked | {call.id}
             if state.config.on_tool_blocked is BlockedCallPolicy.END_TURN:
                 turn = attrs.evolve(turn, block_reason=turn.block_reason or reason)
@@ -161,7 +177,8 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
             if problem is None:
                 run = attrs.evolve(call, arguments=arguments)
             else:
-                result = _error(state, call, f"hook replaced the {problem}")
+                message = f"hook replaced the {problem}"
+                result = error(state, call, message, ResultReason.INVALID_ARGUMENTS)
         case Ask():
             pass
     if isinstance(decision, Ask) and result is None and run is not None:
@@ -270,7 +287,8 @@ def _admitted(
         if over is None:
             continue
         position = position_of(pending, call.id)
-        result = _error(state, pending.calls[position], refusal_text(over))
+        made = pending.calls[position]
+        result = error(state, made, refusal_text(over), ResultReason.OVER_BUDGET)
         runs[position], results[position] = None, result
         told.append(Emit(notice=ToolResultReady(result=result)))
         refused.add(call.id)
@@ -291,12 +309,18 @@ def add_result(
     is_error: bool,
     *,
     images: tuple[ImagePart, ...] = (),
+    reason: ResultReason | None = None,
 ) -> Step:
-    """Record the result of the call at `position`, tell PostToolUse; close the round once full."""
+    """Record the result of the call at `position`, tell PostToolUse; close the round once full.
+
+    `reason`: the core words this result (a timeout, a lost outcome), as `error_format` says.
+    """
     assert turn.pending is not None
     run = turn.pending.runs[position]
     assert run is not None  # only a call that runs awaits a result (`awaited_position`)
-    pending, result = place(turn.pending, position, output, is_error, images=images)
+    if reason is not None and state.config.error_format is ErrorFormat.JSON:
+        output = json.dumps({"error": output, "tool": run.name})
+    pending, result = place(turn.pending, position, output, is_error, images=images, reason=reason)
     effects: list[Effect] = [Emit(notice=ToolResultReady(result=result))]
     told = HookPoint.POST_TOOL_USE in state.config.hooks
     if told and not reflected(state.config.output, run):
@@ -332,7 +356,8 @@ def decide_approval(state: State, turn: Turn, event: Approved | Denied) -> Step:
     if isinstance(event, Approved):
         approved = (*approved, request.call)
     else:
-        result = _error(state, request.call, event.reason.strip() or DENIED)
+        denial = event.reason.strip() or DENIED
+        result = error(state, request.call, denial, ResultReason.DENIED)
         results = replace(results, position_of(pending, request.call.id), result)
         effects = (Emit(notice=ToolResultReady(result=result)),)
     pending = attrs.evolve(pending, approvals=rest, approved=approved, results=results)

@@ -16,10 +16,12 @@ import attrs
 
 from ._content import ImagePart
 from ._notices import ApprovalRequested
-from ._records import Reasoning, ToolCall, ToolResult, ToolRound
+from ._records import Reasoning, ResultReason, ToolCall, ToolResult, ToolRound
 
 #: The result a call gets when a cancel closes its round before it finished.
 CANCELLED_RESULT = "Cancelled before the tool finished."
+#: The result of a call that started before a crash and whose outcome was lost.
+INTERRUPTED = "interrupted; outcome unknown"
 
 T = TypeVar("T")
 
@@ -47,9 +49,11 @@ class PendingRound:
     approved: tuple[ToolCall, ...] = ()
 
 
-def error_result(call: ToolCall, content: str) -> ToolResult:
-    """An error result for `call` that the model will read."""
-    return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
+def error_result(call: ToolCall, content: str, reason: ResultReason) -> ToolResult:
+    """An error result the core made for `call`, saying why; the model reads `content`."""
+    return ToolResult(
+        call_id=call.id, name=call.name, content=content, is_error=True, reason=reason
+    )
 
 
 def open_round(
@@ -105,11 +109,17 @@ def place(
     is_error: bool,
     *,
     images: tuple[ImagePart, ...] = (),
+    reason: ResultReason | None = None,
 ) -> tuple[PendingRound, ToolResult]:
     """Give the call at `position` its result; the round and the result placed."""
     call = pending.calls[position]
     result = ToolResult(
-        call_id=call.id, name=call.name, content=output, is_error=is_error, images=images
+        call_id=call.id,
+        name=call.name,
+        content=output,
+        is_error=is_error,
+        images=images,
+        reason=reason,
     )
     return attrs.evolve(pending, results=replace(pending.results, position, result)), result
 
@@ -135,7 +145,7 @@ def cancel(pending: PendingRound) -> tuple[ToolRound, tuple[ToolResult, ...]]:
     Returns the completed round and the results the cancel made, in call order.
     """
     made = tuple(
-        error_result(call, CANCELLED_RESULT)
+        error_result(call, CANCELLED_RESULT, ResultReason.CANCELLED)
         for call, result in zip(pending.calls, pending.results, strict=True)
         if result is None
     )

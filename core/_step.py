@@ -53,8 +53,13 @@ Rules
     END_TURN ends the turn `Blocked` once the round is complete;
     `error_format` TEXT or JSON (`{"error": ..., "tool": name}`) words the
     error results the loop makes.
-6.  A tool failure (exception, timeout) is a result with `is_error`; the loop
-    goes on and the model sees it.
+6.  A tool failure is a result with `is_error`; the loop goes on and the model
+    sees it. A timeout (`ToolTimedOut`) is answered "Tool NAME timed out after
+    N s", a started call whose outcome a crash lost (`ToolInterrupted`)
+    "interrupted; outcome unknown". Every result the core makes itself carries
+    a `ResultReason` (unknown tool, invalid arguments, blocked, denied, not run,
+    over budget, cancelled, timed out, interrupted, a structured output's own
+    call), worded as `error_format` says; a tool's own output has none.
 7.  Iterations (model calls) are counted; once a round of iteration
     `max_iterations` completes, the policy decides: STOP finishes `Capped`,
     RAISE finishes `Failed(MAX_ITERATIONS)`, FINAL_ANSWER makes one
@@ -144,6 +149,7 @@ from ._config import EmptyPromptPolicy, HookPoint, PlainOutput, ReflectiveOutput
 from ._effects import AskHook, Effect, Emit, Failed, FailureCode, Persist, Produced
 from ._events import (
     LATE_ANSWERS,
+    TOOL_OUTCOMES,
     Approved,
     Blocked,
     Cancelled,
@@ -161,6 +167,8 @@ from ._events import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
+    ToolInterrupted,
+    ToolTimedOut,
     ValidationFinished,
 )
 from ._finish import (
@@ -192,7 +200,7 @@ from ._notices import (
     ValidationFailed,
 )
 from ._output import all_failed
-from ._records import AttemptErrors, ChatMessage
+from ._records import AttemptErrors, ChatMessage, ResultReason
 from ._response import (
     EMPTY_STREAM,
     add_fragment,
@@ -202,7 +210,7 @@ from ._response import (
     start_call,
 )
 from ._retry import RetryTimer, backoff
-from ._round import awaited_position, cancel, decision_refused, not_awaited
+from ._round import INTERRUPTED, awaited_position, cancel, decision_refused, not_awaited
 from ._slots import blank, setters
 from ._state import Phase, State, StepError, Turn, with_stream
 
@@ -418,8 +426,9 @@ def _on_validated(state: State, event: ValidationFinished) -> Step:
 # Rules 5, 6, 10 --------------------------------------------------------------
 
 
-def _on_tool_finished(state: State, event: ToolFinished) -> Step:
-    """A tool's output or failure, or the caller's result in manual mode, for one call.
+def _on_tool_finished(state: State, event: ToolFinished | ToolTimedOut | ToolInterrupted) -> Step:
+    """A tool's output or failure, or the caller's result in manual mode, for one call; a
+    timeout or a lost outcome as the core words it (rule 6).
 
     A result for no awaited call is dropped if a cancel abandoned it, else misuse.
     """
@@ -430,7 +439,16 @@ def _on_tool_finished(state: State, event: ToolFinished) -> Step:
         return state, ()
     if position < 0:
         raise StepError(state.phase, event, not_awaited(turn.pending, event.call_id))
-    return add_result(state, turn, position, event.output, event.is_error, images=event.images)
+    match event:
+        case ToolFinished(output=output, is_error=is_error, images=images):
+            return add_result(state, turn, position, output, is_error, images=images)
+        case ToolTimedOut(seconds=seconds):
+            name = turn.pending.calls[position].name
+            told = f"Tool {name} timed out after {seconds:g} s"
+            return add_result(state, turn, position, told, True, reason=ResultReason.TIMED_OUT)
+        case ToolInterrupted():
+            lost = ResultReason.INTERRUPTED
+            return add_result(state, turn, position, INTERRUPTED, True, reason=lost)
 
 
 # Rule 15 ---------------------------------------------------------------------
@@ -502,7 +520,8 @@ def _nothing(state: State, event: Event) -> Step:
 def _late(state: State, event: Event) -> Step:
     """After a cancel, stragglers of the cancelled turn are dropped; otherwise misuse."""
     if state.after_cancel or (
-        isinstance(event, ToolFinished) and event.call_id in state.ignored_calls
+        isinstance(event, ToolFinished | ToolTimedOut | ToolInterrupted)
+        and event.call_id in state.ignored_calls
     ):
         return state, ()
     raise StepError(state.phase, event)
@@ -525,8 +544,11 @@ _RULE_ROWS: dict[tuple[Phase, type], Handler] = {
     (Phase.STREAMING, ModelCallFailed): _on_failed,
     (Phase.BACKING_OFF, TimerFired): _on_timer,
     (Phase.TOOL_HOOKS, HookDecided): _on_tool_hook,
-    (Phase.RUNNING_TOOLS, ToolFinished): _on_tool_finished,
-    (Phase.AWAITING_RESULTS, ToolFinished): _on_tool_finished,
+    **{
+        (phase, kind): _on_tool_finished
+        for phase in (Phase.RUNNING_TOOLS, Phase.AWAITING_RESULTS)
+        for kind in TOOL_OUTCOMES
+    },
     (Phase.VALIDATING, ValidationFinished): _on_validated,
     (Phase.RUNNING_TOOLS, HookDecided): _on_running_ask,
 }
@@ -544,9 +566,10 @@ _IGNORED_WHEN_IDLE: dict[tuple[Phase, type], Handler] = {
 
 #: Rule 9: a result for a call a cancel abandoned, arriving in a later turn, is dropped.
 _ABANDONED_RESULTS: dict[tuple[Phase, type], Handler] = {
-    (phase, ToolFinished): _late
+    (phase, kind): _late
     for phase in _TURN_PHASES
     if phase not in (Phase.RUNNING_TOOLS, Phase.AWAITING_RESULTS)
+    for kind in TOOL_OUTCOMES
 }
 
 #: Rule 15: a decision is taken while the round runs or is paused; elsewhere it is misuse,

@@ -132,3 +132,40 @@ def test_with_a_damage_the_fold_reports_lost_steps_and_refuses_repeated_ones() -
     repeated.append_entries("s", [first, first])
     with pytest.raises(JournalCorrupt, match="stored twice"):
         list(fold_journal(repeated, "s", damage=Damage()))
+
+
+def test_a_step_recorded_before_reason_codes_replays_the_same() -> None:
+    # journals before reason codes recorded a core-made result without its `reason`
+    from toolreel.adapters._fold import differs  # noqa: PLC0415 - this test's alone
+    from toolreel.adapters._journal import messages_digest  # noqa: PLC0415
+    from toolreel.core import (  # noqa: PLC0415
+        ChatMessage,
+        Emit,
+        ResultReason,
+        ToolCall,
+        ToolResult,
+        ToolResultReady,
+        ToolRound,
+    )
+
+    made = ToolResult(
+        call_id="c",
+        name="x",
+        content="Unknown tool: x",
+        is_error=True,
+        reason=ResultReason.UNKNOWN_TOOL,
+    )
+    older = attrs.evolve(made, reason=None)
+    effect = Emit(notice=ToolResultReady(result=made))
+    entry = JournalEntry(
+        seq=1,
+        event=Cancelled(),
+        effects=(effect_record(Emit(notice=ToolResultReady(result=older))),),
+    )
+    assert effect_record(effect) != entry.effects[0]
+    assert differs(entry, (effect,)) is None
+    call = ToolCall(id="c", name="x")
+    rounds = (ToolRound(assistant_text="", tool_calls=(call,), results=(made,)),)
+    message = ChatMessage(role="assistant", content="", tool_rounds=rounds)
+    same = attrs.evolve(message, tool_rounds=(attrs.evolve(rounds[0], results=(older,)),))
+    assert messages_digest([message]) == messages_digest([same])  # requests' digests too

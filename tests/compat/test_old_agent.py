@@ -83,7 +83,8 @@ def to_old(core: ModuleType, value: Any) -> Any:
 
 
 def plain(value: Any) -> Any:
-    """Any value of either core as plain data: class names, fields, enum values."""
+    """Any value of either core as plain data: class names, fields, enum values (a result's
+    `reason` left out: bfd8293's results had none)."""
     if isinstance(value, tuple | list):
         return [plain(item) for item in value]
     if isinstance(value, frozenset):
@@ -92,6 +93,8 @@ def plain(value: Any) -> Any:
         return value.value
     if attrs.has(type(value)):
         fields = {f.name: plain(getattr(value, f.name)) for f in attrs.fields(type(value))}
+        if type(value).__name__ == "ToolResult":
+            fields.pop("reason", None)
         return {"type": type(value).__name__, **fields}
     return value
 

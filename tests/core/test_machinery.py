@@ -20,6 +20,7 @@ from toolreel.core import (
     PlainOutput,
     PromptSubmitted,
     ReflectiveOutput,
+    ResultReason,
     Spending,
     StartTimer,
     State,
@@ -141,7 +142,13 @@ def test_results_are_placed_at_their_calls_position_whatever_order_they_come() -
 def test_a_cancel_answers_every_call_without_a_result_in_call_order() -> None:
     answered = ToolResult(call_id="a", name="add", content="1")
     closed, made = cancel(open_round("", (), (A, B), (answered, None)))
-    cancelled = ToolResult(call_id="b", name="add", content=CANCELLED_RESULT, is_error=True)
+    cancelled = ToolResult(
+        call_id="b",
+        name="add",
+        content=CANCELLED_RESULT,
+        is_error=True,
+        reason=ResultReason.CANCELLED,
+    )
     assert made == (cancelled,)
     assert closed.results == (answered, cancelled)
 

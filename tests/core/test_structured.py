@@ -38,6 +38,7 @@ from toolreel.core import (
     ReasoningDelta,
     Reflect,
     ReflectiveOutput,
+    ResultReason,
     RetryPolicy,
     RunTool,
     StartTimer,
@@ -146,12 +147,15 @@ def request(config: LoopConfig, *messages: ChatMessage) -> ModelRequest:
     )
 
 
-def ok(call_id: str, name: str, content: str) -> ToolResult:
-    return ToolResult(call_id=call_id, name=name, content=content)
+def ok(call_id: str, name: str, content: str, reason: ResultReason | None = None) -> ToolResult:
+    return ToolResult(call_id=call_id, name=name, content=content, reason=reason)
 
 
-def error(call_id: str, name: str, content: str) -> ToolResult:
-    return ToolResult(call_id=call_id, name=name, content=content, is_error=True)
+def error(call_id: str, name: str, content: str, reason: ResultReason | None = None) -> ToolResult:
+    return ToolResult(call_id=call_id, name=name, content=content, is_error=True, reason=reason)
+
+
+OUTPUT, UNKNOWN = ResultReason.OUTPUT, ResultReason.UNKNOWN_TOOL
 
 
 def tool_round(calls: list[ToolCall], results: list[ToolResult], text: str = "") -> ToolRound:
@@ -312,14 +316,16 @@ def test_unknown_tool_gets_an_error_result_and_the_model_is_called_again() -> No
     cfg = plain()
     _, effects = run(cfg, response(("x1", "web_search", "{}")))
     unknown = ToolCall(id="x1", name="web_search")
-    expected = tool_round([unknown], [error("x1", "web_search", "Unknown tool: web_search")])
+    expected = tool_round(
+        [unknown], [error("x1", "web_search", "Unknown tool: web_search", UNKNOWN)]
+    )
     assert effects == (CallModel(request=request(cfg, PROMPT, assistant(expected)), iteration=2),)
 
 
 def test_submit_is_an_unknown_tool_without_reflection() -> None:
     cfg = plain()
     _, effects = run(cfg, response(("s1", "submit", "{}")))
-    expected = tool_round([SUBMIT_CALL], [error("s1", "submit", "Unknown tool: submit")])
+    expected = tool_round([SUBMIT_CALL], [error("s1", "submit", "Unknown tool: submit", UNKNOWN)])
     assert effects == (CallModel(request=request(cfg, PROMPT, assistant(expected)), iteration=2),)
 
 
@@ -404,9 +410,9 @@ def test_plain_output_ends_the_attempt_after_the_other_calls_and_the_last_call_w
     assert said(effects) == (Validate(output=FIXED, attempt=1),)
     [only] = turn_of(state).rounds
     assert only.results == (
-        ok("o1", "record_invoice", "Output received."),
+        ok("o1", "record_invoice", "Output received.", OUTPUT),
         ok("r1", "currency_rate", "0.92"),
-        ok("o2", "record_invoice", "Output received."),
+        ok("o2", "record_invoice", "Output received.", OUTPUT),
     )
     assert state.phase is Phase.VALIDATING
 
@@ -432,7 +438,7 @@ def test_reflective_output_twice_then_submit_validates_the_last_output() -> None
     ]
     assert per_step[-1] == (Validate(output=FIXED, attempt=1),)
     assert turn_of(state).rounds[-1].results == (
-        ok("s1", "submit", "Output submitted for validation."),
+        ok("s1", "submit", "Output submitted for validation.", OUTPUT),
     )
 
 
@@ -456,7 +462,7 @@ def test_reflective_outputs_in_one_response_are_all_reflected_and_the_last_one_w
 def test_submit_before_any_output_fails_submit_before_output() -> None:
     cfg = reflective()
     state, effects = run(cfg, response(("s1", "submit", "{}")))
-    refused = error("s1", "submit", "Nothing to submit: call record_invoice first.")
+    refused = error("s1", "submit", "Nothing to submit: call record_invoice first.", OUTPUT)
     submitted = tool_round([SUBMIT_CALL], [refused])
     assert effects == (
         Finish(
@@ -530,7 +536,7 @@ def test_a_valid_output_finishes_the_turn_with_it() -> None:
     state, effects = run(
         cfg, [*response(("o1", "record_invoice", INVOICE)), ValidationFinished(attempt=1)]
     )
-    received = tool_round([RECORD_CALL], [ok("o1", "record_invoice", "Output received.")])
+    received = tool_round([RECORD_CALL], [ok("o1", "record_invoice", "Output received.", OUTPUT)])
     assert effects == (
         Finish(
             outcome=Produced(output=INVOICE),
@@ -554,7 +560,7 @@ def test_failed_validation_feeds_the_problems_back_in_a_new_attempt() -> None:
             ValidationFinished(attempt=1, problems=problems),
         ],
     )
-    received = tool_round([RECORD_CALL], [ok("o1", "record_invoice", "Output received.")])
+    received = tool_round([RECORD_CALL], [ok("o1", "record_invoice", "Output received.", OUTPUT)])
     feedback = ChatMessage(
         role="user",
         content="Your output failed validation (attempt 1 of 3):\n"
@@ -732,7 +738,7 @@ def test_cancel_while_tools_run_closes_the_round_and_drops_late_results() -> Non
         ],
     )
     assert state.history[-1].tool_rounds[-1].results == (
-        error("r1", "currency_rate", "Cancelled before the tool finished."),
+        error("r1", "currency_rate", "Cancelled before the tool finished.", ResultReason.CANCELLED),
         ok("o1", "record_invoice", "shown"),
     )
     for late in (ToolFinished(call_id="r1", output="0.92"), TextDelta(text="x"), Cancelled()):
