@@ -120,8 +120,11 @@ _FAILURES = {
 }
 
 
-def agent_outcome(finish: Finish, config: LoopConfig) -> AgentOutcome:
-    """What the agent API reports for a structured turn's `Finish` (module docstring)."""
+def agent_outcome(finish: Finish, config: LoopConfig | None = None) -> AgentOutcome:
+    """What the agent API reports for a structured turn's `Finish` (module docstring).
+
+    Without its `config`, the context leaves out the limit a failure reached.
+    """
     outcome = finish.outcome
     attempts = finish.attempts
     assert attempts is not None, "a turn whose answer is text has no agent outcome"
@@ -158,8 +161,10 @@ def agent_outcome(finish: Finish, config: LoopConfig) -> AgentOutcome:
             assert_never(outcome)
 
 
-def _limit(code: ErrorCode, config: LoopConfig) -> int | None:
+def _limit(code: ErrorCode, config: LoopConfig | None) -> int | None:
     """The limit a failure reached: the model calls of an attempt, or the attempts."""
+    if config is None:
+        return None
     if code is ErrorCode.MAX_ITERATIONS:
         return config.max_iterations
     output = config.output

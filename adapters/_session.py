@@ -227,8 +227,13 @@ class AgentSessionBuilder:
         self.finish: Finish | None = None
         self.retries: list[Retry] = []
 
-    def see(self, effects: tuple[Effect, ...], event: StepEvent | None = None) -> None:
-        """Note one folded step (a failed model call's: any retry it scheduled)."""
+    def see(self, effects: tuple[Effect, ...], event: StepEvent | Run | None = None) -> None:
+        """Note one folded step (a run as its steps; a failed model call's: any retry it
+        scheduled)."""
+        if event.__class__ is Run:  # a replay's `FoldedRun`: deltas, no retry or Finish
+            assert isinstance(event, Run)
+            self.events += len(event.values)
+            return
         self.events += 1
         if type(event) is ModelCallFailed:
             self.retries += retries_of(event, effects)

@@ -13,8 +13,7 @@ call, start a timer, spawn background work, end the run.
 A run that is stopped from outside (a cancel scope, `task.cancel()`, a real
 Ctrl-C, a journal that gives up) is recorded as `Cancelled` under a shield, and
 that very exception propagates, never wrapped in an exception group.
-`Runner` (the tool loop) and `AgentRunner` (structured-output agents) are the
-two handlers.
+`Runner` (shell/_runner.py) is its handler, for a chat session and an agent run alike.
 """
 
 from __future__ import annotations
@@ -41,6 +40,7 @@ from toolreel.core import (
     TimerFired,
     ToolCall,
     ToolFinished,
+    ToolTimedOut,
     UsageError,
 )
 
@@ -133,6 +133,10 @@ class Driver(Generic[S, E, F]):
     def end(self) -> None:
         """The run is over: take no more events (the handler carried out its last effect)."""
         self._ended = True
+
+    def reopen(self) -> None:
+        """The run is not over after all: a pause another event of the same step undid."""
+        self._ended = False
 
     @property
     def ended(self) -> bool:
@@ -330,8 +334,9 @@ async def _close(events: AsyncIterator[ModelEvent]) -> None:
 
 async def run_call(
     call: ToolCall, work: Callable[[str], Awaitable[Result[str | ToolOutput, str]]], timeout: float
-) -> ToolFinished:
-    """`work` on the call's arguments as `ToolFinished`; a timeout after `timeout` s is an error."""
+) -> ToolFinished | ToolTimedOut:
+    """`work` on the call's arguments as `ToolFinished`; past `timeout` s, `ToolTimedOut`
+    (the core words what the model reads of it)."""
     with anyio.move_on_after(timeout):
         match await work(call.arguments):
             case Success(ToolOutput(text=text, images=images)):
@@ -340,8 +345,7 @@ async def run_call(
                 return ToolFinished(call_id=call.id, output=text)
             case Failure(problem):
                 return ToolFinished(call_id=call.id, output=problem, is_error=True)
-    message = f"Tool {call.name} timed out after {timeout:g} s"
-    return ToolFinished(call_id=call.id, output=message, is_error=True)
+    return ToolTimedOut(call_id=call.id, seconds=timeout)
 
 
 async def run_within(
@@ -349,7 +353,7 @@ async def run_within(
     call: ToolCall,
     work: Callable[[str], Awaitable[Result[str | ToolOutput, str]]],
     timeout: float,
-) -> ToolFinished:
+) -> ToolFinished | ToolTimedOut:
     """`run_call` holding a place of `limiter` (None: no limit on concurrent tools)."""
     if limiter is None:
         return await run_call(call, work, timeout)

@@ -35,7 +35,7 @@ from toolreel.adapters._providers import (
 )
 from toolreel.adapters._redact import LOG_FILTER
 from toolreel.adapters._transcript import render_agent_transcript
-from toolreel.core import AgentConfig, ConfigError, ImagePart, ToolreelError, UsageError
+from toolreel.core import ConfigError, ImagePart, ToolreelError, UsageError
 
 from .. import demo as demo_module
 from .._images import image
@@ -516,7 +516,7 @@ def sessions(journal: Path | DatabaseUrl, quiet: bool) -> None:
             return
         found = [
             load_agent_session(store, sid)
-            if isinstance(store.config(sid), AgentConfig)
+            if store.config(sid).structured
             else load_session(store, sid)
             for sid in store.sessions()
         ]
@@ -539,7 +539,7 @@ def show(journal: Path | DatabaseUrl, session: str, expand: bool, ids: bool) -> 
     """
     with reading(journal) as store:
         sid = session_in(store, journal, session)
-        if isinstance(store.config(sid), AgentConfig):  # an agent run: its own rendering
+        if store.config(sid).structured:  # an agent run: its own rendering
             text = render_agent_transcript(load_agent_session(store, sid), ids=ids)
             click.echo(text, nl=False)
             return

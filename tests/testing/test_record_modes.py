@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 import toolreel.testing
-from toolreel.core import AgentConfig
 from toolreel.shell import Connection, Recording
 from toolreel.shell._scripted import Reply, ScriptedServer, text, tool_calls
 
@@ -277,7 +276,7 @@ def test_an_agent_run_records_and_replays(
     pytester.makepyfile(test_rm_agent=AGENT)
     run(pytester).assert_outcomes(passed=1)
     assert len(provider.requests) == 1
-    assert isinstance(Recording.from_file(recording(pytester, "agent")).config, AgentConfig)
+    assert Recording.from_file(recording(pytester, "agent")).config.structured
 
     offline(monkeypatch)
     run(pytester, "--toolreel-record=none").assert_outcomes(passed=1)
