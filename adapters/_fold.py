@@ -41,7 +41,7 @@ from toolreel.core import (
     initial_state,
     step,
 )
-from toolreel.core._step import fragment_run, text_run
+from toolreel.core.bulk import fragment_run, text_run
 
 from ._errors import JournalCorrupt, SessionError
 from ._journal import (

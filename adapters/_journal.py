@@ -68,7 +68,7 @@ from toolreel.core import (
 
 from ._errors import JournalCorrupt, SessionBusy, SessionNotFound
 from ._lease import Owner
-from ._legacy import LegacyAgentConfig, is_legacy, legacy_config, legacy_data, unreasoned
+from ._legacy import LegacyAgentConfig, is_legacy, legacy_config, legacy_data
 from ._memo import IdentityMemo
 from ._serde import effect_data, event_of, get_converter, structure, unstructure
 
@@ -270,7 +270,10 @@ def _record_digest(record: object) -> str:
 def _round_digest(record: object) -> str:
     """The digest of a tool round, its results' reasons left out: what the model is sent
     (a request's digest is the same with or without them; older journals had none)."""
-    return _sha(json.dumps(unreasoned(unstructure(record)), sort_keys=True))
+    data: dict[str, Any] = unstructure(record)
+    for result in data.get("results", ()):
+        result.pop("reason", None)
+    return _sha(json.dumps(data, sort_keys=True))
 
 
 class _Digests:

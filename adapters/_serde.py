@@ -15,8 +15,11 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
+
+import attrs
 
 from toolreel.core import (
     ChatMessage,
@@ -30,6 +33,7 @@ from toolreel.core import (
     Outcome,
     OutputSpec,
     PromptSubmitted,
+    State,
     TextDelta,
     ToolCallArgumentsDelta,
     ToolCallStarted,
@@ -61,6 +65,7 @@ def _make_converter() -> cattrs.Converter:
         _is_set, lambda value: sorted(conv.unstructure(item) for item in value)
     )
     _configure_images(conv)
+    _configure_stream(conv)
     for union in (Outcome, OutputSpec):  # before the records holding them are configured
         configure_tagged_union(union, conv, tag_name="type")
     _configure_defaults(conv)
@@ -97,6 +102,30 @@ def _configure_defaults(conv: cattrs.Converter) -> None:
         LoopConfig, make_dict_unstructure_fn(LoopConfig, conv, output=omit)
     )
     conv.register_unstructure_hook(Finish, make_dict_unstructure_fn(Finish, conv, attempts=omit))
+
+
+def _configure_stream(conv: cattrs.Converter) -> None:
+    """A state's partial response as its text (the core keeps it in pieces: one string here).
+
+    Found through `State`'s annotations, not imported: the class is the core's own.
+    """
+    stream = typing.get_type_hints(State)["stream"]
+    unstructured = conv.get_unstructure_hook(stream)  # the fields, `pieces` replaced below
+    structured = conv.get_structure_hook(stream)
+
+    def unstructure_stream(value: Any) -> dict[str, Any]:
+        data: dict[str, Any] = unstructured(value)
+        del data["pieces"]
+        return {"text": value.text, **data}
+
+    def structure_stream(data: dict[str, Any], kind: type) -> Any:
+        fields = dict(data)
+        text = fields.pop("text", "")
+        made = structured({**fields, "pieces": None}, kind)
+        return attrs.evolve(made, pieces=(None, text) if text else None)
+
+    conv.register_unstructure_hook(stream, unstructure_stream)
+    conv.register_structure_hook(stream, structure_stream)
 
 
 def _bytes_of(text: Any, _: type) -> bytes:

@@ -93,12 +93,13 @@ def go_on(state: State, turn: Turn, next: Next) -> Step:
         case Pause():
             return pause(state, turn)
         case Continue(final=final, past_cap=past_cap, over_budget=over):
-            turn = attrs.evolve(
-                turn,
-                final_call=turn.final_call or final,
-                past_cap=turn.past_cap or past_cap,
-                over_budget=over or turn.over_budget,
-            )
+            if final or past_cap or over is not None:  # (most calls are plain: no evolve)
+                turn = attrs.evolve(
+                    turn,
+                    final_call=turn.final_call or final,
+                    past_cap=turn.past_cap or past_cap,
+                    over_budget=over or turn.over_budget,
+                )
             return call_model(state, turn)
         case Check(output=output):
             state = attrs.evolve(state, phase=Phase.VALIDATING, turn=turn)

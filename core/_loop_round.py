@@ -93,8 +93,9 @@ def _refusal(state: State, turn: Turn, call: ToolCall, has_output: bool) -> Tool
 
     `has_output`: the attempt has an output, or this response calls the output tool.
     """
-    output = state.config.output
-    if is_submit(output, call):
+    config = state.config
+    output = config.output
+    if config.structured and is_submit(output, call):
         if has_output:
             return _answered(call, SUBMITTED)
         return error(state, call, nothing_to_submit(output), ResultReason.OUTPUT)
@@ -107,11 +108,13 @@ def _refusal(state: State, turn: Turn, call: ToolCall, has_output: bool) -> Tool
     problem = arguments_error(call.arguments)
     if problem is not None:
         return error(state, call, problem, ResultReason.INVALID_ARGUMENTS)
+    if call.name in config.tool_names:
+        return None
     if received(output, call):
         return _answered(call, OUTPUT_RECEIVED)
-    if call.name not in state.config.tool_names and not reflected(output, call):
-        return error(state, call, f"Unknown tool: {call.name}", ResultReason.UNKNOWN_TOOL)
-    return None
+    if reflected(output, call):
+        return None
+    return error(state, call, f"Unknown tool: {call.name}", ResultReason.UNKNOWN_TOOL)
 
 
 def _announced(turn: Turn, calls: tuple[ToolCall, ...]) -> list[Effect]:
@@ -249,8 +252,11 @@ def _run_or_request(state: State, turn: Turn, calls: tuple[ToolCall, ...]) -> St
         # approved calls were all refused while others of the round still run
         return attrs.evolve(state, turn=turn), refused
     output = state.config.output
-    if state.config.auto_execute:
-        effects: tuple[Effect, ...] = tuple(
+    if not state.config.structured and state.config.auto_execute:  # a chat's: the usual
+        effects: tuple[Effect, ...] = tuple(RunTool(call=call) for call in calls)
+        phase = Phase.RUNNING_TOOLS
+    elif state.config.auto_execute:
+        effects = tuple(
             Reflect(call=call) if reflected(output, call) else RunTool(call=call) for call in calls
         )
         phase = Phase.RUNNING_TOOLS
@@ -274,11 +280,13 @@ def _admitted(
     model may still give its output.
     """
     budget = state.config.budget
+    if budget is None:
+        return state, turn, (), calls
     pending = turn.pending
     assert pending is not None
     output = state.config.output
     tools = tuple(call for call in calls if not reflected(output, call))
-    if budget is None or not tools:
+    if not tools:
         return state, turn, (), calls
     runs, results = list(pending.runs), list(pending.results)
     told: list[Effect] = []
@@ -326,8 +334,8 @@ def add_result(
     if told and not reflected(state.config.output, run):
         effects.append(TellHook(call=run, result=result))
     turn = attrs.evolve(turn, pending=pending)
-    if awaiting(pending):
-        return attrs.evolve(state, turn=turn), tuple(effects)
+    if not is_complete(pending) and (not pending.approvals or awaiting(pending)):
+        return attrs.evolve(state, turn=turn), tuple(effects)  # calls of the round still run
     state, more = _settle(state, turn)
     return state, (*effects, *more)
 

@@ -1,4 +1,4 @@
-"""The model response being streamed in, shared by both reducers.
+"""The model response being streamed in.
 
 Tool calls are keyed by index (OpenAI streams the id and name only on a call's
 first delta; argument fragments may split anywhere, even inside a number), so
@@ -8,7 +8,10 @@ the partial response and return the next one; what a reducer tells its caller
 about a delta (the loop streams text and reasoning) is its own policy.
 
 Every delta makes a new `Stream` (old states stay valid), so the builders here
-skip attrs' keyword `__init__` (see core/_slots.py).
+skip attrs' keyword `__init__` (see core/_slots.py). The answer's text is kept
+as a chain of pieces, each delta's linked to the ones before (`Pieces`), and
+joined once, when it is read: appending a piece costs the same however long
+the answer already is (a string grown per delta would copy it every time).
 """
 
 from __future__ import annotations
@@ -25,6 +28,19 @@ from ._slots import blank, setters
 
 Delta: TypeAlias = TextDelta | ReasoningDelta | ToolCallStarted | ToolCallArgumentsDelta
 
+#: The text so far: None, or (the pieces before, the last piece).
+Pieces: TypeAlias = "tuple[Pieces, str] | None"
+
+
+def joined(pieces: Pieces) -> str:
+    """The text a chain of pieces holds, in order."""
+    found: list[str] = []
+    while pieces is not None:
+        pieces, piece = pieces
+        found.append(piece)
+    found.reverse()
+    return "".join(found)
+
 
 @attrs.frozen(kw_only=True)
 class PartialCall:
@@ -37,31 +53,56 @@ class PartialCall:
     signature: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False)
 class Stream:
-    """The partial response: what the current model call has streamed so far."""
+    """The partial response: what the current model call has streamed so far.
 
-    text: str = ""
+    Two streams are equal when they hold the same text (however it was cut into
+    pieces), reasoning and calls.
+    """
+
+    #: The text so far, as `Pieces` (held as Any: a recursive type no converter names).
+    pieces: Any = None
     reasoning: tuple[Reasoning, ...] = ()
     reasoning_open: bool = False
     calls: tuple[PartialCall, ...] = ()
 
+    @property
+    def text(self) -> str:
+        """The answer's text so far."""
+        return joined(self.pieces)
+
+    def _key(self) -> tuple[str, tuple[Reasoning, ...], bool, tuple[PartialCall, ...]]:
+        """What equality and the hash compare."""
+        return (self.text, self.reasoning, self.reasoning_open, self.calls)
+
+    def __eq__(self, other: object) -> bool:
+        """The same text, reasoning and calls."""
+        if other.__class__ is not Stream:
+            return NotImplemented
+        assert isinstance(other, Stream)
+        return self is other or self._key() == other._key()
+
+    def __hash__(self) -> int:
+        """The hash of what equality compares."""
+        return hash(self._key())
+
 
 EMPTY_STREAM = Stream()
 
-_text, _reasoning, _open, _calls = setters(Stream)
+_pieces, _reasoning, _open, _calls = setters(Stream)
 _index, _id, _name, _arguments, _signature = setters(PartialCall)
 
 
 def _stream(
-    text: str,
+    pieces: Pieces,
     reasoning: tuple[Reasoning, ...],
     reasoning_open: bool,
     calls: tuple[PartialCall, ...],
 ) -> Stream:
     """A `Stream` built slot by slot."""
     stream = blank(Stream)
-    _text(stream, text)
+    _pieces(stream, pieces)
     _reasoning(stream, reasoning)
     _open(stream, reasoning_open)
     _calls(stream, calls)
@@ -82,8 +123,8 @@ def _partial(
 
 
 def add_text(stream: Stream, text: str) -> Stream:
-    """Append answer text."""
-    return _stream(stream.text + text, stream.reasoning, stream.reasoning_open, stream.calls)
+    """Append answer text (one more piece)."""
+    return _stream((stream.pieces, text), stream.reasoning, stream.reasoning_open, stream.calls)
 
 
 def add_reasoning(stream: Stream, text: str, signature: str | None, redacted: str | None) -> Stream:
@@ -91,13 +132,13 @@ def add_reasoning(stream: Stream, text: str, signature: str | None, redacted: st
     blocks = stream.reasoning
     if redacted is not None:
         blocks = (*blocks, Reasoning(redacted=redacted))
-        return _stream(stream.text, blocks, False, stream.calls)
+        return _stream(stream.pieces, blocks, False, stream.calls)
     if stream.reasoning_open:
         block = Reasoning(text=blocks[-1].text + text, signature=signature)
         blocks = (*blocks[:-1], block)
     else:
         blocks = (*blocks, Reasoning(text=text, signature=signature))
-    return _stream(stream.text, blocks, signature is None, stream.calls)
+    return _stream(stream.pieces, blocks, signature is None, stream.calls)
 
 
 def _call_at(calls: tuple[PartialCall, ...], index: int) -> int:
@@ -117,7 +158,7 @@ def _put(stream: Stream, position: int, call: PartialCall) -> Stream:
         calls = (*calls[:-1], call)
     else:
         calls = (*calls[:position], call, *calls[position + 1 :])
-    return _stream(stream.text, stream.reasoning, stream.reasoning_open, calls)
+    return _stream(stream.pieces, stream.reasoning, stream.reasoning_open, calls)
 
 
 def start_call(
@@ -144,7 +185,7 @@ def add_fragment(stream: Stream, index: int, fragment: str) -> Stream:
     if calls and calls[-1].index == index:  # the usual case: the call streaming now
         old = calls[-1]
         call = _partial(index, old.call_id, old.name, old.arguments + fragment, old.signature)
-        return _stream(stream.text, stream.reasoning, stream.reasoning_open, (*calls[:-1], call))
+        return _stream(stream.pieces, stream.reasoning, stream.reasoning_open, (*calls[:-1], call))
     position = _call_at(calls, index)
     if position < 0:
         return _put(stream, position, _partial(index, "", "", fragment, None))

@@ -439,6 +439,11 @@ def _on_tool_finished(state: State, event: ToolFinished | ToolTimedOut | ToolInt
         return state, ()
     if position < 0:
         raise StepError(state.phase, event, not_awaited(turn.pending, event.call_id))
+    if event.__class__ is ToolFinished:  # (the usual answer: no match to walk)
+        finished: Any = event
+        return add_result(
+            state, turn, position, finished.output, finished.is_error, images=finished.images
+        )
     match event:
         case ToolFinished(output=output, is_error=is_error, images=images):
             return add_result(state, turn, position, output, is_error, images=images)

@@ -36,7 +36,7 @@ from toolreel.core import (
 )
 from toolreel.core._history import build_request
 from toolreel.core._model import ModelSettings, request
-from toolreel.core._response import PartialCall, Stream, add_fragment, start_call
+from toolreel.core._response import PartialCall, Stream, add_fragment, add_text, start_call
 from toolreel.core._retry import RetryTimer
 from toolreel.core._round import CANCELLED_RESULT, cancel, not_awaited, open_round, place
 from toolreel.core._state import Turn, with_stream
@@ -171,7 +171,7 @@ def test_a_new_partial_response_keeps_every_other_field_of_the_loop_state() -> N
     state, _ = fold(initial_state(config), [PromptSubmitted(text="hi"), *text("a", "b")])
     spent = Spending(usage=Usage(input_tokens=1), model_calls=1)
     state = attrs.evolve(state, spent=spent, ignored_calls=frozenset({"x"}), after_cancel=True)
-    stream = Stream(text="new")
+    stream = add_text(Stream(), "new")
     assert with_stream(state, stream) == attrs.evolve(state, stream=stream)
     assert with_stream(state, stream).usage == Usage(input_tokens=1)  # the spending's tokens
 
@@ -182,3 +182,11 @@ def test_a_whole_turn_folds_to_states_equal_to_ones_built_by_attrs() -> None:
     state, _ = fold(initial_state(config), events)
     rebuilt = State(**{field.name: getattr(state, field.name) for field in attrs.fields(State)})
     assert rebuilt == state and hash(rebuilt) == hash(state)
+
+
+def test_a_streamed_answer_is_its_pieces_joined_once_whatever_the_cut() -> None:
+    pieces = add_text(add_text(add_text(Stream(), "The "), "answer"), " is 42.")
+    whole = add_text(Stream(), "The answer is 42.")
+    assert pieces.text == whole.text == "The answer is 42."
+    assert pieces == whole and hash(pieces) == hash(whole)  # equal by what they hold
+    assert add_text(pieces, "!") != whole and Stream().text == ""
