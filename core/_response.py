@@ -228,10 +228,10 @@ DELTAS: Mapping[type, Callable[[Stream, Any], Stream]] = MappingProxyType(
 def finished_calls(stream: Stream, scope: int, iteration: int) -> tuple[ToolCall, ...]:
     """The response's calls in index order, with ids made present and unique.
 
-    A missing id becomes `call_<scope>_<iteration>_<index>` (scope: the loop's
-    turn, the agent's attempt); a repeated one gets `_<index>` appended, so
-    every result can be paired with exactly one call. Empty or absent
-    arguments mean `{}`.
+    A missing id becomes `call_<scope>_<iteration>_<index>` (scope: `Turn.scope`,
+    the turn's number advanced by each further attempt); a repeated one gets
+    `_<index>` appended, so every result can be paired with exactly one call.
+    Empty or absent arguments mean `{}`.
     """
     calls: list[ToolCall] = []
     seen: set[str] = set()

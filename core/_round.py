@@ -1,11 +1,11 @@
-"""A round in flight, shared by both reducers: place results, see who awaits, complete, cancel.
+"""A round in flight: place results, see who awaits, complete, cancel.
 
 Every call of a round gets exactly one result, placed at the call's position
 whatever order results arrive in, so the round enters the history in issue
 order. A call that will not run (refused, answered at once, blocked) has its
 result from the start and no run; a call that runs awaits its result. What
-decides those answers, and what happens once the round is complete, is each
-reducer's policy (core/_loop_round.py, core/_agent_round.py).
+decides those answers, and what happens once the round is complete, is the
+round policy's (core/_loop_round.py) and core/_next.py's.
 """
 
 from __future__ import annotations
