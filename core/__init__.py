@@ -14,6 +14,7 @@ helpers our own layers share (`build_request`, `RULES`, ...) stay in their
 private modules.
 """
 
+from ._approval import awaiting_approval
 from ._arguments import arguments_object
 from ._budget import Budget, BudgetPolicy, BudgetScope, OverBudget, Price, Spending
 from ._config import (
@@ -80,7 +81,7 @@ from ._events import (
     ToolTimedOut,
     ValidationFinished,
 )
-from ._loop_round import awaiting_approval, awaiting_results
+from ._loop_round import awaiting_results
 from ._notices import (
     ApprovalRequested,
     AttemptStarted,

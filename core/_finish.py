@@ -16,8 +16,6 @@ hook's `Blocked` decision on the prompt (rule 1) and the caller's `Cancelled`
 
 from __future__ import annotations
 
-from typing import assert_never
-
 import attrs
 
 from ._budget import (
@@ -71,11 +69,12 @@ def call_model(state: State, turn: Turn, *, retry: int = 0) -> Step:
         )
         if over is not None:
             return go_on(state, turn, budget_next(state.config, turn, over))
-        turn = attrs.evolve(turn, iteration=turn.iteration + 1, retry=0)
+        turn = attrs.evolve(turn, iteration=turn.iteration + 1)  # (a response reset `retry`)
     else:
         turn = attrs.evolve(turn, retry=retry)
     request = build_request(state.config, state.history, turn)
-    state = attrs.evolve(state, phase=Phase.STREAMING, turn=turn, stream=EMPTY_STREAM)
+    # the stream is empty: a response, a failure and the end of a turn each emptied it
+    state = attrs.evolve(state, phase=Phase.STREAMING, turn=turn)
     return state, (CallModel(request=request, iteration=turn.iteration, retry=retry),)
 
 
@@ -93,7 +92,7 @@ def go_on(state: State, turn: Turn, next: Next) -> Step:
         case Pause():
             return pause(state, turn)
         case Continue(final=final, past_cap=past_cap, over_budget=over):
-            if final or past_cap or over is not None:  # (most calls are plain: no evolve)
+            if final or past_cap:  # (most calls are plain: no evolve; `over` comes with `final`)
                 turn = attrs.evolve(
                     turn,
                     final_call=turn.final_call or final,
@@ -106,8 +105,6 @@ def go_on(state: State, turn: Turn, next: Next) -> Step:
             return state, (Validate(output=output, attempt=turn.attempt),)
         case End(outcome=outcome, text=text, reasoning=reasoning):
             return finish(state, turn, outcome, text=text, reasoning=reasoning)
-        case _:
-            assert_never(next)
 
 
 def pause(state: State, turn: Turn) -> Step:
@@ -130,7 +127,6 @@ def new_attempt(state: State, turn: Turn, problems: tuple[str, ...]) -> Step:
         attempt=turn.attempt + 1,
         earlier=turn.iterations,
         iteration=0,
-        retry=0,
         rounds=(),
         output=None,
     )

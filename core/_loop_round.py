@@ -4,11 +4,12 @@ dispatch, tell PostToolUse, and close the round.
 The round's bookkeeping (placing results in call order, completing, cancelling)
 is in core/_round.py; what is decided here: which calls are answered without
 running (rule 3, "Unknown tool"; rule 17, a structured output's own calls),
-the PreToolUse decisions (rule 5), auto or manual dispatch (rule 10), human
-approval (rule 15), the budget's tool-call limits at dispatch (rule 16,
-core/_budget.py). Once nothing runs, `next_step` (core/_next.py) decides what
-comes next. Hooks, approvals and budgets concern the configured tools: a
-structured output's tool and `submit` are never hooked, held or counted.
+the PreToolUse decisions (rule 5), auto or manual dispatch (rule 10), which
+calls are held for human approval (rule 15; the decisions: core/_approval.py),
+the budget's tool-call limits at dispatch (rule 16, core/_budget.py). Once
+nothing runs, `next_step` (core/_next.py) decides what comes next. Hooks,
+approvals and budgets concern the configured tools: a structured output's tool
+and `submit` are never hooked, held or counted.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from ._budget import admit, refusal_text, spent_tools
 from ._config import AnnouncePolicy, BlockedCallPolicy, ErrorFormat, HookPoint
 from ._content import ImagePart
 from ._effects import AskHook, Effect, Emit, Reflect, RunTool, TellHook
-from ._events import Allowed, Approved, Ask, Blocked, Decision, Denied, HookDecided, Replaced
+from ._events import Ask, Blocked, Decision, Replaced
 from ._finish import Step, go_on, scoped
-from ._next import Pause, next_step
+from ._next import next_step
 from ._notices import (
     ApprovalRequested,
     ResultsRequested,
@@ -43,22 +44,19 @@ from ._output import (
 )
 from ._records import Reasoning, ResultReason, ToolCall, ToolResult
 from ._round import (
-    DENIED,
     PendingRound,
-    awaited_position,
     awaiting,
     complete,
     error_result,
     hold,
     is_complete,
-    not_awaited,
     open_round,
     place,
     position_of,
     replace,
     runnable,
 )
-from ._state import Phase, State, StepError, Turn
+from ._state import Phase, State, Turn
 
 #: The prefix of a PreToolUse question's `hook_id`: "pre:<call id>".
 PRE_HOOK = "pre:"
@@ -69,10 +67,6 @@ BLOCKED = "Tool call blocked: "
 def blocked_text(reason: str) -> str:
     """The text of a call a PreToolUse hook blocked with `reason`."""
     return f"{BLOCKED}{reason}"
-
-
-#: The phases in which a held call may be decided: its round runs, or is paused (rule 15).
-DECIDING = frozenset({Phase.RUNNING_TOOLS, Phase.AWAITING_RESULTS, Phase.AWAITING_APPROVAL})
 
 
 def error(state: State, call: ToolCall, message: str, reason: ResultReason) -> ToolResult:
@@ -167,9 +161,7 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
     run: ToolCall | None = pending.runs[position]
     result: ToolResult | None = None
     blocked, approvals = pending.blocked, pending.approvals
-    match decision:
-        case Allowed():
-            pass
+    match decision:  # `Allowed`, and an `Ask` that keeps the arguments: the call as it is
         case Blocked(reason=reason):
             result = error(state, call, blocked_text(reason), ResultReason.BLOCKED)
             blocked = blocked | {call.id}
@@ -182,11 +174,9 @@ def decide_call(state: State, turn: Turn, position: int, decision: Decision) -> 
             else:
                 message = f"hook replaced the {problem}"
                 result = error(state, call, message, ResultReason.INVALID_ARGUMENTS)
-        case Ask():
-            pass
     if isinstance(decision, Ask) and result is None and run is not None:
+        # held: `hold` takes its run away at dispatch; it runs once approved (`decide_approval`)
         approvals = (*approvals, ApprovalRequested(call=run, reason=decision.reason))
-        run = None  # held: it runs once approved (`_hold`, `decide_approval`)
     effects: tuple[Effect, ...] = ()
     if result is not None:
         run = None
@@ -231,23 +221,23 @@ def _dispatch(
     if announce is AnnouncePolicy.AFTER_HOOKS:
         told = _announced(turn, _as_ran(pending, but=pending.blocked))
     told += [Emit(notice=request) for request in pending.approvals]
-    state, effects = _run_or_request(state, turn, runnable(pending))
+    state, effects = run_or_request(state, turn, runnable(pending))
     return state, (*told, *effects)
 
 
-def _run_or_request(state: State, turn: Turn, calls: tuple[ToolCall, ...]) -> Step:
+def run_or_request(state: State, turn: Turn, calls: tuple[ToolCall, ...]) -> Step:
     """`RunTool` for each of `calls` (auto) or `ResultsRequested` (manual); `Reflect` for a
     reflective output's calls (rule 17).
 
     The budget admits the calls first (rule 16): those it refuses get their
-    result now. None left to run: the round closes or pauses (`_settle`), or,
+    result now. None left to run: the round closes or pauses (`settle`), or,
     when calls of the round still run, waits for them.
     """
     state, turn, refused, calls = _admitted(state, turn, calls)
     assert turn.pending is not None
     if not calls:
         if not awaiting(turn.pending):
-            state, settled = _settle(state, turn)
+            state, settled = settle(state, turn)
             return state, (*refused, *settled)
         # approved calls were all refused while others of the round still run
         return attrs.evolve(state, turn=turn), refused
@@ -336,72 +326,17 @@ def add_result(
     turn = attrs.evolve(turn, pending=pending)
     if not is_complete(pending) and (not pending.approvals or awaiting(pending)):
         return attrs.evolve(state, turn=turn), tuple(effects)  # calls of the round still run
-    state, more = _settle(state, turn)
+    state, more = settle(state, turn)
     return state, (*effects, *more)
 
 
-def _settle(state: State, turn: Turn) -> Step:
+def settle(state: State, turn: Turn) -> Step:
     """Nothing of the round runs: close it once every call has its result, then go on as
     `next_step` says (only held calls left: it pauses the turn)."""
     assert turn.pending is not None
     if is_complete(turn.pending):
         return close_round(state, turn)
     return go_on(state, turn, next_step(state.config, turn))
-
-
-def decide_approval(state: State, turn: Turn, event: Approved | Denied) -> Step:
-    """Rule 15: a human's decision on one held call; once all are in, the approved ones run.
-
-    A denied call's result is the reason (what the model reads). Decided while
-    paused with calls still held, the turn stays paused and says so again.
-    """
-    pending = turn.pending
-    assert pending is not None
-    request = next(r for r in pending.approvals if r.call.id == event.call_id)
-    rest = tuple(r for r in pending.approvals if r is not request)
-    approved, results = pending.approved, pending.results
-    effects: tuple[Effect, ...] = ()
-    if isinstance(event, Approved):
-        approved = (*approved, request.call)
-    else:
-        denial = event.reason.strip() or DENIED
-        result = error(state, request.call, denial, ResultReason.DENIED)
-        results = replace(results, position_of(pending, request.call.id), result)
-        effects = (Emit(notice=ToolResultReady(result=result)),)
-    pending = attrs.evolve(pending, approvals=rest, approved=approved, results=results)
-    turn = attrs.evolve(turn, pending=pending)
-    if not rest:
-        state, more = _release(state, turn)
-    elif state.phase is Phase.AWAITING_APPROVAL:
-        state, more = go_on(state, turn, Pause())  # still paused: say so again
-    else:  # other calls of the round still run
-        return attrs.evolve(state, turn=turn), effects
-    return state, (*effects, *more)
-
-
-def _release(state: State, turn: Turn) -> Step:
-    """Every held call is decided: the approved ones run; a round with every result closes."""
-    pending = turn.pending
-    assert pending is not None
-    runs = pending.runs
-    for call in pending.approved:
-        runs = replace(runs, position_of(pending, call.id), call)
-    approved = pending.approved
-    turn = attrs.evolve(turn, pending=attrs.evolve(pending, runs=runs, approved=()))
-    assert turn.pending is not None
-    if is_complete(turn.pending):
-        return close_round(state, turn)
-    if not approved:  # other calls still run (a paused round has none): they go on as ever
-        return attrs.evolve(state, turn=turn), ()
-    return _run_or_request(state, turn, approved)
-
-
-def awaiting_approval(state: State) -> tuple[ApprovalRequested, ...]:
-    """The calls held for a human's `Approved` or `Denied` now, in call order (rule 15)."""
-    turn = state.turn
-    if state.phase not in DECIDING or turn is None or turn.pending is None:
-        return ()
-    return turn.pending.approvals
 
 
 def close_round(state: State, turn: Turn) -> Step:
@@ -416,7 +351,7 @@ def close_round(state: State, turn: Turn) -> Step:
     if config.announce is AnnouncePolicy.AFTER_HOOKS:  # recorded as they ran
         pending = attrs.evolve(pending, calls=_as_ran(pending))
     tool_round = complete(pending)
-    produced = outputs(config.output, pending.calls) if config.structured else ()
+    produced = outputs(config.output, pending.calls)  # () for a text answer
     output = produced[-1].arguments if produced else turn.output
     turn = attrs.evolve(turn, rounds=(*turn.rounds, tool_round), pending=None, output=output)
     notice = Emit(notice=RoundFinished(round=tool_round, iteration=turn.iteration))
@@ -425,39 +360,12 @@ def close_round(state: State, turn: Turn) -> Step:
 
 
 def awaiting_results(state: State) -> tuple[ToolCall, ...]:
-    """Manual mode: the calls whose results the caller owes (`ToolFinished`), in call order."""
-    turn = state.turn
-    if state.phase is not Phase.AWAITING_RESULTS or turn is None or turn.pending is None:
-        return ()
-    return awaiting(turn.pending)
+    """Manual mode: the calls whose results the caller owes (`ToolFinished`), in call order.
 
-
-def hold_running(state: State, turn: Turn, event: HookDecided) -> Step:
-    """A PreToolUse `Ask` about a call already issued to run: hold it (rule 15).
-
-    Only journals of bfd8293's agent runs hold this: their shell asked the hooks
-    when it ran a helper call, and fed the `Ask` instead of the call's result.
+    A reflective output's calls are the runner's own (`Reflect`): the caller owes none.
     """
-    pending = turn.pending
-    assert pending is not None
-    call_id = event.hook_id.removeprefix(PRE_HOOK)
-    decision = event.decision
-    if not isinstance(decision, Ask) or not event.hook_id.startswith(PRE_HOOK):
-        raise StepError(state.phase, event, "no hook is awaited")
-    position = awaited_position(pending, call_id)
-    if position < 0:
-        raise StepError(state.phase, event, not_awaited(pending, call_id))
-    run = pending.runs[position]
-    assert run is not None
-    if decision.value is not None and arguments_error(decision.value) is None:
-        run = attrs.evolve(run, arguments=decision.value)
-    order = {call.id: i for i, call in enumerate(pending.calls)}
-    request = ApprovalRequested(call=run, reason=decision.reason)
-    approvals = sorted((*pending.approvals, request), key=lambda held: order[held.call.id])
-    pending = attrs.evolve(
-        pending, runs=replace(pending.runs, position, None), approvals=tuple(approvals)
-    )
-    turn = attrs.evolve(turn, pending=pending)
-    if awaiting(pending):
-        return attrs.evolve(state, turn=turn), ()
-    return _settle(state, turn)
+    pending = None if state.turn is None else state.turn.pending
+    if pending is None or state.phase is not Phase.AWAITING_RESULTS:
+        return ()
+    output = state.config.output
+    return tuple(call for call in awaiting(pending) if not reflected(output, call))

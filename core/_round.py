@@ -88,12 +88,12 @@ def awaiting(pending: PendingRound) -> tuple[ToolCall, ...]:
     )
 
 
-def awaited_position(pending: PendingRound, call_id: str) -> int:
-    """Position of the call still awaiting its result as `call_id`, or -1."""
+def awaited_position(pending: PendingRound, call_id: str) -> int | None:
+    """Position of the call still awaiting its result as `call_id`, or None."""
     for position, call in enumerate(pending.calls):
         if call.id == call_id and pending.runs[position] and pending.results[position] is None:
             return position
-    return -1
+    return None
 
 
 def not_awaited(pending: PendingRound, call_id: str) -> str:

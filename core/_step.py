@@ -12,11 +12,11 @@ network sends can raise. What the turn's answer is — text, or a validated
 structured output — is one setting, `LoopConfig.output` (rule 17): the same
 phases, rounds, hooks, approvals and budgets serve both. The machinery lives in
 its own modules: the partial response (core/_response.py), argument checks
-(core/_arguments.py), the round in flight (core/_round.py) and its policy
-(core/_loop_round.py), what comes next once nothing runs (core/_next.py),
-model calls and the end of a turn (core/_finish.py), retries
-(core/_retry.py), requests (core/_model.py) and a structured output's own
-words (core/_output.py).
+(core/_arguments.py), the round in flight (core/_round.py), its policy
+(core/_loop_round.py) and approvals (core/_approval.py), what comes next once
+nothing runs (core/_next.py), model calls and the end of a turn
+(core/_finish.py), retries (core/_retry.py), requests (core/_model.py) and a
+structured output's own words (core/_output.py).
 
 Rules
 -----
@@ -145,6 +145,7 @@ from typing import Any
 
 import attrs
 
+from ._approval import DECIDING, decide_approval, hold_running
 from ._config import EmptyPromptPolicy, HookPoint, PlainOutput, ReflectiveOutput
 from ._effects import AskHook, Effect, Emit, Failed, FailureCode, Persist, Produced
 from ._events import (
@@ -182,15 +183,7 @@ from ._finish import (
     new_attempt,
     spent_on,
 )
-from ._loop_round import (
-    DECIDING,
-    PRE_HOOK,
-    add_result,
-    decide_approval,
-    decide_call,
-    hold_running,
-    start_round,
-)
+from ._loop_round import PRE_HOOK, add_result, decide_call, start_round
 from ._next import Answer, next_step
 from ._notices import (
     ReasoningStreamed,
@@ -241,7 +234,7 @@ def _on_prompt(state: State, event: PromptSubmitted) -> Step:
     resumed = None if event.images else _continued(state, event.text)
     if resumed is not None:
         turn = attrs.evolve(turn, rounds=resumed.tool_rounds)
-        state = attrs.evolve(state, history=state.history[:-1], turn=turn)
+        state = attrs.evolve(state, history=state.history[:-1])
         return first_call(state, turn)
     if HookPoint.USER_PROMPT_SUBMIT in state.config.hooks:
         ask = AskHook(
@@ -435,25 +428,21 @@ def _on_tool_finished(state: State, event: ToolFinished | ToolTimedOut | ToolInt
     turn = _turn(state)
     assert turn.pending is not None
     position = awaited_position(turn.pending, event.call_id)
-    if position < 0 and event.call_id in state.ignored_calls:
+    if position is None and event.call_id in state.ignored_calls:
         return state, ()
-    if position < 0:
+    if position is None:
         raise StepError(state.phase, event, not_awaited(turn.pending, event.call_id))
-    if event.__class__ is ToolFinished:  # (the usual answer: no match to walk)
+    if event.__class__ is ToolFinished:  # (the usual answer: no isinstance to walk)
         finished: Any = event
         return add_result(
             state, turn, position, finished.output, finished.is_error, images=finished.images
         )
-    match event:
-        case ToolFinished(output=output, is_error=is_error, images=images):
-            return add_result(state, turn, position, output, is_error, images=images)
-        case ToolTimedOut(seconds=seconds):
-            name = turn.pending.calls[position].name
-            told = f"Tool {name} timed out after {seconds:g} s"
-            return add_result(state, turn, position, told, True, reason=ResultReason.TIMED_OUT)
-        case ToolInterrupted():
-            lost = ResultReason.INTERRUPTED
-            return add_result(state, turn, position, INTERRUPTED, True, reason=lost)
+    if isinstance(event, ToolTimedOut):
+        name = turn.pending.calls[position].name
+        told = f"Tool {name} timed out after {event.seconds:g} s"
+        return add_result(state, turn, position, told, True, reason=ResultReason.TIMED_OUT)
+    lost = ResultReason.INTERRUPTED  # ToolInterrupted
+    return add_result(state, turn, position, INTERRUPTED, True, reason=lost)
 
 
 # Rule 15 ---------------------------------------------------------------------
@@ -509,7 +498,7 @@ def _on_cancel(state: State, event: Cancelled) -> Step:
     notices: tuple[Effect, ...] = ()
     if turn.pending is not None:
         closed, made = cancel(turn.pending)
-        turn = attrs.evolve(turn, rounds=(*turn.rounds, closed), pending=None)
+        turn = attrs.evolve(turn, rounds=(*turn.rounds, closed))  # (`finish` drops the turn)
         notices = tuple(Emit(notice=ToolResultReady(result=result)) for result in made)
         abandoned = frozenset(result.call_id for result in made)
         state = attrs.evolve(state, ignored_calls=state.ignored_calls | abandoned)
