@@ -19,8 +19,6 @@ import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
 
-import attrs
-
 from toolreel.core import (
     ChatMessage,
     Decision,
@@ -110,19 +108,18 @@ def _configure_stream(conv: cattrs.Converter) -> None:
     Found through `State`'s annotations, not imported: the class is the core's own.
     """
     stream = typing.get_type_hints(State)["stream"]
-    unstructured = conv.get_unstructure_hook(stream)  # the fields, `pieces` replaced below
+    unstructured = conv.get_unstructure_hook(stream)  # the fields, the text's replaced below
     structured = conv.get_structure_hook(stream)
 
     def unstructure_stream(value: Any) -> dict[str, Any]:
         data: dict[str, Any] = unstructured(value)
-        del data["pieces"]
+        del data["earlier"], data["tail"]
         return {"text": value.text, **data}
 
     def structure_stream(data: dict[str, Any], kind: type) -> Any:
         fields = dict(data)
         text = fields.pop("text", "")
-        made = structured({**fields, "pieces": None}, kind)
-        return attrs.evolve(made, pieces=(None, text) if text else None)
+        return structured({**fields, "earlier": None, "tail": text}, kind)
 
     conv.register_unstructure_hook(stream, unstructure_stream)
     conv.register_structure_hook(stream, structure_stream)

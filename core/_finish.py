@@ -45,7 +45,7 @@ from ._effects import (
 from ._events import Cancelled, ModelCallFailed
 from ._history import build_request, turn_message
 from ._model import rounds_message
-from ._next import Check, Continue, End, Next, Pause, budget_next
+from ._next import CONTINUE, Check, Continue, End, Next, Pause, budget_next
 from ._notices import AttemptStarted, UsageReported
 from ._output import feedback
 from ._records import Reasoning, Usage
@@ -88,6 +88,8 @@ def first_call(state: State, turn: Turn) -> Step:
 
 def go_on(state: State, turn: Turn, next: Next) -> Step:
     """Carry out what `next_step` decided."""
+    if next is CONTINUE:  # (after most rounds: no match to walk)
+        return call_model(state, turn)
     match next:
         case Pause():
             return pause(state, turn)

@@ -134,15 +134,14 @@ def start_round(
     announced once the decisions are in (`_dispatch`).
     """
     config = state.config
-    has_output = turn.output is not None or bool(
-        config.structured and outputs(config.output, calls)
-    )
+    output = config.output
+    has_output = config.structured and (turn.output is not None or bool(outputs(output, calls)))
     refusals = tuple(_refusal(state, turn, call, has_output) for call in calls)
     pending = open_round(text, reasoning, calls, refusals)
-    asking = HookPoint.PRE_TOOL_USE in config.hooks
-    hooked = [call for call in runnable(pending) if not reflected(config.output, call)]
-    asks = [_pre_hook(call) for call in hooked] if asking else []
-    later = bool(asks) and state.config.announce is AnnouncePolicy.AFTER_HOOKS
+    asks = []
+    if HookPoint.PRE_TOOL_USE in config.hooks:
+        asks = [_pre_hook(call) for call in runnable(pending) if not reflected(output, call)]
+    later = bool(asks) and config.announce is AnnouncePolicy.AFTER_HOOKS
     effects = [] if later else _announced(turn, calls)
     effects += [Emit(notice=ToolResultReady(result=result)) for result in refusals if result]
     if asks:
@@ -351,9 +350,11 @@ def close_round(state: State, turn: Turn) -> Step:
     if config.announce is AnnouncePolicy.AFTER_HOOKS:  # recorded as they ran
         pending = attrs.evolve(pending, calls=_as_ran(pending))
     tool_round = complete(pending)
-    produced = outputs(config.output, pending.calls)  # () for a text answer
-    output = produced[-1].arguments if produced else turn.output
-    turn = attrs.evolve(turn, rounds=(*turn.rounds, tool_round), pending=None, output=output)
+    turn = attrs.evolve(turn, rounds=(*turn.rounds, tool_round), pending=None)
+    if config.structured:
+        produced = outputs(config.output, pending.calls)
+        if produced:
+            turn = attrs.evolve(turn, output=produced[-1].arguments)
     notice = Emit(notice=RoundFinished(round=tool_round, iteration=turn.iteration))
     state, effects = go_on(state, turn, next_step(config, turn))
     return state, (notice, *effects)

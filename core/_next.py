@@ -81,6 +81,9 @@ class End:
 
 Next: TypeAlias = Pause | Continue | Check | End
 
+#: The usual decision after a round: call the model again (one record, never rebuilt).
+CONTINUE = Continue()
+
 
 def next_step(config: LoopConfig, turn: Turn, answer: Answer | None = None) -> Next:
     """What the turn does now that nothing runs (see the module docstring)."""
@@ -98,7 +101,7 @@ def next_step(config: LoopConfig, turn: Turn, answer: Answer | None = None) -> N
     if turn.past_cap:
         return End(outcome=Capped(text="", policy=MaxIterationsPolicy.ONE_MORE_CALL))
     if turn.iteration < config.max_iterations:
-        return Continue()
+        return CONTINUE
     return _capped(config, turn)
 
 

@@ -8,10 +8,11 @@ the partial response and return the next one; what a reducer tells its caller
 about a delta (the loop streams text and reasoning) is its own policy.
 
 Every delta makes a new `Stream` (old states stay valid), so the builders here
-skip attrs' keyword `__init__` (see core/_slots.py). The answer's text is kept
-as a chain of pieces, each delta's linked to the ones before (`Pieces`), and
-joined once, when it is read: appending a piece costs the same however long
-the answer already is (a string grown per delta would copy it every time).
+skip attrs' keyword `__init__` (see core/_slots.py). The answer's text is a
+short `tail` that each delta grows, and before it a chain of pieces of about
+`PIECE` characters each (`Pieces`), joined once, when the text is read: a delta
+costs the same however long the answer already is (one string grown per delta
+would copy all of it every time).
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from ._slots import blank, setters
 
 Delta: TypeAlias = TextDelta | ReasoningDelta | ToolCallStarted | ToolCallArgumentsDelta
 
-#: The text so far: None, or (the pieces before, the last piece).
+#: Text before the tail: None, or (the pieces before, the last piece).
 Pieces: TypeAlias = "tuple[Pieces, str] | None"
+#: A tail this long becomes the last piece; the next delta starts a new tail.
+PIECE = 2048
 
 
 def joined(pieces: Pieces) -> str:
@@ -61,8 +64,10 @@ class Stream:
     pieces), reasoning and calls.
     """
 
-    #: The text so far, as `Pieces` (held as Any: a recursive type no converter names).
-    pieces: Any = None
+    #: The text before `tail`, as `Pieces` (Any: a recursive type no converter names).
+    earlier: Any = None
+    #: The text's last characters (fewer than about `PIECE`).
+    tail: str = ""
     reasoning: tuple[Reasoning, ...] = ()
     reasoning_open: bool = False
     calls: tuple[PartialCall, ...] = ()
@@ -70,7 +75,9 @@ class Stream:
     @property
     def text(self) -> str:
         """The answer's text so far."""
-        return joined(self.pieces)
+        if self.earlier is None:
+            return self.tail
+        return joined((self.earlier, self.tail))
 
     def _key(self) -> tuple[str, tuple[Reasoning, ...], bool, tuple[PartialCall, ...]]:
         """What equality and the hash compare."""
@@ -90,19 +97,21 @@ class Stream:
 
 EMPTY_STREAM = Stream()
 
-_pieces, _reasoning, _open, _calls = setters(Stream)
+_earlier, _tail, _reasoning, _open, _calls = setters(Stream)
 _index, _id, _name, _arguments, _signature = setters(PartialCall)
 
 
 def _stream(
-    pieces: Pieces,
+    earlier: Pieces,
+    tail: str,
     reasoning: tuple[Reasoning, ...],
     reasoning_open: bool,
     calls: tuple[PartialCall, ...],
 ) -> Stream:
     """A `Stream` built slot by slot."""
     stream = blank(Stream)
-    _pieces(stream, pieces)
+    _earlier(stream, earlier)
+    _tail(stream, tail)
     _reasoning(stream, reasoning)
     _open(stream, reasoning_open)
     _calls(stream, calls)
@@ -123,8 +132,16 @@ def _partial(
 
 
 def add_text(stream: Stream, text: str) -> Stream:
-    """Append answer text (one more piece)."""
-    return _stream((stream.pieces, text), stream.reasoning, stream.reasoning_open, stream.calls)
+    """Append answer text to the tail; a tail of `PIECE` characters becomes a piece first.
+
+    A delta copies at most the short tail; the pieces are joined once, when read.
+    """
+    tail = stream.tail
+    if len(tail) < PIECE:
+        earlier, tail = stream.earlier, tail + text
+    else:
+        earlier, tail = (stream.earlier, tail), text
+    return _stream(earlier, tail, stream.reasoning, stream.reasoning_open, stream.calls)
 
 
 def add_reasoning(stream: Stream, text: str, signature: str | None, redacted: str | None) -> Stream:
@@ -132,13 +149,13 @@ def add_reasoning(stream: Stream, text: str, signature: str | None, redacted: st
     blocks = stream.reasoning
     if redacted is not None:
         blocks = (*blocks, Reasoning(redacted=redacted))
-        return _stream(stream.pieces, blocks, False, stream.calls)
+        return _stream(stream.earlier, stream.tail, blocks, False, stream.calls)
     if stream.reasoning_open:
         block = Reasoning(text=blocks[-1].text + text, signature=signature)
         blocks = (*blocks[:-1], block)
     else:
         blocks = (*blocks, Reasoning(text=text, signature=signature))
-    return _stream(stream.pieces, blocks, signature is None, stream.calls)
+    return _stream(stream.earlier, stream.tail, blocks, signature is None, stream.calls)
 
 
 def _call_at(calls: tuple[PartialCall, ...], index: int) -> int:
@@ -158,7 +175,7 @@ def _put(stream: Stream, position: int, call: PartialCall) -> Stream:
         calls = (*calls[:-1], call)
     else:
         calls = (*calls[:position], call, *calls[position + 1 :])
-    return _stream(stream.pieces, stream.reasoning, stream.reasoning_open, calls)
+    return _stream(stream.earlier, stream.tail, stream.reasoning, stream.reasoning_open, calls)
 
 
 def start_call(
@@ -185,7 +202,8 @@ def add_fragment(stream: Stream, index: int, fragment: str) -> Stream:
     if calls and calls[-1].index == index:  # the usual case: the call streaming now
         old = calls[-1]
         call = _partial(index, old.call_id, old.name, old.arguments + fragment, old.signature)
-        return _stream(stream.pieces, stream.reasoning, stream.reasoning_open, (*calls[:-1], call))
+        calls = (*calls[:-1], call)
+        return _stream(stream.earlier, stream.tail, stream.reasoning, stream.reasoning_open, calls)
     position = _call_at(calls, index)
     if position < 0:
         return _put(stream, position, _partial(index, "", "", fragment, None))

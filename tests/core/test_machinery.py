@@ -36,7 +36,14 @@ from toolreel.core import (
 )
 from toolreel.core._history import build_request
 from toolreel.core._model import ModelSettings, request
-from toolreel.core._response import PartialCall, Stream, add_fragment, add_text, start_call
+from toolreel.core._response import (
+    PIECE,
+    PartialCall,
+    Stream,
+    add_fragment,
+    add_text,
+    start_call,
+)
 from toolreel.core._retry import RetryTimer
 from toolreel.core._round import CANCELLED_RESULT, cancel, not_awaited, open_round, place
 from toolreel.core._state import Turn, with_stream
@@ -190,3 +197,13 @@ def test_a_streamed_answer_is_its_pieces_joined_once_whatever_the_cut() -> None:
     assert pieces.text == whole.text == "The answer is 42."
     assert pieces == whole and hash(pieces) == hash(whole)  # equal by what they hold
     assert add_text(pieces, "!") != whole and Stream().text == ""
+
+
+def test_a_long_answer_keeps_every_delta_in_order_across_its_pieces() -> None:
+    deltas = [f"{i:05d}," for i in range(3 * PIECE // 6 + 7)]  # past three pieces
+    stream = Stream()
+    for delta in deltas:
+        stream = add_text(stream, delta)
+    assert stream.text == "".join(deltas)
+    assert stream == add_text(Stream(), "".join(deltas))
+    assert len(stream.tail) <= PIECE + 6  # a delta copies only the short tail
