@@ -138,9 +138,9 @@ def start_round(
     has_output = config.structured and (turn.output is not None or bool(outputs(output, calls)))
     refusals = tuple(_refusal(state, turn, call, has_output) for call in calls)
     pending = open_round(text, reasoning, calls, refusals)
-    asks = []
-    if HookPoint.PRE_TOOL_USE in config.hooks:
-        asks = [_pre_hook(call) for call in runnable(pending) if not reflected(output, call)]
+    asking = HookPoint.PRE_TOOL_USE in config.hooks
+    hooked = runnable(pending) if asking else ()
+    asks = [_pre_hook(call) for call in hooked if not reflected(output, call)]
     later = bool(asks) and config.announce is AnnouncePolicy.AFTER_HOOKS
     effects = [] if later else _announced(turn, calls)
     effects += [Emit(notice=ToolResultReady(result=result)) for result in refusals if result]
