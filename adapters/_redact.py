@@ -11,7 +11,8 @@ a row with a key is left as it is.
 
 It is applied where text crosses the boundary: events before they reach the
 reducer (so the journal, exports, transcripts, notices and errors never hold a
-key), log records (`LOG_FILTER`, on the "toolreel" loggers), and the CLI's messages. An
+key), log records (`LOG_FILTER`, on the "toolreel" loggers and, once a key is
+known, on httpx's and httpcore's: `HTTP_LOGGERS`), and the CLI's messages. An
 echo split across stream pieces is caught before that, by holding back the end
 of a piece that could still become one (adapters/_held.py, on every model
 stream of a run whose keys are known). Keys are cleaned where they enter
@@ -41,6 +42,7 @@ import attrs
 from toolreel.core import ConfigError
 
 __all__ = [
+    "HTTP_LOGGERS",
     "LOG_FILTER",
     "MASK",
     "RedactingFilter",
@@ -69,6 +71,18 @@ PUBLIC_PREFIXES = (
 #: An anchor's length, and the distance between two anchors (every run of WINDOW holds one).
 ANCHOR = 4
 STRIDE = WINDOW - ANCHOR + 1
+#: The loggers of the HTTP clients toolreel uses (and the MCP SDK's): their DEBUG records
+#: show response headers, which a server may fill with the key it was sent.
+HTTP_LOGGERS = (
+    "httpx",
+    "httpx2",
+    *(
+        f"{package}{suffix}"
+        for package in ("httpcore", "httpcore2")
+        for suffix in ("", ".connection", ".http11", ".http2", ".proxy", ".socks")
+    ),
+)
+
 T = TypeVar("T")
 
 
@@ -284,14 +298,31 @@ class Redactor:
 class RedactingFilter(logging.Filter):
     """Masks the known secrets in log records: the message, its arguments, the traceback."""
 
-    def __init__(self) -> None:
-        """No secrets yet; `add` them as models and clients learn their keys."""
+    def __init__(self, loggers: tuple[str, ...] = ()) -> None:
+        """No secrets yet; `add` them as models and clients learn their keys.
+
+        Once it knows one, it also filters the `loggers` named (other libraries'),
+        which until then pay nothing for it.
+        """
         super().__init__()
         self.redactor = Redactor()
+        self.loggers = loggers
 
     def add(self, redactor: Redactor) -> None:
         """Mask `redactor`'s secrets too, from now on."""
+        known = bool(self.redactor.secrets)
         self.redactor = self.redactor | redactor
+        if self.redactor.secrets and not known:
+            self._cover()
+
+    def _cover(self) -> None:
+        """Filter the named loggers and those already made beneath them (filters do not inherit)."""
+        roots = tuple(f"{name}." for name in self.loggers)
+        made = [name for name in logging.root.manager.loggerDict if name.startswith(roots)]
+        for name in (*self.loggers, *made):
+            found = logging.getLogger(name)
+            if self not in found.filters:
+                found.addFilter(self)
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Rewrite the record with its text masked; never drops one."""
@@ -312,8 +343,9 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-#: The one filter on the "toolreel" logger (and on every logger `logger()` hands out).
-LOG_FILTER = RedactingFilter()
+#: The one filter on the "toolreel" loggers (every one `logger()` hands out), and on
+#: `HTTP_LOGGERS` once a key is known.
+LOG_FILTER = RedactingFilter(HTTP_LOGGERS)
 
 
 def logger(name: str) -> logging.Logger:

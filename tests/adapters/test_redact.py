@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolreel.adapters import Secret, api_key, codec_for
-from toolreel.adapters._redact import RedactingFilter, Redactor, clean_key
+from toolreel.adapters._redact import HTTP_LOGGERS, RedactingFilter, Redactor, clean_key
 from toolreel.core import (
     Blocked,
     ConfigError,
@@ -170,3 +170,20 @@ def test_the_log_filter_masks_message_arguments_and_tracebacks() -> None:
     assert log_filter.filter(record)
     assert record.getMessage() == "got ***"
     assert record.exc_text is not None and KEY not in record.exc_text
+
+
+def test_the_log_filter_covers_the_http_clients_loggers_once_a_key_is_known(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    log_filter = RedactingFilter(("toolreel-test-http",))
+    child = logging.getLogger("toolreel-test-http.http11")
+    assert log_filter not in child.filters  # no key known: not installed, nothing to pay
+    log_filter.add(REDACTOR)
+    assert (
+        log_filter in child.filters
+        and log_filter in logging.getLogger("toolreel-test-http").filters
+    )
+    caplog.set_level(logging.DEBUG)
+    child.debug("headers [(b'x-echo', b'...%s')]", KEY[-10:])
+    assert caplog.messages == ["headers [(b'x-echo', b'...***')]"]
+    assert {"httpx", "httpx2", "httpcore.http11", "httpcore2.http11"} <= set(HTTP_LOGGERS)
