@@ -55,7 +55,7 @@ def _structurer(output_type: type[T]) -> Callable[[Any], Result[T, list[str]]]:
         try:
             return Success(convert(arguments))
         except Exception as exc:
-            return Failure(output_problems(exc, output_type))
+            return Failure(output_problems(exc))
 
     return structure
 

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import sys
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
+
+from ._problems import join, shown
 
 #: Keywords whose value is one schema, a map of schemas, or a list of schemas.
 _ONE = frozenset(
@@ -49,8 +50,14 @@ def uses_pydantic(kind: Any) -> bool:
     return _uses(kind, set())
 
 
+#: Types that hold nothing: the common parameter types, answered at once.
+_PLAIN = frozenset({str, int, float, bool, type(None), bytes})
+
+
 def _uses(kind: Any, seen: set[int]) -> bool:
     """`uses_pydantic`, remembering the classes already looked into (recursive types)."""
+    if isinstance(kind, type) and kind in _PLAIN:
+        return False
     if isinstance(kind, type) and (
         hasattr(kind, "__pydantic_core_schema__") or hasattr(kind, "__get_pydantic_core_schema__")
     ):
@@ -164,23 +171,12 @@ def _what(kind: str, message: str, value: Any, error: Mapping[str, Any]) -> str:
     return f"{message}, got {shown(value)}"
 
 
-def shown(value: Any) -> str:
-    """A value as the model reads it in a problem: its repr, cut short."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _path(location: tuple[str | int, ...]) -> str:
     """Pydantic's `loc` as a JSON path: `$.stops[0].city`."""
-    parts = ["$"]
+    path = "$"
     for part in location:
-        if isinstance(part, int):
-            parts.append(f"[{part}]")
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
-            parts.append(f".{part}")
-        else:
-            parts.append(f"[{json.dumps(part)}]")
-    return "".join(parts)
+        path = join(path, part)
+    return path
 
 
 def _first_line(exc: BaseException) -> str:

@@ -119,7 +119,7 @@ class Tool(Generic[P, R]):
                 try:
                     converted[name] = convert(arguments[name])
                 except Exception as exc:
-                    wrong.append(argument_problem(name, exc, self.argument_types[name]))
+                    wrong.append(argument_problem(name, exc))
         return Failure("; ".join(wrong)) if wrong else Success(converted)
 
     async def execute(self, arguments: Mapping[str, Any]) -> Any:

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, TypedDict
 
 import anyio
 import attrs
+import jsonschema
 import pydantic
 import pytest
 from pydantic import BaseModel, Field
@@ -170,7 +171,7 @@ CASES: list[tuple[Any, dict[str, Any], Any, Any, Any, str]] = [
         [{"a": 1}],
         [{"a": 1}],
         [{"a": 1}, {"b": "2"}],
-        "expected an integer, got '2' @ $[1]['b']",
+        "expected an integer, got '2' @ $[1].b",
     ),
     (
         tuple[int, str],
@@ -253,11 +254,36 @@ def test_each_kind_has_its_schema_and_its_values_are_checked(
     kind: Any, schema: dict[str, Any], good: Any, value: Any, bad: Any, problem: str
 ) -> None:
     assert schema_of(kind) == schema
+    jsonschema.Draft202012Validator(schema).validate(good)  # what is offered takes it too
     got = converted(kind, good)
     assert got == value
     assert type(got) is type(value)
     if problem:
         assert converted(kind, bad) == f"argument 'x': {problem}"
+
+
+@pytest.mark.parametrize(
+    ("kind", "bad", "problem"),
+    [
+        (list[str], "abc", "expected a list, got 'abc'"),
+        (list[int], {"a": 1}, "expected a list, got {'a': 1}"),
+        (dict[str, object], [1], "expected an object, got [1]"),
+        (tuple[int, int], [1], "expected a list of 2 items, got [1]"),
+        (dict[str, int], {"a b": "1"}, "expected an integer, got '1' @ $['a b']"),
+        (list[Box], "x", "expected a list, got 'x'"),
+        (Box, {"corner": {"start": 1}, "tags": "ab"}, "expected a list, got 'ab' @ $.tags"),
+    ],
+)
+def test_a_container_takes_only_its_json_kind(kind: Any, bad: Any, problem: str) -> None:
+    assert converted(kind, bad) == f"argument 'x': {problem}"
+
+
+def test_containers_of_scalars_are_converted_without_cattrs() -> None:
+    kinds = [list[int], dict[str, list[float | None]], tuple[str, ...], set[Literal["a"]]]
+    assert [with_parameter(kind).converters["x"].__module__ for kind in kinds] == [
+        "toolreel.shell._strict"
+    ] * len(kinds)
+    assert with_parameter(Box).converters["x"].__module__ == "toolreel.shell._conversion"
 
 
 def test_an_enum_refuses_a_members_name() -> None:
@@ -321,6 +347,14 @@ def test_pydantic_refs_are_inlined_and_a_recursive_models_defs_go_to_the_tools_r
     }
     assert parameters["properties"]["tree"]["properties"]["children"]["items"] == {
         "$ref": "#/$defs/Node"
+    }
+    validator = jsonschema.Draft202012Validator(parameters)  # its refs resolve where they are
+    left, right = {"name": "A"}, {"name": "B", "population": 2}
+    validator.validate({"pair": {"left": left, "right": right}, "tree": {"value": 1}})
+    deep = {"value": 1, "children": [{"value": 2, "children": [{"value": "x"}]}]}
+    assert {e.json_path for e in validator.iter_errors({"pair": {}, "tree": deep})} == {
+        "$.pair",  # left and right missing
+        "$.tree.children[0].children[0].value",
     }
     assert converted(Node, {"value": 1, "children": [{"value": "x"}]}) == (
         "argument 'x': expected an integer, got 'x' @ $.children[0].value"
