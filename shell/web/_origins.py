@@ -51,6 +51,11 @@ def _same_host(origin: str, host: str | None) -> bool:
     return netloc != "" and netloc.lower() == host.strip().lower()
 
 
+def _shown(header: str | None) -> str:
+    """A header's value as a refusal quotes it (cut short)."""
+    return "none" if header is None else repr(header[:100])
+
+
 @attrs.frozen
 class OriginCheck:
     """403 for a request that changes something from another origin, or without a JSON body."""
@@ -71,8 +76,8 @@ class OriginCheck:
         if not self._from_trusted_page(origin, site, headers.get("host")):
             return refusal(
                 403,
-                f"a request from another site is refused (Origin {origin!r}, "
-                f"Sec-Fetch-Site {site!r}): only this server's page and the origins "
+                f"a request from another site is refused (Origin {_shown(origin)}, "
+                f"Sec-Fetch-Site {_shown(site)}): only this server's page and the origins "
                 "given with --cors-origin (app(cors_origins=...)) may call the API",
             )
         given = headers.get("content-type", "")
