@@ -126,7 +126,7 @@ def serve(
                 journal=journal,
                 scripted=scripted,
                 cors_origins=access.cors_origins,
-                allowed_hosts=[host, *access.allowed_hosts],
+                allowed_hosts=[host, str(address), *access.allowed_hosts],
                 token=token,
                 **limits,
             )
