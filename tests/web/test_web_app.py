@@ -275,7 +275,9 @@ def test_a_session_in_use_is_a_409(calculator) -> None:
     async def hold_and_post() -> httpx.Response:
         async with Client(options(calculator, journal=journal, session_id="busy")):
             transport = httpx.ASGITransport(app=web)
-            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://127.0.0.1"
+            ) as client:
                 return await client.post("/api/chat", json=chat_body("hi", "busy"))
 
     response = anyio.run(hold_and_post)
