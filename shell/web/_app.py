@@ -50,7 +50,7 @@ from toolreel.shell._client import sources_opened
 from ._approvals import Decision, approval_responses
 from ._guard import Check, Guard
 from ._hosts import AllowedHosts, HostCheck
-from ._limits import BODY_TIMEOUT, MAX_BODY_BYTES, BodyLimit
+from ._limits import BODY_TIMEOUT, MAX_BODY_BYTES, MAX_JSON_DEPTH, BodyLimit, json_depth
 from ._origins import OriginCheck
 from ._respond import approval_response, chat_response, decision_response, error_response
 from ._sessions import chat_sessions, session_detail, session_summary
@@ -221,12 +221,13 @@ async def _info(served: Served, _: Request) -> Response:
 
 async def _body(request: Request) -> dict[str, Any]:
     """The request's JSON object (a `UsageError` if it is not one)."""
+    raw = await request.body()
+    if json_depth(raw) > MAX_JSON_DEPTH:
+        raise UsageError(f"the body's JSON is nested deeper than {MAX_JSON_DEPTH} levels")
     try:
-        data = await request.json()
+        data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"the body is not JSON: {exc}") from exc
-    except RecursionError:  # the parser's own depth limit: no route reads anything so deep
-        raise UsageError("the body's JSON is nested too deeply") from None
     if not isinstance(data, dict):
         raise UsageError("the body must be a JSON object")
     return data

@@ -8,7 +8,9 @@ and then holds a request open forever. So:
   `Content-Length` says so, else as soon as the bytes streamed in pass the
   limit (chunked bodies, or a `Content-Length` that lies are counted too);
 - a body that has not fully arrived `timeout` seconds after the request
-  started is 408 `{"error": ...}`.
+  started is 408 `{"error": ...}`;
+- (read by the routes) JSON nested deeper than `MAX_JSON_DEPTH` is 400, checked
+  before parsing (`json_depth`).
 
 The limits hold while the route reads the body; once it is read, `receive`
 is passed through as it is (a streaming response listens there for the
@@ -16,6 +18,10 @@ client leaving).
 """
 
 from __future__ import annotations
+
+import itertools
+import operator
+import re
 
 import anyio
 import attrs
@@ -28,6 +34,22 @@ from ._guard import refusal
 MAX_BODY_BYTES = 10 * 1024 * 1024
 #: The default time a body has to arrive in, from the request's start (seconds).
 BODY_TIMEOUT = 30.0
+#: How deeply a body's JSON arrays and objects may nest (no route reads past a few levels).
+MAX_JSON_DEPTH = 64
+#: A JSON string (possessive: an unterminated one costs one scan, not a backtrack).
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+#: Every byte but brackets (deleted), and the brackets as steps: opening 2, closing 0.
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEPS = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
+
+
+def json_depth(raw: bytes) -> int:
+    """How deeply the arrays and objects of the JSON text `raw` nest (brackets in strings
+    do not count), found before parsing: the parser recurses that deep, and Python's
+    stack, not a rule, would decide where it stops. Linear; C loops only."""
+    steps = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS).translate(_STEPS)
+    levels = itertools.accumulate(map(operator.sub, steps, itertools.repeat(1)))
+    return max(levels, default=0)
 
 
 class BodyRefused(Exception):
