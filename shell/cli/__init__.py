@@ -668,7 +668,12 @@ def _text(value: Any) -> str:
 
 
 @cli.command()
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on (off loopback, e.g. 0.0.0.0: an access token is required).",
+)
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="0: any free."
 )
@@ -684,31 +689,63 @@ def _text(value: Any) -> str:
     metavar="ORIGIN",
     help="A page origin that may call the API, e.g. http://localhost:3000 (repeatable).",
 )
+@click.option(
+    "--allowed-host",
+    "hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Another host name to answer to, besides localhost and --host (repeatable; '*': any).",
+)
+@click.option(
+    "--token",
+    envvar="TOOLREEL_TOKEN",
+    metavar="TOKEN",
+    help="Access token every request must carry (Authorization: Bearer, or the ?token= link). "
+    "Off loopback one is required: made and printed if not given.",
+)
+@click.option(
+    "--max-body",
+    type=click.IntRange(min=1),
+    metavar="BYTES",
+    help="Largest request body accepted (413 beyond) [default: 10485760, 10 MiB].",
+)
 @_with(budgets.options())
-def serve(host: str, port: int, cors: tuple[str, ...], **params: Any) -> int:
+def serve(
+    *,
+    host: str,
+    port: int,
+    cors: tuple[str, ...],
+    hosts: tuple[str, ...],
+    token: str | None,
+    max_body: int | None,
+    **params: Any,
+) -> int:
     """Serve the loop to a browser: chat page, AI SDK endpoint, sessions.
 
     GET / is the page; POST /api/chat speaks the AI SDK UI message stream
     (point useChat() at it), POST /api/events a plain JSON event stream, GET
     /api/sessions lists the journal's sessions. With no API key and no
     --base-url, the offline scripted calculator model answers. The budget
-    flags (as for `run`) hold for every chat served.
+    flags (as for `run`) hold for every chat served. Only this server's page
+    and --cors-origin pages may post to it, under the names it is served by;
+    off loopback (--host 0.0.0.0), every request must carry the access token.
     """
     params.update(session=None, no_stream=False)
+    access = serving.Access(
+        cors_origins=cors, allowed_hosts=hosts, token=token, max_body_bytes=max_body
+    )
     path: Path | DatabaseUrl | None = params["journal"]
     journal = writing(path) if path else None
     try:
         if serving.wants_scripted(params):
             with serving.scripted_options(params) as options:
                 return serving.serve(
-                    options, journal, host=host, port=port, scripted=True, cors_origins=cors
+                    options, journal, host=host, port=port, scripted=True, access=access
                 )
         options = agent_options(params, None)
         codec = codec_for(options.provider)
         require_key(codec, api_key(codec, options.api_key), options.base_url)
-        return serving.serve(
-            options, journal, host=host, port=port, scripted=False, cors_origins=cors
-        )
+        return serving.serve(options, journal, host=host, port=port, scripted=False, access=access)
     finally:
         if journal is not None:
             journal.close()

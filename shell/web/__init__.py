@@ -15,7 +15,10 @@
   `ui_parts`, `ui_error` (AI SDK UI message stream parts) and `plain_start`,
   `plain_events`, `plain_error` (the plain events); `sse`, `sse_event`, `DONE`.
 
-`toolreel serve` runs `app` with uvicorn on 127.0.0.1.
+`app` answers only to its own host names, takes a POST only as JSON from its
+own page or `cors_origins`, bounds bodies, and with `token=` wants the token on
+every request (README "Security"). `toolreel serve` runs `app` with uvicorn on
+127.0.0.1 (off loopback: with a token).
 """
 
 from __future__ import annotations

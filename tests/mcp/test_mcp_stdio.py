@@ -192,7 +192,9 @@ def test_the_web_app_connects_its_mcp_servers_once_for_every_request() -> None:
     async def main() -> None:
         async with web.router.lifespan_context(web):
             transport = httpx.ASGITransport(app=web)
-            async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://127.0.0.1"
+            ) as client:
                 for chat in ("a", "b"):
                     body = {
                         "id": chat,

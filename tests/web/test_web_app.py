@@ -82,9 +82,11 @@ def call(web: Any, method: str, path: str, body: Any = None) -> httpx.Response:
 
     async def send() -> httpx.Response:
         transport = httpx.ASGITransport(app=web)
-        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             if isinstance(body, bytes):
-                return await client.request(method, path, content=body)
+                return await client.request(
+                    method, path, content=body, headers={"content-type": "application/json"}
+                )
             return await client.request(method, path, json=body)
 
     return anyio.run(send)
@@ -273,7 +275,9 @@ def test_a_session_in_use_is_a_409(calculator) -> None:
     async def hold_and_post() -> httpx.Response:
         async with Client(options(calculator, journal=journal, session_id="busy")):
             transport = httpx.ASGITransport(app=web)
-            async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://127.0.0.1"
+            ) as client:
                 return await client.post("/api/chat", json=chat_body("hi", "busy"))
 
     response = anyio.run(hold_and_post)
@@ -301,7 +305,7 @@ def test_pages_of_the_origins_given_may_call_the_api(calculator) -> None:
 
     async def requests() -> list[httpx.Response]:
         transport = httpx.ASGITransport(app=web)
-        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             preflight = await client.options(
                 "/api/chat",
                 headers={

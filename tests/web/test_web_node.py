@@ -107,7 +107,7 @@ def test_a_real_turn_served_by_the_app_reads_into_the_answer_and_its_tool_parts(
         }
         body = {"id": "c", "messages": [user], "trigger": "submit-message"}
         transport = httpx.ASGITransport(app=web)
-        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             return (await client.post("/api/chat", json=body)).text
 
     with ScriptedServer(openai_reply) as server:

@@ -26,7 +26,9 @@ def test_the_mount_and_own_route_example_serves_turns(tmp_path, monkeypatch) -> 
 
         async def post(path: str, body: Any) -> str:
             transport = httpx.ASGITransport(app=namespace["site"])
-            async with httpx.AsyncClient(transport=transport, base_url="http://site") as client:
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://localhost"
+            ) as client:
                 response = await client.post(path, json=body)
                 assert response.status_code == 200, response.text
                 return response.text
