@@ -168,13 +168,19 @@ class AgentFailure:
 
 
 def agent_config(
-    definition: AgentDefinition[Any, Any], connection: Connection, helpers: dict[str, Tool]
+    definition: AgentDefinition[Any, Any],
+    connection: Connection,
+    helpers: dict[str, Tool],
+    port: object = None,
 ) -> AgentConfig:
-    """The core config a definition, its helper tools and the connection describe."""
+    """The core config a definition, its helper tools and the connection describe.
+
+    `port`: the model port given for the run, for its own name (`Connection.model_for`).
+    """
     return AgentConfig(
         output=definition.output.spec,
         helpers=tuple(helper.spec for helper in helpers.values()),
-        model=connection.model_name,
+        model=connection.model_for(port),
         system_prompt=definition.system_prompt,
         max_attempts=definition.max_attempts,
         max_iterations_per_attempt=definition.max_iterations_per_attempt,
@@ -247,7 +253,7 @@ async def execute_agent(
     options = AgentRunOptions.of(options)
     helpers = registry(definition.helpers)
     config = attrs.evolve(
-        agent_config(definition, options.connection, helpers), budget=options.budget
+        agent_config(definition, options.connection, helpers, model), budget=options.budget
     )
     attached = to_images(images)
     port: ModelPort = model or options.connection.open_model()

@@ -101,11 +101,14 @@ def open_journal(journal: str | Path | Journal | None) -> Journal:
 
 
 def loop_config(
-    options: AgentOptions, tools: dict[str, Tool], connection: Connection
+    options: AgentOptions, tools: dict[str, Tool], connection: Connection, port: object = None
 ) -> LoopConfig:
-    """The core config the options (and their connection, built once by the caller) describe."""
+    """The core config the options (and their connection, built once by the caller) describe.
+
+    `port`: the model port given for the session, for its own name (`Connection.model_for`).
+    """
     return LoopConfig(
-        model=connection.model_name,
+        model=connection.model_for(port),
         system_prompt=options.system_prompt,
         tools=tuple(item.spec for item in tools.values()),
         tool_choice=options.tool_choice,
@@ -153,7 +156,7 @@ class Client:
         self.options = options
         self.connection = options.connection
         self._tools = registry(options.tools)
-        self.config = loop_config(options, self._tools, self.connection)
+        self.config = loop_config(options, self._tools, self.connection, model)
         self._own_model = model is None
         self._model: ModelPort = model or self.connection.open_model()
         self.redactor = self.connection.redactor(self._model)
@@ -206,7 +209,7 @@ class Client:
         self._sources = contextlib.AsyncExitStack()
         options = await self._sources.enter_async_context(sources_opened(self.options))
         self._tools = registry(options.tools)  # a name two servers share: ConfigError
-        self.config = loop_config(options, self._tools, self.connection)
+        self.config = loop_config(options, self._tools, self.connection, self._model)
         self.runner = self._new_runner()
 
     @classmethod
