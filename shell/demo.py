@@ -32,7 +32,7 @@ from ._client import Client
 from ._journal_files import open_location
 from ._options import AgentOptions
 from ._replay import Divergence, replay
-from ._scripted import ScriptedServer, openai_reply
+from ._scripted import ScriptedServer, calculator
 from ._tools import Tool, tool
 
 PROMPTS = (
@@ -162,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stack.callback(journal.close)
         server = None
         if _real_provider(args) is None:
-            server = stack.enter_context(ScriptedServer(openai_reply))
+            server = stack.enter_context(ScriptedServer(calculator))
             print(
                 "A scripted calculator model answers (offline, on 127.0.0.1): set OPENAI_API_KEY,"
             )
