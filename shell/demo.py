@@ -1,9 +1,11 @@
-"""`make demo`: the calculator agent of seed 002, run for real through `Client`.
+"""`make demo`: a calculator agent (open_agent's example), run for real through `Client`.
 
 Without an API key or `--base-url`, a built-in scripted calculator model
 answers over real HTTP on 127.0.0.1 through the same OpenAI-compatible
 adapter (streamed tool calls, several in parallel where steps are independent,
-chained rounds where they are not). With `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`,
+chained rounds where they are not): `ScriptedServer(calculator)`, which a
+user's own script reaches as `toolreel.testing.ScriptedServer` and
+`toolreel.testing.calculator`. With `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`,
 `GEMINI_API_KEY` or `--base-url` (Ollama, LM Studio, vLLM, ...) a real model
 answers. Tools run for real, the session is journaled (in a temporary file,
 or `--journal`: a file or a `postgresql://` URL), then replayed step by step

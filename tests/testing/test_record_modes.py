@@ -371,10 +371,13 @@ def test_the_readme_example_records_then_replays(
     blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), re.S)
     [example] = [block for block in blocks if "toolreel_recording(" in block]
     pytester.makepyfile(test_rm_example=example)
+    monkeypatch.setenv("MY_LLM_URL", provider.url)  # the app's own setting
     run(pytester).assert_outcomes(passed=1)
+    assert {request["model"] for request in provider.requests} == {"gpt-4.1-mini"}
     assert recording(pytester, "adds").is_file()
     offline(monkeypatch)
-    run(pytester).assert_outcomes(passed=1)
+    monkeypatch.delenv("MY_LLM_URL")  # nothing to reach, no key: a hosted model, replayed
+    run(pytester, "--toolreel-offline").assert_outcomes(passed=1)
     assert len(provider.requests) == 2
 
 
