@@ -76,7 +76,7 @@ def provider() -> Iterator[ScriptedServer]:
 
 def app(pytester: pytest.Pytester, url: str, prompt: str = "What is 2 plus 3?") -> None:
     """The user's test module, asking `prompt` of the server at `url`."""
-    pytester.makepyfile(test_calc=APP.format(url=url, key=KEY, prompt=prompt))
+    pytester.makepyfile(test_own_calc=APP.format(url=url, key=KEY, prompt=prompt))
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
@@ -122,7 +122,7 @@ def test_a_changed_prompt_fails_clearly_and_keeps_the_recording(
             "*RequestMismatch: model call 1 differs from the recording:*",
             "*-What is 2 plus 3?",
             "*+What is 2 plus 3, please?",
-            "*re-record it if the change is intended: pytest test_calc.py::test_calc "
+            "*re-record it if the change is intended: pytest test_own_calc.py::test_calc "
             "--toolreel-record=new",
         ]
     )
@@ -145,9 +145,9 @@ def test_a_call_past_the_recordings_end_fails_without_asking_the_provider(
 ) -> None:
     app(pytester, provider.url)
     run(pytester).assert_outcomes(passed=1)
-    source = (pytester.path / "test_calc.py").read_text()
+    source = (pytester.path / "test_own_calc.py").read_text()
     pytester.makepyfile(
-        test_calc=source.rstrip() + "\n    assert anyio.run(ask, PROMPT).startswith('The')\n"
+        test_own_calc=source.rstrip() + "\n    assert anyio.run(ask, PROMPT).startswith('The')\n"
     )
     result = run(pytester, "--toolreel-record=none")
     result.assert_outcomes(failed=1)
@@ -221,7 +221,7 @@ def test_every_connection_of_a_test_records_and_replays_side_by_side(
 ) -> None:
     with ScriptedServer(calculator) as server:
         pytester.makepyfile(
-            test_calc=APP.format(url=server.url, key=KEY, prompt="What is 2 plus 3?") + TWO
+            test_own_calc=APP.format(url=server.url, key=KEY, prompt="What is 2 plus 3?") + TWO
         )
         run(pytester, "-k", "two").assert_outcomes(passed=1)
         assert len(server.requests) == 4
@@ -261,7 +261,7 @@ def test_an_agent_run_with_its_own_connection_records_and_replays(
     pytester: pytest.Pytester,
 ) -> None:
     with ScriptedServer(lambda body: tool_calls(("out", "answer", {"total": 5}))) as server:
-        pytester.makepyfile(test_agent=AGENT.format(url=server.url, key=KEY))
+        pytester.makepyfile(test_own_agent=AGENT.format(url=server.url, key=KEY))
         run(pytester).assert_outcomes(passed=1)
         assert len(server.requests) == 1
     run(pytester, "--toolreel-record=none").assert_outcomes(passed=1)
