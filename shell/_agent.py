@@ -74,7 +74,9 @@ from ._errors import ApprovalPending, UnknownApproval
 from ._hooks import hook_points
 from ._images import ImageSource
 from ._images import images as to_images
+from ._journal_files import journal_at
 from ._options import AgentOptions, AgentRunOptions
+from ._replay import AgentSession, load_agent_session
 from ._restore import Unfinished, unfinished_run
 from ._tools import Tool, registry
 
@@ -149,6 +151,22 @@ class AgentMetadata:
     validation_errors: tuple[AttemptErrors, ...]
     history: tuple[ChatMessage, ...]
     session_id: str | None = None
+    #: Where the run is kept (a path, a URL or a `Journal`); None: not journaled.
+    journal: str | Path | Journal | None = attrs.field(default=None, eq=False, repr=False)
+
+    def session(self) -> AgentSession:
+        """The run, rebuilt from its journal (as `load_agent_session` does).
+
+        Its transcript is `render_transcript(result.metadata.session())`. A run
+        kept in no journal has none: a UsageError saying how to keep it.
+        """
+        if self.journal is None or self.session_id is None:
+            raise UsageError(
+                "this agent run kept no journal, so it has no session to read: pass "
+                "journal= to execute_agent (a MemoryJournal() will do), or set options.journal"
+            )
+        with journal_at(self.journal) as journal:
+            return load_agent_session(journal, self.session_id)
 
 
 @attrs.frozen(kw_only=True)
@@ -168,13 +186,19 @@ class AgentFailure:
 
 
 def agent_config(
-    definition: AgentDefinition[Any, Any], connection: Connection, helpers: dict[str, Tool]
+    definition: AgentDefinition[Any, Any],
+    connection: Connection,
+    helpers: dict[str, Tool],
+    port: object = None,
 ) -> AgentConfig:
-    """The core config a definition, its helper tools and the connection describe."""
+    """The core config a definition, its helper tools and the connection describe.
+
+    `port`: the model port given for the run, for its own name (`Connection.model_for`).
+    """
     return AgentConfig(
         output=definition.output.spec,
         helpers=tuple(helper.spec for helper in helpers.values()),
-        model=connection.model_name,
+        model=connection.model_for(port),
         system_prompt=definition.system_prompt,
         max_attempts=definition.max_attempts,
         max_iterations_per_attempt=definition.max_iterations_per_attempt,
@@ -247,7 +271,7 @@ async def execute_agent(
     options = AgentRunOptions.of(options)
     helpers = registry(definition.helpers)
     config = attrs.evolve(
-        agent_config(definition, options.connection, helpers), budget=options.budget
+        agent_config(definition, options.connection, helpers, model), budget=options.budget
     )
     attached = to_images(images)
     port: ModelPort = model or options.connection.open_model()
@@ -323,7 +347,7 @@ async def _journaled(
         else:
             kept.begin(sid, config)
         try:
-            return await _execute(
+            result = await _execute(
                 definition,
                 input,
                 options,
@@ -337,6 +361,7 @@ async def _journaled(
             )
         finally:
             kept.release(sid)
+        return attrs.evolve(result, metadata=attrs.evolve(result.metadata, journal=where))
     finally:
         if isinstance(where, str | Path):  # a journal opened here is closed here
             kept.close()

@@ -75,7 +75,7 @@ async def resume_agent(
     )
     helpers = registry(definition.helpers)
     config = attrs.evolve(
-        agent_config(definition, options.connection, helpers), budget=options.budget
+        agent_config(definition, options.connection, helpers, model), budget=options.budget
     )
     port: ModelPort = model or options.connection.open_model()
     try:

@@ -32,7 +32,7 @@ import anyio
 import anyio.abc
 import attrs
 
-from toolreel.adapters import Journal, MemoryJournal
+from toolreel.adapters import Journal, MemoryJournal, Session, load_session
 from toolreel.adapters._errors import ContentRefused, JournalUnavailable, SessionNotFound
 from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._providers._images import refusal
@@ -80,7 +80,7 @@ from ._errors import (
 from ._hooks import hook_points
 from ._images import ImageSource, ToolOutput, tool_output
 from ._images import images as to_images
-from ._journal_files import open_location
+from ._journal_files import journal_at, open_location
 from ._options import AgentOptions
 from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, output_text, registry
@@ -101,11 +101,14 @@ def open_journal(journal: str | Path | Journal | None) -> Journal:
 
 
 def loop_config(
-    options: AgentOptions, tools: dict[str, Tool], connection: Connection
+    options: AgentOptions, tools: dict[str, Tool], connection: Connection, port: object = None
 ) -> LoopConfig:
-    """The core config the options (and their connection, built once by the caller) describe."""
+    """The core config the options (and their connection, built once by the caller) describe.
+
+    `port`: the model port given for the session, for its own name (`Connection.model_for`).
+    """
     return LoopConfig(
-        model=connection.model_name,
+        model=connection.model_for(port),
         system_prompt=options.system_prompt,
         tools=tuple(item.spec for item in tools.values()),
         tool_choice=options.tool_choice,
@@ -153,7 +156,7 @@ class Client:
         self.options = options
         self.connection = options.connection
         self._tools = registry(options.tools)
-        self.config = loop_config(options, self._tools, self.connection)
+        self.config = loop_config(options, self._tools, self.connection, model)
         self._own_model = model is None
         self._model: ModelPort = model or self.connection.open_model()
         self.redactor = self.connection.redactor(self._model)
@@ -206,7 +209,7 @@ class Client:
         self._sources = contextlib.AsyncExitStack()
         options = await self._sources.enter_async_context(sources_opened(self.options))
         self._tools = registry(options.tools)  # a name two servers share: ConfigError
-        self.config = loop_config(options, self._tools, self.connection)
+        self.config = loop_config(options, self._tools, self.connection, self._model)
         self.runner = self._new_runner()
 
     @classmethod
@@ -298,6 +301,19 @@ class Client:
         if self._sources is not None:
             sources, self._sources = self._sources, None
             await sources.aclose()
+
+    def _kept_in(self, *, closing: bool) -> str | Path | Journal:
+        """Where the session can be read: the journal, or its path if the client closes it."""
+        given = self.options.journal
+        return given if closing and isinstance(given, str | Path) else self.journal
+
+    def session(self) -> Session:
+        """The session so far, rebuilt from the journal (as `load_session` does), open or closed.
+
+        Its transcript is `render_transcript(client.session())`.
+        """
+        with journal_at(self._kept_in(closing=self._tasks is None)) as journal:
+            return load_session(journal, self.session_id)
 
     def _require_open(self) -> anyio.abc.TaskGroup:
         """The client's task group; NotOpen outside `async with`."""
@@ -640,6 +656,19 @@ class RunResult:
     spent: Spending = attrs.field(factory=Spending)
     #: The budget limit that ended the turn (`reason` OVER_BUDGET), if one did.
     over_budget: OverBudget | None = None
+    #: Where the session is kept: the options' journal (a path, a URL or a `Journal`), or
+    #: the in-memory one the Client kept when they named none (see `session`).
+    journal: str | Path | Journal | None = attrs.field(default=None, eq=False, repr=False)
+
+    def session(self) -> Session:
+        """The session the run made, rebuilt from its journal (as `load_session` does).
+
+        Its transcript is `render_transcript(result.session())`.
+        """
+        if self.journal is None:
+            raise UsageError("this RunResult was not made by run(): it has no journal to read")
+        with journal_at(self.journal) as journal:
+            return load_session(journal, self.session_id)
 
 
 async def run(
@@ -676,4 +705,5 @@ async def run(
             callback_errors=tuple(client.metadata.callback_errors),
             spent=client.spent,
             over_budget=finish.over_budget,
+            journal=client._kept_in(closing=True),  # the client closes a journal it opened
         )

@@ -15,6 +15,7 @@ connection fields from these (`shared`), so both check a value the same way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,13 @@ if TYPE_CHECKING:
 
 #: The model every port opened here is, while `toolreel.testing.override` is in force.
 MODEL_OVERRIDE: ContextVar[ModelPort | None] = ContextVar("toolreel_model_override", default=None)
+#: While a `toolreel.testing` recording is in force (a test marked `toolreel_recording`):
+#: each connection's model port is `opener(connection, open_own)`, where `open_own()` opens
+#: the connection's own port — so a recording asks that connection's provider, URL, model
+#: and key, and only when it must (an override still comes first).
+MODEL_OPENER: ContextVar[Callable[[Connection, Callable[[], ModelPort]], ModelPort] | None] = (
+    ContextVar("toolreel_model_opener", default=None)
+)
 #: The output tool's name while an agent runs, for a model that must know which tool ends it
 #: (`toolreel.testing.TestModel`: a request offers it among the helpers, indistinguishable).
 AGENT_OUTPUT_TOOL: ContextVar[str | None] = ContextVar("toolreel_agent_output", default=None)
@@ -138,6 +146,19 @@ class Connection:
         """The model to ask for: `model`, or the hosted provider's default when it is empty."""
         return self.model or DEFAULT_MODELS.get(self.provider, "")
 
+    def model_for(self, port: object = None) -> str:
+        """The model a session over `port` asks for, and its journal names.
+
+        `model` when given; else the port's own name where it has one
+        (`TestModel` is "test", `FunctionModel` "function": what answers is not
+        the provider's default model); else `model_name`. `port` None: the one
+        `open_model` will give (an override's model), known before it is opened.
+        """
+        own = getattr(port if port is not None else MODEL_OVERRIDE.get(), "model_name", None)
+        if self.model or not isinstance(own, str) or not own:
+            return self.model_name
+        return own
+
     def timeouts(self) -> Timeouts:
         """The HTTP limits asked for."""
         return Timeouts(read=self.timeout, total=self.call_timeout, idle=self.idle_timeout)
@@ -145,10 +166,17 @@ class Connection:
     def open_model(self) -> ModelPort:
         """A model port over HTTP (its opener closes it); no key for a hosted URL: ConfigError.
 
-        Under `toolreel.testing.override(model=...)` it is that model instead.
+        Under `toolreel.testing.override(model=...)` it is that model instead; in
+        a test recording (`MODEL_OPENER`), the port the recording opens for it.
         """
         if (overriding := MODEL_OVERRIDE.get()) is not None:
             return overriding
+        if (opener := MODEL_OPENER.get()) is not None:
+            return opener(self, self._open_own)
+        return self._open_own()
+
+    def _open_own(self) -> ModelPort:
+        """The port over HTTP these fields describe."""
         return http_model(
             self.provider,
             base_url=self.base_url,

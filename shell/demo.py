@@ -1,9 +1,11 @@
-"""`make demo`: the calculator agent of seed 002, run for real through `Client`.
+"""`make demo`: a calculator agent (open_agent's example), run for real through `Client`.
 
 Without an API key or `--base-url`, a built-in scripted calculator model
 answers over real HTTP on 127.0.0.1 through the same OpenAI-compatible
 adapter (streamed tool calls, several in parallel where steps are independent,
-chained rounds where they are not). With `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`,
+chained rounds where they are not): `ScriptedServer(calculator)`, which a
+user's own script reaches as `toolreel.testing.ScriptedServer` and
+`toolreel.testing.calculator`. With `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`,
 `GEMINI_API_KEY` or `--base-url` (Ollama, LM Studio, vLLM, ...) a real model
 answers. Tools run for real, the session is journaled (in a temporary file,
 or `--journal`: a file or a `postgresql://` URL), then replayed step by step
@@ -32,7 +34,7 @@ from ._client import Client
 from ._journal_files import open_location
 from ._options import AgentOptions
 from ._replay import Divergence, replay
-from ._scripted import ScriptedServer, openai_reply
+from ._scripted import ScriptedServer, calculator
 from ._tools import Tool, tool
 
 PROMPTS = (
@@ -162,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stack.callback(journal.close)
         server = None
         if _real_provider(args) is None:
-            server = stack.enter_context(ScriptedServer(openai_reply))
+            server = stack.enter_context(ScriptedServer(calculator))
             print(
                 "A scripted calculator model answers (offline, on 127.0.0.1): set OPENAI_API_KEY,"
             )
