@@ -312,6 +312,7 @@ async def _journaled(
     kept = open_journal(where)
     sid = session_id or options.session_id or uuid.uuid4().hex
     try:
+        kept.flush()  # steps a failed write kept back go first: the session is read whole
         if decisions is not None and sid not in kept.sessions():
             raise SessionNotFound(sid, repr(where))
         resumed = _unfinished(kept, sid) if sid in kept.sessions() else None
@@ -319,9 +320,9 @@ async def _journaled(
             _check(sid, resumed[1], decisions or ())
         if resumed is not None:  # a crash interrupted it: go on under its own config
             config = resumed[0]
-            kept.begin(sid, config, from_seq=resumed[1].seq)
+            lease = kept.begin(sid, config, from_seq=resumed[1].seq)
         else:
-            kept.begin(sid, config)
+            lease = kept.begin(sid, config)
         try:
             return await _execute(
                 definition,
@@ -336,7 +337,7 @@ async def _journaled(
                 decisions=decisions or (),
             )
         finally:
-            kept.release(sid)
+            kept.release(lease)
     finally:
         if isinstance(where, str | Path):  # a journal opened here is closed here
             kept.close()

@@ -32,7 +32,7 @@ import anyio
 import anyio.abc
 import attrs
 
-from toolreel.adapters import Journal, MemoryJournal
+from toolreel.adapters import Journal, Lease, MemoryJournal
 from toolreel.adapters._errors import ContentRefused, JournalUnavailable, SessionNotFound
 from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._providers._images import refusal
@@ -161,6 +161,7 @@ class Client:
         self.journal = open_journal(options.journal)
         self.session_id = options.session_id or uuid.uuid4().hex
         self._resume = _resume
+        self._lease: Lease | None = None  # the session, held from `begin` until `release`
         self.runner = self._new_runner()
         self._sources: contextlib.AsyncExitStack | None = None  # the MCP servers, once open
         self.last_finish: Finish | None = None
@@ -225,14 +226,14 @@ class Client:
             raise NotOpen("this Client is already open: use one `async with` per Client")
         try:
             await self._open_sources()
+            self.journal.flush()  # steps a failed write kept back go first: read whole
             known = self.session_id in self.journal.sessions()
             if self._resume and not known:
                 raise SessionNotFound(self.session_id, repr(self.journal))
             if known:  # the same session id goes on with the same conversation
                 owed = self.runner.restore()
-                self.journal.begin(self.session_id, self.config, from_seq=self.runner.seq)
-            else:
-                self.journal.begin(self.session_id, self.config)
+            # Refused (`SessionBusy`) if another writer holds it, or wrote after our reading.
+            self._lease = self.journal.begin(self.session_id, self.config, from_seq=self.runner.seq)
         except BaseException:
             await self._close_all()
             raise
@@ -277,9 +278,12 @@ class Client:
             await self._close_sources()
 
     async def _close(self) -> None:
-        """Give the session back to the journal; close the pool and journal the client owns."""
+        """Give the session back to the journal (if this client holds it); close the pool and
+        journal the client owns."""
+        lease, self._lease = self._lease, None
         try:
-            self.journal.release(self.session_id)
+            if lease is not None:  # a client refused at `begin` holds nothing to give back
+                self.journal.release(lease)
         except JournalUnavailable:
             if self._own_journal:
                 raise
