@@ -175,6 +175,8 @@ class Client:
         self._tasks: anyio.abc.TaskGroup | None = None
         self._turn: anyio.Event | None = None
         self._error: BaseException | None = None
+        self._continuing = anyio.Lock()  # one decision (or cancel) continues a paused turn at once
+        self._deciding: set[str] = set()  # held calls whose decision is on its way
 
     def _new_runner(self) -> Runner:
         """The runner of the session, with the tools and config as they now are."""
@@ -538,27 +540,41 @@ class Client:
         await self._decide(Denied(call_id=call_id, reason=reason))
 
     async def _decide(self, decision: Approved | Denied) -> None:
-        """Feed a human's decision, continuing a paused turn (in a run of its own)."""
+        """Feed a human's decision, continuing a paused turn (in a run of its own).
+
+        One decision per call: a second one for a call whose decision is on its
+        way is refused at once (`UnknownApproval`), as one for a call decided.
+        """
         self._require_open()
-        held = [request.call.id for request in self.pending_approvals]
+        pending = [request.call.id for request in self.pending_approvals]
+        held = [call_id for call_id in pending if call_id not in self._deciding]
         if decision.call_id not in held:
             detail = f"awaiting approval: {held}" if held else "no call awaits approval"
             raise UnknownApproval(
                 f"no call {decision.call_id!r} is held for approval (unknown, or already "
                 f"decided); {detail}"
             )
-        await self._continue(decision)
+        self._deciding.add(decision.call_id)
+        try:
+            await self._continue(decision)
+        finally:
+            self._deciding.discard(decision.call_id)
 
     async def _continue(self, event: Approved | Denied | Cancelled) -> None:
-        """Hand the turn `event`; a paused turn's run is over, so a new run takes it."""
-        if self.phase is Phase.AWAITING_APPROVAL and self._turn is not None:
-            await self._until_done(self._turn.wait())  # the paused run is ending: let it
-        if not self._running():
-            self._discard_notices()  # what the paused run told, read or not
-            self.runner.drain()
-            self.last_finish = self.paused = None
-            self._start(self.runner.turn)
-        await self._until_done(self.runner.submit(event))
+        """Hand the turn `event`; a paused turn's run is over, so a new run takes it.
+
+        One at a time: two would start two runs of one session. Raises what
+        applying `event` raised (a journal that gave up), never waits forever.
+        """
+        async with self._continuing:
+            if self.phase is Phase.AWAITING_APPROVAL and self._turn is not None:
+                await self._until_done(self._turn.wait())  # the paused run is ending: let it
+            if not self._running():
+                self._discard_notices()  # what the paused run told, read or not
+                self.runner.drain()
+                self.last_finish = self.paused = None
+                self._start(self.runner.turn)
+            await self._until_done(self.runner.submit(event))
 
     async def interrupt(self) -> None:
         """Stop the model stream and running tools now; the turn finishes CANCELLED.
