@@ -49,7 +49,6 @@ from toolreel.core import (
     ImagePart,
     LoopConfig,
     MaxIterationsPolicy,
-    MessageRecorded,
     Notice,
     OverBudget,
     Phase,
@@ -317,28 +316,29 @@ class Client:
         """Run a turn in the background; its notices go to the client's stream.
 
         The turn's task never raises: what stopped it is kept for the reader
-        (`wait()`, `events()`), which raises it in the caller's own task.
+        (`wait()`, `events()`), which raises it in the caller's own task. Its
+        `Finish` (or `AwaitApproval`) is the reader's last item, handed out once
+        the run is over: every step journaled, every record of its end logged.
         """
         tasks = self._require_open()
         done = self._turn = anyio.Event()
         self._error = None
 
         async def turn() -> None:
+            end: Finish | AwaitApproval | None = None
             try:
-                outcome = await work()
-                if isinstance(outcome, Finish):
-                    self.last_finish = outcome
-                elif isinstance(outcome, AwaitApproval):
-                    self.paused = outcome
-                    self._send.send_nowait(outcome)  # the reader's last item of the run
+                end = await work()
+                if isinstance(end, Finish):
+                    self.last_finish = end
+                elif isinstance(end, AwaitApproval):
+                    self.paused = end
             except anyio.get_cancelled_exc_class():
-                self.last_finish = self.runner.finish  # the cancel it recorded
+                end = self.last_finish = self.runner.finish  # the cancel it recorded
                 raise  # the client is closing, or a scope around it was cancelled
             except BaseException as exc:  # a journal that gave up, a real Ctrl-C, a bug
                 self._error = exc
             finally:
-                if self._error is not None or (self.last_finish or self.paused) is None:
-                    self._send.send_nowait(None)
+                self._send.send_nowait(end if self._error is None else None)
                 done.set()
 
         tasks.start_soon(turn)
@@ -368,7 +368,10 @@ class Client:
             raise
 
     def _sink(self, item: Notice | Finish | AwaitApproval | None) -> None:
-        """Pass a notice on to the reader, counting the requests for results."""
+        """Pass a notice on to the reader, counting the requests for results (the `Finish`
+        waits for the run's end: `_start`)."""
+        if isinstance(item, Finish):
+            return
         if isinstance(item, ResultsRequested):
             self._requests_unread += 1
         self._send.send_nowait(item)
@@ -629,7 +632,7 @@ def _blocks(notice: Notice | Finish | AwaitApproval, text: list[str]) -> list[Bl
                     tool_use_id=result.call_id, tool_name=result.name, error=result.content
                 )
             ]
-        case MessageRecorded() | Finish() | AwaitApproval():
+        case Finish() | AwaitApproval():  # the answer's text: once the turn's end is recorded
             return _flush(text)
         case _:
             pass
