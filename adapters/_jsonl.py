@@ -245,8 +245,8 @@ class JSONLJournal:
                 self._append_lines(session_id, lines)
         except BaseException:
             self._holds.give_back(lease)
-            with self._locked():
-                self._drop_lease(session_id)
+            with contextlib.suppress(JournalUnavailable), self._locked():
+                self._drop_lease(session_id)  # one it had before, now that nothing holds it
             raise
         return lease
 
