@@ -70,7 +70,7 @@ from toolreel.core import (
 )
 
 from ._errors import JournalCorrupt, SessionBusy, SessionNotFound
-from ._lease import Holds, Lease, Owner, stale
+from ._lease import Holds, Lease, Owner, check_current
 from ._memo import IdentityMemo
 from ._serde import effect_data, event_of, get_converter, structure, unstructure
 
@@ -514,7 +514,7 @@ class MemoryJournal:
         lease = self._holds.take(session_id)
         steps = self._steps.get(session_id)
         try:
-            stale(session_id, steps[-1].seq if steps else None, from_seq)
+            check_current(session_id, steps[-1].seq if steps else None, from_seq)
         except SessionBusy:
             self._holds.give_back(lease)
             raise

@@ -38,7 +38,7 @@ from ._journal import (
     decoded_step,
     effect_record,
 )
-from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, check_free, now, stale
+from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, check_current, check_free, now
 from ._serde import event_data
 
 if sys.platform != "win32":  # Windows has no flock: one writing process per file there
@@ -233,13 +233,13 @@ class JSONLJournal:
     def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> Lease:
         """Take the session's lease; record the config in force after `from_seq` (if new).
 
-        A session with steps after `from_seq` is refused (`_lease.stale`).
+        A session with steps after `from_seq` is refused (`_lease.check_current`).
         """
         lease = self._holds.take(session_id)
         try:
             with self._locked():
                 latest, last = self._latest(session_id)
-                stale(session_id, last, from_seq)
+                check_current(session_id, last, from_seq)
                 line = {"session": session_id, "kind": "config", "from_seq": from_seq}
                 lines = [] if latest == config else [{**line, "config": config_data(config)}]
                 self._append_lines(session_id, lines)

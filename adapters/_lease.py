@@ -19,7 +19,7 @@ taken over at once (a crashed process is resumed without waiting). A journal
 object holds a session from `begin` until `release`: a second `begin` before
 the `release` (another Client sharing the object) is refused as well.
 
-`begin` also refuses a session that has steps after `from_seq` (`stale`): the
+`begin` also refuses a session that has steps after `from_seq` (`check_current`): the
 caller read the session before another writer added to it, and would write
 steps under numbers already taken.
 """
@@ -137,7 +137,7 @@ class Holds:
             self._leases.clear()
 
 
-def stale(session_id: str, last_seq: int | None, from_seq: int) -> None:
+def check_current(session_id: str, last_seq: int | None, from_seq: int) -> None:
     """Raise `SessionBusy` if the session has steps after `from_seq` (see the module docstring)."""
     if last_seq is not None and last_seq > from_seq:
         steps = (

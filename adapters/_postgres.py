@@ -54,7 +54,7 @@ from ._journal import (
     config_of,
     effect_record,
 )
-from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, stale
+from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, check_current
 from ._redact import MASK
 from ._rows import Item, StepData, decode_items, decode_row, encode_row
 from ._serde import event_data
@@ -297,7 +297,7 @@ class PostgresJournal:
         """Take the session's lease; record the config in force after `from_seq` (if new).
 
         Steps of the session still pending are written first; a session with
-        steps after `from_seq` is refused (`_lease.stale`).
+        steps after `from_seq` is refused (`_lease.check_current`).
         """
         text = json.dumps(config_data(config), sort_keys=True)
         lease = self._holds.take(session_id)
@@ -307,7 +307,7 @@ class PostgresJournal:
                 last = db.execute(
                     "SELECT max(last_seq) FROM toolreel_steps WHERE session_id = %s", (session_id,)
                 ).fetchone()
-                stale(session_id, last[0] if last else None, from_seq)
+                check_current(session_id, last[0] if last else None, from_seq)
                 self._take(db, session_id)
                 db.execute(
                     "INSERT INTO toolreel_sessions (id) VALUES (%s) ON CONFLICT DO NOTHING",

@@ -52,7 +52,7 @@ from ._journal import (
     config_of,
     effect_record,
 )
-from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, check_free, now, stale
+from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, check_current, check_free, now
 from ._rows import Item, StepData, decode_items, decode_row, encode_row
 from ._serde import event_data
 
@@ -276,7 +276,7 @@ class SQLiteJournal:
         """Take the session's lease; record the config in force after `from_seq` (if new).
 
         Steps of the session still pending are written first; a session with
-        steps after `from_seq` is refused (`_lease.stale`).
+        steps after `from_seq` is refused (`_lease.check_current`).
         """
         text = json.dumps(config_data(config), sort_keys=True)
         lease = self._holds.take(session_id)
@@ -295,7 +295,7 @@ class SQLiteJournal:
         last = self._db.execute(
             "SELECT MAX(last_seq) FROM steps WHERE session_id = ?", (session_id,)
         ).fetchone()
-        stale(session_id, last[0] if last else None, from_seq)
+        check_current(session_id, last[0] if last else None, from_seq)
         self._take(session_id)
         self._db.execute(
             "INSERT OR IGNORE INTO sessions (id, started) VALUES "
