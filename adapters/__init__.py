@@ -24,6 +24,7 @@ from ._journal import (
     persisted_messages,
 )
 from ._jsonl import JSONLJournal
+from ._lease import Lease
 from ._providers import PROVIDERS, FunctionModel, ModelPort, api_key, codec_for, http_model
 from ._providers._anthropic import AnthropicCodec
 from ._providers._codec import Codec, StreamDecoder
@@ -56,6 +57,7 @@ __all__ = [
     "JournalEntry",
     "JournalError",
     "JournalUnavailable",
+    "Lease",
     "MemoryJournal",
     "ModelPort",
     "OllamaCodec",

@@ -336,6 +336,7 @@ async def _journaled(
     kept = open_journal(where)
     sid = session_id or options.session_id or uuid.uuid4().hex
     try:
+        kept.flush()  # steps a failed write kept back go first: the session is read whole
         if decisions is not None and sid not in kept.sessions():
             raise SessionNotFound(sid, repr(where))
         resumed = _unfinished(kept, sid) if sid in kept.sessions() else None
@@ -343,9 +344,9 @@ async def _journaled(
             _check(sid, resumed[1], decisions or ())
         if resumed is not None:  # a crash interrupted it: go on under its own config
             config = resumed[0]
-            kept.begin(sid, config, from_seq=resumed[1].seq)
+            lease = kept.begin(sid, config, from_seq=resumed[1].seq)
         else:
-            kept.begin(sid, config)
+            lease = kept.begin(sid, config)
         try:
             result = await _execute(
                 definition,
@@ -360,7 +361,7 @@ async def _journaled(
                 decisions=decisions or (),
             )
         finally:
-            kept.release(sid)
+            kept.release(lease)
         return attrs.evolve(result, metadata=attrs.evolve(result.metadata, journal=where))
     finally:
         if isinstance(where, str | Path):  # a journal opened here is closed here

@@ -32,7 +32,7 @@ import anyio
 import anyio.abc
 import attrs
 
-from toolreel.adapters import Journal, MemoryJournal, Session, load_session
+from toolreel.adapters import Journal, Lease, MemoryJournal, Session, load_session
 from toolreel.adapters._errors import ContentRefused, JournalUnavailable, SessionNotFound
 from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._providers._images import refusal
@@ -49,7 +49,6 @@ from toolreel.core import (
     ImagePart,
     LoopConfig,
     MaxIterationsPolicy,
-    MessageRecorded,
     Notice,
     OverBudget,
     Phase,
@@ -164,6 +163,7 @@ class Client:
         self.journal = open_journal(options.journal)
         self.session_id = options.session_id or uuid.uuid4().hex
         self._resume = _resume
+        self._lease: Lease | None = None  # the session, held from `begin` until `release`
         self.runner = self._new_runner()
         self._sources: contextlib.AsyncExitStack | None = None  # the MCP servers, once open
         self.last_finish: Finish | None = None
@@ -177,6 +177,8 @@ class Client:
         self._tasks: anyio.abc.TaskGroup | None = None
         self._turn: anyio.Event | None = None
         self._error: BaseException | None = None
+        self._continuing = anyio.Lock()  # one decision (or cancel) continues a paused turn at once
+        self._deciding: set[str] = set()  # held calls whose decision is on its way
 
     def _new_runner(self) -> Runner:
         """The runner of the session, with the tools and config as they now are."""
@@ -228,14 +230,14 @@ class Client:
             raise NotOpen("this Client is already open: use one `async with` per Client")
         try:
             await self._open_sources()
+            self.journal.flush()  # steps a failed write kept back go first: read whole
             known = self.session_id in self.journal.sessions()
             if self._resume and not known:
                 raise SessionNotFound(self.session_id, repr(self.journal))
             if known:  # the same session id goes on with the same conversation
                 owed = self.runner.restore()
-                self.journal.begin(self.session_id, self.config, from_seq=self.runner.seq)
-            else:
-                self.journal.begin(self.session_id, self.config)
+            # Refused (`SessionBusy`) if another writer holds it, or wrote after our reading.
+            self._lease = self.journal.begin(self.session_id, self.config, from_seq=self.runner.seq)
         except BaseException:
             await self._close_all()
             raise
@@ -280,9 +282,12 @@ class Client:
             await self._close_sources()
 
     async def _close(self) -> None:
-        """Give the session back to the journal; close the pool and journal the client owns."""
+        """Give the session back to the journal (if this client holds it); close the pool and
+        journal the client owns."""
+        lease, self._lease = self._lease, None
         try:
-            self.journal.release(self.session_id)
+            if lease is not None:  # a client refused at `begin` holds nothing to give back
+                self.journal.release(lease)
         except JournalUnavailable:
             if self._own_journal:
                 raise
@@ -327,28 +332,29 @@ class Client:
         """Run a turn in the background; its notices go to the client's stream.
 
         The turn's task never raises: what stopped it is kept for the reader
-        (`wait()`, `events()`), which raises it in the caller's own task.
+        (`wait()`, `events()`), which raises it in the caller's own task. Its
+        `Finish` (or `AwaitApproval`) is the reader's last item, handed out once
+        the run is over: every step journaled, every record of its end logged.
         """
         tasks = self._require_open()
         done = self._turn = anyio.Event()
         self._error = None
 
         async def turn() -> None:
+            end: Finish | AwaitApproval | None = None
             try:
-                outcome = await work()
-                if isinstance(outcome, Finish):
-                    self.last_finish = outcome
-                elif isinstance(outcome, AwaitApproval):
-                    self.paused = outcome
-                    self._send.send_nowait(outcome)  # the reader's last item of the run
+                end = await work()
+                if isinstance(end, Finish):
+                    self.last_finish = end
+                elif isinstance(end, AwaitApproval):
+                    self.paused = end
             except anyio.get_cancelled_exc_class():
-                self.last_finish = self.runner.finish  # the cancel it recorded
+                end = self.last_finish = self.runner.finish  # the cancel it recorded
                 raise  # the client is closing, or a scope around it was cancelled
             except BaseException as exc:  # a journal that gave up, a real Ctrl-C, a bug
                 self._error = exc
             finally:
-                if self._error is not None or (self.last_finish or self.paused) is None:
-                    self._send.send_nowait(None)
+                self._send.send_nowait(end if self._error is None else None)
                 done.set()
 
         tasks.start_soon(turn)
@@ -378,7 +384,10 @@ class Client:
             raise
 
     def _sink(self, item: Notice | Finish | AwaitApproval | None) -> None:
-        """Pass a notice on to the reader, counting the requests for results."""
+        """Pass a notice on to the reader, counting the requests for results (the `Finish`
+        waits for the run's end: `_start`)."""
+        if isinstance(item, Finish):
+            return
         if isinstance(item, ResultsRequested):
             self._requests_unread += 1
         self._send.send_nowait(item)
@@ -550,27 +559,41 @@ class Client:
         await self._decide(Denied(call_id=call_id, reason=reason))
 
     async def _decide(self, decision: Approved | Denied) -> None:
-        """Feed a human's decision, continuing a paused turn (in a run of its own)."""
+        """Feed a human's decision, continuing a paused turn (in a run of its own).
+
+        One decision per call: a second one for a call whose decision is on its
+        way is refused at once (`UnknownApproval`), as one for a call decided.
+        """
         self._require_open()
-        held = [request.call.id for request in self.pending_approvals]
+        pending = [request.call.id for request in self.pending_approvals]
+        held = [call_id for call_id in pending if call_id not in self._deciding]
         if decision.call_id not in held:
             detail = f"awaiting approval: {held}" if held else "no call awaits approval"
             raise UnknownApproval(
                 f"no call {decision.call_id!r} is held for approval (unknown, or already "
                 f"decided); {detail}"
             )
-        await self._continue(decision)
+        self._deciding.add(decision.call_id)
+        try:
+            await self._continue(decision)
+        finally:
+            self._deciding.discard(decision.call_id)
 
     async def _continue(self, event: Approved | Denied | Cancelled) -> None:
-        """Hand the turn `event`; a paused turn's run is over, so a new run takes it."""
-        if self.phase is Phase.AWAITING_APPROVAL and self._turn is not None:
-            await self._until_done(self._turn.wait())  # the paused run is ending: let it
-        if not self._running():
-            self._discard_notices()  # what the paused run told, read or not
-            self.runner.drain()
-            self.last_finish = self.paused = None
-            self._start(self.runner.turn)
-        await self._until_done(self.runner.submit(event))
+        """Hand the turn `event`; a paused turn's run is over, so a new run takes it.
+
+        One at a time: two would start two runs of one session. Raises what
+        applying `event` raised (a journal that gave up), never waits forever.
+        """
+        async with self._continuing:
+            if self.phase is Phase.AWAITING_APPROVAL and self._turn is not None:
+                await self._until_done(self._turn.wait())  # the paused run is ending: let it
+            if not self._running():
+                self._discard_notices()  # what the paused run told, read or not
+                self.runner.drain()
+                self.last_finish = self.paused = None
+                self._start(self.runner.turn)
+            await self._until_done(self.runner.submit(event))
 
     async def interrupt(self) -> None:
         """Stop the model stream and running tools now; the turn finishes CANCELLED.
@@ -625,7 +648,7 @@ def _blocks(notice: Notice | Finish | AwaitApproval, text: list[str]) -> list[Bl
                     tool_use_id=result.call_id, tool_name=result.name, error=result.content
                 )
             ]
-        case MessageRecorded() | Finish() | AwaitApproval():
+        case Finish() | AwaitApproval():  # the answer's text: once the turn's end is recorded
             return _flush(text)
         case _:
             pass

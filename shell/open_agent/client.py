@@ -43,7 +43,7 @@ from typing import Any
 import anyio
 import attrs
 
-from toolreel.adapters import Journal
+from toolreel.adapters import Journal, Lease
 from toolreel.adapters._providers._openai_sdk import OpenAISdkModel, close_stream, openai_sdk_model
 from toolreel.core import (
     AnnouncePolicy,
@@ -227,7 +227,7 @@ class Client:
         self._generation = 0
         self._interrupted = False
         self._queried = False
-        self._begun = False
+        self._lease: Lease | None = None  # the session, once the first query began it
         self._view: list[dict[str, Any]] = []
         self._shown: list[dict[str, Any]] = []
 
@@ -249,9 +249,9 @@ class Client:
         """Stop a turn still running; give the session back to the journal; close the client."""
         await self._stop_turn()
         try:
-            if self._begun:
-                self.journal.release(self.session_id)
-                self._begun = False
+            if self._lease is not None:
+                lease, self._lease = self._lease, None
+                self.journal.release(lease)
         finally:
             try:
                 await self._model.aclose()
@@ -327,9 +327,8 @@ class Client:
 
     def _begin_session(self) -> None:
         """Tell the journal about the session, once."""
-        if not self._begun:
-            self.journal.begin(self.session_id, self.config)
-            self._begun = True
+        if self._lease is None:
+            self._lease = self.journal.begin(self.session_id, self.config)
 
     async def _refused(self, finish: Finish, before: tuple[ChatMessage, ...]) -> None:
         """A prompt the hook blocked, or a first model call that failed: raise; keep no trace."""

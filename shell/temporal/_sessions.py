@@ -256,11 +256,11 @@ def import_record(record: SessionRecord, journal: Journal, session_id: str) -> s
         raise SessionError(f"session {session_id!r} already exists in the journal")
     config = config_of(record.config)
     steps = _steps(config, record.events)
-    journal.begin(session_id, config)
+    lease = journal.begin(session_id, config)
     try:
         journal.append(session_id, steps)
     finally:
-        journal.release(session_id)
+        journal.release(lease)
     return session_id
 
 

@@ -39,8 +39,15 @@ from toolreel.core import (
 from toolreel.shell import AgentOptions, Client
 
 from ._approvals import Decision, refusal, waiting_response
-from ._event_stream import EVENT_STREAM_HEADERS, plain_error, plain_events, plain_start, sse_event
-from ._ui_stream import DONE, UI_STREAM_HEADERS, sse, ui_error, ui_parts, ui_start
+from ._event_stream import (
+    EVENT_STREAM_HEADERS,
+    PlainEvent,
+    plain_error,
+    plain_events,
+    plain_start,
+    sse_event,
+)
+from ._ui_stream import DONE, UI_STREAM_HEADERS, Part, sse, ui_error, ui_parts, ui_start
 
 #: Which stream a response speaks: the AI SDK's UI message stream, or the plain events.
 Protocol = Literal["ui", "events"]
@@ -65,25 +72,31 @@ async def ui_message_stream(
     `denied`: when the stream continues the client's assistant message after its
     `addToolApprovalResponse`, the calls it denied (their outputs: `tool-output-denied`).
     A toolreel error raised by `items` (a journal that gave up, ...) becomes an
-    `error` part and `finish`; anything else is a bug and propagates. `items` is
-    read to its end (a client's `events()` ends right after the `Finish`, once
-    the turn is recorded), but nothing after `finish` is sent.
+    `error` part and `finish`; anything else is a bug and propagates. One
+    `finish`, always: the parts that end the message wait until `items` has
+    ended (a client's `events()` ends right after the `Finish`, once the turn is
+    recorded), and an error raised then ends it instead.
     """
     stream, parts = ui_start(message_id or new_message_id(), denied=denied)
     for part in parts:
         yield sse(part)
+    ending: list[Part] | None = None  # the parts that end the message, once `items` ends
     try:
         async with _closing(items) as notices:
             async for item in notices:
-                if stream.finished:
+                if ending is not None:
+                    continue  # nothing is sent after the message's end
+                after, parts = ui_parts(stream, item, clock())
+                if after.finished:
+                    ending = parts
                     continue
-                stream, parts = ui_parts(stream, item, clock())
+                stream = after
                 for part in parts:
                     yield sse(part)
     except ToolreelError as exc:
-        stream, parts = ui_error(stream, redact(str(exc)))
-        for part in parts:
-            yield sse(part)
+        _, ending = ui_error(stream, redact(str(exc)))
+    for part in ending or ():
+        yield sse(part)
     yield DONE
 
 
@@ -94,19 +107,31 @@ async def event_stream(
     clock: Clock = time.monotonic,
     redact: Callable[[str], str] = str,
 ) -> AsyncIterator[str]:
-    """One turn's notices as the plain event stream (`session` first, `done` last)."""
+    """One turn's notices as the plain event stream (`session` first, `done` last).
+
+    One `done`, always: the events of the turn's end wait until `items` has
+    ended (the turn is then recorded); an error raised then (`error`, `done`)
+    replaces them.
+    """
     stream, events = plain_start(session_id)
     for kind, data in events:
         yield sse_event(kind, data)
+    ending: list[PlainEvent] = []  # the events that end the turn, once `items` ends
     try:
         async with _closing(items) as notices:
             async for item in notices:
+                if ending:
+                    continue  # nothing is sent after `done`
                 stream, events = plain_events(stream, item, clock())
+                if any(kind == "done" for kind, _ in events):
+                    ending = events
+                    continue
                 for kind, data in events:
                     yield sse_event(kind, data)
     except ToolreelError as exc:
-        for kind, data in plain_error(redact(str(exc)), _code(exc)):
-            yield sse_event(kind, data)
+        ending = plain_error(redact(str(exc)), _code(exc))
+    for kind, data in ending:
+        yield sse_event(kind, data)
 
 
 def _code(exc: ToolreelError) -> str:
@@ -178,7 +203,18 @@ class TurnResponse(StreamingResponse):
         self._first: tuple[Notice | Finish | AwaitApproval, ...] = ()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Open the session, run the turn and stream it; close the session whatever happens."""
+        """Open the session, run the turn and stream it; close the session whatever happens.
+
+        The client leaving stops it at any point: while the turn is begun (a
+        decision waiting to be journaled) as while it streams.
+        """
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(_watch_disconnect, receive, tasks.cancel_scope)
+            await self._respond(scope, receive, send)
+            tasks.cancel_scope.cancel()
+
+    async def _respond(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """`__call__`, watched for the client leaving."""
         async with contextlib.AsyncExitStack() as stack:
             try:
                 options, model = self.turn.options, self.turn.model
@@ -194,7 +230,7 @@ class TurnResponse(StreamingResponse):
             if refused is not None:  # the session could not be opened, or the turn begun
                 await refused(scope, receive, send)
                 return
-            await self._stream(self._body(client), receive, send)
+            await self._stream(self._body(client), send)
 
     async def _begin(self, client: Client) -> JSONResponse | None:
         """Start the turn: the prompt, or the decisions that continue a paused turn.
@@ -253,21 +289,16 @@ class TurnResponse(StreamingResponse):
             )
         return event_stream(items, session_id=client.session_id, redact=redact)
 
-    async def _stream(self, body: AsyncIterator[str], receive: Receive, send: Send) -> None:
-        """Send the head and every chunk; stop at once when the client goes away."""
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(_watch_disconnect, receive, tasks.cancel_scope)
-            try:
-                await send(
-                    {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
-                )
-                async with _closing(body) as chunks:
-                    async for chunk in chunks:
-                        await send(_body_message(chunk.encode(), more=True))
-                await send(_body_message(b"", more=False))
-            except OSError:  # the client is gone (a server that says so on write)
-                pass
-            tasks.cancel_scope.cancel()
+    async def _stream(self, body: AsyncIterator[str], send: Send) -> None:
+        """Send the head and every chunk (a client gone on write stops it, as a disconnect)."""
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+            async with _closing(body) as chunks:
+                async for chunk in chunks:
+                    await send(_body_message(chunk.encode(), more=True))
+            await send(_body_message(b"", more=False))
+        except OSError:  # the client is gone (a server that says so on write)
+            pass
 
 
 async def _after(

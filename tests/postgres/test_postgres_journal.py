@@ -72,14 +72,14 @@ def test_a_second_writer_is_refused_naming_the_owner_until_the_first_releases(
     postgres_dsn: str,
 ) -> None:
     first, second = PostgresJournal(postgres_dsn), PostgresJournal(postgres_dsn)
-    first.begin("s", CONFIG)
+    lease = first.begin("s", CONFIG)
     with pytest.raises(SessionBusy, match=rf"'s' is in use by pid {os.getpid()} on host") as busy:
         second.begin("s", CONFIG)
     assert "expires in 30 s" in str(busy.value) or "expires in 29 s" in str(busy.value)
     with pytest.raises(SessionBusy):
         second.append("s", [prompt_step()])
     first.append("s", [prompt_step()])
-    first.release("s")
+    first.release(lease)
     second.begin("s", CONFIG, from_seq=1)
     second.append("s", [prompt_step(2)])
     assert [e.seq for e in first.entries("s")] == [1, 2]
@@ -99,6 +99,24 @@ def test_a_writer_whose_lease_was_taken_over_writes_nothing_more(postgres_dsn: s
     assert [e.seq for e in other.entries("s")] == [1, 2]
     slow.close()
     other.close()
+
+
+def test_a_writer_whose_lease_was_taken_over_leaves_the_new_owners_lease_when_it_closes(
+    postgres_dsn: str,
+) -> None:
+    slow, other = PostgresJournal(postgres_dsn), PostgresJournal(postgres_dsn)
+    slow.begin("s", CONFIG)
+    slow.append("s", [prompt_step(1)])
+    sql(postgres_dsn, "UPDATE toolreel_leases SET expires = now() - interval '1 second'")
+    other.begin("s", CONFIG, from_seq=1)  # expired: taken over
+    slow.close()  # gives up what it holds: not the new owner's lease
+    [(owner,)] = sql(postgres_dsn, "SELECT owner FROM toolreel_leases WHERE session_id = 's'")
+    assert json.loads(str(owner))["token"] == other.owner.token
+    third = PostgresJournal(postgres_dsn)
+    with pytest.raises(SessionBusy, match=f"journal {other.owner.token}"):
+        third.begin("s", CONFIG, from_seq=1)
+    other.close()
+    third.close()
 
 
 def test_an_idle_writer_keeps_its_session_by_heartbeat(postgres_dsn: str) -> None:

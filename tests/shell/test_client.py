@@ -6,7 +6,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from toolreel.adapters import MemoryJournal, SQLiteJournal
+from toolreel.adapters import Lease, MemoryJournal, SQLiteJournal
 from toolreel.core import ChatMessage, Finish, FinishReason, MessageRecorded
 from toolreel.shell import (
     HOOK_POST_TOOL_USE,
@@ -333,8 +333,8 @@ class RecordingJournal(MemoryJournal):
         self.calls.append("append")
         super().append(session_id, steps)
 
-    def release(self, session_id: str) -> None:
-        self.calls.append(f"release {session_id}")
+    def release(self, lease: Lease) -> None:
+        self.calls.append(f"release {lease.session_id}")
 
     def close(self) -> None:
         self.calls.append("close")
@@ -357,7 +357,13 @@ def test_a_client_releases_its_own_journals_session_before_closing_it(
     tmp_path, monkeypatch
 ) -> None:
     calls: list[str] = []
-    monkeypatch.setattr(SQLiteJournal, "release", lambda self, sid: calls.append(f"release {sid}"))
+    release = SQLiteJournal.release
+
+    def noted(self: SQLiteJournal, lease: Lease) -> None:
+        calls.append(f"release {lease.session_id}")
+        release(self, lease)
+
+    monkeypatch.setattr(SQLiteJournal, "release", noted)
     close = SQLiteJournal.close
     monkeypatch.setattr(SQLiteJournal, "close", lambda self: calls.append("close") or close(self))
     opts = AgentOptions(
