@@ -39,6 +39,7 @@ from toolreel.core import (
 from toolreel.shell import AgentOptions, Client
 
 from ._approvals import Decision, refusal, waiting_response
+from ._ending import Ending, after_ending
 from ._event_stream import (
     EVENT_STREAM_HEADERS,
     PlainEvent,
@@ -201,17 +202,29 @@ class TurnResponse(StreamingResponse):
         self.turn = turn
         self.resume = resume
         self._first: tuple[Notice | Finish | AwaitApproval, ...] = ()
+        self._ending = Ending()
+        self._session_id = turn.options.session_id
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Open the session, run the turn and stream it; close the session whatever happens.
 
         The client leaving stops it at any point: while the turn is begun (a
-        decision waiting to be journaled) as while it streams.
+        decision waiting to be journaled) as while it streams. A response of the
+        same session that is ending is waited for first (web/_ending.py).
         """
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(_watch_disconnect, receive, tasks.cancel_scope)
-            await self._respond(scope, receive, send)
-            tasks.cancel_scope.cancel()
+        await after_ending(self._session_id)
+        try:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(_watch_disconnect, receive, tasks.cancel_scope, self._end)
+                await self._respond(scope, receive, send)
+                tasks.cancel_scope.cancel()
+        finally:
+            self._ending.closed()
+
+    def _end(self) -> None:
+        """The response is ending (its last chunk goes, or its client left): mark the session."""
+        if self._session_id is not None:
+            self._ending.mark(self._session_id)
 
     async def _respond(self, scope: Scope, receive: Receive, send: Send) -> None:
         """`__call__`, watched for the client leaving."""
@@ -224,6 +237,7 @@ class TurnResponse(StreamingResponse):
                     else Client(options, model=model)
                 )
                 client = await stack.enter_async_context(opened)
+                self._session_id = client.session_id
                 refused = await self._begin(client)
             except ToolreelError as exc:
                 refused = error_response(exc)
@@ -279,7 +293,7 @@ class TurnResponse(StreamingResponse):
     def _body(self, client: Client) -> AsyncIterator[str]:
         """The turn's SSE text in this response's protocol."""
         redact = client.redactor.text
-        items = _after(self._first, client.events())
+        items = _ending_at_end(_after(self._first, client.events()), self._end)
         if self.turn.protocol == "ui":
             denied = [
                 d.call_id for d in self.turn.decisions if self.turn.continued and not d.approve
@@ -296,6 +310,7 @@ class TurnResponse(StreamingResponse):
             async with _closing(body) as chunks:
                 async for chunk in chunks:
                     await send(_body_message(chunk.encode(), more=True))
+            self._end()
             await send(_body_message(b"", more=False))
         except OSError:  # the client is gone (a server that says so on write)
             pass
@@ -313,16 +328,30 @@ async def _after(
             yield item
 
 
+async def _ending_at_end(
+    items: AsyncIterator[Notice | Finish | AwaitApproval], end: Callable[[], None]
+) -> AsyncIterator[Notice | Finish | AwaitApproval]:
+    """`items`, calling `end` before the turn's last (its `Finish`, or the pause) goes out."""
+    async with _closing(items) as rest:
+        async for item in rest:
+            if isinstance(item, Finish | AwaitApproval):
+                end()
+            yield item
+
+
 def _body_message(body: bytes, *, more: bool) -> dict[str, Any]:
     """An ASGI body message."""
     return {"type": "http.response.body", "body": body, "more_body": more}
 
 
-async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    """Cancel `scope` when the client disconnects."""
+async def _watch_disconnect(
+    receive: Receive, scope: anyio.CancelScope, leaving: Callable[[], None]
+) -> None:
+    """Cancel `scope` when the client disconnects (telling `leaving` first)."""
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
+            leaving()
             scope.cancel()
             return
 

@@ -63,7 +63,7 @@ async def post_all(
     """Send the requests at once; `answered()` after each response (in the order they come)."""
     responses: list[httpx.Response | None] = [None] * len(requests)
     transport = httpx.ASGITransport(app=web)
-    async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
 
         async def one(index: int, path: str, body: dict[str, Any]) -> None:
             responses[index] = await client.post(path, json=body)
@@ -378,9 +378,9 @@ def test_a_client_leaving_while_a_crashed_turn_is_finished_ends_its_request() ->
         "raw_path": b"/api/chat",
         "root_path": "",
         "query_string": b"",
-        "headers": [(b"host", b"app"), (b"content-type", b"application/json")],
+        "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")],
         "client": ("127.0.0.1", 1),
-        "server": ("app", 80),
+        "server": ("127.0.0.1", 80),
     }
 
     async def main() -> None:
@@ -419,3 +419,79 @@ def crashed(journal: MemoryJournal, session_id: str, spec: ToolSpec) -> None:
         steps.append(Step(seq=seq, event=event, effects=effects))
     journal.append(session_id, steps)
     journal.release(lease)
+
+
+def test_the_next_message_after_a_client_left_waits_for_the_session_to_be_given_back() -> None:
+    """Stop, then send at once: the stopped turn is still giving the session back (its tool
+    takes a moment to stop), so the new request waits for that instead of a 409."""
+    started = anyio.Event()
+
+    @tool
+    async def slow() -> str:
+        """Never ends on its own; stopping it takes a moment (its clean-up)."""
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(0.3)
+        return "slow"  # pragma: no cover
+
+    journal = MemoryJournal()
+    web = app(AgentOptions(model="m", tools=[slow]), journal=journal, model=one_round("slow"))
+    gone = anyio.Event()
+    first_body = json.dumps(chat_body("first", "chat-1")).encode()
+    answered: list[int] = []
+
+    def scope_of() -> dict[str, Any]:
+        return {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": "/api/chat",
+            "raw_path": b"/api/chat",
+            "root_path": "",
+            "query_string": b"",
+            "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")],
+            "client": ("127.0.0.1", 1),
+            "server": ("127.0.0.1", 80),
+        }
+
+    def receiver(body: bytes, leave: anyio.Event | None) -> Callable[[], Any]:
+        sent = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await (leave or anyio.Event()).wait()
+            return {"type": "http.disconnect"}
+
+        return receive
+
+    async def second_send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            answered.append(message["status"])
+
+    async def ignore(message: dict[str, Any]) -> None:
+        pass
+
+    async def main() -> None:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(web, scope_of(), receiver(first_body, gone), ignore)
+                await started.wait()
+                gone.set()  # the browser's Stop
+                await anyio.sleep(0)  # the first request sees its client leave
+                second = json.dumps(chat_body("next", "chat-1")).encode()
+                leave_second = anyio.Event()
+                tasks.start_soon(web, scope_of(), receiver(second, leave_second), second_send)
+                while not answered:
+                    await anyio.sleep(0.01)
+                leave_second.set()
+
+    anyio.run(main)
+    assert answered == [200]
