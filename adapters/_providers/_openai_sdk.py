@@ -190,12 +190,13 @@ def _sdk_kind(exc: Exception) -> str:
             return "timeout"
         if isinstance(exc, openai.APIConnectionError):
             return "connection"
-    httpx = sys.modules.get("httpx")
-    if httpx is not None:
-        if isinstance(exc, httpx.TimeoutException):
-            return "timeout"
-        if isinstance(exc, httpx.TransportError):
-            return "connection"
+    for name in ("httpx2", "httpx"):  # the SDK's transport library, or the caller's
+        httpx = sys.modules.get(name)
+        if httpx is not None:
+            if isinstance(exc, httpx.TimeoutException):
+                return "timeout"
+            if isinstance(exc, httpx.TransportError):
+                return "connection"
     if isinstance(exc, TimeoutError):
         return "timeout"
     return "other"

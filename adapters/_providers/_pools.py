@@ -1,6 +1,6 @@
 """Connection pools shared by the HTTP models of one event loop.
 
-A session's model used to build its own `httpx.AsyncClient`, and with it a TLS
+A session's model used to build its own `httpx2.AsyncClient`, and with it a TLS
 context that loads the CA bundle: most of what opening a session cost, and
 most of the memory an open one held. Here the models of one event loop that
 agree on provider, base URL and transport share one client (its connections
@@ -8,7 +8,7 @@ and its TLS context), reference-counted: `acquire` hands out a `Lease`, and the
 client is closed when its last lease is released.
 
 Theory of operation:
-1. An `httpx.AsyncClient` is bound to the event loop it first ran in, so the
+1. An `httpx2.AsyncClient` is bound to the event loop it first ran in, so the
    pools live in an anyio `RunVar` (one table per running loop, dropped with
    the loop): a second `anyio.run` starts with none, never a dead loop's client.
 2. A lease taken in one loop and used in another is abandoned there (its count
@@ -18,7 +18,7 @@ Theory of operation:
    each request, so they need not split pools.
 4. No pool keeps cookies: sessions of different users share it.
 5. TLS: one context for the process, made when the first https pool is, as
-   httpx makes it (`create_ssl_context`, which honours SSL_CERT_FILE); an
+   httpx2 makes it (`create_ssl_context`, which honours SSL_CERT_FILE); an
    http:// pool gets one that trusts nothing (it is never asked for TLS, and
    costs no CA bundle), so a plain-HTTP server never loads the bundle at all.
 6. The pool admits any number of connections (a web backend may stream
@@ -33,10 +33,14 @@ from typing import TYPE_CHECKING
 import attrs
 from anyio.lowlevel import RunVar
 
+from ._clients import library_of
+
 if TYPE_CHECKING:
     import ssl
 
-    import httpx
+    import httpx2
+
+    from ._clients import AsyncTransport
 
 #: Idle connections a pool keeps open for reuse.
 KEEPALIVE = 100
@@ -48,14 +52,14 @@ class PoolKey:
 
     provider: str
     base_url: str
-    transport: httpx.AsyncBaseTransport | None = None
+    transport: AsyncTransport | None = None
 
 
 @attrs.define(eq=False)
 class _Shared:
     """One pooled client and how many leases hold it."""
 
-    client: httpx.AsyncClient
+    client: httpx2.AsyncClient  # or httpx's, over an httpx transport: the same API
     users: int = 0
 
 
@@ -119,28 +123,31 @@ def acquire(key: PoolKey) -> Lease:
     return Lease(pools, key, shared)
 
 
-def _new_client(key: PoolKey) -> httpx.AsyncClient:
-    """A client for one pool: shared TLS context, no cookies, no cap on connections."""
-    import http.cookiejar  # noqa: PLC0415 - loaded with httpx, by the first HTTP model
+def _new_client(key: PoolKey) -> httpx2.AsyncClient:
+    """A client for one pool: shared TLS context, no cookies, no cap on connections.
 
-    import httpx  # noqa: PLC0415 - httpx loads with the first HTTP model, not at import
+    httpx2's, or httpx's for an httpx transport (only tests pass one).
+    """
+    import http.cookiejar  # noqa: PLC0415 - loaded with httpx2, by the first HTTP model
 
+    httpx = library_of(key.transport)
     https = key.base_url.startswith("https:")
     refuse_all = http.cookiejar.DefaultCookiePolicy(allowed_domains=[])
-    return httpx.AsyncClient(
+    client: httpx2.AsyncClient = httpx.AsyncClient(
         transport=key.transport,
         verify=tls_context() if https else _no_tls(),
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=KEEPALIVE),
         cookies=http.cookiejar.CookieJar(refuse_all),
     )
+    return client
 
 
 @functools.cache
 def tls_context() -> ssl.SSLContext:
-    """The process's TLS context for https pools, made as httpx makes its default one."""
-    import httpx  # noqa: PLC0415 - see _new_client
+    """The process's TLS context for https pools, made as httpx2 makes its default one."""
+    import httpx2  # noqa: PLC0415 - see _new_client
 
-    return httpx.create_ssl_context()
+    return httpx2.create_ssl_context()
 
 
 @functools.cache
