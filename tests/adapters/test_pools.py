@@ -19,7 +19,7 @@ import httpx2
 import pytest
 
 from toolreel.adapters import HttpModel, OpenAICodec, Secret, http_model
-from toolreel.adapters._providers._pools import tls_context
+from toolreel.adapters._providers._pools import SHARD_LEASES, tls_context
 from toolreel.core import ConfigError, ModelCallFailed, ModelRequest, ModelResponded
 from toolreel.shell import AgentOptions, Client
 from toolreel.shell._scripted import Reply, ScriptedServer, text
@@ -244,6 +244,27 @@ def test_sessions_of_one_loop_share_a_connection() -> None:
 
         anyio.run(main)
         assert server.connections == 1
+
+
+def test_a_pool_spreads_many_models_over_shards_of_bounded_size() -> None:
+    async def main() -> None:
+        models = [
+            http_model("openai", base_url="http://127.0.0.1:9/v1", key="k")
+            for _ in range(2 * SHARD_LEASES + 1)
+        ]
+        clients = [model._client for model in models]
+        shards = {id(client): clients.count(client) for client in clients}
+        assert sorted(shards.values()) == [1, SHARD_LEASES, SHARD_LEASES]
+        for model in (models[0], models[1], models[-1]):  # the third shard empties: closed
+            await model.aclose()
+        assert clients[-1] is not None and clients[-1].is_closed
+        newcomer = http_model("openai", base_url="http://127.0.0.1:9/v1", key="k")
+        assert newcomer._client is clients[0]  # the emptiest shard left
+        for model in [*models[2:-1], newcomer]:
+            await model.aclose()
+        assert all(client is not None and client.is_closed for client in clients)
+
+    anyio.run(main)
 
 
 def test_a_pool_does_not_carry_cookies_from_one_model_to_another() -> None:
