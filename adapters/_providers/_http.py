@@ -32,8 +32,8 @@ from __future__ import annotations
 import hmac
 import json
 import math
-from collections.abc import AsyncIterator, Awaitable, Mapping
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import anyio
 import attrs
@@ -52,6 +52,7 @@ from toolreel.core import (
 from .._redact import Redactor, clean_key, logger
 from ._clients import library_of
 from ._codec import Codec, StreamDecoder
+from ._deadline import Expired, ScopedDeadline, call_deadline
 from ._images import request_refusal
 from ._pools import Lease, PoolKey, acquire
 from ._recovery import recovery_for
@@ -61,7 +62,6 @@ if TYPE_CHECKING:
 
     from ._clients import AsyncClient, AsyncTransport
 
-T = TypeVar("T")
 log = logger(__name__)
 
 #: At most this much of an error body is read (a hostile server may never end one).
@@ -144,41 +144,6 @@ class Timeouts:
     drain: float = attrs.field(default=0.5, validator=_positive)
 
 
-class _Expired(Exception):
-    """A call's total deadline or idle limit passed (turned into a retryable failure)."""
-
-
-class _Deadline:
-    """The clock of one call: when its total deadline and its idle limit run out."""
-
-    def __init__(self, timeouts: Timeouts) -> None:
-        """Both limits start now."""
-        self.timeouts = timeouts
-        now = anyio.current_time()
-        self.total_at = now + timeouts.total
-        self.idle_at = now + timeouts.idle
-
-    def content(self) -> None:
-        """Content arrived: the idle limit starts again."""
-        self.idle_at = anyio.current_time() + self.timeouts.idle
-
-    async def within(self, work: Awaitable[T], *, idle: bool) -> T:
-        """`work`'s result, or `_Expired` naming the limit that ran out first."""
-        at = self.idle_at if idle and self.idle_at < self.total_at else self.total_at
-        with anyio.move_on_after(max(0.0, at - anyio.current_time())):
-            return await work
-        raise _Expired(self._why(idle=idle))
-
-    def _why(self, *, idle: bool) -> str:
-        """Which limit ran out (the idle one if it was the nearer)."""
-        if idle and self.idle_at < self.total_at:
-            return (
-                f"no content from the model for {self.timeouts.idle:g} s (idle_timeout); "
-                "keep-alive comments do not count"
-            )
-        return f"model call exceeded its total deadline (call_timeout) of {self.timeouts.total:g} s"
-
-
 class HttpModel:
     """Calls one provider over HTTP: `stream(request)` yields core model events."""
 
@@ -253,7 +218,7 @@ class HttpModel:
         if refused is not None:
             yield ModelCallFailed(retryable=False, message=refused)
             return
-        deadline = _Deadline(self.timeouts)
+        deadline = call_deadline(self.timeouts.total, self.timeouts.idle)
         key = self._api_key.value if self._api_key else None
         client = self._sender()
         sent = client.build_request(
@@ -290,9 +255,10 @@ class HttpModel:
             failure = ModelCallFailed(retryable=False, message=_transport_message(exc))  # bad URL
         except httpx.RequestError as exc:  # transport trouble, a broken gzip stream, ...
             failure = ModelCallFailed(retryable=True, message=_transport_message(exc))
-        except _Expired as exc:
+        except Expired as exc:
             failure = ModelCallFailed(retryable=True, message=str(exc))
         finally:
+            deadline.close()
             if response is not None:
                 with anyio.CancelScope(shield=True):
                     await response.aclose()
@@ -308,7 +274,7 @@ class HttpModel:
         return event
 
     async def _next_events(
-        self, decoder: StreamDecoder, chunks: AsyncIterator[bytes], deadline: _Deadline
+        self, decoder: StreamDecoder, chunks: AsyncIterator[bytes], deadline: ScopedDeadline
     ) -> list[ModelEvent]:
         """The events of the stream's next chunks that hold any; [] at its end.
 
@@ -324,7 +290,7 @@ class HttpModel:
                 deadline.content()
                 return events
 
-    async def _whole(self, response: httpx2.Response, deadline: _Deadline) -> list[ModelEvent]:
+    async def _whole(self, response: httpx2.Response, deadline: ScopedDeadline) -> list[ModelEvent]:
         """The events of a response read whole: an error, or an answer that was not streamed."""
         if response.status_code >= 300:  # httpx2 does not follow redirects
             raw = await deadline.within(_read_some(response, ERROR_BODY_LIMIT), idle=False)
