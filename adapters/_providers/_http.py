@@ -21,7 +21,8 @@ With a codec's `tool_call_recovery`, decoded events pass through
 Limits (`Timeouts`): `connect` and `read` bound each connect and each read;
 `total` bounds a whole call, however the server trickles bytes; `idle` bounds
 the wait for content in a stream — only a decoded event (text, reasoning, a
-tool-call piece) resets it, never a keep-alive comment. A response is complete
+tool-call piece) resets it, never a keep-alive comment (`total` and `idle` are
+one call's clock: _deadline.py). A response is complete
 at its terminal event: the rest of the body (`[DONE]`, the chunked terminator)
 is read for `drain` seconds at most, so the connection is reused, else the
 connection is closed; the answer is never thrown away for want of an end.
