@@ -17,7 +17,9 @@ Theory of operation (asyncio, `LoopDeadline`):
    cancels anything: the next wait looks at the clock before it starts.
 3. The call's scope is not held across the generator's `yield`s (anyio forbids
    a cancel scope open across a yield: a deadline would cancel the caller's code),
-   which is why the timer cancels the task itself, and only inside `within`.
+   which is why the timer cancels the task itself, and only inside `within`,
+   as `asyncio.timeout` does (so, like it, not held off by an anyio shield the
+   HTTP library may hold while it cleans up after an error).
 4. `close` cancels the timer when the call is over.
 Other event loops (trio) get `ScopedDeadline`: a cancel scope per wait.
 """
