@@ -28,6 +28,7 @@ from toolreel.adapters._providers import (
     ModelPort,
     ToolCallRecovery,
     http_model,
+    is_async_client,
     recovers,
     redactor_for,
 )
@@ -37,7 +38,7 @@ from toolreel.core import ConfigError, RetryPolicy
 from . import _checks as check
 
 if TYPE_CHECKING:
-    import httpx
+    from toolreel.adapters._providers import AsyncClient
 
 #: The model every port opened here is, while `toolreel.testing.override` is in force.
 MODEL_OVERRIDE: ContextVar[ModelPort | None] = ContextVar("toolreel_model_override", default=None)
@@ -73,12 +74,13 @@ def _model(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
 
 
 def _http_client(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    """None (a pool shared per provider and base URL), or the caller's own httpx.AsyncClient."""
-    if value is not None:
-        import httpx  # noqa: PLC0415 - loaded already by whoever made the client
+    """None (a pool shared per provider and base URL), or the caller's own AsyncClient.
 
-        if not isinstance(value, httpx.AsyncClient):
-            check.refuse(attribute.name, value, f"an httpx.AsyncClient, not {check.kind(value)}")
+    httpx2's, or httpx's while both exist (asked without importing either).
+    """
+    if value is not None and not is_async_client(value):
+        what = f"an httpx2.AsyncClient (or httpx.AsyncClient), not {check.kind(value)}"
+        check.refuse(attribute.name, value, what)
 
 
 @attrs.frozen(kw_only=True)
@@ -93,12 +95,13 @@ class Connection:
     opened. `timeout` bounds each read, `call_timeout` a whole model call,
     `idle_timeout` a stream without content (keep-alives do not count); past
     either, the call fails and is retried by `retry`. `http_client` is the
-    caller's own httpx client (toolreel never closes it); without one, calls
-    share a pool per provider and base URL. `tool_call_recovery` ("auto",
-    "hermes", "llama3", "mistral"; openai and ollama only) turns tool calls a
-    small local model writes as text into real calls (README: "Tool calls from
-    small local models"). `model_images` False says the model is text-only: a
-    prompt or tool result with images is refused, never sent without them.
+    caller's own `httpx2.AsyncClient` (or `httpx.AsyncClient`; toolreel never
+    closes it); without one, calls share a pool per provider and base URL.
+    `tool_call_recovery` ("auto", "hermes", "llama3", "mistral"; openai and
+    ollama only) turns tool calls a small local model writes as text into real
+    calls (README: "Tool calls from small local models"). `model_images` False
+    says the model is text-only: a prompt or tool result with images is
+    refused, never sent without them.
 
     `model` may be left empty only for a hosted provider at its own URL (no
     `base_url`): "openai", "anthropic" and "gemini" then use their default model
@@ -125,7 +128,7 @@ class Connection:
     retry: RetryPolicy = attrs.field(
         factory=RetryPolicy, validator=check.instance_of(RetryPolicy, "a RetryPolicy")
     )
-    http_client: httpx.AsyncClient | None = attrs.field(default=None, validator=_http_client)
+    http_client: AsyncClient | None = attrs.field(default=None, validator=_http_client)
     tool_call_recovery: ToolCallRecovery | None = attrs.field(
         default=None,
         validator=check.one_of((None, *RECOVERY_MODES), "None or one of " + _MODES),

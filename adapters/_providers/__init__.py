@@ -18,6 +18,7 @@ from toolreel.core import ConfigError, ModelEvent, ModelRequest
 
 from .._redact import LOG_FILTER, Redactor, clean_key
 from ._anthropic import AnthropicCodec
+from ._clients import is_async_client as is_async_client
 from ._codec import Codec
 from ._failures import status_retryable as status_retryable
 from ._gemini import GeminiCodec
@@ -34,7 +35,7 @@ from ._recovery import with_recovery
 from ._responses import ResponsesCodec
 
 if TYPE_CHECKING:
-    import httpx
+    from ._clients import AsyncClient as AsyncClient
 
 
 class ModelPort(Protocol):
@@ -165,7 +166,7 @@ def http_model(
     stream: bool = True,
     timeouts: Timeouts | None = None,
     environ: Mapping[str, str] | None = None,
-    client: httpx.AsyncClient | None = None,
+    client: AsyncClient | None = None,
     tool_call_recovery: str | None = None,
     images: bool = True,
 ) -> HttpModel:

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("starlette", reason="toolreel.web needs Starlette: pip install 'toolreel[web]'")
 
 import anyio
-import httpx
+import httpx2
 
 from toolreel.adapters import MemoryJournal
 from toolreel.shell import AgentOptions, tool
@@ -74,12 +74,14 @@ def send(
     headers: dict[str, str] | None = None,
     base: str = ORIGIN,
     cookies: dict[str, str] | None = None,
-) -> httpx.Response:
+) -> httpx2.Response:
     """One request to the ASGI app: `body` as JSON, or `content` as it is (with `headers`)."""
 
-    async def sending() -> httpx.Response:
-        transport = httpx.ASGITransport(app=web)
-        async with httpx.AsyncClient(transport=transport, base_url=base, cookies=cookies) as client:
+    async def sending() -> httpx2.Response:
+        transport = httpx2.ASGITransport(app=web)
+        async with httpx2.AsyncClient(
+            transport=transport, base_url=base, cookies=cookies
+        ) as client:
             if content is not None:
                 return await client.request(method, path, content=content, headers=headers)
             if body is not None:  # as JSON, escaped: lone surrogates ("\ud800") travel too
@@ -96,7 +98,7 @@ def chats(journal: MemoryJournal) -> list[str]:
     return list(journal.sessions())
 
 
-def error_of(response: httpx.Response, status: int) -> str:
+def error_of(response: httpx2.Response, status: int) -> str:
     """The `error` of a refusal with `status` (checked: `{"error": message}` as JSON)."""
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith("application/json")

@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 import attrs
-import httpx
+import httpx2
 import pytest
 from click.testing import CliRunner
 
@@ -177,8 +177,8 @@ def post(web: Any, path: str, body: dict[str, Any]) -> str:
     """One POST to the ASGI app; the response's text."""
 
     async def send() -> str:
-        transport = httpx.ASGITransport(app=web)
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        transport = httpx2.ASGITransport(app=web)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             response = await client.post(path, json=body)
             assert response.status_code == 200, response.text
             return response.text
@@ -248,7 +248,7 @@ def test_httpcore_debug_logs_mask_a_header_echoing_the_keys_end(
         for r in caplog.records
         if r.name.startswith("httpcore") and "x-echo-key" in r.getMessage()
     ]
-    assert headers, "httpcore logged no response headers"
+    assert headers, "httpcore2 logged no response headers"
     assert all("x-echo-key', b'...***'" in record.getMessage() for record in headers)
-    assert any(r.name == "httpx" for r in caplog.records)
+    assert any(r.name == "httpx2" for r in caplog.records)
     assert_clean("logs", caplog.text + "".join(repr(r.__dict__) for r in caplog.records))

@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -134,7 +134,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def held_call(server: str) -> str:
     """A real chat (`held-chat`) whose `multiply` call waits for approval; the call's id."""
-    response = httpx.post(
+    response = httpx2.post(
         f"{server}/api/events",
         json={"id": "held-chat", "message": "What is 7 times 8?"},
         timeout=30,
@@ -195,7 +195,7 @@ def page(browser: Browser) -> Iterator[Page]:
 
 def _state(server: str) -> list[tuple[str, str, int]]:
     """The journal's chats as (id, outcome, calls waiting), asked as the user would."""
-    listed = httpx.get(f"{server}/api/sessions", timeout=10).json()["sessions"]
+    listed = httpx2.get(f"{server}/api/sessions", timeout=10).json()["sessions"]
     return [(s["id"], s["outcome"], s["approvals"]) for s in listed]
 
 
@@ -309,7 +309,7 @@ def token_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_the_page_from_the_token_link_chats_with_a_cookie_no_script_or_site_gets(
     page: Page, token_server: str, attacker: tuple[Path, int]
 ) -> None:
-    assert httpx.get(f"{token_server}/api/info", timeout=10).status_code == 401
+    assert httpx2.get(f"{token_server}/api/info", timeout=10).status_code == 401
     page.goto(f"{token_server}/?token={TOKEN}")
     assert page.url == f"{token_server}/"  # the token left the address bar
     expect(page.locator("#scripted")).to_contain_text("scripted")
@@ -331,5 +331,5 @@ def test_the_page_from_the_token_link_chats_with_a_cookie_no_script_or_site_gets
     expect(page).to_have_title("sent")
     assert sorted(status for _, status in answers) == [401, 401, 401]
     bearer = {"authorization": f"Bearer {TOKEN}"}
-    listed = httpx.get(f"{token_server}/api/sessions", headers=bearer, timeout=10).json()
+    listed = httpx2.get(f"{token_server}/api/sessions", headers=bearer, timeout=10).json()
     assert len(listed["sessions"]) == 1  # the page's own chat, nothing forged

@@ -19,7 +19,7 @@ import sys
 import threading
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 from click.testing import CliRunner
 
@@ -88,9 +88,9 @@ class Serving:
         return self.seen
 
 
-def ask(url: str, **extra: object) -> httpx.Response:
+def ask(url: str, **extra: object) -> httpx2.Response:
     """POST /api/events with the calculator question."""
-    return httpx.post(f"{url}/api/events", json=QUESTION, timeout=30, **extra)  # type: ignore[arg-type]
+    return httpx2.post(f"{url}/api/events", json=QUESTION, timeout=30, **extra)  # type: ignore[arg-type]
 
 
 def test_off_loopback_a_token_is_made_printed_once_and_required(tmp_path: Path) -> None:
@@ -106,22 +106,22 @@ def test_off_loopback_a_token_is_made_printed_once_and_required(tmp_path: Path) 
         page, token = found[1], found[2]
         assert len(token) >= 40
 
-        refused = httpx.get(f"{served.url}/api/info")
+        refused = httpx2.get(f"{served.url}/api/info")
         assert refused.status_code == 401 and token not in refused.text
         assert ask(served.url).status_code == 401
         bearer = {"authorization": f"Bearer {token}"}
-        assert httpx.get(f"{served.url}/api/info", headers=bearer).status_code == 200
+        assert httpx2.get(f"{served.url}/api/info", headers=bearer).status_code == 200
         answered = ask(served.url, headers=bearer)
         assert answered.status_code == 200 and "42" in answered.text
 
-        linked = httpx.get(f"{page}?token={token}", follow_redirects=True)  # as a browser would
+        linked = httpx2.get(f"{page}?token={token}", follow_redirects=True)  # as a browser would
         assert linked.status_code == 200 and linked.headers["content-type"].startswith("text/html")
         assert [r.status_code for r in linked.history] == [303]
         assert "HttpOnly" in linked.history[0].headers["set-cookie"]
 
         # Listening on every address, it answers to any address, but to no other name.
         for host, status in [("192.168.1.7:8000", 200), ("[fe80::1]", 200), ("rebind.test", 400)]:
-            answer = httpx.get(f"{served.url}/api/info", headers={**bearer, "host": host})
+            answer = httpx2.get(f"{served.url}/api/info", headers={**bearer, "host": host})
             assert answer.status_code == status, host
     finally:
         printed = served.stop()
@@ -134,9 +134,9 @@ def test_a_token_given_by_the_environment_is_required_and_never_printed(tmp_path
     try:
         assert served.line().startswith("warning: serving beyond this machine")
         assert "the token given (--token or TOOLREEL_TOKEN)" in served.line()
-        assert httpx.get(f"{served.url}/api/info").status_code == 401
+        assert httpx2.get(f"{served.url}/api/info").status_code == 401
         bearer = {"authorization": f"Bearer {token}"}
-        assert httpx.get(f"{served.url}/api/info", headers=bearer).status_code == 200
+        assert httpx2.get(f"{served.url}/api/info", headers=bearer).status_code == 200
     finally:
         printed = served.stop()
     assert not any(token in line for line in printed)
@@ -161,13 +161,13 @@ def test_a_token_unfit_to_be_one_stops_serve_before_it_serves(tmp_path: Path) ->
 def test_on_loopback_no_token_and_the_host_and_body_flags_reach_the_app(tmp_path: Path) -> None:
     served = Serving(["--allowed-host", "agent.test", "--max-body", "100"], tmp_path)
     try:
-        assert httpx.get(f"{served.url}/api/info").status_code == 200  # no token on loopback
-        named = httpx.get(f"{served.url}/api/info", headers={"host": "agent.test:8000"})
+        assert httpx2.get(f"{served.url}/api/info").status_code == 200  # no token on loopback
+        named = httpx2.get(f"{served.url}/api/info", headers={"host": "agent.test:8000"})
         assert named.status_code == 200
-        other = httpx.get(f"{served.url}/api/info", headers={"host": "rebind.test:8000"})
+        other = httpx2.get(f"{served.url}/api/info", headers={"host": "rebind.test:8000"})
         assert other.status_code == 400 and "not served here" in other.json()["error"]
         assert ask(served.url).status_code == 200  # 35 bytes
-        large = httpx.post(
+        large = httpx2.post(
             f"{served.url}/api/events", json={**QUESTION, "pad": "x" * 100}, timeout=30
         )
         assert large.status_code == 413

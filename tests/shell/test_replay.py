@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import anyio
 import attrs
 import httpx
+import httpx2
 import pytest
 
 from toolreel.adapters import (
@@ -277,12 +279,13 @@ def test_transcript_snapshot_extension_round_trips(transcript_snapshot) -> None:
     assert session == transcript_snapshot
 
 
-def test_the_network_guard_refuses_real_provider_calls() -> None:
+@pytest.mark.parametrize("library", [httpx2, httpx], ids=["httpx2", "httpx"])
+def test_the_network_guard_refuses_real_provider_calls(library: Any) -> None:
     with guard_network() as blocked:
         with pytest.raises(NetworkBlocked, match=r"api\.openai\.com"):
-            httpx.get("https://api.openai.com/v1/models")
+            library.get("https://api.openai.com/v1/models")
         with ScriptedServer([text("local is fine")]) as server:
-            assert httpx.post(f"{server.url}/chat/completions", json={}).status_code == 200
+            assert library.post(f"{server.url}/chat/completions", json={}).status_code == 200
     assert blocked == ["https://api.openai.com/v1/models"]
 
 

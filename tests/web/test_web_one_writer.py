@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 import psycopg
 import pytest
 from one_writer import Opened, clean, one_round, opener
@@ -59,11 +59,11 @@ def journal_of(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Calla
 
 async def post_all(
     web: Any, requests: Sequence[tuple[str, dict[str, Any]]], *, answered: Callable[[], None]
-) -> list[httpx.Response]:
+) -> list[httpx2.Response]:
     """Send the requests at once; `answered()` after each response (in the order they come)."""
-    responses: list[httpx.Response | None] = [None] * len(requests)
-    transport = httpx.ASGITransport(app=web)
-    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+    responses: list[httpx2.Response | None] = [None] * len(requests)
+    transport = httpx2.ASGITransport(app=web)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
 
         async def one(index: int, path: str, body: dict[str, Any]) -> None:
             responses[index] = await client.post(path, json=body)
@@ -77,7 +77,7 @@ async def post_all(
     return [response for response in responses if response is not None]
 
 
-def post(web: Any, path: str, body: dict[str, Any]) -> httpx.Response:
+def post(web: Any, path: str, body: dict[str, Any]) -> httpx2.Response:
     """One request."""
     [response] = anyio.run(lambda: post_all(web, [(path, body)], answered=lambda: None))
     return response
