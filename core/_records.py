@@ -27,7 +27,7 @@ import attrs
 
 from ._content import ImagePart
 from ._errors import ConfigError
-from ._text import checked_text, lone_surrogate
+from ._text import checked_text, surrogate_at
 
 Role = Literal["user", "assistant"]
 
@@ -73,7 +73,7 @@ NO_USAGE = Usage()
 
 def _tool_name(_: object, __: object, value: Any) -> None:
     """A tool is called by its name: a non-empty str (of valid text)."""
-    if not isinstance(value, str) or not value or lone_surrogate(value) is not None:
+    if not isinstance(value, str) or not value or surrogate_at(value) is not None:
         raise ConfigError("name", value, "a tool name (a non-empty str of valid Unicode text)")
 
 

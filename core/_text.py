@@ -1,12 +1,13 @@
 """Text a session can hold: valid Unicode, which JSON (and so every journal) writes.
 
-A Python str may hold a lone surrogate (a code point U+D800..U+DFFF not part of
-a pair): JSON's `"\\ud800"` escape decodes to one, and so does each undecodable
-byte of a command line, a file name or a subprocess's output read with
-`surrogateescape`. No UTF-8 encoder writes it, so no journal can store it.
-What the caller gives is refused (`checked_text`, a validator); what a model,
-a tool or a hook sends is kept with U+FFFD in its place (`valid_text`, through
-`well_formed` in core/_wellformed.py).
+A Python str may hold a lone surrogate (a code point U+D800..U+DFFF, which
+valid text holds only as half of a pair in UTF-16, never on its own): JSON's
+`"\\ud800"` escape decodes to one, and so does each undecodable byte of a
+command line, a file name or a subprocess's output read with `surrogateescape`.
+No UTF-8 encoder writes it, so no journal can store it. What the caller gives
+is refused (`checked_text`, a validator); what a model, a tool or a hook sends
+is kept with U+FFFD in its place (`valid_text`, through `well_formed` in
+core/_wellformed.py).
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ _LONE = re.compile("[\ud800-\udfff]")
 _EXCERPT = 20
 
 
-def lone_surrogate(text: str) -> int | None:
-    """Where the first lone surrogate of `text` is, or None (ASCII text at once)."""
+def surrogate_at(text: str) -> int | None:
+    """Where the first surrogate code point of `text` is, or None (ASCII text at once).
+
+    Valid text has none: a str holds a pair's character as one code point.
+    """
     if text.isascii():
         return None
     found = _LONE.search(text)
@@ -31,7 +35,7 @@ def lone_surrogate(text: str) -> int | None:
 
 def valid_text(text: str) -> str:
     """`text` with each lone surrogate U+FFFD (`text` itself when it has none)."""
-    if lone_surrogate(text) is None:
+    if surrogate_at(text) is None:
         return text
     # UTF-16 with surrogatepass joins the pairs; decoding replaces what stays alone
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
@@ -46,7 +50,7 @@ def checked_text(field: str, *, optional: bool = False) -> Callable[[Any, Any, A
             return
         if not isinstance(value, str):
             raise ConfigError(field, value, "a str" + (" or None" if optional else ""))
-        at = lone_surrogate(value)
+        at = surrogate_at(value)
         if at is not None:
             raise ConfigError(
                 field,

@@ -32,7 +32,7 @@ from toolreel.core import (
     arguments_object,
     well_formed,
 )
-from toolreel.core._text import lone_surrogate, valid_text
+from toolreel.core._text import surrogate_at, valid_text
 
 #: What `"\ud800"` in JSON, or an undecodable byte read with surrogateescape, leave in a str.
 LONE, ESCAPED_BYTE = "\ud800", b"\xff".decode("utf-8", "surrogateescape")
@@ -54,11 +54,11 @@ def test_a_pair_held_as_two_code_points_becomes_its_character() -> None:
 @pytest.mark.parametrize("text", ["plain", "héllo wörld", "你好", "\U0001f600"])
 def test_valid_text_is_the_same_object(text: str) -> None:
     assert valid_text(text) is text
-    assert lone_surrogate(text) is None
+    assert surrogate_at(text) is None
 
 
-def test_where_the_first_lone_surrogate_is() -> None:
-    assert lone_surrogate(f"abc{ESCAPED_BYTE}{LONE}") == 3
+def test_where_the_first_surrogate_is() -> None:
+    assert surrogate_at(f"abc{ESCAPED_BYTE}{LONE}") == 3
 
 
 @pytest.mark.parametrize(
