@@ -31,6 +31,7 @@ from toolreel.core import (
     ToolResult,
     ToolRound,
     Usage,
+    well_formed,
 )
 
 from ._retries import Retry
@@ -71,12 +72,15 @@ def _before(retries: Iterable[Retry], iteration: int, last: bool) -> list[Retry]
 
 
 def _pretty(text: str) -> str:
-    """JSON text pretty-printed with sorted keys; other text as it is."""
+    """JSON text pretty-printed with sorted keys; other text as it is.
+
+    An escaped half of a surrogate pair (valid JSON) is U+FFFD once unescaped.
+    """
     try:
         value = json.loads(text)
     except ValueError:
         return text
-    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+    return well_formed(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False))
 
 
 def _fenced(text: str, language: str = "") -> list[str]:

@@ -3,7 +3,9 @@
 Build a `LoopConfig`, get the first state from `initial_state(config)`, then
 feed events (facts: a prompt, model deltas, tool results) to `step` and carry
 out the effects it returns (commands: call the model, run tools, ...). The
-core does no I/O; `toolreel.shell` is one interpreter of its effects.
+core does no I/O; `toolreel.shell` is one interpreter of its effects. An
+event made of what a model, a tool or a hook sent goes through `well_formed`
+first, so that a journal can hold exactly what `step` saw (core/_wellformed.py).
 `AgentConfig`, `initial_agent_state` and `agent_step` are the same for a
 structured-output agent run.
 
@@ -123,6 +125,7 @@ from ._records import (
 )
 from ._state import Phase, State, StepError, initial_state
 from ._step import step
+from ._wellformed import well_formed
 
 __all__ = [
     "DEFAULT_MAX_ITERATIONS_PER_ATTEMPT",
@@ -236,4 +239,5 @@ __all__ = [
     "initial_agent_state",
     "initial_state",
     "step",
+    "well_formed",
 ]

@@ -21,6 +21,7 @@ from ._config import RetryPolicy, _names, at_least
 from ._errors import ConfigError
 from ._model import ModelSettings, settings_of, tool_specs
 from ._records import ToolSpec
+from ._text import checked_text
 
 SUBMIT_TOOL = ToolSpec(
     name="submit",
@@ -73,7 +74,9 @@ class AgentConfig:
     output: OutputSpec
     helpers: tuple[ToolSpec, ...] = attrs.field(default=(), converter=tool_specs)
     model: str = ""
-    system_prompt: str | None = None
+    system_prompt: str | None = attrs.field(
+        default=None, validator=checked_text("system_prompt", optional=True)
+    )
     max_attempts: int = attrs.field(default=3, validator=at_least(1))
     max_iterations_per_attempt: int = attrs.field(
         default=DEFAULT_MAX_ITERATIONS_PER_ATTEMPT, validator=at_least(1)

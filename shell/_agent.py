@@ -54,6 +54,7 @@ from toolreel.core import (
     Denied,
     FinishAgent,
     ImagePart,
+    PromptSubmitted,
     Usage,
     UsageError,
     agent_awaiting_approval,
@@ -72,7 +73,7 @@ from ._client import open_journal
 from ._connection import AGENT_OUTPUT_TOOL, Connection
 from ._errors import ApprovalPending, UnknownApproval
 from ._hooks import hook_points
-from ._images import ImageSource
+from ._images import ImageSource, Prompt, submitted
 from ._images import images as to_images
 from ._journal_files import journal_at
 from ._options import AgentOptions, AgentRunOptions
@@ -88,6 +89,9 @@ T = TypeVar("T")
 class AgentDefinition(Generic[I, T]):
     """An agent: how to prompt it, its tools, its output, how it is validated, who watches.
 
+    `build_prompt(input)` makes the prompt: a str, or a list of texts and
+    `ImagePart`s (as `Client.query` takes; anything else is a `ConfigError`
+    before a session begins).
     `helpers` are `Tool`s (or plain typed functions, wrapped with `@tool`).
     `validators` take the typed output and return a list of problems (empty:
     fine); sync or async. Callbacks get the reducer's `AgentState` first:
@@ -97,7 +101,7 @@ class AgentDefinition(Generic[I, T]):
     async; one that raises is recorded in the metadata.
     """
 
-    build_prompt: Callable[[I], str] = attrs.field(validator=check.a_callable)
+    build_prompt: Callable[[I], Prompt] = attrs.field(validator=check.a_callable)
     output: OutputTool[T] = attrs.field(validator=check.instance_of(OutputTool, "an OutputTool"))
     system_prompt: str | None = attrs.field(
         default=None, validator=check.instance_of(str, "a str", optional=True)
@@ -300,6 +304,15 @@ class Given:
     model: ModelPort
     images: tuple[ImagePart, ...] = ()
     abort: anyio.Event | None = None
+    #: The prompt's event, once `build_prompt` has made it (`prompted`).
+    prompt: PromptSubmitted | None = None
+
+    def prompted(self, build_prompt: Callable[[Any], Prompt], input: Any) -> Given:
+        """With the prompt `build_prompt(input)` makes (a str, or texts and images: the rule of
+        `submitted`), its images refused at once if the model cannot take them."""
+        prompt = submitted(build_prompt(input), self.images)
+        _refuse(self.model, prompt.images)
+        return attrs.evolve(self, prompt=prompt)
 
 
 def _refuse(port: ModelPort, images: tuple[ImagePart, ...]) -> None:
@@ -332,6 +345,7 @@ async def _journaled(
     if where is None:
         if decisions is not None:
             raise UsageError("resume_agent needs the journal the run was kept in")
+        given = given.prompted(definition.build_prompt, input)
         return await _execute(definition, input, options, given, config=config, helpers=helpers)
     kept = open_journal(where)
     sid = session_id or options.session_id or uuid.uuid4().hex
@@ -346,6 +360,8 @@ async def _journaled(
             config = resumed[0]
             lease = kept.begin(sid, config, from_seq=resumed[1].seq)
         else:
+            if decisions is None:  # a prompt that is none begins no session
+                given = given.prompted(definition.build_prompt, input)
             lease = kept.begin(sid, config)
         try:
             result = await _execute(
@@ -411,7 +427,9 @@ async def _execute(
     told = AGENT_OUTPUT_TOOL.set(config.output_name)  # for a test model: which tool ends the run
     try:
         if resumed is None:
-            finish = await runner.run(definition.build_prompt(input), given.images)
+            prompt = given.prompt or given.prompted(definition.build_prompt, input).prompt
+            assert prompt is not None
+            finish = await runner.run(prompt.text, prompt.images)
         else:
             finish = await runner.resume(resumed.state, resumed.seq, resumed.owed, decisions)
     finally:

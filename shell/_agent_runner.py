@@ -96,6 +96,7 @@ from toolreel.core import (
     ValidationFinished,
     agent_step,
     initial_agent_state,
+    well_formed,
 )
 from toolreel.core._agent_approval import PRE_HOOK, was_approved
 
@@ -279,8 +280,11 @@ class AgentRunner:
     def _reduce(
         self, state: AgentState, event: AgentEvent
     ) -> tuple[AgentState, tuple[_RunnerEffect, ...]]:
-        """`agent_step` on the redacted event, the core's effects between the runner's own."""
-        event = self.redactor.event(event)  # no key is ever kept, stored or shown
+        """`agent_step` on the well-formed, redacted event, the core's effects between the
+        runner's own."""
+        # what agent_step sees is what the journal can hold exactly (core/_wellformed.py), and
+        # no key is ever kept, stored or shown
+        event = self.redactor.event(well_formed(event))
         state, effects = agent_step(state, event)
         return state, framed(event, effects, durable=_durable(event, effects))
 

@@ -46,7 +46,6 @@ from toolreel.core import (
     Denied,
     Finish,
     FinishReason,
-    ImagePart,
     LoopConfig,
     MaxIterationsPolicy,
     Notice,
@@ -64,6 +63,7 @@ from toolreel.core import (
     Usage,
     UsageError,
     arguments_object,
+    well_formed,
 )
 
 from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
@@ -77,7 +77,7 @@ from ._errors import (
     UnknownToolCall,
 )
 from ._hooks import hook_points
-from ._images import ImageSource, ToolOutput, tool_output
+from ._images import ImageSource, Prompt, ToolOutput, submitted, tool_output
 from ._images import images as to_images
 from ._journal_files import journal_at, open_location
 from ._options import AgentOptions
@@ -392,17 +392,21 @@ class Client:
             self._requests_unread += 1
         self._send.send_nowait(item)
 
-    async def query(self, prompt: str, *, images: Iterable[ImageSource] | None = None) -> None:
+    async def query(self, prompt: Prompt, *, images: Iterable[ImageSource] | None = None) -> None:
         """Send a user prompt; the turn runs while you read `receive_messages()` or `events()`.
 
-        `images` (paths, bytes, URLs or `ImagePart`s; shell/_images.py) follow the
-        prompt's text; a model that cannot take them is refused here (`ContentRefused`).
-        After `add_tool_result` has answered every call, `query("")` is open_agent's
-        way to continue: no new prompt, the turn goes on; read it as before.
+        The prompt is a str, or a list of texts and `ImagePart`s (pydantic-ai's
+        convention: the texts joined by newlines, the images after them); anything
+        else, or text that is not valid Unicode (a lone surrogate), is a `ConfigError`
+        and nothing is sent. `images` (paths, bytes, URLs or `ImagePart`s;
+        shell/_images.py) follow the prompt's; a model that cannot take them is
+        refused here (`ContentRefused`). After `add_tool_result` has answered every
+        call, `query("")` is open_agent's way to continue: no new prompt, the turn
+        goes on; read it as before.
         """
         self._require_open()
-        attached = self._images(prompt, images)
-        if prompt == "" and self._continued and not attached:
+        event = self._prompt(prompt, images)
+        if prompt == "" and self._continued and not event.images:
             self._continued = False
             self._skip_answered()
             return
@@ -420,18 +424,19 @@ class Client:
         self.last_finish = self.paused = None
         self._discard_notices()
         self.runner.drain()  # what came too late for the turns that are over
-        self._start(lambda: self.runner.turn(PromptSubmitted(text=prompt, images=attached)))
+        self._start(lambda: self.runner.turn(event))
 
-    def _images(self, prompt: str, sources: Iterable[ImageSource] | None) -> tuple[ImagePart, ...]:
-        """The prompt's images, refused at once if the model cannot take them."""
-        attached = to_images(sources)
+    def _prompt(self, prompt: Prompt, sources: Iterable[ImageSource] | None) -> PromptSubmitted:
+        """The prompt's event, refused at once if it is no prompt or the model cannot take
+        its images."""
+        event = submitted(prompt, to_images(sources))
         codec = getattr(self._model, "codec", None)
-        if attached and codec is not None:
-            message = ChatMessage(role="user", content=prompt, images=attached)
+        if event.images and codec is not None:
+            message = ChatMessage(role="user", content=event.text, images=event.images)
             why = refusal(codec, (message,))
             if why is not None:
                 raise ContentRefused(why)
-        return attached
+        return event
 
     def _skip_answered(self) -> None:
         """Drop the unread rest of the part of the turn the caller answered (to its request)."""
@@ -510,6 +515,7 @@ class Client:
         """Manual mode: the result of a call the model made (any value; non-text becomes JSON).
 
         An `ImagePart`, or a list of text and images, gives a result with images.
+        Text that is not valid Unicode (a lone surrogate) is a `UsageError`.
         """
         self._require_open()
         awaited = self.pending_tool_calls()
@@ -529,6 +535,12 @@ class Client:
         event = ToolFinished(
             call_id=tool_call_id, output=given.text, is_error=is_error, images=given.images
         )
+        if well_formed(event) is not event:  # a journal could not hold it as it is
+            raise UsageError(
+                f"the result for {tool_call_id!r} is not valid Unicode text (it holds a lone "
+                "surrogate: an undecodable byte read with surrogateescape?); decode bytes "
+                "with errors='replace'"
+            )
         if not self._running():  # a resumed session that was awaiting results
             self.runner.drain()
             self._start(self.runner.turn)
@@ -555,6 +567,7 @@ class Client:
         """Deny a held call: the model reads `reason` as its error result.
 
         An empty reason reads "The user denied this tool call."; otherwise as `approve`.
+        A reason that is not valid Unicode text is a `ConfigError`.
         """
         await self._decide(Denied(call_id=call_id, reason=reason))
 
@@ -695,7 +708,7 @@ class RunResult:
 
 
 async def run(
-    prompt: str,
+    prompt: Prompt,
     options: AgentOptions,
     *,
     model: ModelPort | None = None,
@@ -708,6 +721,7 @@ async def run(
     journal it).
     """
     options = attrs.evolve(options, auto_execute_tools=True)
+    submitted(prompt)  # no prompt (a `ConfigError`): no session begun
     async with Client(options, model=model) as client:
         await client.query(prompt, images=images)
         finish = await client.wait()

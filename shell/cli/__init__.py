@@ -38,7 +38,7 @@ from toolreel.adapters._transcript import render_agent_transcript
 from toolreel.core import AgentConfig, ConfigError, ImagePart, ToolreelError, UsageError
 
 from .. import demo as demo_module
-from .._images import image
+from .._images import image, submitted
 from .._journal_files import DatabaseUrl, is_sqlite, open_location
 from .._options import AgentOptions
 from .._replay import Divergence, load_agent_session
@@ -409,15 +409,26 @@ def run(
     (which holds the model and the tools) runs; the answer is printed.
     """
     if prompt == "-":
-        prompt = sys.stdin.read()
+        prompt = _stdin_text()
     if not prompt.strip():
         raise click.UsageError("the prompt is empty")
+    submitted(prompt)  # text no session can hold (an undecodable byte): refused before it begins
     if temporal:
         if image_paths:  # the workflow's prompt is text only
             raise click.BadParameter("not supported with --temporal", param_hint="'--image'")
         return _on_temporal(temporal, task_queue, prompt.strip(), params)
     attached = _images(image_paths)
     return _converse(params, live.Prompts(given=[prompt.strip()], images=attached))
+
+
+def _stdin_text() -> str:
+    """All of stdin as text; bytes that are not text kept as surrogates, as argv's are (so
+    they are refused alike, not a traceback)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:
+        return sys.stdin.read()
+    data: bytes = buffer.read()
+    return data.decode(sys.stdin.encoding or "utf-8", "surrogateescape")
 
 
 def _on_temporal(address: str, task_queue: str, prompt: str, params: dict[str, Any]) -> int:

@@ -38,6 +38,8 @@ from ._render import TurnView, call_text
 
 #: The exit code of a turn left paused for approval.
 EXIT_PAUSED = 3
+#: The exit code of a chat one of whose prompts was refused (as a refused `run`'s).
+EXIT_REFUSED = 2
 
 
 @attrs.frozen
@@ -306,7 +308,14 @@ async def converse(
         while (
             client.phase is Phase.IDLE and (prompt := await guard.prompt(prompts, view)) is not None
         ):
-            await client.query(prompt, images=prompts.take_images())
+            try:
+                await client.query(prompt, images=prompts.take_images())
+            except ConfigError as exc:  # text no session holds (an undecodable byte): not sent
+                if not prompts.interactive:
+                    raise
+                view.note(f"error: {exc}", "red")
+                worst = max(worst, EXIT_REFUSED)
+                continue
             outcome = await follow(client, view)
             if prompts.interactive:
                 outcome = await settle(client, view, guard, outcome)

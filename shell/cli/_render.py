@@ -34,6 +34,7 @@ from toolreel.core import (
     ToolCallAnnounced,
     ToolResult,
     ToolResultReady,
+    well_formed,
 )
 
 from .._replay import AgentSession
@@ -52,9 +53,12 @@ def consoles() -> tuple[Console, Console]:
 
 
 def one_line(text: str, limit: int = RESULT_LIMIT) -> str:
-    """`text` on one line (compact JSON if it is JSON), cut to `limit` characters."""
+    """`text` on one line (compact JSON if it is JSON), cut to `limit` characters.
+
+    An escaped half of a surrogate pair (valid JSON) is U+FFFD once unescaped.
+    """
     try:
-        text = json.dumps(json.loads(text), ensure_ascii=False)
+        text = well_formed(json.dumps(json.loads(text), ensure_ascii=False))
     except ValueError:
         text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"

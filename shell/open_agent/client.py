@@ -306,7 +306,11 @@ class Client:
     # --- turns --------------------------------------------------------------------------
 
     async def query(self, prompt: str) -> None:
-        """Send a prompt (or, `""` after tool results, continue) and start the model's answer."""
+        """Send a prompt (or, `""` after tool results, continue) and start the model's answer.
+
+        A prompt that is not a str, or not valid Unicode text, is toolreel's `ConfigError`.
+        """
+        event = PromptSubmitted(text=prompt)  # refused before anything begins
         self._interrupted = False
         owed = self.runner.awaiting()
         if owed:
@@ -316,7 +320,7 @@ class Client:
         self._begin_session()
         await self._absorb()
         before = self.runner.state.history
-        self._start(PromptSubmitted(text=prompt))
+        self._start(event)
         assert self._answered is not None
         await self._answered.wait()
         finish = self.last_finish

@@ -28,8 +28,10 @@ from toolreel.core import (
     Allowed,
     Ask,
     Blocked,
+    ConfigError,
     HookPoint,
     ModelRequest,
+    PromptSubmitted,
     Replaced,
     ToolCall,
     ToolFinished,
@@ -106,7 +108,7 @@ class AgentActivities:
         default = self.options.tool_timeout
         return AgentSetup(
             config=config_data(config),
-            prompt=definition.build_prompt(start.input),
+            prompt=_prompt(start.agent, definition.build_prompt(start.input)),
             idempotent=sorted(name for name, tool in helpers.items() if tool.idempotent),
             timeouts={
                 name: tool.timeout if tool.timeout is not None else default
@@ -201,3 +203,19 @@ class AgentActivities:
             case Failure(problems):
                 finished = ValidationFinished(attempt=attempt, problems=problems)
         return [event_data(self.redactor.event(finished))]
+
+
+def _prompt(agent: str, prompt: object) -> str:
+    """The run's prompt: text (a workflow's prompt is text only) no journal refuses, or the
+    run is refused, once (not retried)."""
+    if not isinstance(prompt, str):
+        kind = type(prompt).__name__
+        raise ApplicationError(
+            f"agent {agent!r}: build_prompt gave a {kind}; on Temporal a prompt is a str",
+            non_retryable=True,
+        )
+    try:
+        PromptSubmitted(text=prompt)
+    except ConfigError as exc:
+        raise ApplicationError(f"agent {agent!r}: {exc}", non_retryable=True) from exc
+    return prompt

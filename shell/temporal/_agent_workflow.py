@@ -53,6 +53,7 @@ from toolreel.core import (
     ValidationFinished,
     agent_step,
     initial_agent_state,
+    well_formed,
 )
 from toolreel.shell._restore import INTERRUPTED
 
@@ -130,9 +131,11 @@ class AgentWorkflow:
         return data
 
     def _fold(self, event: AgentEvent) -> None:
-        """Apply one event and carry out its effects; nothing once the run is over."""
+        """Apply one event, well-formed (core/_wellformed.py), and carry out its effects;
+        nothing once the run is over."""
         if self._finish is not None or self._state is None:
             return
+        event = well_formed(event)  # what a model, a tool or a hook sent: as journals hold it
         self._state, effects = agent_step(self._state, event)
         self._seq += 1
         self._events.append(event_data(event))

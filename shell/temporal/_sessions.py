@@ -41,6 +41,7 @@ from toolreel.core import (
     Finish,
     FinishAgent,
     LoopConfig,
+    PromptSubmitted,
     agent_step,
     initial_agent_state,
     initial_state,
@@ -91,6 +92,7 @@ async def start_session(
     """
     settings = start or SessionStart()
     if prompt is not None:
+        PromptSubmitted(text=prompt)  # no prompt (`ConfigError`): refused here, not in the workflow
         settings = SessionStart(**{**settings.__dict__, "prompt": prompt})
     try:
         return await client.start_workflow(
@@ -124,7 +126,11 @@ async def open_chat(
 
 
 async def send_prompt(handle: WorkflowHandle[SessionWorkflow, SessionRecord], text: str) -> Finish:
-    """One turn of a chat session workflow: the prompt, answered with its `Finish`."""
+    """One turn of a chat session workflow: the prompt, answered with its `Finish`.
+
+    A prompt that is no valid Unicode text is a `ConfigError`, and is not sent.
+    """
+    PromptSubmitted(text=text)  # refused here, not in the workflow
     try:
         data = await handle.execute_update(SessionWorkflow.prompt, text)
     except (WorkflowUpdateFailedError, RPCError) as exc:

@@ -32,6 +32,7 @@ from toolreel.core import (
     Finish,
     Notice,
     Phase,
+    PromptSubmitted,
     ToolCallAnnounced,
     ToolreelError,
     UsageError,
@@ -190,8 +191,9 @@ class Turn:
 class TurnResponse(StreamingResponse):
     """A streamed turn: opens its own `Client` when served, and cancels the turn on disconnect.
 
-    If the session cannot be opened (in use: 409, unknown: 404, journal: 503)
-    the response is `{"error": ...}` instead of a stream.
+    If the session cannot be opened (in use: 409, unknown: 404, journal: 503),
+    or the prompt is no valid Unicode text (400: nothing begun), the response is
+    `{"error": ...}` instead of a stream.
     """
 
     def __init__(self, turn: Turn, *, resume: bool = False) -> None:
@@ -230,6 +232,7 @@ class TurnResponse(StreamingResponse):
         """`__call__`, watched for the client leaving."""
         async with contextlib.AsyncExitStack() as stack:
             try:
+                PromptSubmitted(text=self.turn.prompt)  # text no session holds: 400, none begun
                 options, model = self.turn.options, self.turn.model
                 opened = (
                     Client.resume(options.session_id or "", options, model=model)
