@@ -208,6 +208,13 @@ def render_transcript(
     lines = [f"# Session {session.session_id}" if ids else "# Session", ""]
     config = session.config
     lines += [f"model: {config.model}"]
+    settings = [
+        f"{name} {value:g}"
+        for name, value in (("temperature", config.temperature), ("max_tokens", config.max_tokens))
+        if value is not None
+    ]
+    if settings:
+        lines += ["settings: " + ", ".join(settings)]
     if config.system_prompt:
         lines += [f"system: {config.system_prompt}"]
     if config.tools:
