@@ -50,6 +50,11 @@ def hidden(names: Iterable[str]) -> frozenset[str]:
     return wanted
 
 
+def counted(number: int, noun: str) -> str:
+    """`number` and `noun`, plural unless it is one: "1 iteration", "2 iterations"."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def _retry_lines(retries: Iterable[Retry], hide: Collection[str]) -> list[str]:
     """One `↻` line per retried model call (none when retries are hidden)."""
     if "retries" in hide:
@@ -132,10 +137,10 @@ def _usage(usage: Usage) -> str:
 def _summary_line(turn: TurnSummary, hide: Collection[str], held: int = 0) -> str:
     """How the turn ended (`held`: how many of its calls wait for approval)."""
     if turn.reason is None and held:
-        return f"_awaiting approval · {held} call{'s' if held != 1 else ''} held_"
+        return f"_awaiting approval · {counted(held, 'call')} held_"
     if turn.reason is None:
         return "_unfinished_"
-    parts = [turn.reason.value, f"{turn.iterations} iterations"]
+    parts = [turn.reason.value, counted(turn.iterations, "iteration")]
     if "usage" not in hide:
         parts.append(_usage(turn.usage))
     if turn.max_iterations_reached:
@@ -181,7 +186,7 @@ def _turn_lines(
         lines += _retry_lines(turn.retries, hide)
     if rounds and not expand:
         names = ", ".join(call.name for r in rounds for call in r.tool_calls)
-        lines += [f"▸ {len(rounds)} tool round{'s' if len(rounds) != 1 else ''}: {names}", ""]
+        lines += [f"▸ {counted(len(rounds), 'tool round')}: {names}", ""]
     if answer is not None and answer.content:
         lines += [f"**Assistant:** {answer.content}", ""]
     lines += _approval_lines(held, ids)
@@ -207,6 +212,13 @@ def render_transcript(
     lines = [f"# Session {session.session_id}" if ids else "# Session", ""]
     config = session.config
     lines += [f"model: {config.model}"]
+    settings = [
+        f"{name} {value:g}"
+        for name, value in (("temperature", config.temperature), ("max_tokens", config.max_tokens))
+        if value is not None
+    ]
+    if settings:
+        lines += ["settings: " + ", ".join(settings)]
     if config.system_prompt:
         lines += [f"system: {config.system_prompt}"]
     if config.tools:
@@ -217,7 +229,7 @@ def render_transcript(
         held = session.approvals if number == last else ()  # the last turn is paused
         lines += _turn_lines(number, turn, expand, ids, hide, held=held)
     turns = len(session.turns)
-    total = [f"Total: {turns} turn{'s' if turns != 1 else ''}"]
+    total = [f"Total: {counted(turns, 'turn')}"]
     total += [] if "usage" in hide else [_usage(session.usage)]
     lines.append(" · ".join(total))
     return "\n".join(lines) + "\n"
@@ -299,8 +311,8 @@ def render_agent_transcript(
     lines += _outcome_lines(session)
     state = session.state
     total = [
-        f"Total: {state.attempt} attempt{'s' if state.attempt != 1 else ''}",
-        f"{state.iterations} iterations",
+        f"Total: {counted(state.attempt, 'attempt')}",
+        counted(state.iterations, "iteration"),
     ]
     total += [] if "usage" in hide else [_usage(state.usage)]
     lines.append(" · ".join(total))

@@ -24,6 +24,7 @@ from ._failures import status_retryable as status_retryable
 from ._gemini import GeminiCodec
 from ._http import HttpModel, Secret, Timeouts
 from ._images import text_only
+from ._null_content import NullContentFallback
 from ._ollama import OllamaCodec
 from ._openai import OpenAICodec
 from ._openai_sdk import OpenAISdkModel as OpenAISdkModel
@@ -189,7 +190,9 @@ def http_model(
         codec = with_recovery(codec, tool_call_recovery)
     secret = api_key(codec, key, environ)
     require_key(codec, secret, base_url)
-    model = HttpModel(
+    # An OpenAI-compatible server that refuses null content is sent "" (_null_content.py).
+    made = NullContentFallback if isinstance(codec, OpenAICodec) else HttpModel
+    model = made(
         codec,
         base_url=base_url,
         api_key=secret,

@@ -252,10 +252,10 @@ class HttpModel:
                 events = recover(await self._whole(response, deadline))
             for event in events:
                 yield self._told(event)
-        except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
-            failure = ModelCallFailed(retryable=False, message=_transport_message(exc))  # bad URL
+        except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:  # a bad URL
+            failure = ModelCallFailed(retryable=False, message=_transport_message(exc, sent.url))
         except httpx.RequestError as exc:  # transport trouble, a broken gzip stream, ...
-            failure = ModelCallFailed(retryable=True, message=_transport_message(exc))
+            failure = ModelCallFailed(retryable=True, message=_transport_message(exc, sent.url))
         except Expired as exc:
             failure = ModelCallFailed(retryable=True, message=str(exc))
         finally:
@@ -357,8 +357,10 @@ async def _read_some(response: httpx2.Response, limit: int) -> bytes:
     return b"".join(parts)[:limit]
 
 
-def _transport_message(exc: Exception) -> str:
-    """What went wrong on the wire, without the request (whose headers hold the key)."""
+def _transport_message(exc: Exception, url: Any) -> str:
+    """What went wrong on the wire, and where: the URL without user info or query (secrets)."""
     kind = type(exc).__name__
     detail = str(exc) or "no detail"
-    return f"{kind}: {detail}"
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    port = "" if url.port is None else f":{url.port}"
+    return f"{kind}: {detail} ({url.scheme}://{host}{port}{url.path})"

@@ -100,6 +100,10 @@ from ._recovery import ToolCallRecovery
 #: A 200 response that carried no choice to answer with (rule 6).
 NO_CHOICE = "response has no choices"
 
+#: What an assistant turn of tool calls without text sends as content (`OpenAICodec`).
+NullContent = Literal["auto", "null", "empty"]
+NULL_CONTENT: tuple[NullContent, ...] = ("auto", "null", "empty")
+
 
 @attrs.frozen(kw_only=True)
 class OpenAICodec:
@@ -113,7 +117,11 @@ class OpenAICodec:
     usage chunk (`stream_options`), which a few older servers reject.
     `tool_call_recovery` turns calls a model wrote as text into calls (_recovery.py).
     `images` False says the model is text-only: a request with images is refused
-    (adapters/_providers/_images.py), never sent without them.
+    (adapters/_providers/_images.py), never sent without them. `null_content`
+    is what an assistant turn of tool calls without text sends as `content`:
+    "null" (as OpenAI documents), "empty" ("", for servers that refuse null,
+    such as llama-cpp-python's), or "auto" (null until a server refuses it, then
+    "": adapters/_providers/_null_content.py).
     """
 
     name: ClassVar[str] = "openai"
@@ -125,6 +133,9 @@ class OpenAICodec:
     stream_usage: bool = True
     tool_call_recovery: ToolCallRecovery | None = None
     images: bool = True
+    null_content: NullContent = attrs.field(
+        default="auto", validator=attrs.validators.in_(NULL_CONTENT)
+    )
     image_urls: ClassVar[bool] = True
     _rounds: IdentityMemo[ToolRound, list[dict[str, Any]]] = attrs.field(
         factory=IdentityMemo, init=False, eq=False, repr=False
@@ -195,10 +206,8 @@ class OpenAICodec:
         sent_reasoning = reasoning if self.reasoning_field else ""
         if not (turn.text or turn.calls or sent_reasoning):
             return []
-        message: dict[str, Any] = {
-            "role": "assistant",
-            "content": turn.text or (None if turn.calls else ""),
-        }
+        nothing = None if turn.calls and self.null_content != "empty" else ""
+        message: dict[str, Any] = {"role": "assistant", "content": turn.text or nothing}
         if self.reasoning_field and sent_reasoning:
             message[self.reasoning_field] = sent_reasoning
         if turn.calls:

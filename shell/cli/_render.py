@@ -201,9 +201,10 @@ def failure_text(finish: Finish) -> str:
     if finish.over_budget is not None:
         return finish.over_budget.message
     if finish.reason is FinishReason.MAX_ITERATIONS:
+        plural = "s" if finish.iterations != 1 else ""
         return (
-            f"stopped after {finish.iterations} iterations with the model still calling tools "
-            "(raise --max-iterations)"
+            f"stopped after {finish.iterations} iteration{plural} with the model still calling "
+            "tools (raise --max-iterations)"
         )
     if finish.reason is FinishReason.BLOCKED:
         return f"blocked: {finish.block_reason or 'no reason given'}"
@@ -252,7 +253,9 @@ def replay_ok(session: Session | AgentSession) -> Text:
     if isinstance(session, AgentSession):
         return Text.assemble(("OK", "green"), " ", session.session_id, _agent_counts(session))
     turns, events = len(session.turns), session.events
-    counts = f" · {turns} turn{'s' if turns != 1 else ''} · {events} events"
+    counts = (
+        f" · {turns} turn{'s' if turns != 1 else ''} · {events} event{'s' if events != 1 else ''}"
+    )
     return Text.assemble(("OK", "green"), " ", session.session_id, counts)
 
 

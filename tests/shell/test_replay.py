@@ -272,6 +272,14 @@ def test_the_transcript_is_stable_and_complete() -> None:
     assert "▸ 1 tool round: divide" in render_transcript(session, expand=False)
 
 
+def test_a_transcript_counts_in_the_singular_for_one() -> None:
+    journal = MemoryJournal()
+    record([text("hello")], journal)
+    shown = render_transcript(load_session(journal, "s"))
+    assert "_completed · 1 iteration · 10 in / 5 out tokens_" in shown
+    assert "1 iterations" not in shown and shown.endswith("Total: 1 turn · 10 in / 5 out tokens\n")
+
+
 def test_transcript_snapshot_extension_round_trips(transcript_snapshot) -> None:
     journal = MemoryJournal()
     record(SCENARIOS["parallel tools"][0], journal)
