@@ -211,7 +211,10 @@ def test_transport_trouble_through_a_callers_client_is_a_retryable_failure(libra
     (failure,) = anyio.run(main)
     assert isinstance(failure, ModelCallFailed)
     assert failure.retryable
-    assert failure.message == "ConnectError: connection refused"
+    assert (
+        failure.message
+        == "ConnectError: connection refused (http://127.0.0.1:9/v1/chat/completions)"
+    )
 
 
 @LIBRARIES

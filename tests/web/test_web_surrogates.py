@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 
 from toolreel.adapters import FunctionModel, Session, SQLiteJournal
 from toolreel.core import ModelResponded, TextDelta, ToolCallArgumentsDelta, ToolCallStarted
@@ -42,17 +42,19 @@ def answer(request: Any) -> list[Any]:
     return [TextDelta(text=f"kept {LONE}"), ModelResponded()]
 
 
-def requests(path: Path, *calls: tuple[str, str, Any]) -> list[httpx.Response]:
+def requests(path: Path, *calls: tuple[str, str, Any]) -> list[httpx2.Response]:
     """The responses to these requests, in order, to one app journaling to `path`."""
 
-    async def send() -> list[httpx.Response]:
+    async def send() -> list[httpx2.Response]:
         journal = SQLiteJournal(path)
         web = app(
             AgentOptions(model="m", tools=[delete]), journal=journal, model=FunctionModel(answer)
         )
-        transport = httpx.ASGITransport(app=web)
+        transport = httpx2.ASGITransport(app=web)
         try:
-            async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+            async with httpx2.AsyncClient(
+                transport=transport, base_url="http://127.0.0.1"
+            ) as client:
                 return [
                     await client.request(m, url, content=body and json.dumps(body), headers=JSON)
                     for m, url, body in calls
