@@ -21,7 +21,12 @@ the `release` (another Client sharing the object) is refused as well.
 
 `begin` also refuses a session that has steps after `from_seq` (`check_current`): the
 caller read the session before another writer added to it, and would write
-steps under numbers already taken.
+steps under numbers already taken. The check and the taking are one atomic step:
+no other writer may commit between the reading of the last step and the lease
+taken (SQLite: one IMMEDIATE transaction; JSON lines: under the file's lock;
+PostgreSQL: the lease first, then the reading, `PostgresJournal._take`). Else a
+writer could add steps and give the session back in between, and the session be
+taken at a reading they overtook (a Client would resume a turn that had ended).
 """
 
 from __future__ import annotations

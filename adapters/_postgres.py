@@ -21,9 +21,12 @@ clocks agree; and a lease is never taken over before it expires, even from a
 process that seems gone (pids mean nothing across containers sharing a host
 name). Every write renews the lease in its own transaction, only while this
 journal still holds it: steps are never written by a writer whose session was
-taken over. A lost connection is reopened on the next call; steps that could
-not be written stay pending (as with a locked SQLite file) and go first with
-the next `append`, `flush` or `close`.
+taken over. `begin` takes the lease before it reads the session's last step, in
+a READ COMMITTED transaction whatever the server's default, so the reading sees
+every step of a writer that gave the session back meanwhile (`_take`). A lost
+connection is reopened on the next call; steps that could not be written stay
+pending (as with a locked SQLite file) and go first with the next `append`,
+`flush` or `close`.
 
 psycopg errors become `JournalUnavailable` (connection, server, privileges) or
 `JournalError`; the DSN's password never appears in a repr or message.
@@ -107,6 +110,8 @@ ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires = exclude
 WHERE held.owner = excluded.owner OR held.expires <= clock_timestamp()
 RETURNING session_id
 """
+#: The session's last step (read once its lease is taken: `PostgresJournal._take`).
+_LAST_SEQ = "SELECT max(last_seq) FROM toolreel_steps WHERE session_id = %s"
 _HOLDER = """
 SELECT owner, extract(epoch FROM expires - clock_timestamp())::float8
 FROM toolreel_leases WHERE session_id = %s
@@ -174,6 +179,9 @@ class PostgresJournal:
             if "application_name" not in self._dsn:  # the DSN's own name, else ours
                 extra["application_name"] = "toolreel"
             self._db = psycopg.connect(self._dsn, autocommit=True, **extra)
+            # `begin`'s transaction reads after its lease is taken (`_take`), whatever the
+            # server's default isolation: psycopg's BEGIN says so, no round trip more.
+            self._db.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
         return self._db
 
     def _guarded(self, work: Callable[[Connection], T], doing: str) -> T:
@@ -225,11 +233,23 @@ class PostgresJournal:
 
     # --- leases ------------------------------------------------------------------------
 
-    def _take(self, db: Connection, session_id: str) -> None:
-        """Take or renew the session's lease (inside a transaction); `SessionBusy` if held."""
+    def _take(self, db: Connection, session_id: str, from_seq: int) -> None:
+        """Take or renew the session's lease, then check that it has no step after `from_seq`
+        (inside a READ COMMITTED transaction); `SessionBusy` if held, or if it has.
+
+        In this order and in two statements: the lease waits for any transaction of
+        another writer on it (a write, a release) and is refused unless that writer has
+        let go, and the read that follows takes its snapshot after that, so it sees every
+        step the writer committed before letting go. Read first (or in the same statement,
+        whose snapshot predates the wait, or under REPEATABLE READ, whose snapshot is the
+        first statement's), the writer could add steps and give the session back in
+        between, and the session would be taken at a reading they overtook.
+        """
         taken = db.execute(_TAKE, (session_id, self._owner_text, self.lease_seconds)).fetchone()
         if taken is None:
             self._refuse(db, session_id)
+        last = db.execute(_LAST_SEQ, (session_id,)).fetchone()
+        check_current(session_id, last[0] if last else None, from_seq)
         self._leased.add(session_id)
         self._heartbeat.start()
 
@@ -304,11 +324,7 @@ class PostgresJournal:
 
         def work(db: Connection) -> None:
             with db.transaction():
-                last = db.execute(
-                    "SELECT max(last_seq) FROM toolreel_steps WHERE session_id = %s", (session_id,)
-                ).fetchone()
-                check_current(session_id, last[0] if last else None, from_seq)
-                self._take(db, session_id)
+                self._take(db, session_id, from_seq)
                 db.execute(
                     "INSERT INTO toolreel_sessions (id) VALUES (%s) ON CONFLICT DO NOTHING",
                     (session_id,),

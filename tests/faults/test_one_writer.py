@@ -287,12 +287,13 @@ def _said(worker: subprocess.Popen[bytes]) -> str:
 
 @pytest.fixture
 def workers(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
-    """Ten worker processes (one_writer_worker.py) on one journal: a SQLite file, or PostgreSQL."""
+    """Ten worker processes (one_writer_worker.py) on one journal: a SQLite or JSON-lines file,
+    or PostgreSQL."""
     kind = request.param
     location = (
         str(request.getfixturevalue("postgres_dsn"))
         if kind == "postgres"
-        else str(tmp_path / "j.db")
+        else str(tmp_path / ("j.jsonl" if kind == "jsonl" else "j.db"))
     )
     started = [
         subprocess.Popen(
@@ -304,7 +305,11 @@ def workers(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-
         assert [_said(worker) for worker in started] == ["ready"] * 10
         yield (
             started,
-            opener("sqlite-file" if kind == "sqlite" else "postgres-url", tmp_path, location),
+            opener(
+                {"sqlite": "sqlite-file", "postgres": "postgres-url"}.get(kind, kind),
+                tmp_path,
+                location,
+            ),
         )
         for worker in started:
             assert worker.stdin is not None
@@ -316,7 +321,7 @@ def workers(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-
             worker.wait()
 
 
-@pytest.mark.parametrize("workers", ["sqlite", "postgres"], indirect=True)
+@pytest.mark.parametrize("workers", ["sqlite", "jsonl", "postgres"], indirect=True)
 def test_n_processes_opening_one_session_at_once_give_one_owner_and_taking_turns_run_each(
     workers: tuple[list[subprocess.Popen[bytes]], Opened],
 ) -> None:
