@@ -200,14 +200,18 @@ def _state(server: str) -> list[tuple[str, str, int]]:
 
 
 def _answers(page: Page, server: str) -> list[tuple[str, int]]:
-    """(path, status) of each answer the page got from the served loop, as they come."""
+    """(path, status) of each answer to a POST the page sent the served loop, as they come.
+
+    Only POSTs: the served page's own GETs (its session list refreshing after a turn)
+    may still be answered after the test navigated away, and are no forgery.
+    """
     seen: list[tuple[str, int]] = []
-    page.on(
-        "response",
-        lambda r: (
-            seen.append((r.url.split("/", 3)[3], r.status)) if r.url.startswith(server) else None
-        ),
-    )
+
+    def note(response: Any) -> None:
+        if response.url.startswith(server) and response.request.method == "POST":
+            seen.append((response.url.split("/", 3)[3], response.status))
+
+    page.on("response", note)
     return seen
 
 
