@@ -182,9 +182,9 @@ def test_a_manual_result_with_an_image_reaches_the_server() -> None:
         async def main() -> None:
             async with Client(options(server, tools=[photo])) as client:
                 await client.query("Show me")
-                _ = [block async for block in client.receive_messages()]
+                _ = [item async for item in client.events()]
                 await client.add_tool_result("call_1", ["my photo", IMAGE])
-                _ = [block async for block in client.receive_messages()]
+                _ = [item async for item in client.events()]
 
         anyio.run(main)
     assert server.requests[1]["messages"][-2:] == [

@@ -272,7 +272,7 @@ def test_a_manual_result_with_a_lone_surrogate_is_refused(
         options = AgentOptions(model="m", tools=[echo], journal=journal, session_id="s")
         async with Client(options, model=calls_echo_then_answers('{"s": "x"}')) as client:
             await client.query("go")
-            async for _ in client.receive_messages():
+            async for _ in client.events():
                 pass
             with pytest.raises(UsageError, match="not valid Unicode text"):
                 await client.add_tool_result("c1", f"read {BYTE}")
