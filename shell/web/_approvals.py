@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 from starlette.responses import JSONResponse
 
-from toolreel.core import Phase, UsageError
+from toolreel.core import Approved, Denied, Phase, UsageError, misuse
 from toolreel.shell import Client
 
 #: The state of a tool part the human has answered (the `ai` package's UI message schema).
@@ -42,6 +42,12 @@ class Decision:
     call_id: str
     approve: bool
     reason: str = ""
+
+    def event(self) -> Approved | Denied:
+        """The decision as the core's event."""
+        if self.approve:
+            return Approved(call_id=self.call_id)
+        return Denied(call_id=self.call_id, reason=self.reason)
 
 
 @attrs.frozen(kw_only=True)
@@ -116,15 +122,13 @@ def refusal(
     """
     held = [request.call.id for request in client.pending_approvals]
     known = set(held) | (_paused_round(client) if continued else set())
-    unknown = [decision.call_id for decision in decisions if decision.call_id not in known]
+    unknown = [decision for decision in decisions if decision.call_id not in known]
     if not unknown:
         return None
-    waiting = f"awaiting approval: {', '.join(held)}" if held else "no call awaits approval"
-    message = (
-        f"no call {', '.join(map(repr, unknown))} is held for approval in session "
-        f"{client.session_id} (unknown, or already decided); {waiting}"
-    )
-    return JSONResponse({"error": message, "unknown": unknown, "approvals": held}, status_code=400)
+    refused = (misuse(client.phase, decision.event(), held) for decision in unknown)
+    message = f"session {client.session_id}: " + " | ".join(map(str, filter(None, refused)))
+    ids = [decision.call_id for decision in unknown]
+    return JSONResponse({"error": message, "unknown": ids, "approvals": held}, status_code=400)
 
 
 def waiting_response(client: Client) -> JSONResponse:
