@@ -36,7 +36,7 @@ RESPONDED = "approval-responded"
 
 
 @attrs.frozen(kw_only=True)
-class Decision:
+class ApprovalDecision:
     """A human's decision on a call a paused turn holds: approve it, or deny it with `reason`."""
 
     call_id: str
@@ -55,7 +55,7 @@ class ApprovalResponses:
     """The decisions a request's closing assistant message carries, and that message's id."""
 
     message_id: str | None
-    decisions: tuple[Decision, ...]
+    decisions: tuple[ApprovalDecision, ...]
 
 
 def approval_responses(messages: Any) -> ApprovalResponses | None:
@@ -91,7 +91,7 @@ def _is_tool_part(part: dict[str, Any]) -> bool:
     return isinstance(kind, str) and (kind.startswith("tool-") or kind == "dynamic-tool")
 
 
-def _decision(part: dict[str, Any]) -> Decision:
+def _decision(part: dict[str, Any]) -> ApprovalDecision:
     """The decision an `approval-responded` part holds (`approval: {id, approved, reason?}`)."""
     approval = part.get("approval")
     if not isinstance(approval, dict):
@@ -106,14 +106,14 @@ def _decision(part: dict[str, Any]) -> Decision:
         )
     if reason is not None and not isinstance(reason, str):
         raise UsageError(f"the approval {call_id!r} has a 'reason' that is not a string")
-    return Decision(call_id=call_id, approve=approved, reason=reason or "")
+    return ApprovalDecision(call_id=call_id, approve=approved, reason=reason or "")
 
 
 # --- what a paused turn refuses ----------------------------------------------------------
 
 
 def refusal(
-    client: Client, decisions: Iterable[Decision], *, continued: bool
+    client: Client, decisions: Iterable[ApprovalDecision], *, continued: bool
 ) -> JSONResponse | None:
     """A 400 naming the decisions for calls the turn does not hold, or None if it holds them all.
 
