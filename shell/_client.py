@@ -412,13 +412,13 @@ class Client:
         return self.last_finish
 
     async def add_tool_result(
-        self, tool_call_id: str, content: Any, name: str | None = None, *, is_error: bool = False
+        self, tool_call_id: str, content: Any, *, is_error: bool = False
     ) -> None:
         """Manual mode: the result of a call the model made (any value; non-text becomes JSON).
 
         An `ImagePart`, or a list of text and images, gives a result with images.
-        A call that awaits no result is an `UnknownToolCall`; text that is not
-        valid Unicode (a lone surrogate) a `UsageError`.
+        Text that is not valid Unicode (a lone surrogate) is a `UsageError`; a
+        call that awaits no result an `UnknownToolCall`.
         """
         self._require_open()
         try:
@@ -433,14 +433,14 @@ class Client:
         event = ToolFinished(
             call_id=tool_call_id, output=given.text, is_error=is_error, images=given.images
         )
-        if (error := misuse(self.phase, event, self.pending_tool_calls())) is not None:
-            raise UnknownToolCall(str(error)) from error
         if well_formed(event) is not event:  # a journal could not hold it as it is
             raise UsageError(
                 f"the result for {tool_call_id!r} is not valid Unicode text (it holds a lone "
                 "surrogate: an undecodable byte read with surrogateescape?); decode bytes "
                 "with errors='replace'"
             )
+        if (error := misuse(self.phase, event, self.pending_tool_calls())) is not None:
+            raise UnknownToolCall(str(error)) from error
         if not self._turns.running:  # a resumed session that was awaiting results
             self.runner.drain()
             self._turns.start(self.runner.turn)

@@ -229,7 +229,7 @@ def test_manual_mode_events_end_at_the_request_and_read_on_after_the_results() -
                 [call] = items[-1].calls
                 assert announced(items) == [call]
                 result = await add_tool.execute(arguments_object(call.arguments))
-                await client.add_tool_result(call.id, result, name="add")
+                await client.add_tool_result(call.id, result)
                 history = client.history  # user, then the assistant turn holding call + result
                 rest = [item async for item in client.events()]
                 return history, rest, client.history
