@@ -25,7 +25,7 @@ from ._journal import (
 )
 from ._jsonl import JSONLJournal
 from ._lease import Lease
-from ._providers import PROVIDERS, FunctionModel, ModelPort, api_key, codec_for, http_model
+from ._providers import PROVIDERS, EventModel, ModelPort, api_key, codec_for, http_model
 from ._providers._anthropic import AnthropicCodec
 from ._providers._codec import Codec, StreamDecoder
 from ._providers._gemini import GeminiCodec
@@ -48,7 +48,7 @@ __all__ = [
     "PROVIDERS",
     "AnthropicCodec",
     "Codec",
-    "FunctionModel",
+    "EventModel",
     "GeminiCodec",
     "HttpModel",
     "JSONLJournal",

@@ -97,6 +97,7 @@ from ._events import (
     ValidationFinished,
 )
 from ._loop_round import awaiting_approval, awaiting_results
+from ._misuse import misuse
 from ._notices import (
     AgentNotice,
     ApprovalRequested,
@@ -238,6 +239,7 @@ __all__ = [
     "awaiting_results",
     "initial_agent_state",
     "initial_state",
+    "misuse",
     "step",
     "well_formed",
 ]

@@ -1,13 +1,13 @@
 """toolreel.shell: the effect interpreter and the public APIs.
 
-`Client`/`AgentOptions`/`tool` (open_agent compatible), `run()` for scripts,
+`Client` (one conversation: `query`, then `events()` or `wait()`; approvals),
+`AgentOptions`/`tool`, `run()` for scripts,
 structured-output agents (`AgentDefinition`, `OutputTool`, `execute_agent`
 with `AgentRunOptions`), the `Connection` both share (its key a `Secret`), the
 typed callback protocols of each API (`OnToolCall`, ..., `OnAgentToolCall`, ...),
 hooks (`HookDecision`, `PreToolUseEvent`, ...), budgets (`Budget`, `Price`, the
-`OverBudget` outcome, `Spending`, the `UsageReported` notice), blocks (`TextBlock`,
-`ToolUseBlock`, `ToolUseError`) and the `Runner` that carries out the core's
-effects.
+`OverBudget` outcome, `Spending`, the `UsageReported` notice), the `Runner` that
+carries out the core's effects and the `TurnTask` a client runs it in.
 """
 
 from toolreel.adapters import Secret
@@ -27,7 +27,6 @@ from ._agent import AgentDefinition, AgentFailure, AgentMetadata, AgentSuccess, 
 from ._agent_approval import agent_approvals, resume_agent
 from ._agent_output import OutputTool, Validator
 from ._agent_runner import AgentCallbacks, AgentRunner
-from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
 from ._callbacks import (
     OnAgentNotice,
     OnAgentToolCall,
@@ -78,6 +77,7 @@ from ._replay import AgentSession, Divergence, ReplayDiverged, load_agent_sessio
 from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, tool
 from ._transfer import export_session, import_session
+from ._turn_task import TurnTask
 
 __all__ = [
     "HOOK_POST_TOOL_USE",
@@ -93,7 +93,6 @@ __all__ = [
     "AgentSession",
     "AgentSuccess",
     "ApprovalPending",
-    "Block",
     "Budget",
     "BudgetPolicy",
     "BudgetScope",
@@ -139,12 +138,10 @@ __all__ = [
     "SessionNotFound",
     "Spending",
     "StepError",
-    "TextBlock",
     "Tool",
-    "ToolUseBlock",
-    "ToolUseError",
     "ToolreelError",
     "TurnInProgress",
+    "TurnTask",
     "UnknownApproval",
     "UnknownToolCall",
     "UsageError",

@@ -58,6 +58,7 @@ from toolreel.core import (
     Usage,
     UsageError,
     agent_awaiting_approval,
+    misuse,
 )
 
 from . import _checks as check
@@ -465,12 +466,10 @@ RESUME_AGENT = "resume_agent(session_id, definition, options, approve=..., deny=
 def _check(sid: str, unfinished: Unfinished, decisions: tuple[Approved | Denied, ...]) -> None:
     """Refuse decisions on calls that wait for none; a pause with no decision stays one."""
     held = [request.call.id for request in agent_awaiting_approval(unfinished.state)]
-    seen: set[str] = set()
-    for decision in decisions:
-        if decision.call_id not in held or decision.call_id in seen:
-            detail = f"awaiting approval: {held}" if held else "no call awaits approval"
-            raise UnknownApproval(f"no tool call {decision.call_id!r} awaits approval; {detail}")
-        seen.add(decision.call_id)
+    for decision in decisions:  # in the core's words; a call decided twice is decided once
+        if (error := misuse(unfinished.state.phase, decision, held)) is not None:
+            raise UnknownApproval(str(error)) from error
+        held.remove(decision.call_id)
     if unfinished.state.phase is AgentPhase.AWAITING_APPROVAL and not decisions:
         requests = agent_awaiting_approval(unfinished.state)
         raise ApprovalPending(sid, requests, how=RESUME_AGENT)

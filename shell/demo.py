@@ -1,4 +1,4 @@
-"""`make demo`: a calculator agent (open_agent's example), run for real through `Client`.
+"""`make demo`: a calculator agent (the open_agent plan's example), run for real through `Client`.
 
 Without an API key or `--base-url`, a built-in scripted calculator model
 answers over real HTTP on 127.0.0.1 through the same OpenAI-compatible
@@ -27,9 +27,14 @@ import anyio
 
 from toolreel.adapters import Journal, JournalError, Session, render_transcript
 from toolreel.adapters._providers import DEFAULT_MODELS
-from toolreel.core import FinishReason
+from toolreel.core import (
+    Finish,
+    FinishReason,
+    ToolCallAnnounced,
+    ToolResultReady,
+    arguments_object,
+)
 
-from ._blocks import TextBlock, ToolUseBlock, ToolUseError
 from ._client import Client
 from ._journal_files import open_location
 from ._options import AgentOptions
@@ -119,21 +124,22 @@ def options(
 
 
 async def converse(opts: AgentOptions) -> int:
-    """Ask the three questions in one conversation, showing each block."""
+    """Ask the three questions in one conversation, showing each call, error and answer."""
     async with Client(opts) as client:
         for prompt in PROMPTS:
             print(f"\nUser: {prompt}")
             await client.query(prompt)
-            async for block in client.receive_messages():
-                if isinstance(block, ToolUseBlock):
-                    print(f"  tool call: {block.name}({block.input})")
-                elif isinstance(block, ToolUseError):
-                    print(f"  tool error: {block.error}")
-                elif isinstance(block, TextBlock):
-                    print(f"Assistant: {block.text}")
-            finish = client.last_finish
-            if finish is not None and finish.reason is not FinishReason.COMPLETED:
-                print(f"  [{finish.reason.value}]")
+            async for notice in client.events():
+                match notice:
+                    case ToolCallAnnounced(call=call):
+                        print(f"  tool call: {call.name}({arguments_object(call.arguments)})")
+                    case ToolResultReady(result=result) if result.is_error:
+                        print(f"  tool error: {result.content}")
+                    case Finish(text=answer, reason=reason):
+                        if answer:
+                            print(f"Assistant: {answer}")
+                        if reason is not FinishReason.COMPLETED:
+                            print(f"  [{reason.value}]")
         print(f"\nHistory: {len(client.history)} messages, journaled as {opts.session_id!r}.")
     return 0
 

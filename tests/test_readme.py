@@ -23,7 +23,7 @@ def test_readme_has_the_two_commands() -> None:
 
 
 def test_readme_core_example_runs(capsys) -> None:
-    [block] = [b for b in python_blocks() if "from toolreel.core import" in b]
+    [block] = [b for b in python_blocks() if "from toolreel.core import (" in b]
     exec(compile(block, str(README), "exec"), {})
     assert "completed 25 plus 17 is 42. 1" in capsys.readouterr().out
 

@@ -3,7 +3,7 @@
 `ModelPort` is what the shell calls: `stream(request)` yields model events,
 the last one terminal; `aclose()` gives back what the port holds (a pool), and
 is called only by whoever made the port. `HttpModel` (_http.py) is the real one;
-`FunctionModel(handler)` is the fake beside it, the way httpx ships
+`EventModel(handler)` is the fake beside it, the way httpx ships
 `MockTransport(handler)`: `handler(request)` returns the events to play.
 """
 
@@ -51,7 +51,7 @@ class ModelPort(Protocol):
         ...
 
 
-class FunctionModel:
+class EventModel:
     """A model played by a function: `handler(request)` returns (or awaits) its events."""
 
     def __init__(self, handler: Callable[[ModelRequest], object]) -> None:

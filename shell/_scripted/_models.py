@@ -16,7 +16,7 @@ name: "test" or "function", not the provider's default model.
 output tool, the whole request) and returns a `str` (text), a `Call`
 (`call("add", a=1)`), `ToolCalls([...], text=...)`, or a list of those
 pieces; sync or async, or a (sync or async) generator of pieces, each
-streamed as it comes. (`toolreel.adapters.FunctionModel(handler)` is the
+streamed as it comes. (`toolreel.adapters.EventModel(handler)` is the
 lower level: its handler returns the core events themselves.)
 
 `TestModel` reads the offered tools' JSON Schemas. In a turn's first call it

@@ -41,10 +41,12 @@ from toolreel.core import (
     Finish,
     FinishAgent,
     LoopConfig,
+    Phase,
     PromptSubmitted,
     agent_step,
     initial_agent_state,
     initial_state,
+    misuse,
     step,
 )
 from toolreel.shell._errors import UnknownApproval
@@ -166,11 +168,14 @@ async def _decide(
 ) -> None:
     """Signal a decision for a call the workflow holds now; any other: `UnknownApproval`."""
     held = [request.call.id for request in await pending_approvals(handle)]
-    if decision.call_id not in held:
-        raise UnknownApproval(
-            f"session workflow {handle.id} holds no call {decision.call_id!r} for approval "
-            f"(held: {held})"
-        )
+    if decision.call_id not in held:  # refused in the core's words, in the session's phase
+        try:
+            said = await handle.query(SessionWorkflow.phase)
+        except RPCError as exc:
+            raise TemporalError(f"session workflow {handle.id} cannot be asked: {exc}") from exc
+        phase = next((phase for phase in Phase if phase.value == said), Phase.IDLE)
+        error = misuse(phase, decision, held)
+        raise UnknownApproval(f"session workflow {handle.id}: {error}") from error
     try:
         await handle.signal(SessionWorkflow.event, event_data(decision))
     except RPCError as exc:

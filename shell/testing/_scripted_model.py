@@ -6,8 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from toolreel.adapters import FunctionModel as EventModel
-from toolreel.adapters import ModelPort
+from toolreel.adapters import EventModel, ModelPort
 from toolreel.core import ModelRequest
 from toolreel.shell import AgentOptions, Recording
 from toolreel.shell._scripted import Reply, ScriptedServer, http_error, reply_events

@@ -24,7 +24,7 @@ every request (README "Security"). `toolreel serve` runs `app` with uvicorn on
 from __future__ import annotations
 
 from ._app import SCRIPTED_LABEL, app, last_user_text
-from ._approvals import ApprovalResponses, Decision, approval_responses
+from ._approvals import ApprovalDecision, ApprovalResponses, approval_responses
 from ._event_stream import (
     EVENT_STREAM_HEADERS,
     PlainEvent,
@@ -35,7 +35,7 @@ from ._event_stream import (
     sse_event,
 )
 from ._respond import (
-    Turn,
+    TurnRequest,
     TurnResponse,
     approval_response,
     chat_response,
@@ -61,12 +61,12 @@ __all__ = [
     "EVENT_STREAM_HEADERS",
     "SCRIPTED_LABEL",
     "UI_STREAM_HEADERS",
+    "ApprovalDecision",
     "ApprovalResponses",
-    "Decision",
     "Part",
     "PlainEvent",
     "PlainStream",
-    "Turn",
+    "TurnRequest",
     "TurnResponse",
     "UIStream",
     "app",

@@ -47,7 +47,7 @@ from toolreel.core import ConfigError, ToolreelError, UsageError
 from toolreel.shell import AgentOptions, open_journal
 from toolreel.shell._client import sources_opened
 
-from ._approvals import Decision, approval_responses
+from ._approvals import ApprovalDecision, approval_responses
 from ._guard import Check, Guard
 from ._hosts import AllowedHosts, HostCheck
 from ._limits import BODY_TIMEOUT, MAX_BODY_BYTES, MAX_JSON_DEPTH, BodyLimit, json_depth
@@ -349,7 +349,7 @@ async def _approval(served: Served, request: Request) -> Response:
         raise UsageError("'approved' must be true or false, 'reason' a string")
     if protocol not in ("ui", "events"):
         raise UsageError('\'protocol\' must be "ui" or "events"')
-    decision = Decision(call_id=call_id, approve=approved, reason=reason)
+    decision = ApprovalDecision(call_id=call_id, approve=approved, reason=reason)
     return decision_response(
         served.options, session_id, decision, protocol=protocol, model=served.model
     )

@@ -39,7 +39,7 @@ from toolreel.core import (
 )
 from toolreel.shell import AgentOptions, Client
 
-from ._approvals import Decision, refusal, waiting_response
+from ._approvals import ApprovalDecision, refusal, waiting_response
 from ._ending import Ending, after_ending
 from ._event_stream import (
     EVENT_STREAM_HEADERS,
@@ -171,7 +171,7 @@ def error_response(exc: BaseException) -> JSONResponse:
 
 
 @attrs.frozen(kw_only=True)
-class Turn:
+class TurnRequest:
     """What one response runs: a prompt in a session (or decisions on its paused turn),
     with these options and model."""
 
@@ -180,7 +180,7 @@ class Turn:
     protocol: Protocol = "ui"
     message_id: str | None = None
     model: ModelPort | None = None
-    decisions: tuple[Decision, ...] = ()
+    decisions: tuple[ApprovalDecision, ...] = ()
     #: The decisions come from the client's own assistant message (useChat's
     #: `addToolApprovalResponse`), which the response continues: the held calls are
     #: not announced again, a denied call ends `tool-output-denied`, and a call of the
@@ -196,7 +196,7 @@ class TurnResponse(StreamingResponse):
     `{"error": ...}` instead of a stream.
     """
 
-    def __init__(self, turn: Turn, *, resume: bool = False) -> None:
+    def __init__(self, turn: TurnRequest, *, resume: bool = False) -> None:
         """Prepare; nothing runs until the server calls the response (`resume`: the session
         must exist)."""
         headers = UI_STREAM_HEADERS if turn.protocol == "ui" else EVENT_STREAM_HEADERS
@@ -362,7 +362,7 @@ async def _watch_disconnect(
 def decision_response(
     options: AgentOptions,
     session_id: str,
-    decision: Decision,
+    decision: ApprovalDecision,
     *,
     protocol: Protocol = "ui",
     model: ModelPort | None = None,
@@ -371,7 +371,7 @@ def decision_response(
 
     An unknown session is a 404; a call that is not held (unknown, decided) a 400.
     """
-    turn = Turn(
+    turn = TurnRequest(
         options=attrs.evolve(options, session_id=session_id, auto_execute_tools=True),
         prompt="",
         protocol=protocol,
@@ -384,7 +384,7 @@ def decision_response(
 def approval_response(
     options: AgentOptions,
     session_id: str,
-    decisions: Sequence[Decision],
+    decisions: Sequence[ApprovalDecision],
     *,
     message_id: str | None = None,
     model: ModelPort | None = None,
@@ -398,7 +398,7 @@ def approval_response(
     """
     if not decisions:
         raise UsageError("no approval responses to apply")
-    turn = Turn(
+    turn = TurnRequest(
         options=attrs.evolve(options, session_id=session_id, auto_execute_tools=True),
         prompt="",
         message_id=message_id,
@@ -430,7 +430,7 @@ def chat_response(
     changes: dict[str, Any] = {"auto_execute_tools": True}
     if session_id is not None:
         changes["session_id"] = session_id
-    turn = Turn(
+    turn = TurnRequest(
         options=attrs.evolve(options, **changes),
         prompt=prompt,
         protocol=protocol,

@@ -18,7 +18,7 @@ import traceback
 
 import anyio
 
-from toolreel.adapters import FunctionModel, SessionBusy
+from toolreel.adapters import EventModel, SessionBusy
 from toolreel.core import (
     FinishReason,
     ModelEvent,
@@ -120,7 +120,7 @@ async def open_once(journal: str, session_id: str) -> None:
     """Open the session once: the owner runs a turn when told, a refused one says so."""
     seen = Seen(journal, session_id)
     try:
-        async with Client(options(journal, session_id), model=FunctionModel(answer)) as client:
+        async with Client(options(journal, session_id), model=EventModel(answer)) as client:
             seen.open(client)
             print("owner", flush=True)
             assert await anyio.to_thread.run_sync(line) == "finish"
@@ -138,7 +138,7 @@ async def take_a_turn(journal: str, session_id: str, prompt: str) -> None:
     try:
         while True:
             try:
-                async with Client(options(journal, session_id), model=FunctionModel(answer)) as c:
+                async with Client(options(journal, session_id), model=EventModel(answer)) as c:
                     seen.open(c)
                     await turn(c, prompt)
                     break

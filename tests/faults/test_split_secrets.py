@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolreel.adapters import FunctionModel
+from toolreel.adapters import EventModel
 from toolreel.adapters._held import held_back
 from toolreel.adapters._redact import Redactor
 from toolreel.core import (
@@ -167,7 +167,7 @@ def test_a_session_journals_no_piece_of_a_split_key(tmp_path: Path) -> None:
             [*map(td, pieces(f"Done: {KEY}", 6)), ModelResponded()],
         ]
     )
-    model = FunctionModel(lambda request: next(calls))
+    model = EventModel(lambda request: next(calls))
     options = AgentOptions(
         model="m",
         api_key=KEY,

@@ -110,8 +110,9 @@ def test_approving_an_unknown_call_is_a_usage_error(server: ScriptedServer, tmp_
     invoke("run", "Delete a.txt", *model_args(server, path))
     result = invoke("approve", "nope", *model_args(server, path))
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: no call 'nope' is held for approval")
-    assert "['c1']" in result.stderr
+    assert result.stderr.startswith("error: can't handle event Approved(call_id='nope') when ")
+    assert "call 'nope' awaits no approval (unknown, or already decided)" in result.stderr
+    assert "awaiting approval: ['c1']" in result.stderr
     assert invoke("approve", "c1", "--model", "m", "--base-url", server.url).exit_code == 2
 
 

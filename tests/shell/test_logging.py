@@ -26,7 +26,6 @@ from toolreel.shell import (
     AgentSuccess,
     Client,
     OutputTool,
-    TextBlock,
     execute_agent,
     tool,
 )
@@ -81,9 +80,8 @@ def test_hitting_the_iteration_cap_logs_one_warning(caplog: pytest.LogCaptureFix
     assert "Increase max_tool_iterations" in warning
 
 
-@pytest.mark.parametrize("reader", ["events", "receive_messages"])
 def test_the_turns_end_is_logged_and_journaled_before_its_last_message_is_handed_out(
-    caplog: pytest.LogCaptureFixture, tmp_path: Path, reader: str
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
     caplog.set_level(logging.WARNING, logger="toolreel")
     again = tool_calls(("c", "add", {"a": 1, "b": 1}))
@@ -96,7 +94,7 @@ def test_the_turns_end_is_logged_and_journaled_before_its_last_message_is_handed
         return lines(caplog, "toolreel.loop", logging.WARNING), effects[-1]["type"] == "Finish"
 
     with ScriptedServer([again, again, text("2")]) as server:
-        policy = "final_answer"  # the answer is the last message: a TextBlock at the end
+        policy = "final_answer"  # the answer is the last message: the Finish's text
 
         async def main() -> None:
             opts = options(
@@ -108,14 +106,9 @@ def test_the_turns_end_is_logged_and_journaled_before_its_last_message_is_handed
             )
             async with Client(opts) as client:
                 await client.query("go")
-                if reader == "events":
-                    async for item in client.events():
-                        if isinstance(item, Finish):
-                            seen.append(recorded())
-                else:
-                    async for block in client.receive_messages():
-                        if isinstance(block, TextBlock) and block.text == "2":
-                            seen.append(recorded())
+                async for item in client.events():
+                    if isinstance(item, Finish) and item.text == "2":
+                        seen.append(recorded())
             # leaving `async with` right after: nothing of the turn is still on its way
 
         anyio.run(main)

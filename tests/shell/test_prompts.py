@@ -11,7 +11,7 @@ import anyio
 import attrs
 import pytest
 
-from toolreel.adapters import FunctionModel, MemoryJournal
+from toolreel.adapters import EventModel, MemoryJournal
 from toolreel.core import (
     ConfigError,
     ImagePart,
@@ -41,12 +41,12 @@ IMAGE = ImagePart(media_type="image/png", data=PNG)
 LINKED = ImagePart(media_type="image/jpeg", url="https://example.com/cat.jpg")
 
 
-def answering() -> FunctionModel:
+def answering() -> EventModel:
     """A model that answers "ok" (and keeps every request)."""
-    return FunctionModel(lambda _: [TextDelta(text="ok"), ModelResponded()])
+    return EventModel(lambda _: [TextDelta(text="ok"), ModelResponded()])
 
 
-async def query(prompt: Any, model: FunctionModel, journal: MemoryJournal, **extra: Any) -> None:
+async def query(prompt: Any, model: EventModel, journal: MemoryJournal, **extra: Any) -> None:
     """`prompt` as one turn of session "s"."""
     options = Options(model="m", journal=journal, session_id="s")
     async with Client(options, model=model) as client:
@@ -96,9 +96,9 @@ class Seen:
     what: str
 
 
-def agent_model() -> FunctionModel:
+def agent_model() -> EventModel:
     """A model that records its output at once."""
-    return FunctionModel(
+    return EventModel(
         lambda _: [
             ToolCallStarted(index=0, call_id="c1", name="seen"),
             ToolCallArgumentsDelta(index=0, fragment='{"what": "a dot"}'),

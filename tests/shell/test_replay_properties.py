@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolreel.adapters import (
-    FunctionModel,
+    EventModel,
     JSONLJournal,
     Session,
     SQLiteJournal,
@@ -106,7 +106,7 @@ def response(calls: list[str] | None, usage: Usage, number: int) -> list[Any]:
     return [*events, ModelResponded(finish_reason="tool_calls", usage=usage)]
 
 
-def model_of(script: list[tuple[list[str] | None, Usage]]) -> FunctionModel:
+def model_of(script: list[tuple[list[str] | None, Usage]]) -> EventModel:
     """A model answering with the script's responses in order, then with text."""
     left = list(script)
     made = iter(range(1000))
@@ -115,7 +115,7 @@ def model_of(script: list[tuple[list[str] | None, Usage]]) -> FunctionModel:
         calls, usage = left.pop(0) if left else (None, Usage(input_tokens=1))
         return response(calls, usage, next(made))
 
-    return FunctionModel(answer)
+    return EventModel(answer)
 
 
 async def converse(

@@ -19,7 +19,7 @@ import attrs
 import pytest
 
 from toolreel.adapters import (
-    FunctionModel,
+    EventModel,
     Journal,
     JSONLJournal,
     Session,
@@ -121,7 +121,7 @@ def writable(value: str) -> bool:
     return True
 
 
-def calls_echo_then_answers(fragment: str) -> FunctionModel:
+def calls_echo_then_answers(fragment: str) -> EventModel:
     """A model calling `echo` with `fragment` as the arguments, then answering."""
 
     def answer(request: Any) -> list[Any]:
@@ -133,7 +133,7 @@ def calls_echo_then_answers(fragment: str) -> FunctionModel:
             ]
         return [TextDelta(text="done"), ModelResponded()]
 
-    return FunctionModel(answer)
+    return EventModel(answer)
 
 
 async def one_turn(journal: Journal, model: Any, prompt: str = "go", **extra: Any) -> Any:
@@ -158,7 +158,7 @@ def test_model_text_with_a_lone_surrogate_is_kept_with_the_replacement_character
     journals: tuple[Journal, Reopen],
 ) -> None:
     journal, reopen = journals
-    model = FunctionModel(lambda _: [TextDelta(text=f"bad {LONE} text"), ModelResponded()])
+    model = EventModel(lambda _: [TextDelta(text=f"bad {LONE} text"), ModelResponded()])
     finish = anyio.run(one_turn, journal, model)
     assert finish.text == f"bad {FFFD} text"
     assert TextDelta(text=f"bad {FFFD} text") in step_events(reopen())
@@ -237,7 +237,7 @@ def test_a_prompt_with_a_lone_surrogate_is_refused_and_nothing_is_journaled(
     journals: tuple[Journal, Reopen],
 ) -> None:
     journal, reopen = journals
-    model = FunctionModel(lambda _: [TextDelta(text="hi"), ModelResponded()])
+    model = EventModel(lambda _: [TextDelta(text="hi"), ModelResponded()])
 
     async def turns() -> Any:
         options = AgentOptions(model="m", journal=journal, session_id="s")
@@ -259,7 +259,7 @@ def test_run_refuses_such_a_prompt_before_any_session_begins(
     journal, _ = journals
     options = AgentOptions(model="m", journal=journal, session_id="s")
     with pytest.raises(ConfigError, match=r"^prompt="):
-        anyio.run(lambda: run(f"hello {LONE}", options, model=FunctionModel(lambda _: [])))
+        anyio.run(lambda: run(f"hello {LONE}", options, model=EventModel(lambda _: [])))
     assert journal.sessions() == []
 
 
@@ -272,7 +272,7 @@ def test_a_manual_result_with_a_lone_surrogate_is_refused(
         options = AgentOptions(model="m", tools=[echo], journal=journal, session_id="s")
         async with Client(options, model=calls_echo_then_answers('{"s": "x"}')) as client:
             await client.query("go")
-            async for _ in client.receive_messages():
+            async for _ in client.events():
                 pass
             with pytest.raises(UsageError, match="not valid Unicode text"):
                 await client.add_tool_result("c1", f"read {BYTE}")
@@ -302,7 +302,7 @@ def test_a_denial_reason_with_a_lone_surrogate_is_refused(
         options = AgentOptions(
             model="m", tools=[delete], auto_execute_tools=True, journal=journal, session_id="s"
         )
-        async with Client(options, model=FunctionModel(answer)) as client:
+        async with Client(options, model=EventModel(answer)) as client:
             await client.query("delete a")
             await client.wait()
             with pytest.raises(ConfigError, match=r"^reason="):
@@ -318,7 +318,7 @@ def test_a_denial_reason_with_a_lone_surrogate_is_refused(
 # --- an agent run -------------------------------------------------------------------------
 
 
-def agent_model() -> FunctionModel:
+def agent_model() -> EventModel:
     """A model: text with a lone surrogate, a helper call, then the output."""
 
     def answer(request: Any) -> list[Any]:
@@ -335,7 +335,7 @@ def agent_model() -> FunctionModel:
             ModelResponded(finish_reason="tool_calls"),
         ]
 
-    return FunctionModel(answer)
+    return EventModel(answer)
 
 
 @attrs.frozen

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import httpx2
 
-from toolreel.adapters import FunctionModel, Session, SQLiteJournal
+from toolreel.adapters import EventModel, Session, SQLiteJournal
 from toolreel.core import ModelResponded, TextDelta, ToolCallArgumentsDelta, ToolCallStarted
 from toolreel.shell import AgentOptions, replay, tool
 from toolreel.web import app
@@ -48,7 +48,7 @@ def requests(path: Path, *calls: tuple[str, str, Any]) -> list[httpx2.Response]:
     async def send() -> list[httpx2.Response]:
         journal = SQLiteJournal(path)
         web = app(
-            AgentOptions(model="m", tools=[delete]), journal=journal, model=FunctionModel(answer)
+            AgentOptions(model="m", tools=[delete]), journal=journal, model=EventModel(answer)
         )
         transport = httpx2.ASGITransport(app=web)
         try:

@@ -23,7 +23,12 @@ from typing import Any
 import anyio
 import attrs
 
-from toolreel.adapters import FunctionModel, JSONLJournal, SQLiteJournal
+from toolreel.adapters import JSONLJournal, SQLiteJournal
+
+try:
+    from toolreel.adapters import EventModel
+except ImportError:  # bfd8293's name for it
+    from toolreel.adapters import FunctionModel as EventModel
 from toolreel.core import (
     ImagePart,
     ModelResponded,
@@ -93,10 +98,10 @@ def answer(text: str) -> list[Any]:
     return [TextDelta(text=text[:3]), TextDelta(text=text[3:]), ModelResponded(usage=USAGE)]
 
 
-def scripted(*replies: list[Any]) -> FunctionModel:
+def scripted(*replies: list[Any]) -> EventModel:
     """A model giving `replies` in order, one a call."""
     left = list(replies)
-    return FunctionModel(lambda _: left.pop(0))
+    return EventModel(lambda _: left.pop(0))
 
 
 def options(journal: Any, session_id: str, tools: list[Any]) -> AgentOptions:
