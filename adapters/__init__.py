@@ -24,7 +24,8 @@ from ._journal import (
     persisted_messages,
 )
 from ._jsonl import JSONLJournal
-from ._providers import PROVIDERS, FunctionModel, ModelPort, api_key, codec_for, http_model
+from ._lease import Lease
+from ._providers import PROVIDERS, EventModel, ModelPort, api_key, codec_for, http_model
 from ._providers._anthropic import AnthropicCodec
 from ._providers._codec import Codec, StreamDecoder
 from ._providers._gemini import GeminiCodec
@@ -47,7 +48,7 @@ __all__ = [
     "PROVIDERS",
     "AnthropicCodec",
     "Codec",
-    "FunctionModel",
+    "EventModel",
     "GeminiCodec",
     "HttpModel",
     "JSONLJournal",
@@ -56,6 +57,7 @@ __all__ = [
     "JournalEntry",
     "JournalError",
     "JournalUnavailable",
+    "Lease",
     "MemoryJournal",
     "ModelPort",
     "OllamaCodec",

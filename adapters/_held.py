@@ -1,18 +1,22 @@
-"""Redaction across stream pieces: a key split over several deltas is masked too.
+"""Redaction across stream pieces: an echo of a key split over several deltas is masked too.
 
 `Redactor.event` masks one event at a time, so a key a provider echoes in two
-text deltas (`"sk-proj-abc"`, `"def123..."`) would pass piece by piece. A
+text deltas (`"...ABCDEFGH"`, `"1234567890"`) would pass piece by piece. A
 model stream therefore goes through `held_back` first: per channel (answer
 text, reasoning text, each tool call's arguments) it holds back the end of
-the text so far that could still become a secret — the longest suffix that is
-a proper prefix of one — and lets the rest through masked. Held text goes on
-with the next piece of its channel, and is let out (masked) before any other
-event, so every piece still arrives, in order, and never holds a key.
+the text so far that could still grow into an echo — the longest suffix that
+is a piece of a secret (`Redactor.tail`), from the start of the echo it
+belongs to if one runs into it — and lets the rest through masked. Held text
+goes on with the next piece of its channel, and is let out (masked) before
+any other event and when the stream ends, so every piece still arrives, in
+order, masked exactly as the whole text would be, and never holds a key.
 
-Cost: only streams of a model whose redactor has secrets are wrapped; a
-piece costs a few `str.find` calls over its last `len(secret)` characters and
-is passed on as it is when nothing was held or needs holding
-(tests/bench/bench_held.py measures it: about 1 µs more a piece).
+Cost: only streams of a model whose redactor has secrets are wrapped. A piece
+costs one `in` test per secret on its last character (a second or third when
+it ends like a piece of a key), and an anchor search (adapters/_redact.py)
+only once the piece and what was held reach 8 characters; it is passed on as
+it is when nothing was held or needs holding (tests/bench/bench_redact.py
+measures it on a 20,000-piece answer).
 """
 
 from __future__ import annotations
@@ -24,39 +28,23 @@ import attrs
 
 from toolreel.core import ModelEvent, ReasoningDelta, TextDelta, ToolCallArgumentsDelta
 
-from ._redact import PROBE, Redactor
+from ._redact import Redactor, masked
 
-__all__ = ["held_back", "secret_start"]
+__all__ = ["held_back"]
 
 _Channel = tuple[str, int]
 _TEXT: _Channel = ("text", 0)
 _REASONING: _Channel = ("reasoning", 0)
 
 
-def secret_start(text: str, secrets: tuple[str, ...]) -> int:
-    """Where the longest suffix of `text` that is a proper prefix of a secret starts (len: none)."""
-    start = len(text)
-    for secret in secrets:
-        position = max(0, len(text) - len(secret) + 1)
-        while (position := text.find(secret[0], position, start)) != -1:
-            if secret.startswith(text[position:]):
-                start = position
-                break
-            position += 1
-    return start
+def _cut(cut: int, spans: list[tuple[int, int]]) -> int:
+    """`cut` (where the held tail starts) moved to the start of the echo it falls inside, if any.
 
-
-def _cut(text: str, redactor: Redactor) -> int:
-    """How much of `text` may go out now: never a start of a secret, never half an echo."""
-    cut = secret_start(text, redactor.secrets)
-    spans = redactor.spans(text) if cut < len(text) else []
-    moved = bool(spans)
-    while moved:
-        moved = False
-        for start, end in spans:
-            if start < cut < end:  # an echo that stopped (it ends before the text does)
-                cut = end + secret_start(text[end:], redactor.secrets)
-                moved = True
+    Then what goes out holds no half of an echo, and what is held no half either.
+    """
+    for start, end in spans:
+        if start < cut < end:
+            return start
     return cut
 
 
@@ -75,7 +63,6 @@ async def held_back(
 ) -> AsyncIterator[ModelEvent]:
     """`events` with every secret masked even when split across pieces (module docstring)."""
     held: dict[_Channel, str] = {}
-    probes = tuple(secret[:PROBE] for secret in redactor.secrets)
     try:
         async for event in events:
             found = _piece_of(event)
@@ -89,28 +76,24 @@ async def held_back(
             before = held.pop(channel, None)
             if before is not None:
                 text = before + text
-            cut = _cut(text, redactor)
+            spans = redactor.spans(text)
+            cut = redactor.tail(text)
+            if spans:
+                cut = _cut(cut, spans)
             if cut == len(text) and before is None:  # the common piece: nothing held or to hold
-                yield event if _clean(text, probes) else redactor.event(event)
+                yield redactor.event(event) if spans else event
                 continue
             if cut < len(text):
                 held[channel] = text[cut:]
             if cut:
-                yield _piece(channel, redactor.text(text[:cut]))
+                out = [span for span in spans if span[1] <= cut]  # none runs across the cut
+                yield _piece(channel, masked(text[:cut], out))
         for pending in _released(held, redactor):
             yield pending
     finally:
         aclose = getattr(events, "aclose", None)
         if aclose is not None:
             await aclose()
-
-
-def _clean(text: str, probes: tuple[str, ...]) -> bool:
-    """Whether no secret's probe is in `text` (then it needs no masking)."""
-    for probe in probes:  # noqa: SIM110 - once per streamed piece: a loop beats a generator
-        if probe in text:
-            return False
-    return True
 
 
 def _piece_of(event: ModelEvent) -> tuple[_Channel, str] | None:

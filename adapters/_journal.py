@@ -67,7 +67,7 @@ from toolreel.core import (
 )
 
 from ._errors import JournalCorrupt, SessionBusy, SessionNotFound
-from ._lease import Owner
+from ._lease import Holds, Lease, Owner, check_current
 from ._legacy import LegacyAgentConfig, is_legacy, legacy_config, legacy_data
 from ._memo import IdentityMemo
 from ._serde import effect_data, event_of, get_converter, structure, unstructure
@@ -104,11 +104,15 @@ class JournalEntry:
 class Journal(Protocol):
     """Where sessions are kept (append-only)."""
 
-    def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> None:
-        """Record the config in force for the session's steps after `from_seq`.
+    def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> Lease:
+        """Hold the session; record the config in force for its steps after `from_seq`.
 
         A new session begins at 0; a continued one records its (maybe changed)
         config from its last step on, so earlier steps replay under theirs.
+        `SessionBusy` if another writer holds the session (another process, or
+        another holder of this object), or if it has steps after `from_seq`
+        (another writer added them since the caller read it). The `Lease` is
+        the caller's alone: `release(lease)` gives the session back.
         """
         ...
 
@@ -136,8 +140,9 @@ class Journal(Protocol):
         """Session ids, oldest first."""
         ...
 
-    def release(self, session_id: str) -> None:
-        """Give up this writer's ownership of the session (another writer may take it)."""
+    def release(self, lease: Lease) -> None:
+        """Give the session `lease` holds back (another writer may take it); a lease that no
+        longer holds it gives nothing back."""
         ...
 
     def flush(self) -> None:
@@ -511,17 +516,22 @@ class MemoryJournal:
         self.owner = Owner.here()
         self._configs: dict[str, list[tuple[int, SessionConfig]]] = {}
         self._steps: dict[str, list[Step | JournalEntry]] = {}
-        self._held: set[str] = set()
+        self._holds = Holds(self.owner)
 
-    def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> None:
+    def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> Lease:
         """Hold the session; remember the config from `from_seq` on (unless already in force)."""
-        if session_id in self._held:
-            raise SessionBusy(session_id, f"{self.owner}, which began it and did not release it")
-        self._held.add(session_id)
+        lease = self._holds.take(session_id)
+        steps = self._steps.get(session_id)
+        try:
+            check_current(session_id, steps[-1].seq if steps else None, from_seq)
+        except SessionBusy:
+            self._holds.give_back(lease)
+            raise
         history = self._configs.setdefault(session_id, [])
         if not history or history[-1][1] != config:
             history.append((from_seq, config))
         self._steps.setdefault(session_id, [])
+        return lease
 
     def configs(self, session_id: str) -> list[tuple[int, SessionConfig]]:
         """The session's configs with the step after which each applies."""
@@ -552,13 +562,13 @@ class MemoryJournal:
         """Session ids in the order they began."""
         return list(self._configs)
 
-    def release(self, session_id: str) -> None:
-        """Give up this writer's ownership of the session."""
-        self._held.discard(session_id)
+    def release(self, lease: Lease) -> None:
+        """Give the session `lease` holds back."""
+        self._holds.give_back(lease)
 
     def flush(self) -> None:
         """Nothing is ever pending."""
 
     def close(self) -> None:
         """Give up every session."""
-        self._held.clear()
+        self._holds.clear()

@@ -26,7 +26,7 @@ from typing import IO, Any
 
 import orjson
 
-from ._errors import JournalCorrupt, JournalUnavailable, SessionBusy, SessionNotFound
+from ._errors import JournalCorrupt, JournalUnavailable, SessionNotFound
 from ._journal import (
     Damage,
     JournalEntry,
@@ -38,7 +38,7 @@ from ._journal import (
     decoded_step,
     effect_record,
 )
-from ._lease import LEASE_SECONDS, Heartbeat, Owner, check_free, now
+from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, check_current, check_free, now
 from ._serde import event_data
 
 if sys.platform != "win32":  # Windows has no flock: one writing process per file there
@@ -78,8 +78,8 @@ class JSONLJournal:
         self.lease_seconds = lease_seconds
         self.owner = Owner.here()
         self._lock = threading.Lock()
-        self._held: set[str] = set()
-        self._expiry: dict[str, float] = {}  # when each of our leases runs out
+        self._holds = Holds(self.owner)  # which of our Clients holds each session
+        self._leased: dict[str, float] = {}  # session -> when our lease (in the sidecar) runs out
         self._heartbeat = Heartbeat(self.heartbeat, lease_seconds / 3)
         if self.path.is_dir():
             raise JournalUnavailable(f"cannot open journal {self.path}: it is a directory")
@@ -174,11 +174,9 @@ class JSONLJournal:
         except OSError as exc:
             raise JournalUnavailable(f"cannot write leases of {self.path}: {exc}") from exc
 
-    def _take(self, session_id: str, *, fresh: bool) -> None:
+    def _take(self, session_id: str) -> None:
         """Take or renew the session's lease (under `_locked`); `SessionBusy` if held."""
-        if fresh and session_id in self._held:
-            raise SessionBusy(session_id, f"{self.owner}, which began it and did not release it")
-        if session_id in self._held and self._expiry[session_id] - now() > self.lease_seconds / 2:
+        if self._leased.get(session_id, 0.0) - now() > self.lease_seconds / 2:
             return  # ours for a while yet: nobody else may have taken it
         leases = self._leases()
         lease = leases.get(session_id)
@@ -187,35 +185,44 @@ class JSONLJournal:
         expires = now() + self.lease_seconds
         leases[session_id] = {"owner": self.owner.data(), "expires": expires}
         self._save_leases(leases)
-        self._expiry[session_id] = expires
-        self._held.add(session_id)
+        self._leased[session_id] = expires
         self._heartbeat.start()
 
     def heartbeat(self) -> None:
         """Renew every lease this journal holds (the heartbeat thread calls this)."""
         with self._locked():
-            for session_id in list(self._held):
-                self._take(session_id, fresh=False)
+            for session_id in list(self._leased):
+                self._take(session_id)
 
-    def release(self, session_id: str) -> None:
-        """Give up this writer's ownership of the session."""
-        if session_id not in self._held:
+    def release(self, lease: Lease) -> None:
+        """Give the session `lease` holds back."""
+        if self._holds.give_back(lease):
+            with self._locked():
+                self._drop_lease(lease.session_id)
+
+    def _drop_lease(self, session_id: str) -> None:
+        """Delete the session's lease if it is ours and none of our holders took it again
+        (under `_locked`)."""
+        if session_id in self._holds or self._leased.pop(session_id, None) is None:
             return
-        with self._locked():
-            self._held.discard(session_id)
-            leases = self._leases()
-            lease = leases.get(session_id)
-            if lease and lease.get("owner") == self.owner.data():
-                del leases[session_id]
-                self._save_leases(leases)
+        leases = self._leases()
+        lease = leases.get(session_id)
+        if lease and lease.get("owner") == self.owner.data():
+            del leases[session_id]
+            self._save_leases(leases)
 
     # --- writing -----------------------------------------------------------------------
 
-    def _write(self, session_id: str, lines: list[dict[str, Any]], *, fresh: bool = False) -> None:
+    def _write(self, session_id: str, lines: list[dict[str, Any]]) -> None:
         """Append lines durably, holding (or taking) the session's lease."""
-        text = b"".join(_line(line) for line in lines)
         with self._locked():
-            self._take(session_id, fresh=fresh)
+            self._append_lines(session_id, lines)
+
+    def _append_lines(self, session_id: str, lines: list[dict[str, Any]]) -> None:
+        """`_write`, under `_locked`."""
+        text = b"".join(_line(line) for line in lines)
+        self._take(session_id)
+        if text:
             try:
                 self._file.write(text)
                 self._file.flush()
@@ -223,27 +230,44 @@ class JSONLJournal:
             except OSError as exc:
                 raise JournalUnavailable(f"cannot write journal {self.path}: {exc}") from exc
 
-    def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> None:
-        """Take the session's lease; record the config in force after `from_seq` (if new)."""
+    def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> Lease:
+        """Take the session's lease; record the config in force after `from_seq` (if new).
+
+        A session with steps after `from_seq` is refused (`_lease.check_current`).
+        """
+        lease = self._holds.take(session_id)
         try:
-            unchanged = self.config(session_id) == config
-        except SessionNotFound:
-            unchanged = False
-        line = {"session": session_id, "kind": "config", "from_seq": from_seq}
-        lines = [] if unchanged else [{**line, "config": config_data(config)}]
-        self._write(session_id, lines, fresh=True)
+            with self._locked():
+                latest, last = self._latest(session_id)
+                check_current(session_id, last, from_seq)
+                line = {"session": session_id, "kind": "config", "from_seq": from_seq}
+                lines = [] if latest == config else [{**line, "config": config_data(config)}]
+                self._append_lines(session_id, lines)
+        except BaseException:
+            self._holds.give_back(lease)
+            with contextlib.suppress(JournalUnavailable), self._locked():
+                self._drop_lease(session_id)  # one it had before, now that nothing holds it
+            raise
+        return lease
+
+    def _latest(self, session_id: str) -> tuple[SessionConfig | None, int | None]:
+        """The session's latest config and its last step's number, if it has them."""
+        config, last = None, None
+        for line in self._lines():
+            if line.get("session") != session_id:
+                continue
+            if line.get("kind") == "config":
+                config = line
+            elif line.get("kind") == "step" and isinstance(line.get("seq"), int):
+                last = max(last or 0, line["seq"])
+        return (_config(self.path, session_id, config) if config else None), last
 
     def configs(self, session_id: str) -> list[tuple[int, SessionConfig]]:
         """The session's configs with the step after which each applies."""
         found = []
         for line in self._lines():
             if line.get("session") == session_id and line.get("kind") == "config":
-                try:
-                    found.append((line.get("from_seq", 0), config_of(line["config"])))
-                except Exception as exc:
-                    raise JournalCorrupt(
-                        str(self.path), f"undecodable config ({exc})", session_id=session_id
-                    ) from exc
+                found.append((line.get("from_seq", 0), _config(self.path, session_id, line)))
         if not found:
             raise SessionNotFound(session_id, str(self.path))
         return found
@@ -337,12 +361,24 @@ class JSONLJournal:
     def close(self) -> None:
         """Give up the leases and close the file."""
         self._heartbeat.stop()
+        self._holds.clear()
         try:
-            for session_id in list(self._held):
-                self.release(session_id)
+            with self._locked():
+                for session_id in list(self._leased):
+                    self._drop_lease(session_id)
         finally:
             with self._lock:
                 self._file.close()
+
+
+def _config(path: Path, session_id: str, line: dict[str, Any]) -> SessionConfig:
+    """The config a config line holds; `JournalCorrupt` if it does not decode."""
+    try:
+        return config_of(line["config"])
+    except Exception as exc:
+        raise JournalCorrupt(
+            str(path), f"undecodable config ({exc})", session_id=session_id
+        ) from exc
 
 
 def _parses(line: bytes) -> bool:

@@ -5,12 +5,28 @@ token made per journal object). `begin` takes a session's lease, every write
 renews it, and a background heartbeat renews the leases a journal holds while
 nothing is written (a long tool run); `release` and `close` give it up.
 
+Inside one journal object, shared by several Clients, the session is held by
+the one that began it: `begin` returns a `Lease`, and only that `Lease` gives
+the session back (`release(lease)`; `Holds` keeps them). A Client refused at
+`begin` has no lease, so it cannot release the session of the Client that
+holds it. A session given back while steps of it are still unwritten (a
+locked file, a lost connection) stays this journal's until they are written:
+nobody else may write after them meanwhile.
+
 Another writer's lease is respected until it expires (`lease_seconds`, 30 s by
 default), except that a lease of a process on this host that no longer runs is
 taken over at once (a crashed process is resumed without waiting). A journal
-object holds a session from `begin` until `release`: two Clients sharing one
-journal object are two writers and cannot tell themselves apart otherwise, so a
-second `begin` before a `release` is refused as well.
+object holds a session from `begin` until `release`: a second `begin` before
+the `release` (another Client sharing the object) is refused as well.
+
+`begin` also refuses a session that has steps after `from_seq` (`check_current`): the
+caller read the session before another writer added to it, and would write
+steps under numbers already taken. The check and the taking are one atomic step:
+no other writer may commit between the reading of the last step and the lease
+taken (SQLite: one IMMEDIATE transaction; JSON lines: under the file's lock;
+PostgreSQL: the lease first, then the reading, `PostgresJournal._take`). Else a
+writer could add steps and give the session back in between, and the session be
+taken at a reading they overtook (a Client would resume a turn that had ended).
 """
 
 from __future__ import annotations
@@ -79,6 +95,62 @@ def check_free(
     if holder is None or holder == me or expires <= now or process_gone(holder):
         return
     raise SessionBusy(session_id, str(holder), max(expires - now, 0.0))
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class Lease:
+    """A session held by one holder (a Client, a run) of a journal: what `begin` returns and
+    `release` takes. Compared by identity: only the one `begin` gave it to can give it back."""
+
+    session_id: str
+
+
+class Holds:
+    """Which `Lease` holds each session of one journal object (one at a time; thread-safe)."""
+
+    def __init__(self, owner: Owner) -> None:
+        """No session held yet by `owner`'s holders."""
+        self._owner = owner
+        self._lock = threading.Lock()
+        self._leases: dict[str, Lease] = {}
+
+    def take(self, session_id: str) -> Lease:
+        """A new lease on the session; `SessionBusy` if another holder of this journal has it."""
+        with self._lock:
+            if session_id in self._leases:
+                raise SessionBusy(
+                    session_id, f"{self._owner}, which began it and did not release it"
+                )
+            lease = self._leases[session_id] = Lease(session_id=session_id)
+            return lease
+
+    def give_back(self, lease: Lease) -> bool:
+        """End `lease`'s hold; whether it held the session (a stale or foreign lease: no)."""
+        with self._lock:
+            if self._leases.get(lease.session_id) is not lease:
+                return False
+            del self._leases[lease.session_id]
+            return True
+
+    def __contains__(self, session_id: object) -> bool:
+        """Whether a holder of this journal holds the session."""
+        return session_id in self._leases
+
+    def clear(self) -> None:
+        """Every hold ended (the journal is closing)."""
+        with self._lock:
+            self._leases.clear()
+
+
+def check_current(session_id: str, last_seq: int | None, from_seq: int) -> None:
+    """Raise `SessionBusy` if the session has steps after `from_seq` (see the module docstring)."""
+    if last_seq is not None and last_seq > from_seq:
+        steps = (
+            f"step {last_seq}" if last_seq == from_seq + 1 else f"steps {from_seq + 1}-{last_seq}"
+        )
+        raise SessionBusy(
+            session_id, f"another writer, which wrote {steps} after this one read the session"
+        )
 
 
 class Heartbeat:

@@ -21,9 +21,12 @@ clocks agree; and a lease is never taken over before it expires, even from a
 process that seems gone (pids mean nothing across containers sharing a host
 name). Every write renews the lease in its own transaction, only while this
 journal still holds it: steps are never written by a writer whose session was
-taken over. A lost connection is reopened on the next call; steps that could
-not be written stay pending (as with a locked SQLite file) and go first with
-the next `append`, `flush` or `close`.
+taken over. `begin` takes the lease before it reads the session's last step, in
+a READ COMMITTED transaction whatever the server's default, so the reading sees
+every step of a writer that gave the session back meanwhile (`_take`). A lost
+connection is reopened on the next call; steps that could not be written stay
+pending (as with a locked SQLite file) and go first with the next `append`,
+`flush` or `close`.
 
 psycopg errors become `JournalUnavailable` (connection, server, privileges) or
 `JournalError`; the DSN's password never appears in a repr or message.
@@ -31,6 +34,7 @@ psycopg errors become `JournalUnavailable` (connection, server, privileges) or
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import threading
@@ -53,7 +57,7 @@ from ._journal import (
     config_of,
     effect_record,
 )
-from ._lease import LEASE_SECONDS, Heartbeat, Owner
+from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, check_current
 from ._redact import MASK
 from ._rows import Item, StepData, decode_items, decode_row, encode_row
 from ._serde import event_data
@@ -106,6 +110,8 @@ ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires = exclude
 WHERE held.owner = excluded.owner OR held.expires <= clock_timestamp()
 RETURNING session_id
 """
+#: The session's last step (read once its lease is taken: `PostgresJournal._take`).
+_LAST_SEQ = "SELECT max(last_seq) FROM toolreel_steps WHERE session_id = %s"
 _HOLDER = """
 SELECT owner, extract(epoch FROM expires - clock_timestamp())::float8
 FROM toolreel_leases WHERE session_id = %s
@@ -150,7 +156,9 @@ class PostgresJournal:
         self._owner_text = json.dumps(self.owner.data())
         self._lock = threading.Lock()  # the connection: one call at a time
         self._flushing = threading.Lock()  # the pending rows: one flush at a time
-        self._held: set[str] = set()
+        self._holds = Holds(self.owner)  # which of our Clients holds each session
+        self._leased: set[str] = set()  # sessions whose lease (the row) is ours
+        self._unsettled: set[str] = set()  # given back with rows pending: ours until written
         self._pending: list[Row] = []  # rows a lost connection kept us from writing
         self._heartbeat = Heartbeat(self.heartbeat, lease_seconds / 3)
         self._db: Connection | None = None
@@ -171,6 +179,9 @@ class PostgresJournal:
             if "application_name" not in self._dsn:  # the DSN's own name, else ours
                 extra["application_name"] = "toolreel"
             self._db = psycopg.connect(self._dsn, autocommit=True, **extra)
+            # `begin`'s transaction reads after its lease is taken (`_take`), whatever the
+            # server's default isolation: psycopg's BEGIN says so, no round trip more.
+            self._db.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
         return self._db
 
     def _guarded(self, work: Callable[[Connection], T], doing: str) -> T:
@@ -222,24 +233,36 @@ class PostgresJournal:
 
     # --- leases ------------------------------------------------------------------------
 
-    def _take(self, db: Connection, session_id: str) -> None:
-        """Take or renew the session's lease (inside a transaction); `SessionBusy` if held."""
+    def _take(self, db: Connection, session_id: str, from_seq: int) -> None:
+        """Take or renew the session's lease, then check that it has no step after `from_seq`
+        (inside a READ COMMITTED transaction); `SessionBusy` if held, or if it has.
+
+        In this order and in two statements: the lease waits for any transaction of
+        another writer on it (a write, a release) and is refused unless that writer has
+        let go, and the read that follows takes its snapshot after that, so it sees every
+        step the writer committed before letting go. Read first (or in the same statement,
+        whose snapshot predates the wait, or under REPEATABLE READ, whose snapshot is the
+        first statement's), the writer could add steps and give the session back in
+        between, and the session would be taken at a reading they overtook.
+        """
         taken = db.execute(_TAKE, (session_id, self._owner_text, self.lease_seconds)).fetchone()
         if taken is None:
             self._refuse(db, session_id)
-        self._held.add(session_id)
+        last = db.execute(_LAST_SEQ, (session_id,)).fetchone()
+        check_current(session_id, last[0] if last else None, from_seq)
+        self._leased.add(session_id)
         self._heartbeat.start()
 
     def _refuse(self, db: Connection, session_id: str) -> NoReturn:
         """`SessionBusy` naming the lease's holder and when it expires."""
         holder = db.execute(_HOLDER, (session_id,)).fetchone()
         owner, left = holder if holder else ("{}", 0.0)
-        self._held.discard(session_id)
+        self._leased.discard(session_id)
         raise SessionBusy(session_id, _owner_name(owner), max(left, 0.0))
 
     def heartbeat(self) -> None:
         """Renew every lease this journal still holds (the heartbeat thread calls this)."""
-        held = list(self._held)
+        held = list(self._leased)
         if held:
             self._run(
                 lambda db: db.execute(
@@ -250,31 +273,58 @@ class PostgresJournal:
                 "renew",
             )
 
-    def release(self, session_id: str) -> None:
-        """Give up this writer's ownership of the session (after writing what is pending)."""
-        if session_id not in self._held:
-            return
+    def release(self, lease: Lease) -> None:
+        """Give the session `lease` holds back, once its pending steps are written.
+
+        If they cannot be written yet (`JournalUnavailable`: the server is
+        unreachable), the session stays this journal's, renewed by the heartbeat,
+        until the next `append`, `flush` or `close` writes them.
+        """
+        if not self._holds.give_back(lease):
+            return  # not the holder: nothing of its to give back
+        self._unsettled.add(lease.session_id)
         self.flush()
-        self._held.discard(session_id)
-        self._run(
-            lambda db: db.execute(
-                "DELETE FROM toolreel_leases WHERE session_id = %s AND owner = %s",
-                (session_id, self._owner_text),
-            ),
-            "release",
+
+    def _let_go(self, session_id: str) -> None:
+        """After a refused `begin`: a lease of ours on the session is dropped if nothing holds
+        it (now, or by the next flush if the server cannot be reached)."""
+        if session_id in self._leased:
+            self._unsettled.add(session_id)
+            with self._flushing, contextlib.suppress(JournalError):
+                self._settle()
+
+    def _settle(self) -> None:
+        """Drop the leases of sessions given back, now that nothing of theirs is pending."""
+        for session_id in list(self._unsettled):
+            if any(row[0] == session_id for row in self._pending):
+                continue
+            self._unsettled.discard(session_id)
+            self._run(functools.partial(self._drop_lease, session_id=session_id), "release")
+
+    def _drop_lease(self, db: Connection, *, session_id: str) -> None:
+        """Delete the session's lease if it is still ours and none of our holders took it again."""
+        if session_id in self._holds:
+            return
+        self._leased.discard(session_id)
+        db.execute(
+            "DELETE FROM toolreel_leases WHERE session_id = %s AND owner = %s",
+            (session_id, self._owner_text),
         )
 
     # --- writing -----------------------------------------------------------------------
 
-    def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> None:
-        """Take the session's lease; record the config in force after `from_seq` (if new)."""
-        if session_id in self._held:
-            raise SessionBusy(session_id, f"{self.owner}, which began it and did not release it")
+    def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> Lease:
+        """Take the session's lease; record the config in force after `from_seq` (if new).
+
+        Steps of the session still pending are written first; a session with
+        steps after `from_seq` is refused (`_lease.check_current`).
+        """
         text = json.dumps(config_data(config), sort_keys=True)
+        lease = self._holds.take(session_id)
 
         def work(db: Connection) -> None:
             with db.transaction():
-                self._take(db, session_id)
+                self._take(db, session_id, from_seq)
                 db.execute(
                     "INSERT INTO toolreel_sessions (id) VALUES (%s) ON CONFLICT DO NOTHING",
                     (session_id,),
@@ -291,7 +341,15 @@ class PostgresJournal:
                         (session_id, from_seq, text),
                     )
 
-        self._run(work, "write")
+        try:
+            if any(row[0] == session_id for row in self._pending):
+                self.flush()
+            self._run(work, "write")
+        except BaseException:
+            self._holds.give_back(lease)
+            self._let_go(session_id)
+            raise
+        return lease
 
     def configs(self, session_id: str) -> list[tuple[int, SessionConfig]]:
         """The session's configs with the step after which each applies."""
@@ -339,6 +397,7 @@ class PostgresJournal:
         with self._flushing:
             if self._pending:
                 self._flush(list(self._pending))
+            self._settle()
 
     def _flush(self, rows: list[Row]) -> None:
         """Write `rows` (the head of the pending ones), then drop them from pending."""
@@ -368,7 +427,7 @@ class PostgresJournal:
         leased, written = counts if counts else (0, 0)
         if not leased:
             self._refuse(db, session_id)
-        self._held.add(session_id)
+        self._leased.add(session_id)
         self._heartbeat.start()
         if written < len(rows):
             self._check_written(db, rows)
@@ -431,10 +490,10 @@ class PostgresJournal:
     def close(self) -> None:
         """Write what is pending, give up the leases, close the connection."""
         self._heartbeat.stop()
+        self._holds.clear()
+        self._unsettled.update(self._leased)
         try:
             self.flush()
-            for session_id in list(self._held):
-                self.release(session_id)
         finally:
             with self._lock:
                 if self._db is not None:

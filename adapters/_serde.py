@@ -59,6 +59,8 @@ def _make_converter() -> cattrs.Converter:
     from cattrs.strategies import configure_tagged_union  # noqa: PLC0415 - only when built
 
     conv = cattrs.Converter(forbid_extra_keys=True)
+    # before any hook is built: the hooks made as unions are configured use it
+    conv.register_unstructure_hook_factory(_is_pair, functools.partial(_pair_hook, conv))
     conv.register_unstructure_hook_func(
         _is_set, lambda value: sorted(conv.unstructure(item) for item in value)
     )
@@ -70,6 +72,23 @@ def _make_converter() -> cattrs.Converter:
     for union in (Decision, Notice, Event, Effect, AgentOutcome):
         configure_tagged_union(union, conv, tag_name="type")
     return conv
+
+
+def _is_pair(kind: Any) -> bool:
+    """Whether `kind` is a fixed-length tuple type (`tuple[str, int]`: a pair, say)."""
+    args = get_args(kind)
+    return get_origin(kind) is tuple and bool(args) and args[-1] is not Ellipsis
+
+
+def _pair_hook(conv: cattrs.Converter, kind: Any) -> Callable[[Any], list[Any]]:
+    """A fixed-length tuple as a JSON list, as it reads back from the journal.
+
+    cattrs keeps such a tuple a tuple; recorded and read back it is a list, so
+    the `tool_calls` of a `UsageReported` (pairs of name and count) replayed
+    would differ from the record by type alone (issue 20, item 4).
+    """
+    hooks = [conv.get_unstructure_hook(arg) for arg in get_args(kind)]
+    return lambda value: [hook(item) for hook, item in zip(hooks, value, strict=True)]
 
 
 def _configure_images(conv: cattrs.Converter) -> None:

@@ -16,9 +16,9 @@ flight. A file locked by another connection is waited for (`busy_seconds`,
 with backoff); steps that still cannot be written stay in memory and are
 written first by the next `append`, `flush` or `close`.
 
-One writer per session: `begin` takes the session's lease (see `_lease.py`),
-every write renews it. Calls are made from worker threads by the shell, one
-at a time.
+One writer per session: `begin` takes the session's lease (see `_lease.py`)
+and gives its caller the `Lease` that `release` takes; every write renews it.
+Calls are made from worker threads by the shell, one at a time.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from ._errors import (
     JournalCorrupt,
     JournalError,
     JournalUnavailable,
-    SessionBusy,
     SessionNotFound,
 )
 from ._journal import (
@@ -53,7 +52,7 @@ from ._journal import (
     config_of,
     effect_record,
 )
-from ._lease import LEASE_SECONDS, Heartbeat, Owner, check_free, now
+from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, check_current, check_free, now
 from ._rows import Item, StepData, decode_items, decode_row, encode_row
 from ._serde import event_data
 
@@ -112,7 +111,9 @@ class SQLiteJournal:
         self.owner = Owner.here()
         self._lock = threading.Lock()
         self._flushing = threading.Lock()  # one flush at a time: Clients share a journal
-        self._held: dict[str, float] = {}  # session -> when our lease runs out
+        self._holds = Holds(self.owner)  # which of our Clients holds each session
+        self._leased: dict[str, float] = {}  # session -> when our lease (the row) runs out
+        self._unsettled: set[str] = set()  # given back with rows pending: ours until written
         self._pending: list[Row] = []  # rows a locked file kept us from writing
         self._heartbeat = Heartbeat(self.heartbeat, lease_seconds / 3)
         self._db = self._open()
@@ -201,49 +202,69 @@ class SQLiteJournal:
 
     # --- leases ------------------------------------------------------------------------
 
-    def _take(self, session_id: str, *, fresh: bool) -> None:
+    def _take(self, session_id: str) -> None:
         """Take or renew the session's lease (inside a transaction); `SessionBusy` if held."""
         row = self._db.execute(
             "SELECT owner, expires FROM leases WHERE session_id = ?", (session_id,)
         ).fetchone()
         holder = Owner.of(json.loads(row[0])) if row else None
-        if fresh and session_id in self._held:
-            raise SessionBusy(session_id, f"{self.owner}, which began it and did not release it")
         check_free(session_id, self.owner, holder, row[1] if row else 0.0, now())
         expires = now() + self.lease_seconds
         self._db.execute(
             "INSERT OR REPLACE INTO leases VALUES (?, ?, ?)",
             (session_id, json.dumps(self.owner.data()), expires),
         )
-        self._held[session_id] = expires
+        self._leased[session_id] = expires
         self._heartbeat.start()
 
     def _renew_due(self, session_id: str) -> bool:
         """Whether a write must renew (or take) the lease: past half of it, or not held."""
-        expires = self._held.get(session_id)
+        expires = self._leased.get(session_id)
         return expires is None or expires - now() < self.lease_seconds / 2
 
     def heartbeat(self) -> None:
         """Renew every lease this journal holds (the heartbeat thread calls this)."""
-        for session_id in list(self._held):
+        for session_id in list(self._leased):
             # one try (the lock not held for long): a busy file waits for the next beat
             self._transaction(functools.partial(self._renew, session_id), "renew", patient=False)
 
     def _renew(self, session_id: str) -> None:
         """Renew the lease if this journal still holds it (a release may have come between)."""
-        if session_id in self._held:
-            self._take(session_id, fresh=False)
+        if session_id in self._leased:
+            self._take(session_id)
 
-    def release(self, session_id: str) -> None:
-        """Give up this writer's ownership of the session (after writing what is pending)."""
-        if session_id not in self._held:
-            return
+    def release(self, lease: Lease) -> None:
+        """Give the session `lease` holds back, once its pending steps are written.
+
+        If they cannot be written yet (`JournalUnavailable`), the session stays
+        this journal's until the next `append`, `flush` or `close` writes them.
+        """
+        if not self._holds.give_back(lease):
+            return  # not the holder: nothing of its to give back
+        self._unsettled.add(lease.session_id)
         self.flush()
-        self._held.pop(session_id, None)
-        self._transaction(lambda: self._drop_lease(session_id), "release")
+
+    def _let_go(self, session_id: str) -> None:
+        """After a refused `begin`: a lease of ours on the session is dropped if nothing holds
+        it (now, or by the next flush if the file is busy)."""
+        if session_id in self._leased:
+            self._unsettled.add(session_id)
+            with self._flushing, contextlib.suppress(JournalError):
+                self._settle()
+
+    def _settle(self) -> None:
+        """Drop the leases of sessions given back, now that nothing of theirs is pending."""
+        for session_id in list(self._unsettled):
+            if any(row[0] == session_id for row in self._pending):
+                continue
+            self._unsettled.discard(session_id)
+            self._transaction(functools.partial(self._drop_lease, session_id), "release")
 
     def _drop_lease(self, session_id: str) -> None:
-        """Delete the session's lease if it is still ours."""
+        """Delete the session's lease if it is still ours and none of our holders took it again."""
+        if session_id in self._holds:
+            return
+        self._leased.pop(session_id, None)
         self._db.execute(
             "DELETE FROM leases WHERE session_id = ? AND owner = ?",
             (session_id, json.dumps(self.owner.data())),
@@ -251,27 +272,44 @@ class SQLiteJournal:
 
     # --- writing -----------------------------------------------------------------------
 
-    def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> None:
-        """Take the session's lease; record the config in force after `from_seq` (if new)."""
+    def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> Lease:
+        """Take the session's lease; record the config in force after `from_seq` (if new).
+
+        Steps of the session still pending are written first; a session with
+        steps after `from_seq` is refused (`_lease.check_current`).
+        """
         text = json.dumps(config_data(config), sort_keys=True)
+        lease = self._holds.take(session_id)
+        try:
+            if any(row[0] == session_id for row in self._pending):
+                self.flush()
+            self._transaction(functools.partial(self._begin, session_id, text, from_seq), "write")
+        except BaseException:
+            self._holds.give_back(lease)
+            self._let_go(session_id)
+            raise
+        return lease
 
-        def work() -> None:
-            self._take(session_id, fresh=True)
+    def _begin(self, session_id: str, text: str, from_seq: int) -> None:
+        """`begin`'s transaction: no step after `from_seq`, the lease, the config if new."""
+        last = self._db.execute(
+            "SELECT MAX(last_seq) FROM steps WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        check_current(session_id, last[0] if last else None, from_seq)
+        self._take(session_id)
+        self._db.execute(
+            "INSERT OR IGNORE INTO sessions (id, started) VALUES "
+            "(?, (SELECT COUNT(*) FROM sessions))",
+            (session_id,),
+        )
+        latest = self._db.execute(
+            "SELECT config FROM configs WHERE session_id = ? ORDER BY from_seq DESC LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        if latest is None or latest[0] != text:
             self._db.execute(
-                "INSERT OR IGNORE INTO sessions (id, started) VALUES "
-                "(?, (SELECT COUNT(*) FROM sessions))",
-                (session_id,),
+                "INSERT OR REPLACE INTO configs VALUES (?, ?, ?)", (session_id, from_seq, text)
             )
-            latest = self._db.execute(
-                "SELECT config FROM configs WHERE session_id = ? ORDER BY from_seq DESC LIMIT 1",
-                (session_id,),
-            ).fetchone()
-            if latest is None or latest[0] != text:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO configs VALUES (?, ?, ?)", (session_id, from_seq, text)
-                )
-
-        self._transaction(work, "write")
 
     def configs(self, session_id: str) -> list[tuple[int, SessionConfig]]:
         """The session's configs with the step after which each applies."""
@@ -320,6 +358,7 @@ class SQLiteJournal:
         """Write the steps a locked file kept back; `JournalUnavailable` if it still cannot."""
         with self._flushing:  # the rows taken are exactly the rows then removed
             self._flush_pending()
+            self._settle()
 
     def _flush_pending(self) -> None:
         """`flush`, its lock held."""
@@ -330,7 +369,7 @@ class SQLiteJournal:
         def work() -> None:
             for sid in dict.fromkeys(row[0] for row in rows):
                 if self._renew_due(sid):
-                    self._take(sid, fresh=False)
+                    self._take(sid)
             self._db.executemany("INSERT INTO steps VALUES (?, ?, ?, ?, ?)", rows)
 
         try:
@@ -397,10 +436,10 @@ class SQLiteJournal:
     def close(self) -> None:
         """Write what is pending, give up the leases, checkpoint the WAL, close the connection."""
         self._heartbeat.stop()
+        self._holds.clear()
+        self._unsettled.update(self._leased)
         try:
             self.flush()
-            for session_id in list(self._held):
-                self.release(session_id)
             self.checkpoint()
         finally:
             with self._lock:

@@ -32,6 +32,7 @@ from toolreel.core import (
     ToolResult,
     ToolRound,
     Usage,
+    well_formed,
 )
 
 from ._agent_outcome import AgentOutput
@@ -49,6 +50,11 @@ def hidden(names: Iterable[str]) -> frozenset[str]:
         unknown = ", ".join(sorted(wanted - HIDEABLE))
         raise ConfigError("hide", unknown, "names among " + ", ".join(sorted(HIDEABLE)))
     return wanted
+
+
+def counted(number: int, noun: str) -> str:
+    """`number` and `noun`, plural unless it is one: "1 iteration", "2 iterations"."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _retry_lines(retries: Iterable[Retry], hide: Collection[str]) -> list[str]:
@@ -73,12 +79,15 @@ def _before(retries: Iterable[Retry], iteration: int, last: bool) -> list[Retry]
 
 
 def _pretty(text: str) -> str:
-    """JSON text pretty-printed with sorted keys; other text as it is."""
+    """JSON text pretty-printed with sorted keys; other text as it is.
+
+    An escaped half of a surrogate pair (valid JSON) is U+FFFD once unescaped.
+    """
     try:
         value = json.loads(text)
     except ValueError:
         return text
-    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+    return well_formed(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False))
 
 
 def _fenced(text: str, language: str = "") -> list[str]:
@@ -130,10 +139,10 @@ def _usage(usage: Usage) -> str:
 def _summary_line(turn: TurnSummary, hide: Collection[str], held: int = 0) -> str:
     """How the turn ended (`held`: how many of its calls wait for approval)."""
     if turn.reason is None and held:
-        return f"_awaiting approval · {held} call{'s' if held != 1 else ''} held_"
+        return f"_awaiting approval · {counted(held, 'call')} held_"
     if turn.reason is None:
         return "_unfinished_"
-    parts = [turn.reason.value, f"{turn.iterations} iterations"]
+    parts = [turn.reason.value, counted(turn.iterations, "iteration")]
     if "usage" not in hide:
         parts.append(_usage(turn.usage))
     if turn.max_iterations_reached:
@@ -179,7 +188,7 @@ def _turn_lines(
         lines += _retry_lines(turn.retries, hide)
     if rounds and not expand:
         names = ", ".join(call.name for r in rounds for call in r.tool_calls)
-        lines += [f"▸ {len(rounds)} tool round{'s' if len(rounds) != 1 else ''}: {names}", ""]
+        lines += [f"▸ {counted(len(rounds), 'tool round')}: {names}", ""]
     if answer is not None and answer.content:
         lines += [f"**Assistant:** {answer.content}", ""]
     lines += _approval_lines(held, ids)
@@ -205,6 +214,13 @@ def render_transcript(
     lines = [f"# Session {session.session_id}" if ids else "# Session", ""]
     config = session.config
     lines += [f"model: {config.model}"]
+    settings = [
+        f"{name} {value:g}"
+        for name, value in (("temperature", config.temperature), ("max_tokens", config.max_tokens))
+        if value is not None
+    ]
+    if settings:
+        lines += ["settings: " + ", ".join(settings)]
     if config.system_prompt:
         lines += [f"system: {config.system_prompt}"]
     if config.tools:
@@ -215,7 +231,7 @@ def render_transcript(
         held = session.approvals if number == last else ()  # the last turn is paused
         lines += _turn_lines(number, turn, expand, ids, hide, held=held)
     turns = len(session.turns)
-    total = [f"Total: {turns} turn{'s' if turns != 1 else ''}"]
+    total = [f"Total: {counted(turns, 'turn')}"]
     total += [] if "usage" in hide else [_usage(session.usage)]
     lines.append(" · ".join(total))
     return "\n".join(lines) + "\n"
@@ -299,8 +315,8 @@ def render_agent_transcript(
     lines += _outcome_lines(session)
     attempts = session.attempts
     total = [
-        f"Total: {attempts} attempt{'s' if attempts != 1 else ''}",
-        f"{session.iterations} iterations",
+        f"Total: {counted(attempts, 'attempt')}",
+        counted(session.iterations, "iteration"),
     ]
     total += [] if "usage" in hide else [_usage(session.usage)]
     lines.append(" · ".join(total))

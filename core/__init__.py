@@ -6,6 +6,8 @@ out the effects it returns (commands: call the model, run tools, ...). The
 core does no I/O; `toolreel.shell` is one interpreter of its effects. A turn
 whose answer is a validated structured output (an agent run) is the same
 reducer with `LoopConfig(output=PlainOutput(...) or ReflectiveOutput(...))`.
+An event made of what a model, a tool or a hook sent goes through `well_formed`
+first, so that a journal can hold exactly what `step` saw (core/_wellformed.py).
 
 The vocabulary is one module per direction: events in core/_events.py,
 effects (and outcomes) in core/_effects.py, notices in core/_notices.py, each
@@ -82,6 +84,7 @@ from ._events import (
     ValidationFinished,
 )
 from ._loop_round import awaiting_results
+from ._misuse import misuse
 from ._notices import (
     ApprovalRequested,
     AttemptStarted,
@@ -111,6 +114,7 @@ from ._records import (
 )
 from ._state import Phase, State, StepError, initial_state
 from ._step import step
+from ._wellformed import well_formed
 
 __all__ = [
     "MAX_IMAGE_BYTES",
@@ -211,5 +215,7 @@ __all__ = [
     "awaiting_approval",
     "awaiting_results",
     "initial_state",
+    "misuse",
     "step",
+    "well_formed",
 ]

@@ -21,6 +21,8 @@ import json
 import re
 from typing import Any
 
+from ._text import valid_text
+
 PROBLEM = "arguments are not valid JSON: "
 #: Deeper arguments are refused before any parser recurses into them.
 MAX_DEPTH = 100
@@ -32,17 +34,40 @@ _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 #: Python's json also reads these words (the core accepts what it always accepted).
 _WORDS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
 _ESCAPES = frozenset('"\\/bfnrt')
+#: A JSON escape of a surrogate code point (half a pair; paired ones decode to one character).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def arguments_object(arguments: str) -> dict[str, Any] | None:
-    """The arguments text as a dict, or None when it is not a JSON object (one parse for all)."""
+    """The arguments text as a dict, or None when it is not a JSON object (one parse for all).
+
+    A string escaping half a surrogate pair (`"\\ud800"`, valid JSON) reads with
+    U+FFFD in its place, as the model's own text does (core/_wellformed.py): what
+    is shown, hooked or sent on from the arguments is valid Unicode text.
+    """
     if arguments.count("[") + arguments.count("{") > MAX_DEPTH and _scanned(arguments):
         return None  # not an object, and perhaps too deep for the parser
     try:
         value = json.loads(arguments)
     except (ValueError, RecursionError):
         return None
-    return value if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return None
+    if _SURROGATE_ESCAPE.search(arguments) is None:
+        return value
+    valid: dict[str, Any] = _valid(value)
+    return valid
+
+
+def _valid(value: Any) -> Any:
+    """A parsed JSON value with every string valid text (keys too)."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, list):
+        return [_valid(item) for item in value]
+    if isinstance(value, dict):
+        return {valid_text(key): _valid(item) for key, item in value.items()}
+    return value
 
 
 def arguments_error(arguments: str) -> str | None:

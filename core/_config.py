@@ -13,6 +13,7 @@ from ._budget import Budget
 from ._errors import ConfigError
 from ._model import ModelSettings, tool_specs
 from ._records import ToolSpec
+from ._text import checked_text
 
 DEFAULT_FINAL_ANSWER_PROMPT = (
     "You have reached the maximum number of tool iterations. Do not call any more "
@@ -211,7 +212,9 @@ class LoopConfig:
     """
 
     model: str = ""
-    system_prompt: str | None = None
+    system_prompt: str | None = attrs.field(
+        default=None, validator=checked_text("system_prompt", optional=True)
+    )
     tools: tuple[ToolSpec, ...] = attrs.field(default=(), converter=tool_specs)
     tool_choice: str = "auto"
     max_tokens: int | None = None

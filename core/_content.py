@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from ._errors import ConfigError
+from ._text import surrogate_at
 
 #: The media types an `ImagePart` may have.
 MEDIA_TYPES: frozenset[str] = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -60,6 +61,8 @@ def _url(_: object, __: object, value: Any) -> None:
         return
     if not isinstance(value, str) or not value.startswith(("http://", "https://")):
         raise ConfigError("url", value, "an http:// or https:// URL (pass bytes as `data`)")
+    if surrogate_at(value) is not None:
+        raise ConfigError("url", value, "a URL of valid Unicode text")
 
 
 def describe(value: object) -> str:

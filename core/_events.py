@@ -42,16 +42,17 @@ import attrs
 
 from ._content import ImagePart, images_of
 from ._records import NO_USAGE, ChatMessage, Usage
+from ._text import checked_text
 
 
 @attrs.frozen(kw_only=True)
 class PromptSubmitted:
     """The user sent `text` (and `images`, which follow it); a new turn starts.
 
-    The history carries over.
+    The history carries over. `text` is valid Unicode text (core/_text.py).
     """
 
-    text: str
+    text: str = attrs.field(validator=checked_text("prompt"))
     images: tuple[ImagePart, ...] = attrs.field(default=(), converter=images_of)
 
 
@@ -220,7 +221,7 @@ class Denied:
     """A human denied the call `call_id`: the model reads `reason` as its error result."""
 
     call_id: str
-    reason: str = ""
+    reason: str = attrs.field(default="", validator=checked_text("reason"))
 
 
 @attrs.frozen(kw_only=True)

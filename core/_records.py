@@ -30,6 +30,7 @@ import attrs
 
 from ._content import ImagePart
 from ._errors import ConfigError
+from ._text import checked_text, surrogate_at
 
 Role = Literal["user", "assistant"]
 
@@ -74,9 +75,9 @@ NO_USAGE = Usage()
 
 
 def _tool_name(_: object, __: object, value: Any) -> None:
-    """A tool is called by its name: a non-empty str."""
-    if not isinstance(value, str) or not value:
-        raise ConfigError("name", value, "a tool name (a non-empty str)")
+    """A tool is called by its name: a non-empty str (of valid text)."""
+    if not isinstance(value, str) or not value or surrogate_at(value) is not None:
+        raise ConfigError("name", value, "a tool name (a non-empty str of valid Unicode text)")
 
 
 @attrs.frozen(kw_only=True)
@@ -84,7 +85,7 @@ class ToolSpec:
     """A tool as offered to the model; `parameters` is a JSON Schema (dict or JSON text)."""
 
     name: str = attrs.field(validator=_tool_name)
-    description: str = ""
+    description: str = attrs.field(default="", validator=checked_text("description"))
     parameters: str = attrs.field(default='{"properties":{},"type":"object"}', converter=_json_text)
 
 

@@ -10,6 +10,7 @@ round policy's (core/_loop_round.py) and core/_next.py's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TypeVar
 
 import attrs
@@ -98,8 +99,12 @@ def awaited_position(pending: PendingRound, call_id: str) -> int | None:
 
 def not_awaited(pending: PendingRound, call_id: str) -> str:
     """Why a result for `call_id` cannot be placed: the misuse message's detail."""
-    awaited = [call.id for call in awaiting(pending)]
-    return f"no call {call_id!r} awaits a result; awaiting {awaited}"
+    return no_result_awaited(call_id, [call.id for call in awaiting(pending)])
+
+
+def no_result_awaited(call_id: str, awaited: Sequence[str]) -> str:
+    """The misuse detail of a result for `call_id` while the calls `awaited` await one."""
+    return f"no call {call_id!r} awaits a result; awaiting {list(awaited)}"
 
 
 def place(
@@ -184,10 +189,14 @@ def hold(required: frozenset[str], pending: PendingRound) -> PendingRound:
 
 def decision_refused(held: tuple[ApprovalRequested, ...], call_id: str) -> str | None:
     """Why deciding `call_id` is misuse while `held` wait (none, or not it); None if it is not."""
+    return no_decision_awaited(call_id, [request.call.id for request in held])
+
+
+def no_decision_awaited(call_id: str, held: Sequence[str]) -> str | None:
+    """Why deciding `call_id` is misuse while the calls `held` await a decision; None if not."""
     if not held:
         return "no call awaits approval"
-    if all(request.call.id != call_id for request in held):
-        waiting = [request.call.id for request in held]
+    if call_id not in held:
         detail = f"call {call_id!r} awaits no approval (unknown, or already decided)"
-        return f"{detail}; awaiting approval: {waiting}"
+        return f"{detail}; awaiting approval: {list(held)}"
     return None

@@ -1,14 +1,15 @@
 """toolreel.shell: the effect interpreter and the public APIs.
 
-`Client`/`AgentOptions`/`tool` (open_agent compatible), `run()` for scripts,
+`Client` (one conversation: `query`, then `events()` or `wait()`; approvals),
+`AgentOptions`/`tool`, `run()` for scripts,
 structured-output agents (`AgentDefinition`, `OutputTool`, `execute_agent`
 with `AgentRunOptions`; a failure's `AgentError`, its `ErrorCode` and
 `ErrorContext`), the `Connection` both share (its key a `Secret`), the typed
 callback protocols of each API (`OnToolCall`, ..., `OnAgentToolCall`, ...),
 hooks (`HookDecision`, `PreToolUseEvent`, ...), budgets (`Budget`, `Price`, the
-`OverBudget` outcome, `Spending`, the `UsageReported` notice), blocks (`TextBlock`,
-`ToolUseBlock`, `ToolUseError`) and the `Runner` that carries out the core's
-effects (for a chat session and an agent run alike).
+`OverBudget` outcome, `Spending`, the `UsageReported` notice), the `Runner` that
+carries out the core's effects (for a chat session and an agent run alike) and the
+`TurnTask` a client runs it in.
 """
 
 from toolreel.adapters import Secret
@@ -34,7 +35,6 @@ from toolreel.core import (
 from ._agent import AgentDefinition, AgentFailure, AgentMetadata, AgentSuccess, execute_agent
 from ._agent_approval import agent_approvals, resume_agent
 from ._agent_output import OutputTool, Validator
-from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
 from ._callbacks import (
     OnAgentNotice,
     OnAgentToolCall,
@@ -85,6 +85,7 @@ from ._replay import AgentSession, Divergence, ReplayDiverged, load_agent_sessio
 from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, tool
 from ._transfer import export_session, import_session
+from ._turn_task import TurnTask
 
 __all__ = [
     "HOOK_POST_TOOL_USE",
@@ -100,7 +101,6 @@ __all__ = [
     "AgentSession",
     "AgentSuccess",
     "ApprovalPending",
-    "Block",
     "Budget",
     "BudgetPolicy",
     "BudgetScope",
@@ -149,12 +149,10 @@ __all__ = [
     "SessionNotFound",
     "Spending",
     "StepError",
-    "TextBlock",
     "Tool",
-    "ToolUseBlock",
-    "ToolUseError",
     "ToolreelError",
     "TurnInProgress",
+    "TurnTask",
     "UnknownApproval",
     "UnknownToolCall",
     "UsageError",

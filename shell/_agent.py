@@ -69,6 +69,7 @@ from toolreel.core import (
     UsageError,
     ValidationFailed,
     awaiting_approval,
+    misuse,
 )
 
 from . import _checks as check
@@ -86,9 +87,11 @@ from ._connection import AGENT_OUTPUT_TOOL, Connection
 from ._driver import guarded
 from ._errors import ApprovalPending, UnknownApproval
 from ._hooks import hook_points
-from ._images import ImageSource
+from ._images import ImageSource, Prompt, submitted
 from ._images import images as to_images
+from ._journal_files import journal_at
 from ._options import AgentOptions, AgentRunOptions
+from ._replay import AgentSession, load_agent_session
 from ._runner import Observers, Runner
 from ._tools import Tool, call_arguments, registry
 
@@ -105,6 +108,9 @@ T = TypeVar("T")
 class AgentDefinition(Generic[I, T]):
     """An agent: how to prompt it, its tools, its output, how it is validated, who watches.
 
+    `build_prompt(input)` makes the prompt: a str, or a list of texts and
+    `ImagePart`s (as `Client.query` takes; anything else is a `ConfigError`
+    before a session begins).
     `helpers` are `Tool`s (or plain typed functions, wrapped with `@tool`).
     `validators` take the typed output and return a list of problems (empty:
     fine); sync or async. Callbacks get the reducer's `State` first:
@@ -114,7 +120,7 @@ class AgentDefinition(Generic[I, T]):
     async; one that raises is recorded in the metadata.
     """
 
-    build_prompt: Callable[[I], str] = attrs.field(validator=check.a_callable)
+    build_prompt: Callable[[I], Prompt] = attrs.field(validator=check.a_callable)
     output: OutputTool[T] = attrs.field(validator=check.instance_of(OutputTool, "an OutputTool"))
     system_prompt: str | None = attrs.field(
         default=None, validator=check.instance_of(str, "a str", optional=True)
@@ -168,6 +174,22 @@ class AgentMetadata:
     validation_errors: tuple[AttemptErrors, ...]
     history: tuple[ChatMessage, ...]
     session_id: str | None = None
+    #: Where the run is kept (a path, a URL or a `Journal`); None: not journaled.
+    journal: str | Path | Journal | None = attrs.field(default=None, eq=False, repr=False)
+
+    def session(self) -> AgentSession:
+        """The run, rebuilt from its journal (as `load_agent_session` does).
+
+        Its transcript is `render_transcript(result.metadata.session())`. A run
+        kept in no journal has none: a UsageError saying how to keep it.
+        """
+        if self.journal is None or self.session_id is None:
+            raise UsageError(
+                "this agent run kept no journal, so it has no session to read: pass "
+                "journal= to execute_agent (a MemoryJournal() will do), or set options.journal"
+            )
+        with journal_at(self.journal) as journal:
+            return load_agent_session(journal, self.session_id)
 
 
 @attrs.frozen(kw_only=True)
@@ -191,15 +213,19 @@ def agent_config(
     connection: Connection,
     helpers: dict[str, Tool],
     hooks: frozenset[HookPoint] = frozenset(),
+    port: object = None,
 ) -> LoopConfig:
     """The core config a definition, its helper tools, the connection and the hook points
-    the run's options fill (PreToolUse, PostToolUse) describe: a structured output's."""
+    the run's options fill (PreToolUse, PostToolUse) describe: a structured output's.
+
+    `port`: the model port given for the run, for its own name (`Connection.model_for`).
+    """
     spec = definition.output.spec
     assert isinstance(spec, PlainOutput | ReflectiveOutput)  # an OutputTool's, never text
     return LoopConfig(
         output=attrs.evolve(spec, max_attempts=definition.max_attempts),
         tools=tuple(helper.spec for helper in helpers.values()),
-        model=connection.model_name,
+        model=connection.model_for(port),
         system_prompt=definition.system_prompt,
         max_iterations=definition.max_iterations_per_attempt,
         tool_choice=definition.tool_choice,
@@ -316,7 +342,7 @@ async def execute_agent(
     """
     options = AgentRunOptions.of(options)
     helpers = registry(definition.helpers)
-    config = run_config(definition, options, helpers)
+    config = run_config(definition, options, helpers, model)
     attached = to_images(images)
     port: ModelPort = model or options.connection.open_model()
     try:
@@ -338,11 +364,15 @@ async def execute_agent(
 
 
 def run_config(
-    definition: AgentDefinition[Any, Any], options: AgentRunOptions, helpers: dict[str, Tool]
+    definition: AgentDefinition[Any, Any],
+    options: AgentRunOptions,
+    helpers: dict[str, Tool],
+    port: object = None,
 ) -> LoopConfig:
-    """The config of a run of `definition` under `options` (its hooks and budget)."""
+    """The config of a run of `definition` under `options` (its hooks and budget); `port`:
+    the caller's model, if any (`agent_config`)."""
     hooks = frozenset(hook_points(options.hooks))
-    config = agent_config(definition, options.connection, helpers, hooks)
+    config = agent_config(definition, options.connection, helpers, hooks, port)
     return attrs.evolve(config, budget=options.budget)
 
 
@@ -353,6 +383,15 @@ class Given:
     model: ModelPort
     images: tuple[ImagePart, ...] = ()
     abort: anyio.Event | None = None
+    #: The prompt's event, once `build_prompt` has made it (`prompted`).
+    prompt: PromptSubmitted | None = None
+
+    def prompted(self, build_prompt: Callable[[Any], Prompt], input: Any) -> Given:
+        """With the prompt `build_prompt(input)` makes (a str, or texts and images: the rule of
+        `submitted`), its images refused at once if the model cannot take them."""
+        prompt = submitted(build_prompt(input), self.images)
+        _refuse(self.model, prompt.images)
+        return attrs.evolve(self, prompt=prompt)
 
 
 def _refuse(port: ModelPort, images: tuple[ImagePart, ...]) -> None:
@@ -385,30 +424,34 @@ async def _journaled(
     if where is None:
         if decisions is not None:
             raise UsageError("resume_agent needs the journal the run was kept in")
+        given = given.prompted(definition.build_prompt, input)
         run = Run(definition, options, given, config=config, helpers=helpers)
         return await run.first(input)
     kept = open_journal(where)
     sid = session_id or options.session_id or uuid.uuid4().hex
     try:
+        kept.flush()  # steps a failed write kept back go first: the session is read whole
         if decisions is not None and sid not in kept.sessions():
             raise SessionNotFound(sid, repr(where))
         known = sid in kept.sessions()
         if known:  # a crash interrupted it, or it paused: go on under its own config
             config = _recorded(kept, sid, config)
+        else:  # a prompt that is none begins no session
+            given = given.prompted(definition.build_prompt, input)
         run = Run(definition, options, given, config=config, helpers=helpers, journal=kept, sid=sid)
-        if not known:
-            kept.begin(sid, config)
-            try:
-                return await run.first(input)
-            finally:
-                kept.release(sid)
-        owed = run.runner.restore()
-        _check(sid, run.runner.state, decisions or ())
-        kept.begin(sid, config, from_seq=run.runner.seq)
+        owed = run.runner.restore() if known else []
+        if known:
+            _check(sid, run.runner.state, decisions or ())
+        lease = kept.begin(sid, config, from_seq=run.runner.seq)
+        result: AgentSuccess[T] | AgentFailure
         try:
-            return await run.resumed(owed, decisions or ())
+            if known:
+                result = await run.resumed(owed, decisions or ())
+            else:
+                result = await run.first(input)
         finally:
-            kept.release(sid)
+            kept.release(lease)
+        return attrs.evolve(result, metadata=attrs.evolve(result.metadata, journal=where))
     finally:
         if isinstance(where, str | Path):  # a journal opened here is closed here
             kept.close()
@@ -475,7 +518,13 @@ class Run:
 
     async def first(self, input: Any) -> AgentSuccess[T] | AgentFailure:
         """Run the definition's prompt for `input` (and the given images) to its end."""
-        prompt = PromptSubmitted(text=self.definition.build_prompt(input), images=self.given.images)
+        given = (
+            self.given
+            if self.given.prompt
+            else self.given.prompted(self.definition.build_prompt, input)
+        )
+        prompt = given.prompt
+        assert prompt is not None  # `prompted` made it
         return await self._ran(lambda: self.runner.turn(prompt))
 
     async def resumed(
@@ -535,11 +584,9 @@ def _check(sid: str, state: State, decisions: tuple[Approved | Denied, ...]) -> 
     if state.phase is Phase.IDLE:
         raise SessionError(f"session {sid!r} is already in the journal and finished: use a new id")
     held = [request.call.id for request in awaiting_approval(state)]
-    seen: set[str] = set()
-    for decision in decisions:
-        if decision.call_id not in held or decision.call_id in seen:
-            detail = f"awaiting approval: {held}" if held else "no call awaits approval"
-            raise UnknownApproval(f"no tool call {decision.call_id!r} awaits approval; {detail}")
-        seen.add(decision.call_id)
+    for decision in decisions:  # in the core's words; a call decided twice is decided once
+        if (error := misuse(state.phase, decision, held)) is not None:
+            raise UnknownApproval(str(error)) from error
+        held.remove(decision.call_id)
     if state.phase is Phase.AWAITING_APPROVAL and not decisions:
         raise ApprovalPending(sid, awaiting_approval(state), how=RESUME_AGENT)

@@ -10,10 +10,13 @@ shows the model what it returns. Without one, no `submit` exists. The two are
 `ReflectiveOutput` and `PlainOutput` in the core; nothing else can say
 whether `submit` exists.
 
-Validation (the shell's answer to `Validate`) is the schema first — cattrs
-structuring into the output type, or for `from_schema` the `jsonschema`
-package's Draft 2020-12 validator, problems listed by path — then, once the
-output has its type, the custom validators in order.
+`OutputTool.of` takes a Pydantic model, a TypedDict, an attrs class or a
+dataclass. Validation (the shell's answer to `Validate`) is the schema first —
+the arguments converted into the output type (Pydantic's validation for a
+model, toolreel's strict converter otherwise: shell/_conversion.py), or for
+`from_schema` the `jsonschema` package's Draft 2020-12 validator, problems
+listed by path — then, once the output has its type, the custom validators in
+order.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import typing
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
@@ -33,42 +37,25 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
 from . import _checks as check
+from ._conversion import converter_for, output_problems
 from ._images import ToolOutput
-from ._schema import type_schema
-from ._tools import _call, describe, result_text, strict_converter
+from ._pydantic import uses_pydantic
+from ._schema import Undescribable, type_schema
+from ._tools import _call, describe, result_text
 
 T = TypeVar("T")
 Validator: TypeAlias = Callable[[T], Iterable[str] | Awaitable[Iterable[str] | None] | None]
 
 
-def _describe(exc: BaseException, kind: Any) -> str:
-    """One structuring problem: the strict converter's own words where it has them."""
-    from cattrs.v import format_exception  # noqa: PLC0415 - loaded with the converter
-
-    if isinstance(exc, TypeError) and str(exc).startswith("expected"):
-        return str(exc)
-    return format_exception(exc, kind)
-
-
-def _path_first(problem: str) -> str:
-    """cattrs' "what @ $.where" as "$.where: what"."""
-    what, at, where = problem.rpartition(" @ ")
-    return f"{where}: {what}" if at else problem
-
-
 def _structurer(output_type: type[T]) -> Callable[[Any], Result[T, list[str]]]:
-    """Arguments -> the typed output, or every problem by field (`... @ $.total`)."""
-
-    import cattrs  # noqa: PLC0415 - loaded with the first output type, not with toolreel.shell
+    """Arguments -> the typed output, or every problem by field (`$.total: ...`)."""
+    convert = converter_for(output_type)
 
     def structure(arguments: Any) -> Result[T, list[str]]:
         try:
-            return Success(strict_converter().structure(arguments, output_type))
-        except cattrs.BaseValidationError as exc:
-            found = cattrs.transform_error(exc, path="$", format_exception=_describe)
-            return Failure([_path_first(problem) for problem in found])
+            return Success(convert(arguments))
         except Exception as exc:
-            return Failure([f"$: {_describe(exc, output_type)}"])
+            return Failure(output_problems(exc))
 
     return structure
 
@@ -180,9 +167,31 @@ def _check_schema(field: str, value: Any) -> None:
         raise ConfigError(field, value, "a JSON Schema (a dict) of type 'object'")
 
 
+#: What `OutputTool.of` takes, as its ConfigError says it.
+_OUTPUT_TYPES = "a Pydantic model, a TypedDict, an attrs class or a dataclass"
+
+
 def _is_record(kind: type) -> bool:
-    """Whether `kind` is an attrs class or a dataclass (a plain bool: no narrowing of `kind`)."""
-    return attrs.has(kind) or dataclasses.is_dataclass(kind)
+    """Whether `kind` describes an object by its fields (a plain bool: no narrowing of `kind`)."""
+    return (
+        attrs.has(kind)
+        or dataclasses.is_dataclass(kind)
+        or typing.is_typeddict(kind)
+        or uses_pydantic(kind)
+    )
+
+
+def _output_schema(output_type: Any) -> dict[str, Any]:
+    """The output tool's parameters: the type's schema, which must describe an object."""
+    if not _is_record(output_type):
+        raise ConfigError("output_type", output_type, _OUTPUT_TYPES)
+    try:
+        schema = type_schema(output_type)
+    except Undescribable as exc:
+        raise ConfigError("output_type", output_type, f"{_OUTPUT_TYPES} ({exc})") from exc
+    if schema.get("type") != "object":
+        raise ConfigError("output_type", output_type, f"{_OUTPUT_TYPES} (an object's schema)")
+    return schema
 
 
 @attrs.frozen(kw_only=True)
@@ -206,13 +215,15 @@ class OutputTool(Generic[T]):
         description: str = "Record your final output.",
         reflection_handler: Callable[[T], Any] | None = None,
     ) -> OutputTool[T]:
-        """An output tool for an attrs class (or dataclass): schema from its fields."""
-        if not _is_record(output_type):
-            raise ConfigError("output_type", output_type, "an attrs class or a dataclass")
+        """An output tool for a Pydantic model, TypedDict, attrs class or dataclass.
+
+        The schema is the type's (Pydantic's own for a model); the model's
+        arguments are validated into an instance (by Pydantic for a model).
+        """
         return cls(
             name=name,
             description=description,
-            parameters=type_schema(output_type),
+            parameters=_output_schema(output_type),
             parse=_structurer(output_type),
             reflection_handler=reflection_handler,
         )

@@ -149,13 +149,18 @@ def name(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
 
 
 def optional_id(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    """None, or a non-empty str without control characters (it names files and rows)."""
+    """None, or a non-empty str of UTF-8 text without control characters (it names files
+    and rows)."""
     if value is None:
         return
     if not isinstance(value, str):
         _refuse(attribute, value, f"a non-empty str or None, not {kind(value)}")
     if not value or any(ord(char) < 32 or ord(char) == 127 for char in value):
         _refuse(attribute, value, "a non-empty str without control characters, or None")
+    try:
+        value.encode()
+    except UnicodeEncodeError:  # a lone surrogate: an undecodable byte of a command line
+        _refuse(attribute, value, "valid Unicode text (it holds a lone surrogate), or None")
 
 
 def http_url(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:

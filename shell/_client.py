@@ -1,13 +1,15 @@
-"""Client: the public, open_agent-compatible API over the runner; and `run()` for scripts.
+"""Client: one conversation over the runner — a prompt in, the core's notices out; and `run()`.
 
     async with Client(options) as client:
         await client.query("What is 25 plus 17?")
-        async for block in client.receive_messages():
-            ...   # TextBlock, ToolUseBlock (before the call runs), ToolUseError
+        async for notice in client.events():
+            ...   # TextStreamed, ToolCallAnnounced, ToolResultReady, ..., then the Finish
+        # or, for the end alone: finish = await client.wait()
 
 Auto mode (`auto_execute_tools=True`) runs the tools and continues until the
-model answers; manual mode yields the calls, then waits for
-`add_tool_result(...)` for each and continues without a new user message.
+model answers. Manual mode ends `events()` at `ResultsRequested`; answer each
+of its calls with `add_tool_result(...)`, then read `events()` on: the turn
+continues without a new user message.
 
 Human approval: a call of a tool declared `@tool(requires_approval=True)`, or
 one a PreToolUse hook answered `HookDecision(ask=True)` about, is held; the
@@ -16,14 +18,16 @@ turn pauses once nothing else runs (`events()` ends with `AwaitApproval`;
 another, `Client.resume(session_id, options)`, then `approve(call_id)` or
 `deny(call_id, reason)` for each of `pending_approvals`; the turn goes on
 once the last is decided.
+
+open_agent's API over the same loop (blocks, `receive_messages`, `query("")`)
+is `toolreel.open_agent`'s Client.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -32,7 +36,7 @@ import anyio
 import anyio.abc
 import attrs
 
-from toolreel.adapters import Journal, MemoryJournal
+from toolreel.adapters import Journal, Lease, MemoryJournal, Session, load_session
 from toolreel.adapters._errors import ContentRefused, JournalUnavailable, SessionNotFound
 from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._providers._images import refusal
@@ -46,28 +50,22 @@ from toolreel.core import (
     Denied,
     Finish,
     FinishReason,
-    ImagePart,
     LoopConfig,
     MaxIterationsPolicy,
-    MessageRecorded,
     Notice,
     OverBudget,
     Phase,
     PromptSubmitted,
     ResultsRequested,
-    RetryScheduled,
     Spending,
-    TextStreamed,
-    ToolCallAnnounced,
     ToolFinished,
-    ToolResultReady,
     ToolRound,
     Usage,
     UsageError,
-    arguments_object,
+    misuse,
+    well_formed,
 )
 
-from ._blocks import Block, TextBlock, ToolUseBlock, ToolUseError
 from ._connection import Connection
 from ._errors import (
     ApprovalPending,
@@ -78,12 +76,13 @@ from ._errors import (
     UnknownToolCall,
 )
 from ._hooks import hook_points
-from ._images import ImageSource, ToolOutput, tool_output
+from ._images import ImageSource, Prompt, ToolOutput, submitted, tool_output
 from ._images import images as to_images
-from ._journal_files import open_location
+from ._journal_files import journal_at, open_location
 from ._options import AgentOptions
 from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, output_text, registry
+from ._turn_task import TurnTask
 
 
 def open_journal(journal: str | Path | Journal | None) -> Journal:
@@ -101,11 +100,14 @@ def open_journal(journal: str | Path | Journal | None) -> Journal:
 
 
 def loop_config(
-    options: AgentOptions, tools: dict[str, Tool], connection: Connection
+    options: AgentOptions, tools: dict[str, Tool], connection: Connection, port: object = None
 ) -> LoopConfig:
-    """The core config the options (and their connection, built once by the caller) describe."""
+    """The core config the options (and their connection, built once by the caller) describe.
+
+    `port`: the model port given for the session, for its own name (`Connection.model_for`).
+    """
     return LoopConfig(
-        model=connection.model_name,
+        model=connection.model_for(port),
         system_prompt=options.system_prompt,
         tools=tuple(item.spec for item in tools.values()),
         tool_choice=options.tool_choice,
@@ -153,7 +155,7 @@ class Client:
         self.options = options
         self.connection = options.connection
         self._tools = registry(options.tools)
-        self.config = loop_config(options, self._tools, self.connection)
+        self.config = loop_config(options, self._tools, self.connection, model)
         self._own_model = model is None
         self._model: ModelPort = model or self.connection.open_model()
         self.redactor = self.connection.redactor(self._model)
@@ -161,19 +163,13 @@ class Client:
         self.journal = open_journal(options.journal)
         self.session_id = options.session_id or uuid.uuid4().hex
         self._resume = _resume
+        self._lease: Lease | None = None  # the session, held from `begin` until `release`
         self.runner = self._new_runner()
         self._sources: contextlib.AsyncExitStack | None = None  # the MCP servers, once open
-        self.last_finish: Finish | None = None
-        #: How the last run paused for approval, if it did (and no decision went on since).
-        self.paused: AwaitApproval | None = None
-        self._send, self._receive = anyio.create_memory_object_stream[
-            Notice | Finish | AwaitApproval | None
-        ](math.inf)
-        self._requests_unread = 0  # ResultsRequested notices sent and not yet read
-        self._continued = False  # all results given: `query("")` continues (open_agent's way)
         self._tasks: anyio.abc.TaskGroup | None = None
-        self._turn: anyio.Event | None = None
-        self._error: BaseException | None = None
+        self._turns = TurnTask(self.runner, lambda turn: self._require_open().start_soon(turn))
+        self._continuing = anyio.Lock()  # one decision (or cancel) continues a paused turn at once
+        self._deciding: set[str] = set()  # held calls whose decision is on its way
 
     def _new_runner(self) -> Runner:
         """The runner of the session, with the tools and config as they now are."""
@@ -196,8 +192,12 @@ class Client:
                 on_notice=self.options.on_notice,
             ),
         )
-        runner.sink = self._sink
+        runner.sink = self._told
         return runner
+
+    def _told(self, item: Notice | Finish) -> None:
+        """The runner's sink: what the turn tells goes to the reader (`events()`)."""
+        self._turns.put(item)
 
     async def _open_sources(self) -> None:
         """Connect the options' MCP servers for the client's life; their tools join the rest."""
@@ -206,8 +206,8 @@ class Client:
         self._sources = contextlib.AsyncExitStack()
         options = await self._sources.enter_async_context(sources_opened(self.options))
         self._tools = registry(options.tools)  # a name two servers share: ConfigError
-        self.config = loop_config(options, self._tools, self.connection)
-        self.runner = self._new_runner()
+        self.config = loop_config(options, self._tools, self.connection, self._model)
+        self.runner = self._turns.runner = self._new_runner()
 
     @classmethod
     def resume(cls, session_id: str, options: AgentOptions, **kwargs: Any) -> Client:
@@ -225,14 +225,14 @@ class Client:
             raise NotOpen("this Client is already open: use one `async with` per Client")
         try:
             await self._open_sources()
+            self.journal.flush()  # steps a failed write kept back go first: read whole
             known = self.session_id in self.journal.sessions()
             if self._resume and not known:
                 raise SessionNotFound(self.session_id, repr(self.journal))
             if known:  # the same session id goes on with the same conversation
                 owed = self.runner.restore()
-                self.journal.begin(self.session_id, self.config, from_seq=self.runner.seq)
-            else:
-                self.journal.begin(self.session_id, self.config)
+            # Refused (`SessionBusy`) if another writer holds it, or wrote after our reading.
+            self._lease = self.journal.begin(self.session_id, self.config, from_seq=self.runner.seq)
         except BaseException:
             await self._close_all()
             raise
@@ -240,9 +240,9 @@ class Client:
         # inside every scope the caller opened before, and outside those opened within.
         self._tasks = await anyio.create_task_group().__aenter__()
         if self.runner.phase is Phase.AWAITING_APPROVAL:  # paused: nothing to finish or redo
-            self.paused = AwaitApproval(requests=self.pending_approvals)
+            self._turns.end = AwaitApproval(requests=self.pending_approvals)
         elif known and self.runner.phase is not Phase.IDLE:
-            self._start(lambda: self.runner.resume(owed))
+            self._turns.start(lambda: self.runner.resume(owed))
         return self
 
     async def __aexit__(
@@ -259,7 +259,7 @@ class Client:
         tasks = self._require_open()
         try:
             with anyio.CancelScope(shield=True):
-                await self._stop_turn()
+                await self._turns.stop()
         finally:
             self._tasks = None
             tasks.cancel_scope.cancel()
@@ -277,9 +277,12 @@ class Client:
             await self._close_sources()
 
     async def _close(self) -> None:
-        """Give the session back to the journal; close the pool and journal the client owns."""
+        """Give the session back to the journal (if this client holds it); close the pool and
+        journal the client owns."""
+        lease, self._lease = self._lease, None
         try:
-            self.journal.release(self.session_id)
+            if lease is not None:  # a client refused at `begin` holds nothing to give back
+                self.journal.release(lease)
         except JournalUnavailable:
             if self._own_journal:
                 raise
@@ -299,6 +302,19 @@ class Client:
             sources, self._sources = self._sources, None
             await sources.aclose()
 
+    def _kept_in(self, *, closing: bool) -> str | Path | Journal:
+        """Where the session can be read: the journal, or its path if the client closes it."""
+        given = self.options.journal
+        return given if closing and isinstance(given, str | Path) else self.journal
+
+    def session(self) -> Session:
+        """The session so far, rebuilt from the journal (as `load_session` does), open or closed.
+
+        Its transcript is `render_transcript(client.session())`.
+        """
+        with journal_at(self._kept_in(closing=self._tasks is None)) as journal:
+            return load_session(journal, self.session_id)
+
     def _require_open(self) -> anyio.abc.TaskGroup:
         """The client's task group; NotOpen outside `async with`."""
         if self._tasks is None:
@@ -307,82 +323,32 @@ class Client:
 
     # --- turns --------------------------------------------------------------------------
 
-    def _start(self, work: Callable[[], Any]) -> None:
-        """Run a turn in the background; its notices go to the client's stream.
+    @property
+    def last_finish(self) -> Finish | None:
+        """How the last turn finished, once it has (None while one runs, or it paused)."""
+        end = self._turns.end
+        return end if isinstance(end, Finish) else None
 
-        The turn's task never raises: what stopped it is kept for the reader
-        (`wait()`, `events()`), which raises it in the caller's own task.
-        """
-        tasks = self._require_open()
-        done = self._turn = anyio.Event()
-        self._error = None
+    @property
+    def paused(self) -> AwaitApproval | None:
+        """How the last turn paused for approval, if it did (and no decision went on since)."""
+        end = self._turns.end
+        return end if isinstance(end, AwaitApproval) else None
 
-        async def turn() -> None:
-            try:
-                outcome = await work()
-                if isinstance(outcome, Finish):
-                    self.last_finish = outcome
-                elif isinstance(outcome, AwaitApproval):
-                    self.paused = outcome
-                    self._send.send_nowait(outcome)  # the reader's last item of the run
-            except anyio.get_cancelled_exc_class():
-                self.last_finish = self.runner.finish  # the cancel it recorded
-                raise  # the client is closing, or a scope around it was cancelled
-            except BaseException as exc:  # a journal that gave up, a real Ctrl-C, a bug
-                self._error = exc
-            finally:
-                if self._error is not None or (self.last_finish or self.paused) is None:
-                    self._send.send_nowait(None)
-                done.set()
+    async def query(self, prompt: Prompt, *, images: Iterable[ImageSource] | None = None) -> None:
+        """Send a user prompt; the turn runs while you read `events()` (or `wait()`).
 
-        tasks.start_soon(turn)
-
-    def _running(self) -> bool:
-        """Whether a turn is under way."""
-        return self._turn is not None and not self._turn.is_set()
-
-    async def _stop_turn(self) -> None:
-        """Interrupt the running turn, if any, and wait until it has recorded its cancel."""
-        if self._running():
-            assert self._turn is not None
-            self.runner.interrupt()
-            await self._turn.wait()
-
-    async def _until_done(self, waiting: Awaitable[Any]) -> Any:
-        """Await `waiting`; if the caller is cancelled meanwhile, cancel the turn first.
-
-        The turn is interrupted and its cancel journaled under a shield, then
-        the caller's cancellation goes on as anyio or asyncio expects.
-        """
-        try:
-            return await waiting
-        except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self._stop_turn()
-            raise
-
-    def _sink(self, item: Notice | Finish | AwaitApproval | None) -> None:
-        """Pass a notice on to the reader, counting the requests for results."""
-        if isinstance(item, ResultsRequested):
-            self._requests_unread += 1
-        self._send.send_nowait(item)
-
-    async def query(self, prompt: str, *, images: Iterable[ImageSource] | None = None) -> None:
-        """Send a user prompt; the turn runs while you read `receive_messages()` or `events()`.
-
-        `images` (paths, bytes, URLs or `ImagePart`s; shell/_images.py) follow the
-        prompt's text; a model that cannot take them is refused here (`ContentRefused`).
-        After `add_tool_result` has answered every call, `query("")` is open_agent's
-        way to continue: no new prompt, the turn goes on; read it as before.
+        The prompt is a str, or a list of texts and `ImagePart`s (pydantic-ai's
+        convention: the texts joined by newlines, the images after them); anything
+        else, or text that is not valid Unicode (a lone surrogate), is a `ConfigError`
+        and nothing is sent. `images` (paths, bytes, URLs or `ImagePart`s;
+        shell/_images.py) follow the prompt's; a model that cannot take them is
+        refused here (`ContentRefused`). While a turn runs (or waits for results
+        or approval) a new prompt is refused (`TurnInProgress`).
         """
         self._require_open()
-        attached = self._images(prompt, images)
-        if prompt == "" and self._continued and not attached:
-            self._continued = False
-            self._skip_answered()
-            return
-        self._continued = False
-        if self._running():
+        event = self._prompt(prompt, images)
+        if self._turns.running:
             raise TurnInProgress(
                 "a turn is still running: read it to its end (or answer its tool calls) first"
             )
@@ -392,80 +358,47 @@ class Client:
                 f"the turn waits for approval of {held}: approve() or deny() each first "
                 "(or interrupt() it)"
             )
-        self.last_finish = self.paused = None
-        self._discard_notices()
+        self._turns.discard()  # what turns that are over told, read or not
         self.runner.drain()  # what came too late for the turns that are over
-        self._start(lambda: self.runner.turn(PromptSubmitted(text=prompt, images=attached)))
+        self._turns.start(lambda: self.runner.turn(event))
 
-    def _images(self, prompt: str, sources: Iterable[ImageSource] | None) -> tuple[ImagePart, ...]:
-        """The prompt's images, refused at once if the model cannot take them."""
-        attached = to_images(sources)
+    def _prompt(self, prompt: Prompt, sources: Iterable[ImageSource] | None) -> PromptSubmitted:
+        """The prompt's event, refused at once if it is no prompt or the model cannot take
+        its images."""
+        event = submitted(prompt, to_images(sources))
         codec = getattr(self._model, "codec", None)
-        if attached and codec is not None:
-            message = ChatMessage(role="user", content=prompt, images=attached)
+        if event.images and codec is not None:
+            message = ChatMessage(role="user", content=event.text, images=event.images)
             why = refusal(codec, (message,))
             if why is not None:
                 raise ContentRefused(why)
-        return attached
-
-    def _skip_answered(self) -> None:
-        """Drop the unread rest of the part of the turn the caller answered (to its request)."""
-        while self._requests_unread:
-            try:
-                item = self._receive.receive_nowait()
-            except anyio.WouldBlock:
-                return
-            if isinstance(item, ResultsRequested):
-                self._requests_unread -= 1
-
-    def _discard_notices(self) -> None:
-        """Drop the unread notices of turns that are over."""
-        self._requests_unread = 0
-        while True:
-            try:
-                self._receive.receive_nowait()
-            except anyio.WouldBlock:
-                return
+        return event
 
     async def events(self) -> AsyncIterator[Notice | Finish | AwaitApproval]:
-        """The running turn's notices, then its `Finish` (manual mode: until results are due;
-        paused for approval: ending with `AwaitApproval`)."""
+        """The running turn's notices, then its `Finish` (paused for approval: ending with
+        `AwaitApproval`; manual mode: ending with a `ResultsRequested` whose calls await
+        results, read on once `add_tool_result` answered them).
+
+        With no turn under way, and nothing left unread, it ends at once.
+        """
         self._require_open()
         while True:
-            try:
-                item = self._receive.receive_nowait()
-            except anyio.WouldBlock:
-                if not self._running():  # no turn under way: nothing more will come
-                    self._raise_turn_error()
-                    return
-                item = await self._until_done(self._receive.receive())
-            if isinstance(item, ResultsRequested):
-                self._requests_unread -= 1
-            if item is None:
-                self._raise_turn_error()
+            item = await self._turns.until_done(self._turns.next())
+            if item is None:  # nothing more will come: say what stopped the turn, if anything
+                self._turns.raise_error()
                 return
             yield item
             if isinstance(item, Finish | AwaitApproval):
                 await self.wait()  # the turn's task is ending; let it finish
                 return
-            if isinstance(item, ResultsRequested):
+            if isinstance(item, ResultsRequested) and self._owed(item):
                 return
 
-    async def receive_messages(self) -> AsyncIterator[Block]:
-        """The turn as open_agent blocks; a FAILED turn raises `RunFailed` at its end."""
-        self._require_open()
-        text: list[str] = []
-        async for notice in self.events():
-            for block in _blocks(notice, text):
-                yield block
-            if isinstance(notice, Finish) and notice.reason is FinishReason.FAILED:
-                raise RunFailed(notice)
-
-    def _raise_turn_error(self) -> None:
-        """Re-raise what stopped the turn's task (a journal error, a Ctrl-C, a bug), if anything."""
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
+    def _owed(self, request: ResultsRequested) -> bool:
+        """Whether a call `request` asked results for still awaits one (one answered early
+        while the stream was not read that far does not stop it)."""
+        awaited = self.pending_tool_calls()
+        return any(call.id in awaited for call in request.calls)
 
     async def wait(self) -> Finish | None:
         """Wait for the running turn to finish or pause for approval (its notices stay readable).
@@ -474,24 +407,20 @@ class Client:
         approval (`paused` says how; `approve` / `deny` each of `pending_approvals`).
         """
         self._require_open()
-        if self._turn is not None:
-            await self._until_done(self._turn.wait())
-        self._raise_turn_error()
+        await self._turns.until_done(self._turns.wait())
+        self._turns.raise_error()
         return self.last_finish
 
     async def add_tool_result(
-        self, tool_call_id: str, content: Any, name: str | None = None, *, is_error: bool = False
+        self, tool_call_id: str, content: Any, *, is_error: bool = False
     ) -> None:
         """Manual mode: the result of a call the model made (any value; non-text becomes JSON).
 
         An `ImagePart`, or a list of text and images, gives a result with images.
+        Text that is not valid Unicode (a lone surrogate) is a `UsageError`; a
+        call that awaits no result an `UnknownToolCall`.
         """
         self._require_open()
-        awaited = self.pending_tool_calls()
-        if tool_call_id not in awaited:
-            raise UnknownToolCall(
-                f"no tool call {tool_call_id!r} awaits a result; awaiting {sorted(awaited)}"
-            )
         try:
             given = tool_output(content, output_text) or ToolOutput(
                 text=output_text(content), images=()
@@ -504,11 +433,18 @@ class Client:
         event = ToolFinished(
             call_id=tool_call_id, output=given.text, is_error=is_error, images=given.images
         )
-        if not self._running():  # a resumed session that was awaiting results
+        if well_formed(event) is not event:  # a journal could not hold it as it is
+            raise UsageError(
+                f"the result for {tool_call_id!r} is not valid Unicode text (it holds a lone "
+                "surrogate: an undecodable byte read with surrogateescape?); decode bytes "
+                "with errors='replace'"
+            )
+        if (error := misuse(self.phase, event, self.pending_tool_calls())) is not None:
+            raise UnknownToolCall(str(error)) from error
+        if not self._turns.running:  # a resumed session that was awaiting results
             self.runner.drain()
-            self._start(self.runner.turn)
-        await self._until_done(self.runner.submit(event))
-        self._continued = not self.pending_tool_calls()
+            self._turns.start(self.runner.turn)
+        await self._turns.until_done(self.runner.submit(event))
 
     def pending_tool_calls(self) -> dict[str, str]:
         """Manual mode: ids and names of the calls waiting for `add_tool_result`."""
@@ -530,31 +466,40 @@ class Client:
         """Deny a held call: the model reads `reason` as its error result.
 
         An empty reason reads "The user denied this tool call."; otherwise as `approve`.
+        A reason that is not valid Unicode text is a `ConfigError`.
         """
         await self._decide(Denied(call_id=call_id, reason=reason))
 
     async def _decide(self, decision: Approved | Denied) -> None:
-        """Feed a human's decision, continuing a paused turn (in a run of its own)."""
+        """Feed a human's decision, continuing a paused turn (in a run of its own).
+
+        One decision per call: one for a call not held (unknown, decided, or
+        its decision on its way) is refused at once (`UnknownApproval`).
+        """
         self._require_open()
-        held = [request.call.id for request in self.pending_approvals]
-        if decision.call_id not in held:
-            detail = f"awaiting approval: {held}" if held else "no call awaits approval"
-            raise UnknownApproval(
-                f"no call {decision.call_id!r} is held for approval (unknown, or already "
-                f"decided); {detail}"
-            )
-        await self._continue(decision)
+        held = [r.call.id for r in self.pending_approvals if r.call.id not in self._deciding]
+        if (error := misuse(self.phase, decision, held)) is not None:
+            raise UnknownApproval(str(error)) from error
+        self._deciding.add(decision.call_id)
+        try:
+            await self._continue(decision)
+        finally:
+            self._deciding.discard(decision.call_id)
 
     async def _continue(self, event: Approved | Denied | Cancelled) -> None:
-        """Hand the turn `event`; a paused turn's run is over, so a new run takes it."""
-        if self.phase is Phase.AWAITING_APPROVAL and self._turn is not None:
-            await self._until_done(self._turn.wait())  # the paused run is ending: let it
-        if not self._running():
-            self._discard_notices()  # what the paused run told, read or not
-            self.runner.drain()
-            self.last_finish = self.paused = None
-            self._start(self.runner.turn)
-        await self._until_done(self.runner.submit(event))
+        """Hand the turn `event`; a paused turn's run is over, so a new run takes it.
+
+        One at a time: two would start two runs of one session. Raises what
+        applying `event` raised (a journal that gave up), never waits forever.
+        """
+        async with self._continuing:
+            if self.phase is Phase.AWAITING_APPROVAL:
+                await self._turns.until_done(self._turns.wait())  # the paused run is ending
+            if not self._turns.running:
+                self._turns.discard()  # what the paused run told, read or not
+                self.runner.drain()
+                self._turns.start(self.runner.turn)
+            await self._turns.until_done(self.runner.submit(event))
 
     async def interrupt(self) -> None:
         """Stop the model stream and running tools now; the turn finishes CANCELLED.
@@ -563,11 +508,11 @@ class Client:
         """
         self._require_open()
         with anyio.CancelScope(shield=True):
-            if self.phase is Phase.AWAITING_APPROVAL and not self._running():
+            if self.phase is Phase.AWAITING_APPROVAL and not self._turns.running:
                 await self._continue(Cancelled())
                 await self.wait()
                 return
-            await self._stop_turn()
+            await self._turns.stop()
 
     @property
     def phase(self) -> Phase:
@@ -591,38 +536,6 @@ class Client:
         return self.runner.metadata
 
 
-def _blocks(notice: Notice | Finish | AwaitApproval, text: list[str]) -> list[Block]:
-    """The open_agent blocks one notice stands for (text is gathered per response)."""
-    match notice:
-        case TextStreamed(text=piece):
-            text.append(piece)
-        case RetryScheduled():
-            text.clear()
-        case ToolCallAnnounced(call=call):
-            arguments = arguments_object(call.arguments) or {}
-            blocks = _flush(text)
-            blocks.append(ToolUseBlock(id=call.id, name=call.name, input=arguments))
-            return blocks
-        case ToolResultReady(result=result) if result.is_error:
-            return [
-                ToolUseError(
-                    tool_use_id=result.call_id, tool_name=result.name, error=result.content
-                )
-            ]
-        case MessageRecorded() | Finish() | AwaitApproval():
-            return _flush(text)
-        case _:
-            pass
-    return []
-
-
-def _flush(text: list[str]) -> list[Block]:
-    """The gathered text as one block, if there is any."""
-    joined = "".join(text)
-    text.clear()
-    return [TextBlock(text=joined)] if joined else []
-
-
 @attrs.frozen(kw_only=True)
 class RunResult:
     """What one `run()` gave: the answer, its rounds, usage, and why it ended."""
@@ -640,10 +553,23 @@ class RunResult:
     spent: Spending = attrs.field(factory=Spending)
     #: The budget limit that ended the turn (`reason` OVER_BUDGET), if one did.
     over_budget: OverBudget | None = None
+    #: Where the session is kept: the options' journal (a path, a URL or a `Journal`), or
+    #: the in-memory one the Client kept when they named none (see `session`).
+    journal: str | Path | Journal | None = attrs.field(default=None, eq=False, repr=False)
+
+    def session(self) -> Session:
+        """The session the run made, rebuilt from its journal (as `load_session` does).
+
+        Its transcript is `render_transcript(result.session())`.
+        """
+        if self.journal is None:
+            raise UsageError("this RunResult was not made by run(): it has no journal to read")
+        with journal_at(self.journal) as journal:
+            return load_session(journal, self.session_id)
 
 
 async def run(
-    prompt: str,
+    prompt: Prompt,
     options: AgentOptions,
     *,
     model: ModelPort | None = None,
@@ -656,6 +582,7 @@ async def run(
     journal it).
     """
     options = attrs.evolve(options, auto_execute_tools=True)
+    submitted(prompt)  # no prompt (a `ConfigError`): no session begun
     async with Client(options, model=model) as client:
         await client.query(prompt, images=images)
         finish = await client.wait()
@@ -676,4 +603,5 @@ async def run(
             callback_errors=tuple(client.metadata.callback_errors),
             spent=client.spent,
             over_budget=finish.over_budget,
+            journal=client._kept_in(closing=True),  # the client closes a journal it opened
         )

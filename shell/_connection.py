@@ -15,6 +15,7 @@ connection fields from these (`shared`), so both check a value the same way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from toolreel.adapters._providers import (
     ModelPort,
     ToolCallRecovery,
     http_model,
+    is_async_client,
     recovers,
     redactor_for,
 )
@@ -36,10 +38,17 @@ from toolreel.core import ConfigError, RetryPolicy
 from . import _checks as check
 
 if TYPE_CHECKING:
-    import httpx
+    from toolreel.adapters._providers import AsyncClient
 
 #: The model every port opened here is, while `toolreel.testing.override` is in force.
 MODEL_OVERRIDE: ContextVar[ModelPort | None] = ContextVar("toolreel_model_override", default=None)
+#: While a `toolreel.testing` recording is in force (a test marked `toolreel_recording`):
+#: each connection's model port is `opener(connection, open_own)`, where `open_own()` opens
+#: the connection's own port — so a recording asks that connection's provider, URL, model
+#: and key, and only when it must (an override still comes first).
+MODEL_OPENER: ContextVar[Callable[[Connection, Callable[[], ModelPort]], ModelPort] | None] = (
+    ContextVar("toolreel_model_opener", default=None)
+)
 #: The output tool's name while an agent runs, for a model that must know which tool ends it
 #: (`toolreel.testing.TestModel`: a request offers it among the helpers, indistinguishable).
 AGENT_OUTPUT_TOOL: ContextVar[str | None] = ContextVar("toolreel_agent_output", default=None)
@@ -65,12 +74,13 @@ def _model(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
 
 
 def _http_client(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    """None (a pool shared per provider and base URL), or the caller's own httpx.AsyncClient."""
-    if value is not None:
-        import httpx  # noqa: PLC0415 - loaded already by whoever made the client
+    """None (a pool shared per provider and base URL), or the caller's own AsyncClient.
 
-        if not isinstance(value, httpx.AsyncClient):
-            check.refuse(attribute.name, value, f"an httpx.AsyncClient, not {check.kind(value)}")
+    httpx2's, or httpx's while both exist (asked without importing either).
+    """
+    if value is not None and not is_async_client(value):
+        what = f"an httpx2.AsyncClient (or httpx.AsyncClient), not {check.kind(value)}"
+        check.refuse(attribute.name, value, what)
 
 
 @attrs.frozen(kw_only=True)
@@ -85,12 +95,13 @@ class Connection:
     opened. `timeout` bounds each read, `call_timeout` a whole model call,
     `idle_timeout` a stream without content (keep-alives do not count); past
     either, the call fails and is retried by `retry`. `http_client` is the
-    caller's own httpx client (toolreel never closes it); without one, calls
-    share a pool per provider and base URL. `tool_call_recovery` ("auto",
-    "hermes", "llama3", "mistral"; openai and ollama only) turns tool calls a
-    small local model writes as text into real calls (README: "Tool calls from
-    small local models"). `model_images` False says the model is text-only: a
-    prompt or tool result with images is refused, never sent without them.
+    caller's own `httpx2.AsyncClient` (or `httpx.AsyncClient`; toolreel never
+    closes it); without one, calls share a pool per provider and base URL.
+    `tool_call_recovery` ("auto", "hermes", "llama3", "mistral"; openai and
+    ollama only) turns tool calls a small local model writes as text into real
+    calls (README: "Tool calls from small local models"). `model_images` False
+    says the model is text-only: a prompt or tool result with images is
+    refused, never sent without them.
 
     `model` may be left empty only for a hosted provider at its own URL (no
     `base_url`): "openai", "anthropic" and "gemini" then use their default model
@@ -117,7 +128,7 @@ class Connection:
     retry: RetryPolicy = attrs.field(
         factory=RetryPolicy, validator=check.instance_of(RetryPolicy, "a RetryPolicy")
     )
-    http_client: httpx.AsyncClient | None = attrs.field(default=None, validator=_http_client)
+    http_client: AsyncClient | None = attrs.field(default=None, validator=_http_client)
     tool_call_recovery: ToolCallRecovery | None = attrs.field(
         default=None,
         validator=check.one_of((None, *RECOVERY_MODES), "None or one of " + _MODES),
@@ -138,6 +149,19 @@ class Connection:
         """The model to ask for: `model`, or the hosted provider's default when it is empty."""
         return self.model or DEFAULT_MODELS.get(self.provider, "")
 
+    def model_for(self, port: object = None) -> str:
+        """The model a session over `port` asks for, and its journal names.
+
+        `model` when given; else the port's own name where it has one
+        (`TestModel` is "test", `FunctionModel` "function": what answers is not
+        the provider's default model); else `model_name`. `port` None: the one
+        `open_model` will give (an override's model), known before it is opened.
+        """
+        own = getattr(port if port is not None else MODEL_OVERRIDE.get(), "model_name", None)
+        if self.model or not isinstance(own, str) or not own:
+            return self.model_name
+        return own
+
     def timeouts(self) -> Timeouts:
         """The HTTP limits asked for."""
         return Timeouts(read=self.timeout, total=self.call_timeout, idle=self.idle_timeout)
@@ -145,10 +169,17 @@ class Connection:
     def open_model(self) -> ModelPort:
         """A model port over HTTP (its opener closes it); no key for a hosted URL: ConfigError.
 
-        Under `toolreel.testing.override(model=...)` it is that model instead.
+        Under `toolreel.testing.override(model=...)` it is that model instead; in
+        a test recording (`MODEL_OPENER`), the port the recording opens for it.
         """
         if (overriding := MODEL_OVERRIDE.get()) is not None:
             return overriding
+        if (opener := MODEL_OPENER.get()) is not None:
+            return opener(self, self._open_own)
+        return self._open_own()
+
+    def _open_own(self) -> ModelPort:
+        """The port over HTTP these fields describe."""
         return http_model(
             self.provider,
             base_url=self.base_url,

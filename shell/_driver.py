@@ -13,6 +13,10 @@ call, start a timer, spawn background work, end the run.
 A run that is stopped from outside (a cancel scope, `task.cancel()`, a real
 Ctrl-C, a journal that gives up) is recorded as `Cancelled` under a shield, and
 that very exception propagates, never wrapped in an exception group.
+
+Nobody waits on a run that is over: `submit` returns once its event is
+applied, raises what applying it raised (a journal that gave up), and raises
+`UsageError` if the run ended before taking it.
 `Runner` (shell/_runner.py) is its handler, for a chat session and an agent run alike.
 """
 
@@ -107,8 +111,9 @@ class Driver(Generic[S, E, F]):
         self._settled = settled or _never
         self._abort = abort
         self._send, self._inbox = anyio.create_memory_object_stream[
-            tuple[E | DriverEvent, anyio.Event | None]
+            tuple[E | DriverEvent, Receipt | None]
         ](math.inf)
+        self._applying: Receipt | None = None  # the submitted event being applied
         self._call: CallModel | None = None
         self._model_scope: anyio.CancelScope | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
@@ -150,10 +155,15 @@ class Driver(Generic[S, E, F]):
         self._send.send_nowait((event, None))
 
     async def submit(self, event: E | DriverEvent) -> None:
-        """Hand the driver an event and wait until it has been applied."""
-        done = anyio.Event()
-        self._send.send_nowait((event, done))
-        await done.wait()
+        """Hand the driver an event and wait until it has been applied.
+
+        Raises what applying it raised, or `UsageError` if the run ended without taking it.
+        """
+        receipt = Receipt()
+        self._send.send_nowait((event, receipt))
+        await receipt.done.wait()
+        if receipt.error is not None:
+            raise receipt.error
 
     def interrupt(self) -> None:
         """Stop now: cut the model stream, make no model call, and feed `Cancelled` in turn.
@@ -170,11 +180,11 @@ class Driver(Generic[S, E, F]):
         self._interrupted = False
         while True:
             try:
-                _, done = self._inbox.receive_nowait()
+                event, receipt = self._inbox.receive_nowait()
             except anyio.WouldBlock:
                 return
-            if done is not None:
-                done.set()
+            if receipt is not None:
+                receipt.settle(not_applied(event, None))
 
     def cut_stream(self) -> None:
         """Stop the model stream under way, if any."""
@@ -211,11 +221,32 @@ class Driver(Generic[S, E, F]):
         finally:
             self._tasks = None
             self._interrupted = False
+            self._refuse_waiting(error)
         if error is None:
             return
         with anyio.CancelScope(shield=True):
             await self._record_stop(quiet=not isinstance(error, anyio.get_cancelled_exc_class()))
         raise error
+
+    def _refuse_waiting(self, error: BaseException | None) -> None:
+        """The run is over: a submitted event it did not apply makes its `submit` raise (the
+        run's error if applying it failed); posted ones wait in the inbox as before."""
+        applying, self._applying = self._applying, None
+        if applying is not None:
+            applying.settle(error if _raisable(error) else UsageError(STOPPED))
+        kept = []
+        while True:
+            try:
+                item = self._inbox.receive_nowait()
+            except anyio.WouldBlock:
+                break
+            event, receipt = item
+            if receipt is None:
+                kept.append(item)
+            else:
+                receipt.settle(not_applied(event, error))
+        for item in kept:
+            self._send.send_nowait(item)
 
     async def _record_stop(self, *, quiet: bool) -> None:
         """The run was stopped from outside: feed a cancel so the history stays valid.
@@ -239,10 +270,12 @@ class Driver(Generic[S, E, F]):
                 if await self._may_call():
                     await self._watched_stream(call)
             else:
-                event, done = await self._inbox.receive()
+                event, receipt = await self._inbox.receive()
+                self._applying = receipt
                 await self.feed(event)
-                if done is not None:
-                    done.set()
+                self._applying = None
+                if receipt is not None:
+                    receipt.settle(None)
 
     async def _may_call(self) -> bool:
         """No model call once interrupted (the cancel waits in the inbox) or aborted (fed now)."""
@@ -317,6 +350,38 @@ class Driver(Generic[S, E, F]):
         """Sleep, then say so."""
         await anyio.sleep(seconds)
         self.post(TimerFired(token=token))
+
+
+#: What `submit` raises for an event whose run stopped while applying it (a cancel).
+STOPPED = "the run was stopped while applying the event"
+
+
+class Receipt:
+    """How a submitted event fared: `done` once applied (or not), with what stopped it."""
+
+    def __init__(self) -> None:
+        """Not applied yet."""
+        self.done = anyio.Event()
+        self.error: BaseException | None = None
+
+    def settle(self, error: BaseException | None) -> None:
+        """Applied (`error` None), or not because of `error`; the first word counts."""
+        if not self.done.is_set():
+            self.error = error
+            self.done.set()
+
+
+def not_applied(event: object, error: BaseException | None) -> BaseException:
+    """What `submit` raises for an event the run never took: the run's error, else misuse."""
+    if _raisable(error):
+        assert error is not None
+        return error
+    return UsageError(f"the run ended before {type(event).__name__} was applied")
+
+
+def _raisable(error: BaseException | None) -> bool:
+    """Whether an error that stopped a run may be raised in another task (not a cancel)."""
+    return error is not None and not isinstance(error, anyio.get_cancelled_exc_class())
 
 
 def _never(state: object) -> bool:

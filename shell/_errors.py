@@ -90,11 +90,18 @@ class TurnInProgress(UsageError, RuntimeError):
 
 
 class UnknownToolCall(UsageError, ValueError):
-    """A manual result for a call that awaits none."""
+    """A manual result for a call that awaits none.
+
+    Its text is the core's (`toolreel.core.misuse`): the `StepError` `step` would
+    raise for the event, which is its `__cause__`.
+    """
 
 
 class UnknownApproval(UnknownToolCall):
-    """An approval or denial for a call that is not held for one (unknown, or decided)."""
+    """An approval or denial for a call that is not held for one (unknown, or decided).
+
+    Worded by the core, as `UnknownToolCall` is.
+    """
 
 
 class ApprovalPending(ToolreelError):

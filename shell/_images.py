@@ -23,7 +23,7 @@ from typing import Any, TypeAlias
 
 import attrs
 
-from toolreel.core import MEDIA_TYPES, ConfigError, ImagePart
+from toolreel.core import MEDIA_TYPES, ConfigError, ImagePart, PromptSubmitted
 
 #: What `image()` takes: an `ImagePart`, image bytes, an http(s) or data: URL, or a file path.
 ImageSource: TypeAlias = ImagePart | bytes | str | os.PathLike[str]
@@ -85,6 +85,37 @@ def _guessed(url: str) -> str:
     if guess not in MEDIA_TYPES:
         raise ConfigError("image", url, "a URL ending .png/.jpg/.gif/.webp, or give media_type")
     return guess
+
+
+#: A prompt: its text, or (pydantic-ai's convention) a sequence of texts and images.
+Prompt: TypeAlias = str | Sequence[str | ImagePart]
+
+
+def submitted(prompt: Prompt, images: Iterable[ImagePart] = ()) -> PromptSubmitted:
+    """The event a prompt makes: a str is its text; in a sequence of texts and images the
+    texts are joined by newlines (as a tool's are) and its images come before `images`.
+
+    `ConfigError` for any other prompt, or text that is not valid Unicode (core/_text.py).
+    """
+    if isinstance(prompt, str):
+        return PromptSubmitted(text=prompt, images=tuple(images))
+    if not isinstance(prompt, list | tuple) or not all(
+        isinstance(part, str | ImagePart) for part in prompt
+    ):
+        raise ConfigError("prompt", _described(prompt), _PROMPT)
+    text = "\n".join(part for part in prompt if isinstance(part, str))
+    found = tuple(part for part in prompt if isinstance(part, ImagePart))
+    return PromptSubmitted(text=text, images=(*found, *images))
+
+
+_PROMPT = "a str, or a list of str and ImagePart (the text, and images that follow it)"
+
+
+def _described(prompt: object) -> object:
+    """A refused prompt as its message shows it: the value, or the type of each part of a list."""
+    if isinstance(prompt, list | tuple):
+        return f"[{', '.join(type(part).__name__ for part in prompt)}]"
+    return prompt
 
 
 @attrs.frozen(kw_only=True)

@@ -13,6 +13,8 @@ error. Here we only choose the class and read the session list at once.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
@@ -92,3 +94,17 @@ def open_location(location: Location) -> Journal:
         journal.close()
         raise
     return journal
+
+
+@contextlib.contextmanager
+def journal_at(where: Location | Journal) -> Iterator[Journal]:
+    """The journal `where` names, to read: one at a path or URL is opened here and closed
+    after; a `Journal` object is its owner's, used as it is."""
+    if not isinstance(where, str | Path | DatabaseUrl):
+        yield where
+        return
+    journal = open_location(where)
+    try:
+        yield journal
+    finally:
+        journal.close()

@@ -42,7 +42,7 @@ from ._hooks import (
 from ._tools import Tool, as_tool
 
 if TYPE_CHECKING:
-    import httpx
+    from toolreel.adapters._providers import AsyncClient
 
 #: The tool choices that name no tool.
 TOOL_CHOICE_MODES = ("auto", "none", "required")
@@ -203,7 +203,7 @@ class AgentOptions:
         default=None, validator=_journal, repr=_journal_repr
     )
     #: The caller's own client for the model's HTTP calls (toolreel never closes it).
-    http_client: httpx.AsyncClient | None = shared("http_client")  # noqa: RUF009 - as above
+    http_client: AsyncClient | None = shared("http_client")  # noqa: RUF009 - as above
     #: Tool calls a small local model writes as text, made real calls (see `Connection`).
     tool_call_recovery: ToolCallRecovery | None = shared("tool_call_recovery")  # noqa: RUF009
     #: False for a text-only model: images are refused, never dropped (see `Connection`).

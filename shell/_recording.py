@@ -154,6 +154,11 @@ class Recording:
                     call = effect["call"]
                     pending[call["id"]] = (call["name"], call["arguments"])
 
+    @property
+    def model_name(self) -> str:
+        """The model the session asked for: a rerun whose options name none asks for it too."""
+        return self.config.model
+
     async def aclose(self) -> None:
         """Nothing to release: a recording holds no connection."""
 

@@ -97,6 +97,7 @@ from toolreel.core import (
     awaiting_results,
     initial_state,
     step,
+    well_formed,
 )
 
 from ._agent_output import OutputTool, Validator, check_output
@@ -330,8 +331,10 @@ class Runner:
         await self._driver.submit(event)
 
     def _reduce(self, state: State, event: Event) -> tuple[State, tuple[_RunnerEffect, ...]]:
-        """`step` on the redacted event, the core's effects between the runner's own."""
-        event = self.redactor.event(event)  # no key is ever stored, shown or sent on
+        """`step` on the well-formed, redacted event; the core's effects between the runner's."""
+        # what step sees is what the journal can hold exactly (core/_wellformed.py), and no
+        # key is ever stored, shown or sent on
+        event = self.redactor.event(well_formed(event))
         state, effects = step(state, event)
         return state, framed(event, effects, durable=_durable(event, effects))
 

@@ -1,4 +1,4 @@
-"""Tools: the `tool` decorator, argument validation with cattrs, and running a call.
+"""Tools: the `tool` decorator, argument validation, and running a call.
 
 Two ways to declare a tool, both giving a `Tool`:
 
@@ -10,10 +10,17 @@ Two ways to declare a tool, both giving a `Tool`:
         "Add two numbers."                                       # docstring = description
         return a + b
 
+A typed function's parameters are described to the model by their types
+(shell/_schema.py: scalars, containers, Literal, Enum, dates, TypedDict, attrs
+classes, dataclasses, Pydantic models) and by its docstring (shell/_docstring.py:
+the description without its `Args:` section, and each parameter's line there),
+or an `Annotated[T, "description"]`. A type with no JSON Schema is a ConfigError
+when the tool is declared, naming the parameter.
+
 The model's arguments are checked and converted to the declared types before
-the call; a mismatch is an error result naming the argument, so the model can
-call again. Return values become JSON text (attrs and dataclass instances
-included); a returned `str` is sent as it is.
+the call (shell/_conversion.py); a mismatch is an error result naming the
+argument, so the model can call again. Return values become JSON text (attrs,
+dataclass and Pydantic instances included); a returned `str` is sent as it is.
 """
 
 from __future__ import annotations
@@ -21,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import decimal
-import functools
 import importlib
 import inspect
 import json
@@ -31,7 +37,7 @@ import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any, Generic, overload
+from typing import Any, Generic, overload
 
 import anyio
 import anyio.to_thread
@@ -42,53 +48,17 @@ from typing_extensions import ParamSpec, TypeVar
 
 from toolreel.core import ConfigError, ToolCall, ToolSpec, arguments_object
 
+from ._conversion import Convert, argument_problem, converter_for, json_text, strict_converter
+from ._docstring import read_docstring
 from ._images import ToolOutput, tool_output
-from ._schema import object_schema, signature_types, type_schema
-
-if TYPE_CHECKING:
-    import cattrs
-
-
-@functools.cache
-def strict_converter() -> cattrs.Converter:
-    """A converter that refuses lossy scalar coercions (no "false" -> True, no 1.5 -> 1).
-
-    Built on first use: cattrs loads with the first tool call, not with toolreel.shell.
-    """
-    import cattrs  # noqa: PLC0415 - see above
-
-    converter = cattrs.Converter()
-
-    def number(value: Any, kind: type) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise TypeError(f"expected a number, got {value!r}")
-        if kind is int and value != int(value):
-            raise TypeError(f"expected an integer, got {value!r}")
-        return kind(value)
-
-    def exact(expected: type, label: str) -> Callable[[Any, type], Any]:
-        def check(value: Any, _: type) -> Any:
-            if not isinstance(value, expected):
-                raise TypeError(f"expected {label}, got {value!r}")
-            return value
-
-        return check
-
-    converter.register_structure_hook(int, number)
-    converter.register_structure_hook(float, number)
-    converter.register_structure_hook(str, exact(str, "a string"))
-    converter.register_structure_hook(bool, exact(bool, "true or false"))
-    return converter
-
-
-def _problem(exc: Exception) -> str:
-    """A short reason from a conversion error (cattrs groups included)."""
-    import cattrs  # noqa: PLC0415 - loaded with the converter
-
-    if isinstance(exc, cattrs.BaseValidationError):
-        return "; ".join(cattrs.transform_error(exc))
-    return str(exc) or type(exc).__name__
-
+from ._schema import (
+    DESCRIBABLE,
+    Undescribable,
+    annotated_description,
+    object_schema,
+    signature_types,
+    type_schema,
+)
 
 #: A tool's parameters and return type: its function's, for callers (a bare `Tool` is any).
 P = ParamSpec("P", default=...)
@@ -115,6 +85,15 @@ class Tool(Generic[P, R]):
     idempotent: bool = False
     #: Each call waits for a human's `Client.approve` / `Client.deny` before it runs.
     requires_approval: bool = False
+    #: How each typed argument is converted (shell/_conversion.py), built with the tool.
+    converters: Mapping[str, Convert] = attrs.field(
+        init=False,
+        repr=False,
+        default=attrs.Factory(
+            lambda self: {name: converter_for(kind) for name, kind in self.argument_types.items()},
+            takes_self=True,
+        ),
+    )
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the function itself, unchecked and in this thread: what its callers expect."""
@@ -134,24 +113,27 @@ class Tool(Generic[P, R]):
         if unknown and not self.takes_args_dict:
             return Failure(f"unexpected argument(s): {', '.join(unknown)}")
         converted = dict(arguments)
-        for name, kind in self.argument_types.items():
-            if name not in arguments:
-                continue
-            try:
-                converted[name] = strict_converter().structure(arguments[name], kind)
-            except Exception as exc:
-                return Failure(f"argument {name!r}: {_problem(exc)}")
-        return Success(converted)
+        wrong: list[str] = []
+        for name, convert in self.converters.items():
+            if name in arguments:
+                try:
+                    converted[name] = convert(arguments[name])
+                except Exception as exc:
+                    wrong.append(argument_problem(name, exc))
+        return Failure("; ".join(wrong)) if wrong else Success(converted)
 
     async def execute(self, arguments: Mapping[str, Any]) -> Any:
         """Call the handler with `arguments` (converted first) and return what it returns."""
         converted = self.convert(arguments)
         if isinstance(converted, Failure):
             raise ValueError(converted.failure())
-        call_args = converted.unwrap()
+        return await self._call_with(converted.unwrap())
+
+    async def _call_with(self, converted: dict[str, Any]) -> Any:
+        """Call the handler with arguments already converted."""
         if self.takes_args_dict:
-            return await _call(self.handler, (call_args,), {})
-        return await _call(self.handler, (), call_args)
+            return await _call(self.handler, (converted,), {})
+        return await _call(self.handler, (), converted)
 
     async def run(self, arguments_json: str) -> Result[str | ToolOutput, str]:
         """Run one call from the model's JSON arguments: output text, or an error for the model."""
@@ -166,7 +148,7 @@ class Tool(Generic[P, R]):
                 "Fix the arguments and call the tool again."
             )
         try:
-            value = await self.execute(converted.unwrap())
+            value = await self._call_with(converted.unwrap())
         except Exception as exc:
             return Failure(describe(exc))
         except BaseException as exc:  # SystemExit, KeyboardInterrupt, CancelledError, ...
@@ -264,10 +246,8 @@ def output_text(value: Any) -> str:
     """
     if isinstance(value, str):
         return value
-    try:
-        return json.dumps(
-            strict_converter().unstructure(value), ensure_ascii=False, default=_scalar
-        )
+    try:  # plain JSON values need no converter (nor cattrs loaded for them)
+        return json_text(value, lambda v: strict_converter().unstructure(v), _scalar)
     except RecursionError as exc:
         raise ValueError("nested too deeply") from exc
 
@@ -282,13 +262,45 @@ def _scalar(value: Any) -> Any:
 
 
 def _schema_style(
-    schema: Mapping[str, Any],
+    schema: Mapping[str, Any], owner: str
 ) -> tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]:
     """open_agent's `{"a": float}` (or a full JSON Schema): schema, types, required names."""
     if schema.get("type") == "object" or "properties" in schema:
         return dict(schema), {}, tuple(schema.get("required", ()))
     names = tuple(schema)
-    return object_schema(dict(schema), names), dict(schema), names
+    return _parameters(dict(schema), names, {}, owner), dict(schema), names
+
+
+def _parameters(
+    types_: Mapping[str, Any], required: Sequence[str], docs: Mapping[str, str], owner: str
+) -> dict[str, Any]:
+    """The parameters' object schema, each described by its Annotated or else its docstring.
+
+    A type with no JSON Schema is a ConfigError naming the tool and parameter.
+    """
+    properties: dict[str, Any] = {}
+    for name, kind in types_.items():
+        try:
+            properties[name] = type_schema(kind)
+        except Undescribable as exc:
+            raise ConfigError(f"{owner}({name})", kind, f"{DESCRIBABLE} ({exc})") from exc
+        description = annotated_description(kind) or docs.get(name)
+        if description:
+            properties[name]["description"] = description
+    try:
+        return object_schema(properties, required)
+    except Undescribable as exc:
+        raise ConfigError(owner, types_, str(exc)) from exc
+
+
+def _signature(handler: Callable[..., Any], owner: str) -> tuple[dict[str, Any], list[str]]:
+    """The handler's parameter types and required names; unresolvable ones a ConfigError."""
+    try:
+        return signature_types(handler)
+    except Exception as exc:  # NameError: a name imported only under TYPE_CHECKING, a typo
+        raise ConfigError(
+            owner, handler, f"annotations toolreel can resolve ({type(exc).__name__}: {exc})"
+        ) from exc
 
 
 def _make_tool(
@@ -302,15 +314,17 @@ def _make_tool(
     requires_approval: bool = False,
 ) -> Tool[P, R]:
     """Build a Tool from a handler and what the decorator was told."""
-    doc = inspect.getdoc(handler) or ""
+    doc = read_docstring(inspect.getdoc(handler) or "")
+    owner = name or getattr(handler, "__qualname__", None) or repr(handler)
     if schema is not None:
-        parameters, types_, required = _schema_style(schema)
+        parameters, types_, required = _schema_style(schema, owner)
     else:
-        types_, required_list = signature_types(handler)
-        parameters, required = object_schema(types_, required_list), tuple(required_list)
+        types_, required_list = _signature(handler, owner)
+        parameters = _parameters(types_, required_list, doc.parameters, owner)
+        required = tuple(required_list)
     return Tool(
         name=name or handler.__name__,
-        description=description if description is not None else doc,
+        description=description if description is not None else doc.description,
         parameters=parameters,
         handler=handler,
         argument_types=types_,

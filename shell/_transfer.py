@@ -52,11 +52,13 @@ def _write(
 ) -> None:
     """Write a session's configs and steps, in order, then give the session up."""
     for index, (from_seq, config) in enumerate(configs):
-        if index:
-            target.release(session_id)
-        target.begin(session_id, config, from_seq=from_seq)
-    target.append_entries(session_id, entries)
-    target.release(session_id)
+        lease = target.begin(session_id, config, from_seq=from_seq)
+        if index < len(configs) - 1:
+            target.release(lease)
+    try:
+        target.append_entries(session_id, entries)
+    finally:
+        target.release(lease)
 
 
 def import_session(path: str | Path, journal: Journal, session_id: str | None = None) -> str:

@@ -1,9 +1,11 @@
-"""`make demo`: the calculator agent of seed 002, run for real through `Client`.
+"""`make demo`: a calculator agent (the open_agent plan's example), run for real through `Client`.
 
 Without an API key or `--base-url`, a built-in scripted calculator model
 answers over real HTTP on 127.0.0.1 through the same OpenAI-compatible
 adapter (streamed tool calls, several in parallel where steps are independent,
-chained rounds where they are not). With `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`,
+chained rounds where they are not): `ScriptedServer(calculator)`, which a
+user's own script reaches as `toolreel.testing.ScriptedServer` and
+`toolreel.testing.calculator`. With `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`,
 `GEMINI_API_KEY` or `--base-url` (Ollama, LM Studio, vLLM, ...) a real model
 answers. Tools run for real, the session is journaled (in a temporary file,
 or `--journal`: a file or a `postgresql://` URL), then replayed step by step
@@ -25,14 +27,19 @@ import anyio
 
 from toolreel.adapters import Journal, JournalError, Session, render_transcript
 from toolreel.adapters._providers import DEFAULT_MODELS
-from toolreel.core import FinishReason
+from toolreel.core import (
+    Finish,
+    FinishReason,
+    ToolCallAnnounced,
+    ToolResultReady,
+    arguments_object,
+)
 
-from ._blocks import TextBlock, ToolUseBlock, ToolUseError
 from ._client import Client
 from ._journal_files import open_location
 from ._options import AgentOptions
 from ._replay import Divergence, replay
-from ._scripted import ScriptedServer, openai_reply
+from ._scripted import ScriptedServer, calculator
 from ._tools import Tool, tool
 
 PROMPTS = (
@@ -117,21 +124,22 @@ def options(
 
 
 async def converse(opts: AgentOptions) -> int:
-    """Ask the three questions in one conversation, showing each block."""
+    """Ask the three questions in one conversation, showing each call, error and answer."""
     async with Client(opts) as client:
         for prompt in PROMPTS:
             print(f"\nUser: {prompt}")
             await client.query(prompt)
-            async for block in client.receive_messages():
-                if isinstance(block, ToolUseBlock):
-                    print(f"  tool call: {block.name}({block.input})")
-                elif isinstance(block, ToolUseError):
-                    print(f"  tool error: {block.error}")
-                elif isinstance(block, TextBlock):
-                    print(f"Assistant: {block.text}")
-            finish = client.last_finish
-            if finish is not None and finish.reason is not FinishReason.COMPLETED:
-                print(f"  [{finish.reason.value}]")
+            async for notice in client.events():
+                match notice:
+                    case ToolCallAnnounced(call=call):
+                        print(f"  tool call: {call.name}({arguments_object(call.arguments)})")
+                    case ToolResultReady(result=result) if result.is_error:
+                        print(f"  tool error: {result.content}")
+                    case Finish(text=answer, reason=reason):
+                        if answer:
+                            print(f"Assistant: {answer}")
+                        if reason is not FinishReason.COMPLETED:
+                            print(f"  [{reason.value}]")
         print(f"\nHistory: {len(client.history)} messages, journaled as {opts.session_id!r}.")
     return 0
 
@@ -162,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stack.callback(journal.close)
         server = None
         if _real_provider(args) is None:
-            server = stack.enter_context(ScriptedServer(openai_reply))
+            server = stack.enter_context(ScriptedServer(calculator))
             print(
                 "A scripted calculator model answers (offline, on 127.0.0.1): set OPENAI_API_KEY,"
             )

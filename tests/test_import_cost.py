@@ -1,6 +1,9 @@
 """What `import toolreel.shell` loads: the library, not the command line (click, rich) nor
-httpx (whose own import loads click and rich when they are installed); the first HTTP model
-loads httpx, and the cattrs converter is built the first time something is (de)serialised.
+httpx2 (whose own import loads click and rich when they are installed), nor Pydantic or griffe;
+the first HTTP model loads httpx2 (never httpx, which is not toolreel's), and the cattrs
+converter is built the first time something is (de)serialised — never for a tool of scalar
+parameters (PERF.md: that import, and the full garbage collection it set off, cost ~22 ms
+inside a process's first conversation).
 Each check runs in a fresh interpreter; none times anything (tests/bench/bench_import.py
 measures the cold start)."""
 
@@ -23,11 +26,56 @@ def loaded_after(statements: str) -> set[str]:
     return {name.split(".")[0] for name in modules} | set(modules)
 
 
-def test_importing_the_shell_loads_neither_the_cli_nor_httpx() -> None:
+def test_importing_the_shell_loads_neither_the_cli_nor_an_http_client() -> None:
     loaded = loaded_after("import toolreel.shell")
     assert loaded & CLI_ONLY == set()
-    assert "httpx" not in loaded
+    assert {"httpx", "httpx2", "httpcore", "httpcore2"} & loaded == set()
     assert "toolreel.shell.cli" not in loaded
+
+
+def test_importing_the_shell_loads_neither_pydantic_nor_griffe() -> None:
+    loaded = loaded_after("import toolreel.shell")
+    assert loaded & {"pydantic", "pydantic_core", "annotated_types", "griffe"} == set()
+
+
+SCALAR_TOOL = '''
+import anyio
+from toolreel.shell import tool
+
+@tool
+async def add(a: int, b: float, note: str | None = None) -> dict:
+    """Add two numbers."""
+    return {"sum": a + b, "note": note}
+
+assert anyio.run(add.run, '{"a": 1, "b": 2}').unwrap() == '{"sum": 3.0, "note": null}'
+'''
+
+
+def test_a_tool_of_scalar_parameters_runs_without_cattrs_griffe_or_pydantic() -> None:
+    loaded = loaded_after(SCALAR_TOOL)
+    assert loaded & {"cattrs", "griffe", "pydantic"} == set()
+
+
+DOCUMENTED_TOOL = '''
+from toolreel.shell import tool
+
+@tool
+def add(a: int) -> int:
+    """Add.
+
+    Args:
+        a: A number.
+    """
+    return a
+
+assert add.parameters["properties"]["a"]["description"] == "A number."
+'''
+
+
+def test_griffe_is_loaded_for_a_docstring_with_a_parameter_section() -> None:
+    loaded = loaded_after(DOCUMENTED_TOOL)
+    assert "griffe" in loaded
+    assert "pydantic" not in loaded
 
 
 def test_importing_the_shell_builds_no_converter() -> None:
@@ -39,12 +87,23 @@ def test_importing_the_shell_builds_no_converter() -> None:
     assert "cattrs.strategies" not in loaded
 
 
-def test_the_first_http_model_loads_httpx() -> None:
+def test_the_first_http_model_loads_httpx2_and_not_httpx() -> None:
     loaded = loaded_after(
         "from toolreel.adapters import http_model\n"
         "http_model('openai', base_url='http://127.0.0.1:9/v1')"
     )
-    assert "httpx" in loaded
+    assert "httpx2" in loaded
+    assert "httpx" not in loaded
+
+
+def test_options_given_an_http_client_import_no_other_client_library() -> None:
+    loaded = loaded_after(
+        "import httpx2\n"
+        "from toolreel.shell import AgentOptions\n"
+        "AgentOptions(model='m', base_url='http://127.0.0.1:9/v1',\n"
+        "             http_client=httpx2.AsyncClient())"
+    )
+    assert "httpx" not in loaded
 
 
 def test_the_converter_is_built_on_first_use_and_is_the_one_exported() -> None:

@@ -23,7 +23,7 @@ def test_readme_has_the_two_commands() -> None:
 
 
 def test_readme_core_example_runs(capsys) -> None:
-    [block] = [b for b in python_blocks() if "from toolreel.core import" in b]
+    [block] = [b for b in python_blocks() if "from toolreel.core import (" in b]
     exec(compile(block, str(README), "exec"), {})
     assert "completed 25 plus 17 is 42. 1" in capsys.readouterr().out
 
@@ -45,3 +45,16 @@ def test_readme_plugin_example_passes_as_a_users_test(pytester) -> None:
     pytester.makepyfile(test_example=block)
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+def test_readme_typed_tool_example_prints_what_its_comments_say(capsys) -> None:
+    [block] = [b for b in python_blocks() if "class Location(BaseModel)" in b]
+    exec(compile(block, str(README), "exec", dont_inherit=True), {"__name__": "readme_tool"})
+    printed = capsys.readouterr().out.splitlines()
+    said = [
+        line.removeprefix("# ").removeprefix("print(weather.description)   # ")
+        for line in block.splitlines()
+        if line.startswith(("# ", "print(weather.description)"))
+    ]
+    said[-3:] = [" ".join(said[-3:])]  # the last comment wraps over three lines
+    assert printed == said

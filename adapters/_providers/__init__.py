@@ -3,7 +3,7 @@
 `ModelPort` is what the shell calls: `stream(request)` yields model events,
 the last one terminal; `aclose()` gives back what the port holds (a pool), and
 is called only by whoever made the port. `HttpModel` (_http.py) is the real one;
-`FunctionModel(handler)` is the fake beside it, the way httpx ships
+`EventModel(handler)` is the fake beside it, the way httpx ships
 `MockTransport(handler)`: `handler(request)` returns the events to play.
 """
 
@@ -18,11 +18,13 @@ from toolreel.core import ConfigError, ModelEvent, ModelRequest
 
 from .._redact import LOG_FILTER, Redactor, clean_key
 from ._anthropic import AnthropicCodec
+from ._clients import is_async_client as is_async_client
 from ._codec import Codec
 from ._failures import status_retryable as status_retryable
 from ._gemini import GeminiCodec
 from ._http import HttpModel, Secret, Timeouts
 from ._images import text_only
+from ._null_content import NullContentFallback
 from ._ollama import OllamaCodec
 from ._openai import OpenAICodec
 from ._openai_sdk import OpenAISdkModel as OpenAISdkModel
@@ -34,7 +36,7 @@ from ._recovery import with_recovery
 from ._responses import ResponsesCodec
 
 if TYPE_CHECKING:
-    import httpx
+    from ._clients import AsyncClient as AsyncClient
 
 
 class ModelPort(Protocol):
@@ -49,7 +51,7 @@ class ModelPort(Protocol):
         ...
 
 
-class FunctionModel:
+class EventModel:
     """A model played by a function: `handler(request)` returns (or awaits) its events."""
 
     def __init__(self, handler: Callable[[ModelRequest], object]) -> None:
@@ -165,7 +167,7 @@ def http_model(
     stream: bool = True,
     timeouts: Timeouts | None = None,
     environ: Mapping[str, str] | None = None,
-    client: httpx.AsyncClient | None = None,
+    client: AsyncClient | None = None,
     tool_call_recovery: str | None = None,
     images: bool = True,
 ) -> HttpModel:
@@ -188,7 +190,9 @@ def http_model(
         codec = with_recovery(codec, tool_call_recovery)
     secret = api_key(codec, key, environ)
     require_key(codec, secret, base_url)
-    model = HttpModel(
+    # An OpenAI-compatible server that refuses null content is sent "" (_null_content.py).
+    made = NullContentFallback if isinstance(codec, OpenAICodec) else HttpModel
+    model = made(
         codec,
         base_url=base_url,
         api_key=secret,

@@ -3,7 +3,7 @@
 A codec turns a neutral `ModelRequest` into the provider's HTTP request
 (`endpoint`, `headers`, `encode`) and the provider's bytes back into core
 model events (`stream_decoder`, `decode_body`, `decode_error`). Codecs do no
-I/O; the httpx driver in `_http.py` moves the bytes.
+I/O; the httpx2 driver in `_http.py` moves the bytes.
 
 Decoder contract: whatever bytes arrive, in whatever pieces, a decoder never
 raises, and over a whole response it yields exactly one terminal event —

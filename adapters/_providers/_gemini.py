@@ -24,7 +24,8 @@ Encoding (the choices, and the captures behind them):
 Decoding: each frame is a `GenerateContentResponse`. Text parts give text, thought
 parts reasoning, a `thoughtSignature` on a text part closes a reasoning block, and
 each `functionCall` starts a call with its signature (no id: the core assigns one)
-and its whole `args`. Vertex's streamed arguments (`partialArgs` with `jsonPath`,
+and its whole `args` (a `functionCall` that is no object is malformed: a retryable
+failure, not a call dropped unseen). Vertex's streamed arguments (`partialArgs` with `jsonPath`,
 then an empty `functionCall {}`) are assembled into one fragment. `finishReason`
 is "STOP" even after calls. Usage is cumulative (the last report wins);
 `thoughtsTokenCount` and `cachedContentTokenCount` become the extras
@@ -64,6 +65,7 @@ from ._expand import ModelTurn, ResultsTurn, Turn, UserTurn, expand
 from ._failures import body_text, duration, http_failure, status_retryable
 from ._framing import SSEEvent, SSEParser
 from ._images import b64
+from ._json import MALFORMED, not_object
 
 Json = dict[str, Any]
 
@@ -501,6 +503,8 @@ class GeminiDecoder(GuardedDecoder):
         signature = part.get("thoughtSignature") or None
         if isinstance(call := part.get("functionCall"), dict):
             return self._on_call(call, signature)
+        if (why := not_object(call, "functionCall")) is not None:  # else dropped unseen
+            return [self._fail(MALFORMED + why, retryable=True)]
         text = part.get("text")
         text = text if isinstance(text, str) else ""
         if part.get("thought"):

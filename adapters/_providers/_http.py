@@ -1,13 +1,15 @@
-"""The thin httpx driver: POST the encoded request, feed the body to the codec's decoder.
+"""The thin httpx2 driver: POST the encoded request, feed the body to the codec's decoder.
 
 Models share connection pools (adapters/_providers/_pools.py): the models of one event
 loop with the same provider, base URL and transport send through one
-`httpx.AsyncClient`, taken when the model is made inside an event loop (else
+`httpx2.AsyncClient`, taken when the model is made inside an event loop (else
 at its first call: the first call should not pay for making a pool) and given
 back by `aclose`; or
-through the caller's own client (`client=`), which toolreel never closes. The
-key, headers and `connect`/`read` timeouts go with each request. httpx itself
-is imported by the first model built, not with toolreel.
+through the caller's own client (`client=`: httpx2's, or httpx's while both
+exist; _clients.py), which toolreel never closes. The key, headers and
+`connect`/`read` timeouts go with each request, as objects of the client's own
+library, whose exceptions are the ones mapped. httpx2 itself is imported by the
+first model built, not with toolreel.
 Transport trouble — connect errors, timeouts, a connection dropped mid-stream —
 becomes a retryable `ModelCallFailed`; nothing escapes as an exception except
 cancellation. The API key lives in a `Secret` and goes only into the headers.
@@ -19,7 +21,8 @@ With a codec's `tool_call_recovery`, decoded events pass through
 Limits (`Timeouts`): `connect` and `read` bound each connect and each read;
 `total` bounds a whole call, however the server trickles bytes; `idle` bounds
 the wait for content in a stream — only a decoded event (text, reasoning, a
-tool-call piece) resets it, never a keep-alive comment. A response is complete
+tool-call piece) resets it, never a keep-alive comment (`total` and `idle` are
+one call's clock: _deadline.py). A response is complete
 at its terminal event: the rest of the body (`[DONE]`, the chunked terminator)
 is read for `drain` seconds at most, so the connection is reused, else the
 connection is closed; the answer is never thrown away for want of an end.
@@ -30,8 +33,8 @@ from __future__ import annotations
 import hmac
 import json
 import math
-from collections.abc import AsyncIterator, Awaitable, Mapping
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import anyio
 import attrs
@@ -48,15 +51,18 @@ from toolreel.core import (
 )
 
 from .._redact import Redactor, clean_key, logger
+from ._clients import library_of
 from ._codec import Codec, StreamDecoder
+from ._deadline import Expired, ScopedDeadline, call_deadline
 from ._images import request_refusal
 from ._pools import Lease, PoolKey, acquire
 from ._recovery import recovery_for
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
 
-T = TypeVar("T")
+    from ._clients import AsyncClient, AsyncTransport
+
 log = logger(__name__)
 
 #: At most this much of an error body is read (a hostile server may never end one).
@@ -139,41 +145,6 @@ class Timeouts:
     drain: float = attrs.field(default=0.5, validator=_positive)
 
 
-class _Expired(Exception):
-    """A call's total deadline or idle limit passed (turned into a retryable failure)."""
-
-
-class _Deadline:
-    """The clock of one call: when its total deadline and its idle limit run out."""
-
-    def __init__(self, timeouts: Timeouts) -> None:
-        """Both limits start now."""
-        self.timeouts = timeouts
-        now = anyio.current_time()
-        self.total_at = now + timeouts.total
-        self.idle_at = now + timeouts.idle
-
-    def content(self) -> None:
-        """Content arrived: the idle limit starts again."""
-        self.idle_at = anyio.current_time() + self.timeouts.idle
-
-    async def within(self, work: Awaitable[T], *, idle: bool) -> T:
-        """`work`'s result, or `_Expired` naming the limit that ran out first."""
-        at = self.idle_at if idle and self.idle_at < self.total_at else self.total_at
-        with anyio.move_on_after(max(0.0, at - anyio.current_time())):
-            return await work
-        raise _Expired(self._why(idle=idle))
-
-    def _why(self, *, idle: bool) -> str:
-        """Which limit ran out (the idle one if it was the nearer)."""
-        if idle and self.idle_at < self.total_at:
-            return (
-                f"no content from the model for {self.timeouts.idle:g} s (idle_timeout); "
-                "keep-alive comments do not count"
-            )
-        return f"model call exceeded its total deadline (call_timeout) of {self.timeouts.total:g} s"
-
-
 class HttpModel:
     """Calls one provider over HTTP: `stream(request)` yields core model events."""
 
@@ -186,11 +157,12 @@ class HttpModel:
         stream: bool = True,
         timeouts: Timeouts = Timeouts(),
         extra_headers: Mapping[str, str] | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        client: httpx.AsyncClient | None = None,
+        transport: AsyncTransport | None = None,
+        client: AsyncClient | None = None,
     ) -> None:
         """Prepare the calls: the pool is taken now if a loop runs, else at the first call."""
-        import httpx  # noqa: PLC0415 - httpx loads with the first model, not with toolreel
+        #: httpx2 (loaded with the first model, not with toolreel), or httpx for its objects.
+        self._httpx = httpx = library_of(client if client is not None else transport)
 
         self.codec = codec
         self.base_url = (base_url or codec.default_base_url).rstrip("/")
@@ -205,9 +177,10 @@ class HttpModel:
         self._timeout = httpx.Timeout(read, connect=connect)
         self._pool = PoolKey(provider=codec.name, base_url=self.base_url, transport=transport)
         self._lease: Lease | None = None
-        self._given = client
+        #: Typed as httpx2's: an httpx client has the same API (only its objects differ).
+        self._given = cast("httpx2.AsyncClient | None", client)
         #: The client calls go through: the caller's, else the pool's (once taken).
-        self._client: httpx.AsyncClient | None = client
+        self._client = self._given
         if client is None and _loop_running():
             self._sender()
 
@@ -215,7 +188,7 @@ class HttpModel:
         """Provider and where it points; never the key."""
         return f"HttpModel(provider={self.codec.name!r}, base_url={self.base_url!r})"
 
-    def _sender(self) -> httpx.AsyncClient:
+    def _sender(self) -> httpx2.AsyncClient:
         """The client for a call: the caller's, or a lease on the running loop's pool."""
         if self._given is not None:
             return self._given
@@ -241,13 +214,12 @@ class HttpModel:
         generator for the whole call: each event of a stream passes through it
         alone, not through one generator per stage.
         """
-        import httpx  # noqa: PLC0415 - loaded by __init__: a dict lookup here
-
+        httpx = self._httpx  # the client's library: its exceptions are the ones raised
         refused = request_refusal(self.codec, request)  # images the model cannot take
         if refused is not None:
             yield ModelCallFailed(retryable=False, message=refused)
             return
-        deadline = _Deadline(self.timeouts)
+        deadline = call_deadline(self.timeouts.total, self.timeouts.idle)
         key = self._api_key.value if self._api_key else None
         client = self._sender()
         sent = client.build_request(
@@ -257,7 +229,7 @@ class HttpModel:
             headers=_with_json_type({**self.codec.headers(key), **self._extra_headers}),
             timeout=self._timeout,
         )
-        response: httpx.Response | None = None
+        response: httpx2.Response | None = None
         failure: ModelCallFailed | None = None
         recover = recovery_for(self.codec, request) or _as_they_are  # text calls, if asked
         try:
@@ -280,13 +252,14 @@ class HttpModel:
                 events = recover(await self._whole(response, deadline))
             for event in events:
                 yield self._told(event)
-        except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
-            failure = ModelCallFailed(retryable=False, message=_transport_message(exc))  # bad URL
+        except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:  # a bad URL
+            failure = ModelCallFailed(retryable=False, message=_transport_message(exc, sent.url))
         except httpx.RequestError as exc:  # transport trouble, a broken gzip stream, ...
-            failure = ModelCallFailed(retryable=True, message=_transport_message(exc))
-        except _Expired as exc:
+            failure = ModelCallFailed(retryable=True, message=_transport_message(exc, sent.url))
+        except Expired as exc:
             failure = ModelCallFailed(retryable=True, message=str(exc))
         finally:
+            deadline.close()
             if response is not None:
                 with anyio.CancelScope(shield=True):
                     await response.aclose()
@@ -302,7 +275,7 @@ class HttpModel:
         return event
 
     async def _next_events(
-        self, decoder: StreamDecoder, chunks: AsyncIterator[bytes], deadline: _Deadline
+        self, decoder: StreamDecoder, chunks: AsyncIterator[bytes], deadline: ScopedDeadline
     ) -> list[ModelEvent]:
         """The events of the stream's next chunks that hold any; [] at its end.
 
@@ -318,16 +291,16 @@ class HttpModel:
                 deadline.content()
                 return events
 
-    async def _whole(self, response: httpx.Response, deadline: _Deadline) -> list[ModelEvent]:
+    async def _whole(self, response: httpx2.Response, deadline: ScopedDeadline) -> list[ModelEvent]:
         """The events of a response read whole: an error, or an answer that was not streamed."""
-        if response.status_code >= 300:  # httpx does not follow redirects
+        if response.status_code >= 300:  # httpx2 does not follow redirects
             raw = await deadline.within(_read_some(response, ERROR_BODY_LIMIT), idle=False)
             await response.aclose()
             return [self.codec.decode_error(response.status_code, response.headers, raw)]
         body = await deadline.within(response.aread(), idle=False)
         return list(self.codec.decode_body(body))
 
-    async def _finish_body(self, response: httpx.Response, chunks: AsyncIterator[bytes]) -> None:
+    async def _finish_body(self, response: httpx2.Response, chunks: AsyncIterator[bytes]) -> None:
         """The response is complete: read its end briefly (to reuse the connection), else close."""
         with anyio.move_on_after(self.timeouts.drain):
             async for _ in chunks:
@@ -342,18 +315,18 @@ def _as_they_are(events: list[ModelEvent]) -> list[ModelEvent]:
 
 
 def _with_json_type(headers: dict[str, str]) -> dict[str, str]:
-    """The headers with the JSON content type httpx's `json=` adds (unless they name one)."""
+    """The headers with the JSON content type httpx2's `json=` adds (unless they name one)."""
     if not any(name.lower() == "content-type" for name in headers):
         headers["Content-Type"] = "application/json"
     return headers
 
 
 def _json_bytes(body: Any) -> bytes:
-    """A request body as compact UTF-8 JSON, the bytes httpx's `json=` would send.
+    """A request body as compact UTF-8 JSON, the bytes httpx2's `json=` would send.
 
     orjson writes them several times faster (the history grows every round);
     what it refuses (an integer past 64 bits, a key that is not a string) goes
-    the way httpx goes. One difference: a NaN or infinite float, which httpx
+    the way httpx2 goes. One difference: a NaN or infinite float, which httpx2
     refuses, orjson writes as null (no request toolreel builds holds one: a
     temperature must be finite).
     """
@@ -372,7 +345,7 @@ def _loop_running() -> bool:
     return True
 
 
-async def _read_some(response: httpx.Response, limit: int) -> bytes:
+async def _read_some(response: httpx2.Response, limit: int) -> bytes:
     """The body's first `limit` bytes (an error body need not be read to its end)."""
     parts: list[bytes] = []
     size = 0
@@ -384,8 +357,10 @@ async def _read_some(response: httpx.Response, limit: int) -> bytes:
     return b"".join(parts)[:limit]
 
 
-def _transport_message(exc: httpx.RequestError) -> str:
-    """What went wrong on the wire, without the request (whose headers hold the key)."""
+def _transport_message(exc: Exception, url: Any) -> str:
+    """What went wrong on the wire, and where: the URL without user info or query (secrets)."""
     kind = type(exc).__name__
     detail = str(exc) or "no detail"
-    return f"{kind}: {detail}"
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    port = "" if url.port is None else f":{url.port}"
+    return f"{kind}: {detail} ({url.scheme}://{host}{port}{url.path})"

@@ -35,6 +35,52 @@ def fatal(message: str) -> ModelCallFailed:
     return ModelCallFailed(retryable=False, message=message)
 
 
+#: How a response whose structure is not its format's begins its failure (retryable: a
+#: 200 the server got wrong, as one without a usable choice; the retry policy bounds it).
+MALFORMED = "malformed response: "
+
+
+def malformed(why: str) -> ModelCallFailed:
+    """The retryable failure of a response whose structure is not its format's."""
+    return ModelCallFailed(retryable=True, message=MALFORMED + why)
+
+
+def not_object(value: Any, name: str) -> str | None:
+    """Why `value`, the field `name`, is no JSON object; None when it is one or is absent."""
+    if value is None or isinstance(value, dict):
+        return None
+    return f"`{name}` is {json_type(value)}, not an object"
+
+
+def not_objects(value: Any, name: str) -> str | None:
+    """Why `value`, the field `name`, is no JSON array of objects; None when it is one or absent.
+
+    A codec that reads such a field with `dicts` would pass over what is wrong in it
+    silently, and a response that says it calls tools would end as an empty answer.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        return f"`{name}` is {json_type(value)}, not an array"
+    for item in value:
+        if not isinstance(item, dict):
+            return f"`{name}` holds {json_type(item)}, not only objects"
+    return None
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a parsed value, with its article: `a string`, `an array`, `null`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
 def bearer_headers(api_key: str | None) -> dict[str, str]:
     """JSON, with a bearer token when there is a key (OpenAI-style and Ollama servers)."""
     headers = {"content-type": "application/json"}

@@ -27,6 +27,9 @@ Rules, from Ollama's API reference and server types (tests/conformance/test_olla
 4. An `{"error": "text"}` object inside a 200 response is a failure on the
    server's side while generating (the runner crashed, ran out of memory):
    retryable. A bad request gets an HTTP error status instead.
+5. A `message` that is no object, or `tool_calls` that are no array of
+   objects, is malformed: a retryable failure (read leniently, the calls would
+   be dropped and the turn end as an empty answer).
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from ._failures import body_text, http_failure
 from ._framing import LineParser
 from ._images import b64, result_note
 from ._json import (
+    MALFORMED,
     as_count,
     as_dict,
     as_str,
@@ -66,6 +70,8 @@ from ._json import (
     dicts,
     fatal,
     guarded_body,
+    not_object,
+    not_objects,
     tool_json,
 )
 from ._recovery import ToolCallRecovery
@@ -219,7 +225,13 @@ class OllamaStreamDecoder(GuardedDecoder):
         if error:
             message = error if isinstance(error, str) else json.dumps(error)
             return [self._fail(message, retryable=True)]
-        events = self._message_events(as_dict(data.get("message")))
+        piece = data.get("message")
+        why = not_object(piece, "message") or not_objects(
+            as_dict(piece).get("tool_calls"), "tool_calls"
+        )
+        if why is not None:  # read leniently, the calls would be dropped without a word
+            return [self._fail(MALFORMED + why, retryable=True)]
+        events = self._message_events(as_dict(piece))
         if data.get("done") is True:
             reason = as_str(data.get("done_reason")) or "stop"
             usage = Usage(

@@ -36,6 +36,10 @@ Rules, each learnt from recorded traffic (tests/conformance/test_openai.py):
    may help, and the retry policy bounds the cost. Chunks with `choices: []`
    are fine *after* a choice (the usage chunk of rule 2), and before one
    (Azure's prompt-filter chunk).
+7. A choice whose `message` (a chunk's `delta`) is no object, or whose
+   `tool_calls` is no array of objects, is malformed: a retryable failure, as
+   for rule 6. Read leniently, a response that says `tool_calls` would end the
+   turn as an empty answer.
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ from ._failures import body_text, http_failure, status_retryable
 from ._framing import SSEEvent, SSEParser
 from ._images import data_url, result_note
 from ._json import (
+    MALFORMED,
     arguments_text,
     as_count,
     as_dict,
@@ -78,6 +83,9 @@ from ._json import (
     dicts,
     fatal,
     guarded_body,
+    malformed,
+    not_object,
+    not_objects,
     tool_json,
 )
 from ._openai_errors import (
@@ -92,6 +100,10 @@ from ._recovery import ToolCallRecovery
 #: A 200 response that carried no choice to answer with (rule 6).
 NO_CHOICE = "response has no choices"
 
+#: What an assistant turn of tool calls without text sends as content (`OpenAICodec`).
+NullContent = Literal["auto", "null", "empty"]
+NULL_CONTENT: tuple[NullContent, ...] = ("auto", "null", "empty")
+
 
 @attrs.frozen(kw_only=True)
 class OpenAICodec:
@@ -105,7 +117,11 @@ class OpenAICodec:
     usage chunk (`stream_options`), which a few older servers reject.
     `tool_call_recovery` turns calls a model wrote as text into calls (_recovery.py).
     `images` False says the model is text-only: a request with images is refused
-    (adapters/_providers/_images.py), never sent without them.
+    (adapters/_providers/_images.py), never sent without them. `null_content`
+    is what an assistant turn of tool calls without text sends as `content`:
+    "null" (as OpenAI documents), "empty" ("", for servers that refuse null,
+    such as llama-cpp-python's), or "auto" (null until a server refuses it, then
+    "": adapters/_providers/_null_content.py).
     """
 
     name: ClassVar[str] = "openai"
@@ -117,6 +133,9 @@ class OpenAICodec:
     stream_usage: bool = True
     tool_call_recovery: ToolCallRecovery | None = None
     images: bool = True
+    null_content: NullContent = attrs.field(
+        default="auto", validator=attrs.validators.in_(NULL_CONTENT)
+    )
     image_urls: ClassVar[bool] = True
     _rounds: IdentityMemo[ToolRound, list[dict[str, Any]]] = attrs.field(
         factory=IdentityMemo, init=False, eq=False, repr=False
@@ -187,10 +206,8 @@ class OpenAICodec:
         sent_reasoning = reasoning if self.reasoning_field else ""
         if not (turn.text or turn.calls or sent_reasoning):
             return []
-        message: dict[str, Any] = {
-            "role": "assistant",
-            "content": turn.text or (None if turn.calls else ""),
-        }
+        nothing = None if turn.calls and self.null_content != "empty" else ""
+        message: dict[str, Any] = {"role": "assistant", "content": turn.text or nothing}
         if self.reasoning_field and sent_reasoning:
             message[self.reasoning_field] = sent_reasoning
         if turn.calls:
@@ -314,6 +331,9 @@ class OpenAIStreamDecoder(GuardedDecoder):
             if choice.get("index", 0) != 0:
                 continue  # n > 1 is not supported: only the first choice is the answer
             self._chose = True
+            why = _malformed_message(choice.get("delta"), "delta")
+            if why is not None:
+                return [self._fail(MALFORMED + why, retryable=True)]
             events += self._on_delta(as_dict(choice.get("delta")))
             reason = choice.get("finish_reason")
             if isinstance(reason, str) and reason:
@@ -378,6 +398,9 @@ def _completion_events(data: Any) -> list[ModelEvent]:
     if not choices:
         return [ModelCallFailed(retryable=True, message=NO_CHOICE)]
     choice = choices[0]
+    why = _malformed_message(choice.get("message"), "message")
+    if why is not None:
+        return [malformed(why)]
     message = as_dict(choice.get("message"))
     events = _text_events(message)
     calls = dicts(message.get("tool_calls"))
@@ -402,6 +425,13 @@ def _completion_events(data: Any) -> list[ModelEvent]:
         )
     )
     return events
+
+
+def _malformed_message(message: Any, name: str) -> str | None:
+    """Why a choice's `message` (or a chunk's `delta`) is not the format's (rule 7), or None."""
+    return not_object(message, name) or not_objects(
+        as_dict(message).get("tool_calls"), "tool_calls"
+    )
 
 
 def _text_events(message: Mapping[str, Any]) -> list[ModelEvent]:

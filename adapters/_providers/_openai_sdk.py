@@ -3,7 +3,7 @@
 Users with an `openai.AsyncOpenAI` already configured (Azure OpenAI, custom
 auth, a proxy, their own retries) keep it: `openai_sdk_model(client)` calls
 `client.chat.completions.create(**body)` with the body the OpenAI codec builds
-and decodes what comes back with the same codec as the httpx driver, so the
+and decodes what comes back with the same codec as the httpx2 driver, so the
 events (and the rules of _openai.py's docstring) are the same either way.
 
 - A streamed answer is an async iterator of chunk objects (pydantic models
@@ -166,7 +166,7 @@ async def close_stream(answer: Any) -> None:
 
 
 def sdk_failure(exc: Exception) -> ModelCallFailed:
-    """The failure an exception from the client stands for (the httpx driver's kinds)."""
+    """The failure an exception from the client stands for (the httpx2 driver's kinds)."""
     kind = _sdk_kind(exc)
     if kind == "status":
         status = int(getattr(exc, "status_code", 0) or 0)
@@ -190,12 +190,13 @@ def _sdk_kind(exc: Exception) -> str:
             return "timeout"
         if isinstance(exc, openai.APIConnectionError):
             return "connection"
-    httpx = sys.modules.get("httpx")
-    if httpx is not None:
-        if isinstance(exc, httpx.TimeoutException):
-            return "timeout"
-        if isinstance(exc, httpx.TransportError):
-            return "connection"
+    for name in ("httpx2", "httpx"):  # the SDK's transport library, or the caller's
+        httpx = sys.modules.get(name)
+        if httpx is not None:
+            if isinstance(exc, httpx.TimeoutException):
+                return "timeout"
+            if isinstance(exc, httpx.TransportError):
+                return "connection"
     if isinstance(exc, TimeoutError):
         return "timeout"
     return "other"

@@ -1,14 +1,14 @@
 """Connection pools shared by the HTTP models of one event loop.
 
-A session's model used to build its own `httpx.AsyncClient`, and with it a TLS
+A session's model used to build its own `httpx2.AsyncClient`, and with it a TLS
 context that loads the CA bundle: most of what opening a session cost, and
 most of the memory an open one held. Here the models of one event loop that
-agree on provider, base URL and transport share one client (its connections
-and its TLS context), reference-counted: `acquire` hands out a `Lease`, and the
-client is closed when its last lease is released.
+agree on provider, base URL and transport share a pool (its connections and
+its TLS context), reference-counted: `acquire` hands out a `Lease` on one of
+the pool's clients, and a client is closed when its last lease is released.
 
 Theory of operation:
-1. An `httpx.AsyncClient` is bound to the event loop it first ran in, so the
+1. An `httpx2.AsyncClient` is bound to the event loop it first ran in, so the
    pools live in an anyio `RunVar` (one table per running loop, dropped with
    the loop): a second `anyio.run` starts with none, never a dead loop's client.
 2. A lease taken in one loop and used in another is abandoned there (its count
@@ -18,11 +18,18 @@ Theory of operation:
    each request, so they need not split pools.
 4. No pool keeps cookies: sessions of different users share it.
 5. TLS: one context for the process, made when the first https pool is, as
-   httpx makes it (`create_ssl_context`, which honours SSL_CERT_FILE); an
+   httpx2 makes it (`create_ssl_context`, which honours SSL_CERT_FILE); an
    http:// pool gets one that trusts nothing (it is never asked for TLS, and
    costs no CA bundle), so a plain-HTTP server never loads the bundle at all.
-6. The pool admits any number of connections (a web backend may stream
-   hundreds of answers at once) and keeps `KEEPALIVE` idle ones.
+6. A pool admits any number of connections (a web backend may stream
+   hundreds of answers at once), spread over shards: clients of at most
+   `SHARD_LEASES` leases each. httpcore2 scans every connection of a client
+   each time a request is queued or done (and probes each idle one's socket),
+   so one client for a hundred sessions in flight spent a third of their CPU
+   there; a shard holds about as many connections as its leases make requests
+   at once. A lease goes to the shard with the fewest, a new shard is made when
+   all are full, so sessions one after another still share one connection.
+   Each shard keeps `KEEPALIVE` idle connections.
 """
 
 from __future__ import annotations
@@ -33,13 +40,19 @@ from typing import TYPE_CHECKING
 import attrs
 from anyio.lowlevel import RunVar
 
+from ._clients import library_of
+
 if TYPE_CHECKING:
     import ssl
 
-    import httpx
+    import httpx2
 
-#: Idle connections a pool keeps open for reuse.
+    from ._clients import AsyncTransport
+
+#: Idle connections a shard keeps open for reuse.
 KEEPALIVE = 100
+#: Leases (models: one per session) a shard's client serves before a new shard is made.
+SHARD_LEASES = 16
 
 
 @attrs.frozen(kw_only=True)
@@ -48,21 +61,23 @@ class PoolKey:
 
     provider: str
     base_url: str
-    transport: httpx.AsyncBaseTransport | None = None
+    transport: AsyncTransport | None = None
 
 
 @attrs.define(eq=False)
 class _Shared:
-    """One pooled client and how many leases hold it."""
+    """One shard of a pool: a client and how many leases hold it."""
 
-    client: httpx.AsyncClient
+    client: httpx2.AsyncClient  # or httpx's, over an httpx transport: the same API
     users: int = 0
 
 
-_POOLS: RunVar[dict[PoolKey, _Shared]] = RunVar("toolreel_http_pools")
+#: Each key's shards, in the order they were made.
+_Pools = dict[PoolKey, list[_Shared]]
+_POOLS: RunVar[_Pools] = RunVar("toolreel_http_pools")
 
 
-def _loop_pools() -> dict[PoolKey, _Shared]:
+def _loop_pools() -> _Pools:
     """The running loop's pools (an empty table the first time)."""
     pools = _POOLS.get(None)
     if pools is None:
@@ -74,7 +89,7 @@ def _loop_pools() -> dict[PoolKey, _Shared]:
 class Lease:
     """One model's hold on a pooled client; `release` it when done."""
 
-    def __init__(self, pools: dict[PoolKey, _Shared], key: PoolKey, shared: _Shared) -> None:
+    def __init__(self, pools: _Pools, key: PoolKey, shared: _Shared) -> None:
         """Hold `shared` (already counted)."""
         self._pools = pools
         self._key = key
@@ -86,15 +101,18 @@ class Lease:
         return self._shared is not None and _POOLS.get(None) is self._pools
 
     def _drop(self) -> _Shared | None:
-        """Count this lease out; the client if it was the last one (it leaves the table)."""
+        """Count this lease out; its shard if it was the last one (the shard leaves the table)."""
         shared, self._shared = self._shared, None
         if shared is None:
             return None
         shared.users -= 1
         if shared.users > 0:
             return None
-        if self._pools.get(self._key) is shared:
-            del self._pools[self._key]
+        shards = self._pools.get(self._key, [])
+        if shared in shards:
+            shards.remove(shared)
+            if not shards:
+                del self._pools[self._key]
         return shared
 
     def abandon(self) -> None:
@@ -110,37 +128,47 @@ class Lease:
 
 
 def acquire(key: PoolKey) -> Lease:
-    """A lease on the running loop's pool for `key`, made if there is none."""
+    """A lease on the running loop's pool for `key`: its emptiest shard, or a new one if full."""
     pools = _loop_pools()
-    shared = pools.get(key)
-    if shared is None:
-        shared = pools[key] = _Shared(client=_new_client(key))
+    shards = pools.setdefault(key, [])
+    shared = min(shards, key=_users, default=None)
+    if shared is None or shared.users >= SHARD_LEASES:
+        shared = _Shared(client=_new_client(key))
+        shards.append(shared)
     shared.users += 1
     return Lease(pools, key, shared)
 
 
-def _new_client(key: PoolKey) -> httpx.AsyncClient:
-    """A client for one pool: shared TLS context, no cookies, no cap on connections."""
-    import http.cookiejar  # noqa: PLC0415 - loaded with httpx, by the first HTTP model
+def _users(shared: _Shared) -> int:
+    """How many leases hold a shard (to pick the emptiest)."""
+    return shared.users
 
-    import httpx  # noqa: PLC0415 - httpx loads with the first HTTP model, not at import
 
+def _new_client(key: PoolKey) -> httpx2.AsyncClient:
+    """A client for one pool: shared TLS context, no cookies, no cap on connections.
+
+    httpx2's, or httpx's for an httpx transport (only tests pass one).
+    """
+    import http.cookiejar  # noqa: PLC0415 - loaded with httpx2, by the first HTTP model
+
+    httpx = library_of(key.transport)
     https = key.base_url.startswith("https:")
     refuse_all = http.cookiejar.DefaultCookiePolicy(allowed_domains=[])
-    return httpx.AsyncClient(
+    client: httpx2.AsyncClient = httpx.AsyncClient(
         transport=key.transport,
         verify=tls_context() if https else _no_tls(),
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=KEEPALIVE),
         cookies=http.cookiejar.CookieJar(refuse_all),
     )
+    return client
 
 
 @functools.cache
 def tls_context() -> ssl.SSLContext:
-    """The process's TLS context for https pools, made as httpx makes its default one."""
-    import httpx  # noqa: PLC0415 - see _new_client
+    """The process's TLS context for https pools, made as httpx2 makes its default one."""
+    import httpx2  # noqa: PLC0415 - see _new_client
 
-    return httpx.create_ssl_context()
+    return httpx2.create_ssl_context()
 
 
 @functools.cache

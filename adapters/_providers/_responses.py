@@ -43,8 +43,12 @@ Decoding: named server-sent events, each a JSON object whose `type` names it.
    `insufficient_quota` and a bad input such as `invalid_prompt` cannot).
 9. Bad input: data that is not a JSON object is a fatal failure naming the
    event; unknown event types are ignored (the API adds new ones, e.g. for
-   built-in tools); missing or ill-typed fields read as empty. A stream that
-   ends before its terminal event is a retryable truncation (the base class).
+   built-in tools); missing or ill-typed fields read as empty, but for those
+   that carry the answer: an output item that is no object, or a message's
+   `content` that is no array of objects, is malformed, a retryable failure
+   (read as empty, a call or the text would be lost without a word). A call's
+   `arguments` sent as an object (not JSON text) are taken as its JSON. A stream
+   that ends before its terminal event is a retryable truncation (the base class).
 A whole response body is replayed as the stream events it stands for.
 """
 
@@ -77,7 +81,17 @@ from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from ._failures import body_text, http_failure, status_retryable
 from ._framing import SSEEvent
 from ._images import data_url
-from ._json import as_dict, as_str, bearer_headers, count, dicts
+from ._json import (
+    MALFORMED,
+    arguments_text,
+    as_dict,
+    as_str,
+    bearer_headers,
+    count,
+    dicts,
+    not_object,
+    not_objects,
+)
 from ._openai import openai_usage
 from ._openai_errors import QUOTA_KINDS, error_kinds, error_message, payload_retryable
 
@@ -310,6 +324,10 @@ class ResponsesStreamDecoder(SSEJsonDecoder):
         """Events of one decoded stream event; unknown kinds give none."""
         position = count(payload.get("output_index"))
         match kind:
+            case "response.output_item.added" | "response.output_item.done" if (
+                why := not_object(payload.get("item"), "item")
+            ) is not None:
+                return [self._fail(MALFORMED + why, retryable=True)]
             case "response.output_item.added":
                 return self._item_added(position, as_dict(payload.get("item")))
             case "response.output_item.done":
@@ -353,7 +371,7 @@ class ResponsesStreamDecoder(SSEJsonDecoder):
         if item.kind != "function_call":
             return []
         return self._call_start(item, data) + self._arguments(
-            position, as_str(data.get("arguments")), whole=True
+            position, arguments_text(data.get("arguments")), whole=True
         )
 
     def _call_start(self, item: _Item, data: Json) -> list[ModelEvent]:
@@ -373,7 +391,8 @@ class ResponsesStreamDecoder(SSEJsonDecoder):
         match item.kind:
             case "function_call":
                 events = self._call_start(item, data)
-                return events + self._arguments(position, as_str(data.get("arguments")), True)
+                arguments = arguments_text(data.get("arguments"))
+                return events + self._arguments(position, arguments, whole=True)
             case "message":
                 return self._message_rest(position, data)
             case "reasoning":
@@ -383,6 +402,8 @@ class ResponsesStreamDecoder(SSEJsonDecoder):
 
     def _message_rest(self, position: int, data: Json) -> list[ModelEvent]:
         """The text of a whole message item not yet sent."""
+        if (why := not_objects(data.get("content"), "content")) is not None:
+            return [self._fail(MALFORMED + why, retryable=True)]
         events: list[ModelEvent] = []
         for index, part in enumerate(dicts(data.get("content"))):
             text = as_str(part.get("text")) or as_str(part.get("refusal"))
@@ -453,6 +474,8 @@ class ResponsesStreamDecoder(SSEJsonDecoder):
         events: list[ModelEvent] = []
         for kind, payload in _as_stream(response):
             events += self._on_payload(kind, payload)
+            if self.done:  # a malformed item ended it
+                break
         return events
 
 

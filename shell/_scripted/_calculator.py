@@ -3,9 +3,10 @@
 It reads the arithmetic in the last user prompt ("What is 25 plus 17?",
 "What's 7 times 8, then add 5?") and answers the way a tool-calling model
 does: independent steps as parallel tool calls in one response, dependent
-steps ("then ...") as chained rounds, then a final text. `openai_reply` maps an
+steps ("then ...") as chained rounds, then a final text. `calculator` maps an
 OpenAI chat.completions request to the scripted `Reply` a `ScriptedServer`
-streams back, so the whole stack — adapter, shell, journal — runs offline.
+streams back, so the whole stack — adapter, shell, journal — runs offline
+(public as `toolreel.testing.calculator`).
 """
 
 from __future__ import annotations
@@ -102,8 +103,21 @@ def number_in(content: str) -> float | None:
     return int(value) if float(value).is_integer() else value
 
 
-def openai_reply(request: dict[str, object]) -> Reply:
-    """The scripted model's answer to an OpenAI chat.completions request (for ScriptedServer)."""
+def calculator(request: dict[str, object]) -> Reply:
+    """The calculator model: its answer to a chat.completions request body.
+
+    Give it to a server, `ScriptedServer(calculator)`, and point a `Client`
+    at `server.url`. It reads the arithmetic in the last user prompt ("What
+    is 25 plus 17?", "What's 7 times 8, then add 5?") and calls the tools
+    `add`, `subtract`, `multiply` and `divide` with arguments `{"a": ...,
+    "b": ...}`: independent steps in one response (parallel calls), steps
+    after "then" in later rounds, each on the previous result. Once the
+    results are in, it answers "The answer is N." with the last one (a number,
+    or an object holding one number, such as `{"result": 42}`; anything else
+    it quotes back). A prompt without arithmetic gets a one-line reply saying
+    what it can do; with `tool_choice` "none" it calls nothing and answers
+    from the results it has.
+    """
     given = request.get("messages")
     messages = [m for m in given if isinstance(m, dict)] if isinstance(given, list) else []
     prompt, rounds, previous = _openai_turn(messages)

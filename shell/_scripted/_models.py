@@ -7,14 +7,16 @@
 
 Both answer `stream(request)` with core model events, so they go wherever a
 model port goes: `Client(options, model=...)`, `run`, `execute_agent(...,
-model=...)`, `toolreel.testing.override(model=...)`, journals and replay.
+model=...)`, `toolreel.testing.override(model=...)`, journals and replay. A
+session whose options name no model asks for (and journals) the port's own
+name: "test" or "function", not the provider's default model.
 
 `FunctionModel`'s function gets the conversation (`request.messages`:
 `ChatMessage`s) and a `ModelInfo` (the tools as `ToolSpec`s, the agent's
 output tool, the whole request) and returns a `str` (text), a `Call`
 (`call("add", a=1)`), `ToolCalls([...], text=...)`, or a list of those
 pieces; sync or async, or a (sync or async) generator of pieces, each
-streamed as it comes. (`toolreel.adapters.FunctionModel(handler)` is the
+streamed as it comes. (`toolreel.adapters.EventModel(handler)` is the
 lower level: its handler returns the core events themselves.)
 
 `TestModel` reads the offered tools' JSON Schemas. In a turn's first call it
@@ -122,6 +124,9 @@ class ModelInfo:
 class FunctionModel:
     """A model played by `function(messages, info)`: see the module docstring."""
 
+    #: The model a session over it asks for and journals, when its options name none.
+    model_name = "function"
+
     def __init__(self, function: Callable[[tuple[ChatMessage, ...], ModelInfo], Any]) -> None:
         """Wrap `function`; every request it answers is kept in `requests`."""
         if not callable(function):
@@ -217,6 +222,7 @@ class TestModel(FunctionModel):
     """
 
     __test__ = False  # not a test class, for pytest
+    model_name = "test"
 
     def __init__(
         self,

@@ -36,7 +36,11 @@ Script = Sequence["Reply"] | Callable[[dict[str, Any]], "Reply"]
 
 @attrs.frozen(kw_only=True)
 class Reply:
-    """One scripted answer: text and/or tool calls, or an HTTP error, or a stream cut short."""
+    """One scripted answer: text and/or tool calls, or an HTTP error, or a stream cut short.
+
+    Made by `text`, `tool_calls`, `http_error` and `cut_off`; `usage` is the
+    (input, output) tokens reported, `delay` seconds waited before answering.
+    """
 
     text: str = ""
     calls: tuple[tuple[str, str, str], ...] = ()
@@ -50,7 +54,7 @@ class Reply:
 
 
 def text(content: str, *, chunk_size: int = 4) -> Reply:
-    """A streamed text answer."""
+    """A text answer, streamed `chunk_size` characters a delta."""
     return Reply(text=content, chunk_size=chunk_size)
 
 
@@ -132,7 +136,22 @@ def json_body(reply: Reply) -> dict[str, Any]:
 
 
 class ScriptedServer:
-    """The server, run in a background thread; use it as a context manager."""
+    """A stand-in model: an OpenAI-compatible server on 127.0.0.1 that answers from a script.
+
+        with ScriptedServer(calculator) as server:          # or a list of replies
+            options = AgentOptions(base_url=server.url, model="calculator", api_key="none")
+            ...                                              # Client(options), run(...)
+
+    `script` is a list of `Reply` (`text(...)`, `tool_calls(...)`,
+    `http_error(...)`, `cut_off(...)`), one per request in order — past its end
+    a request gets an HTTP 500 — or a function of the request's JSON body
+    returning the `Reply` (`calculator` is one). It speaks `POST
+    .../chat/completions` as OpenAI does, streamed or not, so a `Client`
+    reaches it through the real adapter (provider "openai", the default); the
+    model name and key are not checked. `url` is the base URL (ending in /v1),
+    `requests` every request body received, in order. Entering starts it in a
+    background thread on a free port; leaving stops it.
+    """
 
     def __init__(self, script: Script) -> None:
         """Serve `script` once started."""

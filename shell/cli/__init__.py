@@ -12,7 +12,9 @@ traceback of an unexpected one).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import shlex
 import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -35,10 +37,10 @@ from toolreel.adapters._providers import (
 )
 from toolreel.adapters._redact import LOG_FILTER
 from toolreel.adapters._transcript import render_agent_transcript
-from toolreel.core import ConfigError, ImagePart, ToolreelError, UsageError
+from toolreel.core import ConfigError, ImagePart, LoopConfig, ToolreelError, UsageError
 
 from .. import demo as demo_module
-from .._images import image
+from .._images import image, submitted
 from .._journal_files import DatabaseUrl, is_sqlite, open_location
 from .._options import AgentOptions
 from .._replay import Divergence, load_agent_session
@@ -151,7 +153,8 @@ def load_tools(spec: str) -> list[Tool]:
 
 
 def _tools_option(ctx: click.Context, param: click.Parameter, specs: Sequence[str]) -> list[Tool]:
-    """Every `--tools` spec loaded; tool names must be unique."""
+    """Every `--tools` spec loaded (the specs kept as given); tool names must be unique."""
+    ctx.meta.setdefault(mcp.GIVEN, {})["tools"] = tuple(specs)
     tools = [item for spec in specs for item in load_tools(spec)]
     names = [item.name for item in tools]
     duplicates = sorted({name for name in names if names.count(name) > 1})
@@ -249,11 +252,29 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
             "--max-iterations", type=click.IntRange(min=1), default=5, metavar="N", help=MAX_HELP
         ),
         click.option("--system", metavar="TEXT", help="System prompt."),
+        *SETTINGS,
         click.option("--no-stream", is_flag=True, help="Ask for whole responses, not streams."),
         RECOVERY,
         *budgets.options(),
     ]
     return _with(options)(command)
+
+
+#: The model's sampling settings, for run and chat (checked by AgentOptions; journaled).
+SETTINGS = [
+    click.option(
+        "--temperature",
+        type=float,
+        metavar="T",
+        help="Sampling temperature, 0 to 2 (0: the most repeatable) [default: the server's].",
+    ),
+    click.option(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="Output tokens per model call at most [default: the server's].",
+    ),
+]
 
 
 def _with(
@@ -299,6 +320,8 @@ def _options(params: dict[str, Any], model: str, journal: Journal | None) -> Age
     return AgentOptions(
         system_prompt=params["system"],
         model=model,
+        temperature=params.get("temperature"),
+        max_tokens=params.get("max_tokens"),
         base_url=params["base_url"],
         provider=params["provider"],
         api_key=params["api_key"],
@@ -310,8 +333,30 @@ def _options(params: dict[str, Any], model: str, journal: Journal | None) -> Age
         journal=journal,
         session_id=params["session"],
         tool_call_recovery=params.get("tool_call_recovery"),
-        budget=budgets.budget_of(params),
+        budget=params.get("budget") or budgets.budget_of(params),
     )
+
+
+def check_key(options: AgentOptions, *, testable: bool = True) -> None:
+    """Refuse a mangled key, or none for a hosted provider, in the command line's words.
+
+    `testable`: the command takes `--model test`, which needs neither (said so).
+    """
+    codec = codec_for(options.provider)
+    try:
+        secret = api_key(codec, options.api_key)
+    except ConfigError as exc:  # whitespace inside the key (or its variable): never shown
+        raise click.UsageError(exc.allowed) from exc
+    try:
+        require_key(codec, secret, options.base_url)
+    except ConfigError as exc:
+        names = " or ".join(codec.api_key_env)
+        others = "--base-url URL for a server that needs none"
+        if testable:
+            others += "; --model test tries toolreel with no key and no server"
+        raise click.UsageError(
+            f"no API key for {codec.name}: give --api-key KEY or set {names} ({others})"
+        ) from exc
 
 
 def _converse(
@@ -319,13 +364,9 @@ def _converse(
 ) -> int:
     """Run the prompts as turns of one session (after `decisions`, if any); the exit code."""
     testing = params["model"] == "test"  # TestModel: calls each tool once, no key, no server
-    try:  # usage errors (a bad key, no key: say which variable to set) before anything runs
-        options = agent_options(params, None)
-        codec = codec_for(options.provider)
-        if not testing:
-            require_key(codec, api_key(codec, options.api_key), options.base_url)
-    except ConfigError as exc:
-        raise click.UsageError(exc.allowed) from exc
+    options = agent_options(params, None)
+    if not testing:  # no key (say which flag or variable gives one) before anything runs
+        check_key(options)
     path: Path | DatabaseUrl | None = params["journal"]
     journal = writing(path) if path else None
     view = render.TurnView(
@@ -336,7 +377,8 @@ def _converse(
         options = attrs.evolve(options, journal=journal)
         with test_model() if testing else contextlib.nullcontext():
             where = str(path or "")
-            return anyio.run(live.converse, options, prompts, view, where, decisions)
+            talk = functools.partial(live.converse, decisions=decisions, again=again_flags(params))
+            return anyio.run(talk, options, prompts, view, where)
     finally:
         if journal is not None:
             journal.close()
@@ -359,7 +401,12 @@ def test_model() -> Iterator[None]:
 
 
 @click.group(
-    "toolreel", cls=ToolreelGroup, context_settings={"help_option_names": ["-h", "--help"]}
+    "toolreel",
+    cls=ToolreelGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Exit codes: 0 success; 1 a turn that did not complete, a replay divergence or "
+    "another failure; 2 a usage error; 3 a turn left paused for approval (run, chat, approve, "
+    "deny); 130 Ctrl-C. `python -m toolreel` runs this command too.",
 )
 @click.version_option(package_name="toolreel")
 def cli() -> None:
@@ -403,15 +450,23 @@ def run(
 ) -> int:
     """Run one prompt, streaming text and tool rounds.
 
-    PROMPT "-" reads the prompt from stdin. Exit 0 when the turn completed,
-    1 when it did not (the provider's message is shown), 130 on Ctrl-C.
-    With --temporal the session is a workflow that a `toolreel worker`
-    (which holds the model and the tools) runs; the answer is printed.
+    PROMPT "-" reads the prompt from stdin. With --temporal the session is a
+    workflow that a `toolreel worker` (which holds the model and the tools)
+    runs; the answer is printed.
+
+    \b
+    Exit codes:
+      0    the turn completed
+      1    it did not (the provider's message is shown), or another failure
+      2    a usage error (a bad flag, no API key, ...)
+      3    it paused for approval: decide with `toolreel approve` / `deny`
+      130  Ctrl-C (the turn is interrupted and journaled)
     """
     if prompt == "-":
-        prompt = sys.stdin.read()
+        prompt = _stdin_text()
     if not prompt.strip():
         raise click.UsageError("the prompt is empty")
+    submitted(prompt)  # text no session can hold (an undecodable byte): refused before it begins
     if temporal:
         if image_paths:  # the workflow's prompt is text only
             raise click.BadParameter("not supported with --temporal", param_hint="'--image'")
@@ -420,10 +475,29 @@ def run(
     return _converse(params, live.Prompts(given=[prompt.strip()], images=attached))
 
 
+def _stdin_text() -> str:
+    """All of stdin as text; bytes that are not text kept as surrogates, as argv's are (so
+    they are refused alike, not a traceback)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:
+        return sys.stdin.read()
+    data: bytes = buffer.read()
+    return data.decode(sys.stdin.encoding or "utf-8", "surrogateescape")
+
+
+def refuse_on_temporal(params: dict[str, Any]) -> None:
+    """Refuse the flags a session workflow cannot take: its worker builds the loop's config."""
+    if budgets.budget_of(params) is not None:
+        raise click.UsageError("budget flags are not supported with --temporal yet")
+    for name in ("temperature", "max_tokens"):
+        if params.get(name) is not None:
+            hint = f"'--{name.replace('_', '-')}'"
+            raise click.BadParameter("not supported with --temporal yet", param_hint=hint)
+
+
 def _on_temporal(address: str, task_queue: str, prompt: str, params: dict[str, Any]) -> int:
     """`run --temporal`: the prompt as a session workflow (its worker holds model and tools)."""
-    if budgets.budget_of(params) is not None:  # the worker builds the loop's config
-        raise click.UsageError("budget flags are not supported with --temporal yet")
+    refuse_on_temporal(params)
     return temporal_cli.run_prompt(
         address,
         task_queue,
@@ -444,14 +518,22 @@ def chat(image_paths: tuple[str, ...], temporal: str | None, task_queue: str, **
 
     Reads prompts from stdin until EOF or /exit; each answer streams like `run`.
     A line `/image PATH` attaches an image to the next prompt (--image: to the
-    first). Ctrl-C interrupts the answer in progress; at the prompt it quits
-    (exit 130). Exit 1 if any turn did not complete. With --temporal each
-    prompt is a turn of a session workflow (--session continues a running
-    one); /exit closes it.
+    first); /help lists the commands. Ctrl-C interrupts the answer in
+    progress; at the prompt it quits. With --temporal each prompt is a turn
+    of a session workflow (--session continues a running one); /exit closes it.
+
+    \b
+    Exit codes:
+      0    every turn completed
+      1    one did not, or another failure
+      2    a usage error
+      3    input ended while a call waits for approval (see `toolreel approve`)
+      130  Ctrl-C at the prompt
     """
     if temporal and image_paths:  # the workflow's prompt is text only
         raise click.BadParameter("not supported with --temporal", param_hint="'--image'")
     if temporal:
+        refuse_on_temporal(params)
         lines = (line.rstrip("\n") for line in sys.stdin if line.strip())
         return temporal_cli.chat(
             temporal,
@@ -465,13 +547,61 @@ def chat(image_paths: tuple[str, ...], temporal: str | None, task_queue: str, **
 
 
 def _decide(params: dict[str, Any], decisions: list[live.Decision]) -> int:
-    """Decide calls of the paused session `--journal` / `--session` name, then go on."""
+    """Decide calls of the paused session `--journal` / `--session` name, then go on.
+
+    The session's recorded settings hold where no flag is given (`recorded`).
+    """
     path: Path | None = params["journal"]
     if path is None or not params["session"]:
         raise click.UsageError("--journal and --session name the paused session")
     with reading(path) as store:
         params["session"] = session_in(store, path, params["session"])
+        config = store.config(params["session"])
+    if isinstance(config, LoopConfig) and not config.structured:  # a chat's settings
+        params = recorded(params, config)
     return _converse(params, live.Prompts(), decisions)
+
+
+#: The `run`/`chat` parameters the journal records, as the LoopConfig fields that hold them.
+RECORDED = {
+    "model": "model",
+    "system": "system_prompt",
+    "max_iterations": "max_iterations",
+    "temperature": "temperature",
+    "max_tokens": "max_tokens",
+}
+
+
+def recorded(params: dict[str, Any], config: LoopConfig) -> dict[str, Any]:
+    """`params` with the session's recorded settings where no flag (or variable) gave one.
+
+    The model, system prompt, limits, sampling settings and budget are in the
+    journal; the connection and the tools are not (the paused run's note says
+    which flags to give again).
+    """
+    ctx = click.get_current_context()
+    given = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
+    found = {
+        name: getattr(config, field)
+        for name, field in RECORDED.items()
+        if ctx.get_parameter_source(name) not in given
+    }
+    if budgets.budget_of(params) is None and config.budget is not None:
+        found["budget"] = config.budget
+    return {**params, **found}
+
+
+def again_flags(params: dict[str, Any]) -> str:
+    """The flags a later `approve` / `deny` must give again: connection and tools, never a key."""
+    given = click.get_current_context().meta.get(mcp.GIVEN, {})
+    flags = [] if params["provider"] == "openai" else ["--provider", params["provider"]]
+    if params["base_url"]:
+        flags += ["--base-url", params["base_url"]]
+    if params.get("tool_call_recovery"):
+        flags += ["--tool-call-recovery", params["tool_call_recovery"]]
+    for name, flag in (("tools", "--tools"), ("mcp_commands", "--mcp"), ("mcp_urls", "--mcp-url")):
+        flags += [item for value in given.get(name, ()) for item in (flag, value)]
+    return shlex.join(flags) + (" --api-key KEY" if params["api_key"] else "")
 
 
 @cli.command()
@@ -480,10 +610,19 @@ def _decide(params: dict[str, Any], decisions: list[live.Decision]) -> int:
 def approve(call_ids: tuple[str, ...], **params: Any) -> int:
     """Approve calls a paused turn holds, then go on with the turn.
 
-    The session is --journal FILE --session ID (a unique prefix will do); give
-    the same --tools and model options as the run that paused it. Once no call
-    is held the turn continues and streams like `run`: exit 0 when it
-    completed, 3 when it paused again.
+    The session is --journal FILE --session ID (a unique prefix will do). Give
+    the connection and --tools again (the paused run printed the whole
+    command); the model, system prompt, limits and sampling settings are the
+    session's unless given. Once no call is held the turn continues and streams
+    like `run`.
+
+    \b
+    Exit codes:
+      0    the turn completed
+      1    it did not, or another failure
+      2    a usage error (e.g. no such call is held)
+      3    it paused again
+      130  Ctrl-C
     """
     return _decide(params, [live.Decision(call_id, approve=True) for call_id in call_ids])
 
@@ -495,7 +634,8 @@ def approve(call_ids: tuple[str, ...], **params: Any) -> int:
 def deny(call_ids: tuple[str, ...], reason: str, **params: Any) -> int:
     """Deny calls a paused turn holds (the model reads --reason), then go on.
 
-    As `approve`: --journal and --session name the session, the same --tools.
+    As `approve`: --journal and --session name the session; give the
+    connection and --tools again. Exit codes as `approve`'s.
     """
     decided = [live.Decision(call_id, approve=False, reason=reason) for call_id in call_ids]
     return _decide(params, decided)
@@ -668,7 +808,12 @@ def _text(value: Any) -> str:
 
 
 @cli.command()
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on (off loopback, e.g. 0.0.0.0: an access token is required).",
+)
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="0: any free."
 )
@@ -684,31 +829,62 @@ def _text(value: Any) -> str:
     metavar="ORIGIN",
     help="A page origin that may call the API, e.g. http://localhost:3000 (repeatable).",
 )
+@click.option(
+    "--allowed-host",
+    "hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Another host name to answer to, besides localhost and --host (repeatable; '*': any).",
+)
+@click.option(
+    "--token",
+    envvar="TOOLREEL_TOKEN",
+    metavar="TOKEN",
+    help="Access token every request must carry (Authorization: Bearer, or the ?token= link). "
+    "Off loopback one is required: made and printed if not given.",
+)
+@click.option(
+    "--max-body",
+    type=click.IntRange(min=1),
+    metavar="BYTES",
+    help="Largest request body accepted (413 beyond) [default: 10485760, 10 MiB].",
+)
 @_with(budgets.options())
-def serve(host: str, port: int, cors: tuple[str, ...], **params: Any) -> int:
+def serve(
+    *,
+    host: str,
+    port: int,
+    cors: tuple[str, ...],
+    hosts: tuple[str, ...],
+    token: str | None,
+    max_body: int | None,
+    **params: Any,
+) -> int:
     """Serve the loop to a browser: chat page, AI SDK endpoint, sessions.
 
     GET / is the page; POST /api/chat speaks the AI SDK UI message stream
     (point useChat() at it), POST /api/events a plain JSON event stream, GET
     /api/sessions lists the journal's sessions. With no API key and no
     --base-url, the offline scripted calculator model answers. The budget
-    flags (as for `run`) hold for every chat served.
+    flags (as for `run`) hold for every chat served. Only this server's page
+    and --cors-origin pages may post to it, under the names it is served by;
+    off loopback (--host 0.0.0.0), every request must carry the access token.
     """
     params.update(session=None, no_stream=False)
+    access = serving.Access(
+        cors_origins=cors, allowed_hosts=hosts, token=token, max_body_bytes=max_body
+    )
     path: Path | DatabaseUrl | None = params["journal"]
     journal = writing(path) if path else None
     try:
         if serving.wants_scripted(params):
             with serving.scripted_options(params) as options:
                 return serving.serve(
-                    options, journal, host=host, port=port, scripted=True, cors_origins=cors
+                    options, journal, host=host, port=port, scripted=True, access=access
                 )
         options = agent_options(params, None)
-        codec = codec_for(options.provider)
-        require_key(codec, api_key(codec, options.api_key), options.base_url)
-        return serving.serve(
-            options, journal, host=host, port=port, scripted=False, cors_origins=cors
-        )
+        check_key(options)
+        return serving.serve(options, journal, host=host, port=port, scripted=False, access=access)
     finally:
         if journal is not None:
             journal.close()
@@ -748,8 +924,7 @@ def worker(address: str, task_queue: str, sticky_seconds: float, **params: Any) 
     agents = params.pop("agents")
     params.update(session=None, journal=None)
     options = agent_options(params, None)
-    codec = codec_for(options.provider)
-    require_key(codec, api_key(codec, options.api_key), options.base_url)
+    check_key(options, testable=False)
     return temporal_cli.serve_worker(options, address, task_queue, sticky_seconds, agents)
 
 

@@ -10,6 +10,7 @@ leaves it paused for `toolreel approve` / `toolreel deny` (exit 3).
 from __future__ import annotations
 
 import contextlib
+import shlex
 import signal
 import sys
 import threading
@@ -38,6 +39,8 @@ from ._render import TurnView, call_text
 
 #: The exit code of a turn left paused for approval.
 EXIT_PAUSED = 3
+#: The exit code of a chat one of whose prompts was refused (as a refused `run`'s).
+EXIT_REFUSED = 2
 
 
 @attrs.frozen
@@ -49,12 +52,30 @@ class Decision:
     reason: str = ""
 
 
+#: The commands `chat` takes on a line of their own (`/help` lists them), with what each does.
+COMMANDS = (
+    ("/image PATH", "attach an image (a file or an http(s) URL) to the next prompt"),
+    ("/help", "list these commands"),
+    ("/exit", "leave (or /quit, or Ctrl-D); Ctrl-C stops an answer, and at the prompt leaves"),
+)
+#: What `chat` says first on a terminal, instead of a bare prompt.
+GREETING = "one prompt a line · /help lists the commands · /exit or Ctrl-D leaves"
+
+
+def is_command(line: str) -> bool:
+    """Whether a (stripped) line is a `/command`: a slash and a word (not a path, not `//`)."""
+    word = line.split(maxsplit=1)[0] if line else ""
+    return len(word) > 1 and word[0] == "/" and word[1:].replace("_", "").isalpha()
+
+
 @attrs.define
 class Prompts:
     """Where prompts come from: the ones given, or stdin lines until EOF or `/exit`.
 
     In `chat`, a line `/image PATH` (a file or an http(s) URL) attaches an
-    image to the next prompt instead of being one.
+    image to the next prompt instead of being one; `/help` lists the commands;
+    another `/word` is refused as an unknown command (a line starting `//` is
+    sent as a prompt, less its first slash).
     """
 
     given: list[str] = attrs.Factory(list)
@@ -80,6 +101,17 @@ class Prompts:
         self.images = (*self.images, part)
         view.note(f"attached {part.label()} to the next prompt")
 
+    def command(self, line: str, view: TurnView) -> None:
+        """Carry out a `/command` line other than `/exit`; an unknown one is said so."""
+        name, *rest = line.split(maxsplit=1)
+        if name == "/image":
+            self.attach("".join(rest), view)
+            return
+        if name != "/help":
+            view.note(f"unknown command {name} (a line starting // is sent as a prompt)", "yellow")
+        for usage, what in COMMANDS:
+            view.note(f"  {usage:12} {what}")
+
     async def next(self, view: TurnView) -> str | None:
         """The next prompt, or None at the end."""
         if not self.interactive:
@@ -89,13 +121,15 @@ class Prompts:
             line = await read_line("> " if tty else "")
             if line is None or line.strip() in ("/exit", "/quit"):
                 return None
-            if line.strip().split(maxsplit=1)[:1] == ["/image"]:
-                self.attach(line.strip().removeprefix("/image").strip(), view)
+            text = line.strip()
+            if is_command(text):
+                self.command(text, view)
                 continue
-            if line.strip():
+            text = text[1:] if text.startswith("//") else text
+            if text:
                 if not tty:
-                    view.out.print(Text("> " + line.strip(), style="bold"))
-                return line.strip()
+                    view.out.print(Text("> " + text, style="bold"))
+                return text
 
 
 async def read_line(prompt: str) -> str | None:
@@ -241,19 +275,20 @@ async def apply_decisions(client: Client, view: TurnView, decisions: list[Decisi
     return exit_code(outcome)
 
 
-def paused_note(client: Client, view: TurnView, where: str) -> None:
-    """Say which calls wait and how to decide them from the command line."""
-    for request in client.pending_approvals:
+def paused_note(client: Client, view: TurnView, where: str, again: str = "") -> None:
+    """Say which calls wait, and the whole command that decides them (`again`: its flags)."""
+    held = client.pending_approvals
+    for request in held:
         why = f" ({request.reason})" if request.reason else ""
         view.note(f"waiting for approval: {call_text(request.call)} [{request.call.id}]{why}")
-    if where:
-        view.note(
-            f"decide with: toolreel approve CALL_ID (or deny CALL_ID --reason TEXT) "
-            f"--journal {where} --session {client.session_id} and the same --tools",
-            "yellow",
-        )
-    else:
+    if not where:
         view.note("no --journal: the paused session is not kept", "yellow")
+        return
+    call = held[0].call.id if len(held) == 1 else "CALL_ID"
+    session = shlex.join(["--journal", where, "--session", client.session_id])
+    flags = f"{session} {again}".strip()
+    view.note(f"decide with: toolreel approve {shlex.quote(call)} {flags}", "yellow")
+    view.note(f"         or: toolreel deny {shlex.quote(call)} --reason TEXT {flags}", "yellow")
 
 
 def _client(options: AgentOptions, view: TurnView) -> Client:
@@ -282,11 +317,14 @@ async def converse(
     prompts: Prompts,
     view: TurnView,
     where: str,
+    *,
     decisions: list[Decision] | None = None,
+    again: str = "",
 ) -> int:
     """Run each prompt as a turn of one session; the exit code (0, 1, 3 paused, 130 on Ctrl-C).
 
     `decisions` (`toolreel approve` / `deny`) are applied to the paused turn first.
+    `where` is the journal; `again`, the flags a later `approve` must repeat.
     """
     client = _client(options, view)
     worst = 0
@@ -303,10 +341,19 @@ async def converse(
         elif client.phase is not Phase.IDLE:
             view.note("finishing the turn an earlier run left unfinished")
             worst = max(worst, exit_code(await follow(client, view)) % 130)
+        if prompts.interactive and sys.stdin.isatty():
+            view.note(GREETING)
         while (
             client.phase is Phase.IDLE and (prompt := await guard.prompt(prompts, view)) is not None
         ):
-            await client.query(prompt, images=prompts.take_images())
+            try:
+                await client.query(prompt, images=prompts.take_images())
+            except ConfigError as exc:  # text no session holds (an undecodable byte): not sent
+                if not prompts.interactive:
+                    raise
+                view.note(f"error: {exc}", "red")
+                worst = max(worst, EXIT_REFUSED)
+                continue
             outcome = await follow(client, view)
             if prompts.interactive:
                 outcome = await settle(client, view, guard, outcome)
@@ -316,7 +363,7 @@ async def converse(
                 break
             worst = max(worst, code % 130)
         if client.phase is Phase.AWAITING_APPROVAL:
-            paused_note(client, view, where)
+            paused_note(client, view, where, again)
             worst = EXIT_PAUSED if worst in (0, EXIT_PAUSED) else worst
         if guard.quit:
             view.out.print()  # leave the prompt's line

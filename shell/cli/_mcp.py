@@ -12,11 +12,15 @@ import click
 
 from toolreel.core import ConfigError
 
+#: `ctx.meta` key of the text of each option that a callback turned into objects, by name.
+GIVEN = "toolreel.given"
+
 
 def _servers(ctx: click.Context, param: click.Parameter, given: Sequence[str]) -> list[Any]:
-    """Each `--mcp` command line (or `--mcp-url` URL) as an MCPServer."""
+    """Each `--mcp` command line (or `--mcp-url` URL) as an MCPServer (the text kept as given)."""
     if not given:
         return []
+    ctx.meta.setdefault(GIVEN, {})[param.name] = tuple(given)
     try:
         from toolreel.mcp import MCPServer  # noqa: PLC0415 - the mcp extra, only when asked
     except ImportError as exc:

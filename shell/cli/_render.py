@@ -34,6 +34,7 @@ from toolreel.core import (
     ToolCallAnnounced,
     ToolResult,
     ToolResultReady,
+    well_formed,
 )
 
 from .._replay import AgentSession
@@ -52,9 +53,12 @@ def consoles() -> tuple[Console, Console]:
 
 
 def one_line(text: str, limit: int = RESULT_LIMIT) -> str:
-    """`text` on one line (compact JSON if it is JSON), cut to `limit` characters."""
+    """`text` on one line (compact JSON if it is JSON), cut to `limit` characters.
+
+    An escaped half of a surrogate pair (valid JSON) is U+FFFD once unescaped.
+    """
     try:
-        text = json.dumps(json.loads(text), ensure_ascii=False)
+        text = well_formed(json.dumps(json.loads(text), ensure_ascii=False))
     except ValueError:
         text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -197,9 +201,10 @@ def failure_text(finish: Finish) -> str:
     if finish.over_budget is not None:
         return finish.over_budget.message
     if finish.reason is FinishReason.MAX_ITERATIONS:
+        plural = "s" if finish.iterations != 1 else ""
         return (
-            f"stopped after {finish.iterations} iterations with the model still calling tools "
-            "(raise --max-iterations)"
+            f"stopped after {finish.iterations} iteration{plural} with the model still calling "
+            "tools (raise --max-iterations)"
         )
     if finish.reason is FinishReason.BLOCKED:
         return f"blocked: {finish.block_reason or 'no reason given'}"
@@ -248,7 +253,9 @@ def replay_ok(session: Session | AgentSession) -> Text:
     if isinstance(session, AgentSession):
         return Text.assemble(("OK", "green"), " ", session.session_id, _agent_counts(session))
     turns, events = len(session.turns), session.events
-    counts = f" · {turns} turn{'s' if turns != 1 else ''} · {events} events"
+    counts = (
+        f" · {turns} turn{'s' if turns != 1 else ''} · {events} event{'s' if events != 1 else ''}"
+    )
     return Text.assemble(("OK", "green"), " ", session.session_id, counts)
 
 

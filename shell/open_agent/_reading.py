@@ -21,6 +21,7 @@ from returns.result import Failure, Result, Success
 
 from toolreel.adapters._providers._openai_sdk import close_stream, plain
 from toolreel.core import (
+    AwaitApproval,
     Finish,
     HookPoint,
     Notice,
@@ -221,7 +222,7 @@ class Blocks:
     inputs: dict[str, str] = attrs.field(factory=dict)
     invalid: set[str] = attrs.field(factory=set)
 
-    def of(self, item: Notice | Finish) -> list[Block]:
+    def of(self, item: Notice | Finish | AwaitApproval) -> list[Block]:
         """The blocks one notice stands for."""
         match item:
             case TextStreamed(text=piece):

@@ -35,7 +35,7 @@ import asyncio
 import json
 import math
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -43,7 +43,7 @@ from typing import Any
 import anyio
 import attrs
 
-from toolreel.adapters import Journal
+from toolreel.adapters import Journal, Lease
 from toolreel.adapters._providers._openai_sdk import OpenAISdkModel, close_stream, openai_sdk_model
 from toolreel.core import (
     AnnouncePolicy,
@@ -69,9 +69,7 @@ from toolreel.core import (
     ToolResult,
 )
 from toolreel.core import Blocked as BlockedOutcome
-from toolreel.shell import UnknownToolCall
-from toolreel.shell._client import open_journal
-from toolreel.shell._runner import Runner
+from toolreel.shell import Runner, TurnTask, UnknownToolCall, open_journal
 
 from ._errors import ContentTypeError, ModelError, NothingToReceive, PromptBlocked, ResultsOwed
 from ._history import Conversation, dicts_of
@@ -213,21 +211,18 @@ class Client:
             journal_in_memory=journal is None,
         )
         self.runner.sink = self._sink
+        self._turns = TurnTask(self.runner, self._spawn)
         self.turn_count = 0
         #: The notices of the turn being read, while one runs; else None.
         self.response_stream: Any = None
         self.last_finish: Finish | None = None
-        self._send, self._receive = anyio.create_memory_object_stream[Notice | Finish | None](
-            math.inf
-        )
-        self._task: asyncio.Task[None] | None = None
+        self._task: asyncio.Task[None] | None = None  # the running turn's (held: not collected)
         self._answered: anyio.Event | None = None
         self._heard = False  # the running turn's model has been heard from
-        self._error: BaseException | None = None
         self._generation = 0
         self._interrupted = False
         self._queried = False
-        self._begun = False
+        self._lease: Lease | None = None  # the session, once the first query began it
         self._view: list[dict[str, Any]] = []
         self._shown: list[dict[str, Any]] = []
 
@@ -249,9 +244,9 @@ class Client:
         """Stop a turn still running; give the session back to the journal; close the client."""
         await self._stop_turn()
         try:
-            if self._begun:
-                self.journal.release(self.session_id)
-                self._begun = False
+            if self._lease is not None:
+                lease, self._lease = self._lease, None
+                self.journal.release(lease)
         finally:
             try:
                 await self._model.aclose()
@@ -306,7 +301,11 @@ class Client:
     # --- turns --------------------------------------------------------------------------
 
     async def query(self, prompt: str) -> None:
-        """Send a prompt (or, `""` after tool results, continue) and start the model's answer."""
+        """Send a prompt (or, `""` after tool results, continue) and start the model's answer.
+
+        A prompt that is not a str, or not valid Unicode text, is toolreel's `ConfigError`.
+        """
+        event = PromptSubmitted(text=prompt)  # refused before anything begins
         self._interrupted = False
         owed = self.runner.awaiting()
         if owed:
@@ -316,7 +315,7 @@ class Client:
         self._begin_session()
         await self._absorb()
         before = self.runner.state.history
-        self._start(PromptSubmitted(text=prompt))
+        self._start(event)
         assert self._answered is not None
         await self._answered.wait()
         finish = self.last_finish
@@ -327,45 +326,41 @@ class Client:
 
     def _begin_session(self) -> None:
         """Tell the journal about the session, once."""
-        if not self._begun:
-            self.journal.begin(self.session_id, self.config)
-            self._begun = True
+        if self._lease is None:
+            self._lease = self.journal.begin(self.session_id, self.config)
 
     async def _refused(self, finish: Finish, before: tuple[ChatMessage, ...]) -> None:
         """A prompt the hook blocked, or a first model call that failed: raise; keep no trace."""
         await self._wait_turn()
         self.response_stream = None
-        error, self._error = self._error or self._hooked.take_error(), None
-        if error is not None:
-            raise error
+        self._raise_errors()
         if isinstance(finish.outcome, BlockedOutcome):
             raise PromptBlocked(f"Query blocked by hook: {finish.outcome.reason}")
         await self.runner.apply(HistoryReplaced(history=before))
         assert isinstance(finish.outcome, Failed)
         raise ModelError(finish.outcome.message, finish.outcome.status)
 
+    def _spawn(self, turn: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run a turn in an asyncio task (open_agent's Client needs no `async with`)."""
+        self._task = asyncio.get_running_loop().create_task(turn())
+
     def _start(self, event: PromptSubmitted) -> None:
         """Run the turn in a task; its notices go to the reader."""
         self._generation += 1
-        self._discard()
+        self._turns.discard()
         self.runner.drain()
         self.last_finish = None
-        self._error = None
-        self._answered = anyio.Event()
+        answered = self._answered = anyio.Event()
         self._heard = False
-        self.response_stream = self._receive
-        self._task = asyncio.get_running_loop().create_task(self._turn(event))
+        self.response_stream = self._turns
 
-    async def _turn(self, event: PromptSubmitted) -> None:
-        """The turn's task: never raises; what stopped it is kept for the reader."""
-        try:
-            self.last_finish = await self.runner.run(event)
-        except BaseException as exc:  # a journal that gave up, a cancel, a bug
-            self._error = exc
-        finally:
-            self._send.send_nowait(None)
-            if self._answered is not None:
-                self._answered.set()
+        async def turn() -> Finish:
+            try:
+                return await self.runner.run(event)
+            finally:
+                answered.set()  # however it ended: `query` waits no longer
+
+        self._turns.start(turn)
 
     def _sink(self, item: Notice | Finish) -> None:
         """Pass a notice on to the reader; the first that comes from the model answers `query`."""
@@ -375,31 +370,17 @@ class Client:
             self._heard = True
         if self._answered is not None and not isinstance(item, _QUIET):
             self._answered.set()
-        self._send.send_nowait(item)
-
-    def _discard(self) -> None:
-        """Drop the unread notices of turns that are over."""
-        while True:
-            try:
-                self._receive.receive_nowait()
-            except anyio.WouldBlock:
-                return
-
-    def _running(self) -> bool:
-        """Whether a turn's task is under way."""
-        return self._task is not None and not self._task.done()
+        self._turns.put(item)
 
     async def _wait_turn(self) -> None:
         """Wait for the turn's task to end."""
-        if self._task is not None:
-            with anyio.CancelScope(shield=True):
-                await asyncio.wait({self._task})
+        with anyio.CancelScope(shield=True):
+            await self._turns.wait()
 
     async def _stop_turn(self) -> None:
         """Interrupt a running turn (manual mode: awaiting results) and wait for its cancel."""
-        if self._running():
-            self.runner.interrupt()
-            await self._wait_turn()
+        with anyio.CancelScope(shield=True):
+            await self._turns.stop()
         self.response_stream = None
 
     async def receive_messages(self) -> AsyncGenerator[Block, None]:
@@ -408,13 +389,8 @@ class Client:
             raise NothingToReceive("nothing to receive: Call query() or _continue_turn() first")
         generation, blocks = self._generation, Blocks()
         while not self._interrupted and generation == self._generation:
-            try:
-                item = self._receive.receive_nowait()
-            except anyio.WouldBlock:
-                if not self._running():
-                    break
-                item = await self._receive.receive()
-            if item is None:  # the turn's task ended without a Finish: say why
+            item = await self._turns.next()
+            if item is None:  # nothing more will come: say what stopped the turn, if anything
                 self._raise_turn_error()
                 break
             if self._interrupted or generation != self._generation:
@@ -430,9 +406,15 @@ class Client:
 
     def _raise_turn_error(self) -> None:
         """Raise what stopped the turn's task (a journal that gave up, a bug), if anything."""
-        error, self._error = self._error, None
-        if error is not None:
+        if self._turns.error is not None:
             self.response_stream = None
+            self._turns.raise_error()
+
+    def _raise_errors(self) -> None:
+        """Raise what stopped the turn's task, else what a hook raised, if anything."""
+        self._turns.raise_error()
+        error = self._hooked.take_error()
+        if error is not None:
             raise error
 
     async def _ended(self, item: Notice | Finish) -> None:
@@ -441,9 +423,7 @@ class Client:
         if isinstance(item, Finish):
             await self._wait_turn()
             self.response_stream = None
-            error, self._error = self._error or self._hooked.take_error(), None
-            if error is not None:
-                raise error
+            self._raise_errors()
             if isinstance(item.outcome, Failed):
                 raise ModelError(item.outcome.message, item.outcome.status)
 

@@ -7,7 +7,8 @@ worker that dies is noticed within the heartbeat timeout; what it returns is
 redacted before Temporal records it.
 
 - `configure`: the config this worker's tools and options make; for an agent
-  run, its definition's (a structured output's) and its prompt.
+  run, its definition's (a structured output's) and its prompt (text a journal
+  holds, else the run is refused, not retried).
 - `call_model`: one model call, streamed (told a structured output's tool); its
   events, in order.
 - `run_tool`: one tool call (the worker's, or the agent's helper), with the
@@ -43,6 +44,7 @@ from toolreel.core import (
     AskHook,
     Blocked,
     ChatMessage,
+    ConfigError,
     Effect,
     HookDecided,
     HookPoint,
@@ -51,6 +53,7 @@ from toolreel.core import (
     ModelEvent,
     ModelRequest,
     ModelResponded,
+    PromptSubmitted,
     TellHook,
     ToolCall,
     ToolFinished,
@@ -212,7 +215,8 @@ class SessionActivities:
             )
             raise ApplicationError(message, non_retryable=True)
         setup = self._setup(config, helpers)
-        return dataclasses.replace(setup, prompt=definition.build_prompt(start.input))
+        prompt = _prompt(start.agent, definition.build_prompt(start.input))
+        return dataclasses.replace(setup, prompt=prompt)
 
     def _setup(self, config: LoopConfig, tools: Mapping[str, Tool]) -> SessionSetup:
         """A session's setup: its config and what each of `tools` allows."""
@@ -327,3 +331,19 @@ def history_data(history: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     """Messages as JSON data (what a hook activity is shown)."""
     data: list[dict[str, Any]] = unstructure(tuple(history))
     return data
+
+
+def _prompt(agent: str, prompt: object) -> str:
+    """An agent run's prompt: text (a workflow's prompt is text only) no journal refuses, or
+    the run is refused, once (not retried)."""
+    if not isinstance(prompt, str):
+        kind = type(prompt).__name__
+        raise ApplicationError(
+            f"agent {agent!r}: build_prompt gave a {kind}; on Temporal a prompt is a str",
+            non_retryable=True,
+        )
+    try:
+        PromptSubmitted(text=prompt)
+    except ConfigError as exc:
+        raise ApplicationError(f"agent {agent!r}: {exc}", non_retryable=True) from exc
+    return prompt

@@ -39,7 +39,10 @@ from toolreel.core import (
     Denied,
     Finish,
     LoopConfig,
+    Phase,
+    PromptSubmitted,
     initial_state,
+    misuse,
     step,
 )
 from toolreel.shell._errors import UnknownApproval
@@ -87,6 +90,7 @@ async def start_session(
     """
     settings = start or SessionStart()
     if prompt is not None:
+        PromptSubmitted(text=prompt)  # no prompt (`ConfigError`): refused here, not in the workflow
         settings = SessionStart(**{**settings.__dict__, "prompt": prompt})
     try:
         return await client.start_workflow(
@@ -120,7 +124,11 @@ async def open_chat(
 
 
 async def send_prompt(handle: WorkflowHandle[SessionWorkflow, SessionRecord], text: str) -> Finish:
-    """One turn of a chat session workflow: the prompt, answered with its `Finish`."""
+    """One turn of a chat session workflow: the prompt, answered with its `Finish`.
+
+    A prompt that is no valid Unicode text is a `ConfigError`, and is not sent.
+    """
+    PromptSubmitted(text=text)  # refused here, not in the workflow
     try:
         data = await handle.execute_update(SessionWorkflow.prompt, text)
     except (WorkflowUpdateFailedError, RPCError) as exc:
@@ -156,11 +164,14 @@ async def _decide(
 ) -> None:
     """Signal a decision for a call the workflow holds now; any other: `UnknownApproval`."""
     held = [request.call.id for request in await pending_approvals(handle)]
-    if decision.call_id not in held:
-        raise UnknownApproval(
-            f"session workflow {handle.id} holds no call {decision.call_id!r} for approval "
-            f"(held: {held})"
-        )
+    if decision.call_id not in held:  # refused in the core's words, in the session's phase
+        try:
+            said = await handle.query(SessionWorkflow.phase)
+        except RPCError as exc:
+            raise TemporalError(f"session workflow {handle.id} cannot be asked: {exc}") from exc
+        phase = next((phase for phase in Phase if phase.value == said), Phase.IDLE)
+        error = misuse(phase, decision, held)
+        raise UnknownApproval(f"session workflow {handle.id}: {error}") from error
     try:
         await handle.signal(SessionWorkflow.event, event_data(decision))
     except RPCError as exc:
@@ -252,11 +263,11 @@ def import_record(record: SessionRecord, journal: Journal, session_id: str) -> s
         raise SessionError(f"session {session_id!r} already exists in the journal")
     config = config_of(record.config)
     steps = _steps(config, record.events)
-    journal.begin(session_id, config)
+    lease = journal.begin(session_id, config)
     try:
         journal.append(session_id, steps)
     finally:
-        journal.release(session_id)
+        journal.release(lease)
     return session_id
 
 

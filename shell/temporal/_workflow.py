@@ -81,6 +81,7 @@ from toolreel.core import (
     awaiting_results,
     initial_state,
     step,
+    well_formed,
 )
 from toolreel.shell._runner import in_progress
 
@@ -305,8 +306,10 @@ class SessionWorkflow:
         return not self._over()
 
     def _fold(self, event: Event) -> None:
-        """Apply one event and carry out its effects in order."""
+        """Apply one event, well-formed (core/_wellformed.py), and carry out its effects in
+        order."""
         assert self._state is not None
+        event = well_formed(event)  # what a model, a tool or a hook sent: as journals hold it
         try:
             self._state, effects = step(self._state, event)
         except StepError as exc:  # the caller's event, impossible now: refused, not folded

@@ -51,6 +51,11 @@ class Override:
         """Nothing: the model is its owner's to close."""
 
     @property
+    def model_name(self) -> object:
+        """The lent model's own name, if it has one (a TestModel's "test")."""
+        return getattr(self.model, "model_name", None)
+
+    @property
     def redactor(self) -> object:
         """The lent model's secrets (an HTTP model's key), for the session's redactor."""
         return getattr(self.model, "redactor", None)

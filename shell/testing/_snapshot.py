@@ -1,6 +1,11 @@
 """A syrupy extension that stores a session (a chat session or an agent run) as its
 stable transcript text.
 
+It takes a `Session`, an `AgentSession`, or what made one — a `Client`, a
+`RunResult`, an `AgentSuccess`/`AgentFailure` — read from its journal (so a
+snapshot never holds a Client's repr: ids, pids, function addresses).
+Anything else is refused with a UsageError saying what is accepted.
+
 `transcript_snapshot` is a `TranscriptSnapshot`: syrupy's snapshot assertion
 (so `--snapshot-update` writes and refreshes the stored transcripts as for
 any snapshot) with `hide(...)`, which leaves volatile parts out of the stored
@@ -20,29 +25,40 @@ from syrupy.extensions.amber import AmberSnapshotExtension
 
 from toolreel.adapters import Session, render_transcript
 from toolreel.adapters._transcript import hidden
-from toolreel.shell import AgentSession
+from toolreel.core import UsageError
+from toolreel.shell import AgentFailure, AgentSession, AgentSuccess, Client, RunResult
+
+#: What a transcript snapshot takes, as its refusal names it.
+ACCEPTED = (
+    "a Session or an AgentSession (load_session, load_agent_session), a Client, "
+    "a RunResult (run) or an agent result (AgentSuccess, AgentFailure)"
+)
 
 
-def as_session(data: Any) -> Session | AgentSession | None:
-    """A session from a `Session` or `AgentSession`, an object with one as `.session`, or None."""
+def as_session(data: object) -> Session | AgentSession:
+    """The session `data` is, or made; anything else: a UsageError saying what is accepted."""
     if isinstance(data, Session | AgentSession):
         return data
-    session = getattr(data, "session", None)
-    return session if isinstance(session, Session | AgentSession) else None
+    if isinstance(data, Client | RunResult):
+        return data.session()
+    if isinstance(data, AgentSuccess | AgentFailure):
+        return data.metadata.session()
+    raise UsageError(
+        f"transcript_snapshot stores a session's transcript: compare it with {ACCEPTED}, "
+        f"not a {type(data).__name__} (syrupy's own `snapshot` stores other values)"
+    )
 
 
 class TranscriptExtension(AmberSnapshotExtension):
-    """Serializes sessions as `render_transcript` text; anything else as syrupy would."""
+    """Serializes a session (or what made one) as its `render_transcript` text."""
 
     #: What `render_transcript` leaves out (see `TranscriptSnapshot.hide`).
     hide: ClassVar[frozenset[str]] = frozenset()
 
     def serialize(self, data: Any, **kwargs: Any) -> Any:
-        """The transcript of a session."""
-        session = as_session(data)
-        if session is not None:
-            data = render_transcript(session, hide=self.hide)
-        return super().serialize(data, **kwargs)
+        """The transcript of the session."""
+        text = render_transcript(as_session(data), hide=self.hide)
+        return super().serialize(text, **kwargs)
 
     def diff_lines(self, serialized_data: Any, snapshot_data: Any) -> Iterator[str]:
         """A unified diff of the two transcripts first, then syrupy's own diff.

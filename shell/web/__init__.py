@@ -15,13 +15,16 @@
   `ui_parts`, `ui_error` (AI SDK UI message stream parts) and `plain_start`,
   `plain_events`, `plain_error` (the plain events); `sse`, `sse_event`, `DONE`.
 
-`toolreel serve` runs `app` with uvicorn on 127.0.0.1.
+`app` answers only to its own host names, takes a POST only as JSON from its
+own page or `cors_origins`, bounds bodies, and with `token=` wants the token on
+every request (README "Security"). `toolreel serve` runs `app` with uvicorn on
+127.0.0.1 (off loopback: with a token).
 """
 
 from __future__ import annotations
 
 from ._app import SCRIPTED_LABEL, app, last_user_text
-from ._approvals import ApprovalResponses, Decision, approval_responses
+from ._approvals import ApprovalDecision, ApprovalResponses, approval_responses
 from ._event_stream import (
     EVENT_STREAM_HEADERS,
     PlainEvent,
@@ -32,7 +35,7 @@ from ._event_stream import (
     sse_event,
 )
 from ._respond import (
-    Turn,
+    TurnRequest,
     TurnResponse,
     approval_response,
     chat_response,
@@ -58,12 +61,12 @@ __all__ = [
     "EVENT_STREAM_HEADERS",
     "SCRIPTED_LABEL",
     "UI_STREAM_HEADERS",
+    "ApprovalDecision",
     "ApprovalResponses",
-    "Decision",
     "Part",
     "PlainEvent",
     "PlainStream",
-    "Turn",
+    "TurnRequest",
     "TurnResponse",
     "UIStream",
     "app",

@@ -20,7 +20,9 @@ the loop to a browser"):
 - `GET /api/sessions`, `GET /api/sessions/{id}`: the journal's chat sessions.
 
 Every turn runs in a `Client` of its own over the app's one journal; errors
-are `{"error": message}` with a 4xx/5xx status.
+are `{"error": message}` with a 4xx/5xx status. Before any route, a request
+passes the guards (host, token, origin: shell/web/_guard.py; body limits:
+shell/web/_limits.py).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import importlib.resources
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 from starlette.applications import Starlette
@@ -41,13 +43,18 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from toolreel.adapters import Journal, ModelPort
-from toolreel.core import ToolreelError, UsageError
+from toolreel.core import ConfigError, ToolreelError, UsageError
 from toolreel.shell import AgentOptions, open_journal
 from toolreel.shell._client import sources_opened
 
-from ._approvals import Decision, approval_responses
+from ._approvals import ApprovalDecision, approval_responses
+from ._guard import Check, Guard
+from ._hosts import AllowedHosts, HostCheck
+from ._limits import BODY_TIMEOUT, MAX_BODY_BYTES, MAX_JSON_DEPTH, BodyLimit, json_depth
+from ._origins import OriginCheck
 from ._respond import approval_response, chat_response, decision_response, error_response
 from ._sessions import chat_sessions, session_detail, session_summary
+from ._token import TokenCheck
 
 #: What the page shows when the server runs the offline scripted model.
 SCRIPTED_LABEL = "Offline scripted calculator model — not a real LLM"
@@ -78,6 +85,10 @@ def app(
     model: ModelPort | None = None,
     scripted: bool = False,
     cors_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] = (),
+    token: str | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    body_timeout: float = BODY_TIMEOUT,
 ) -> Starlette:
     """The ASGI app serving the loop with `options` (mount it in a FastAPI/Starlette app).
 
@@ -89,7 +100,17 @@ def app(
     dev server's "http://localhost:3000"; none by default). The options'
     `mcp_servers` are connected once when the app's lifespan starts and shared by
     every request (an app mounted where its lifespan never runs connects per turn).
+
+    Who may call it (README "Security"): requests naming a host other than
+    127.0.0.1, localhost, [::1] and `allowed_hosts` are 400 ("*": any);
+    with a `token`, every request must carry it (`Authorization: Bearer`, or the
+    cookie `/?token=...` sets); a POST must be JSON from this server's page or
+    a `cors_origins` page (else 403); a body over `max_body_bytes` is 413, one not
+    arrived within `body_timeout` seconds 408.
     """
+    guards = _guards(
+        cors_origins, allowed_hosts, token, max_body_bytes=max_body_bytes, timeout=body_timeout
+    )
     given = journal if journal is not None else options.journal
     store = open_journal(given)
     owned = given is None or isinstance(given, str | Path)
@@ -121,18 +142,43 @@ def app(
         Route("/api/sessions", _handler(served, _sessions), methods=["GET"]),
         Route("/api/sessions/{session_id}", _handler(served, _session), methods=["GET"]),
     ]
-    middleware = []
+    return Starlette(routes=routes, middleware=guards, lifespan=lifespan)
+
+
+def _guards(
+    cors_origins: Sequence[str],
+    allowed_hosts: Sequence[str],
+    token: str | None,
+    *,
+    max_body_bytes: int,
+    timeout: float,
+) -> list[Middleware]:
+    """The middleware in front of the routes, outermost first (shell/web/_guard.py).
+
+    The host is checked before CORS (a rebinding page gets nothing); the token and
+    origin checks come after it, so a trusted page's preflight passes and it can read
+    their refusals.
+    """
+    if max_body_bytes < 1:
+        raise ConfigError("max_body_bytes", max_body_bytes, "a positive number of bytes")
+    if not timeout > 0:
+        raise ConfigError("body_timeout", timeout, "a positive number of seconds")
+    middleware = [Middleware(Guard, checks=[HostCheck(AllowedHosts.of(allowed_hosts))])]
     if cors_origins:
         middleware.append(
             Middleware(
                 CORSMiddleware,
                 allow_origins=list(cors_origins),
                 allow_methods=["GET", "POST"],
-                allow_headers=["content-type"],
+                allow_headers=["content-type", "authorization"],
                 expose_headers=["x-vercel-ai-ui-message-stream"],
             )
         )
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    checks: list[Check] = [] if token is None else [TokenCheck(token)]
+    checks.append(OriginCheck.of(cors_origins))
+    middleware.append(Middleware(Guard, checks=checks))
+    middleware.append(Middleware(BodyLimit, max_bytes=max_body_bytes, timeout=timeout))
+    return middleware
 
 
 #: A route of the app: what it answers to a request.
@@ -175,8 +221,11 @@ async def _info(served: Served, _: Request) -> Response:
 
 async def _body(request: Request) -> dict[str, Any]:
     """The request's JSON object (a `UsageError` if it is not one)."""
+    raw = await request.body()
+    if json_depth(raw) > MAX_JSON_DEPTH:
+        raise UsageError(f"the body's JSON is nested deeper than {MAX_JSON_DEPTH} levels")
     try:
-        data = await request.json()
+        data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"the body is not JSON: {exc}") from exc
     if not isinstance(data, dict):
@@ -189,9 +238,29 @@ def _session_id(data: dict[str, Any]) -> str | None:
     given = data.get("id")
     if given is None or given == "":
         return None
-    if not isinstance(given, str) or len(given) > MAX_ID_LENGTH or not given.isprintable():
-        raise UsageError(f"'id' must be a printable string of at most {MAX_ID_LENGTH} characters")
+    if not _servable_id(given):
+        raise UsageError(
+            f"'id' must be a string of at most {MAX_ID_LENGTH} printable characters, "
+            "not only spaces, without '/', and not '.' or '..'"
+        )
     return given
+
+
+def _servable_id(given: object) -> TypeGuard[str]:
+    """Whether `given` can be a session id: one `/api/sessions/{id}` can open again.
+
+    A `/` ends the path segment, `.` and `..` are resolved away by browsers and
+    clients before the request is sent, and blank or non-printable ids cannot be
+    told apart on the page.
+    """
+    return (
+        isinstance(given, str)
+        and len(given) <= MAX_ID_LENGTH
+        and given.isprintable()
+        and given.strip() != ""
+        and "/" not in given
+        and given not in (".", "..")
+    )
 
 
 def last_user_text(messages: Any) -> str:
@@ -280,7 +349,7 @@ async def _approval(served: Served, request: Request) -> Response:
         raise UsageError("'approved' must be true or false, 'reason' a string")
     if protocol not in ("ui", "events"):
         raise UsageError('\'protocol\' must be "ui" or "events"')
-    decision = Decision(call_id=call_id, approve=approved, reason=reason)
+    decision = ApprovalDecision(call_id=call_id, approve=approved, reason=reason)
     return decision_response(
         served.options, session_id, decision, protocol=protocol, model=served.model
     )

@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 from starlette.responses import JSONResponse
 
-from toolreel.core import Phase, UsageError
+from toolreel.core import Approved, Denied, Phase, UsageError, misuse
 from toolreel.shell import Client
 
 #: The state of a tool part the human has answered (the `ai` package's UI message schema).
@@ -36,12 +36,18 @@ RESPONDED = "approval-responded"
 
 
 @attrs.frozen(kw_only=True)
-class Decision:
+class ApprovalDecision:
     """A human's decision on a call a paused turn holds: approve it, or deny it with `reason`."""
 
     call_id: str
     approve: bool
     reason: str = ""
+
+    def event(self) -> Approved | Denied:
+        """The decision as the core's event."""
+        if self.approve:
+            return Approved(call_id=self.call_id)
+        return Denied(call_id=self.call_id, reason=self.reason)
 
 
 @attrs.frozen(kw_only=True)
@@ -49,7 +55,7 @@ class ApprovalResponses:
     """The decisions a request's closing assistant message carries, and that message's id."""
 
     message_id: str | None
-    decisions: tuple[Decision, ...]
+    decisions: tuple[ApprovalDecision, ...]
 
 
 def approval_responses(messages: Any) -> ApprovalResponses | None:
@@ -85,7 +91,7 @@ def _is_tool_part(part: dict[str, Any]) -> bool:
     return isinstance(kind, str) and (kind.startswith("tool-") or kind == "dynamic-tool")
 
 
-def _decision(part: dict[str, Any]) -> Decision:
+def _decision(part: dict[str, Any]) -> ApprovalDecision:
     """The decision an `approval-responded` part holds (`approval: {id, approved, reason?}`)."""
     approval = part.get("approval")
     if not isinstance(approval, dict):
@@ -100,14 +106,14 @@ def _decision(part: dict[str, Any]) -> Decision:
         )
     if reason is not None and not isinstance(reason, str):
         raise UsageError(f"the approval {call_id!r} has a 'reason' that is not a string")
-    return Decision(call_id=call_id, approve=approved, reason=reason or "")
+    return ApprovalDecision(call_id=call_id, approve=approved, reason=reason or "")
 
 
 # --- what a paused turn refuses ----------------------------------------------------------
 
 
 def refusal(
-    client: Client, decisions: Iterable[Decision], *, continued: bool
+    client: Client, decisions: Iterable[ApprovalDecision], *, continued: bool
 ) -> JSONResponse | None:
     """A 400 naming the decisions for calls the turn does not hold, or None if it holds them all.
 
@@ -116,15 +122,13 @@ def refusal(
     """
     held = [request.call.id for request in client.pending_approvals]
     known = set(held) | (_paused_round(client) if continued else set())
-    unknown = [decision.call_id for decision in decisions if decision.call_id not in known]
+    unknown = [decision for decision in decisions if decision.call_id not in known]
     if not unknown:
         return None
-    waiting = f"awaiting approval: {', '.join(held)}" if held else "no call awaits approval"
-    message = (
-        f"no call {', '.join(map(repr, unknown))} is held for approval in session "
-        f"{client.session_id} (unknown, or already decided); {waiting}"
-    )
-    return JSONResponse({"error": message, "unknown": unknown, "approvals": held}, status_code=400)
+    refused = (misuse(client.phase, decision.event(), held) for decision in unknown)
+    message = f"session {client.session_id}: " + " | ".join(map(str, filter(None, refused)))
+    ids = [decision.call_id for decision in unknown]
+    return JSONResponse({"error": message, "unknown": ids, "approvals": held}, status_code=400)
 
 
 def waiting_response(client: Client) -> JSONResponse:

@@ -32,15 +32,24 @@ from toolreel.core import (
     Finish,
     Notice,
     Phase,
+    PromptSubmitted,
     ToolCallAnnounced,
     ToolreelError,
     UsageError,
 )
 from toolreel.shell import AgentOptions, Client
 
-from ._approvals import Decision, refusal, waiting_response
-from ._event_stream import EVENT_STREAM_HEADERS, plain_error, plain_events, plain_start, sse_event
-from ._ui_stream import DONE, UI_STREAM_HEADERS, sse, ui_error, ui_parts, ui_start
+from ._approvals import ApprovalDecision, refusal, waiting_response
+from ._ending import Ending, after_ending
+from ._event_stream import (
+    EVENT_STREAM_HEADERS,
+    PlainEvent,
+    plain_error,
+    plain_events,
+    plain_start,
+    sse_event,
+)
+from ._ui_stream import DONE, UI_STREAM_HEADERS, Part, sse, ui_error, ui_parts, ui_start
 
 #: Which stream a response speaks: the AI SDK's UI message stream, or the plain events.
 Protocol = Literal["ui", "events"]
@@ -65,25 +74,31 @@ async def ui_message_stream(
     `denied`: when the stream continues the client's assistant message after its
     `addToolApprovalResponse`, the calls it denied (their outputs: `tool-output-denied`).
     A toolreel error raised by `items` (a journal that gave up, ...) becomes an
-    `error` part and `finish`; anything else is a bug and propagates. `items` is
-    read to its end (a client's `events()` ends right after the `Finish`, once
-    the turn is recorded), but nothing after `finish` is sent.
+    `error` part and `finish`; anything else is a bug and propagates. One
+    `finish`, always: the parts that end the message wait until `items` has
+    ended (a client's `events()` ends right after the `Finish`, once the turn is
+    recorded), and an error raised then ends it instead.
     """
     stream, parts = ui_start(message_id or new_message_id(), denied=denied)
     for part in parts:
         yield sse(part)
+    ending: list[Part] | None = None  # the parts that end the message, once `items` ends
     try:
         async with _closing(items) as notices:
             async for item in notices:
-                if stream.finished:
+                if ending is not None:
+                    continue  # nothing is sent after the message's end
+                after, parts = ui_parts(stream, item, clock())
+                if after.finished:
+                    ending = parts
                     continue
-                stream, parts = ui_parts(stream, item, clock())
+                stream = after
                 for part in parts:
                     yield sse(part)
     except ToolreelError as exc:
-        stream, parts = ui_error(stream, redact(str(exc)))
-        for part in parts:
-            yield sse(part)
+        _, ending = ui_error(stream, redact(str(exc)))
+    for part in ending or ():
+        yield sse(part)
     yield DONE
 
 
@@ -94,19 +109,31 @@ async def event_stream(
     clock: Clock = time.monotonic,
     redact: Callable[[str], str] = str,
 ) -> AsyncIterator[str]:
-    """One turn's notices as the plain event stream (`session` first, `done` last)."""
+    """One turn's notices as the plain event stream (`session` first, `done` last).
+
+    One `done`, always: the events of the turn's end wait until `items` has
+    ended (the turn is then recorded); an error raised then (`error`, `done`)
+    replaces them.
+    """
     stream, events = plain_start(session_id)
     for kind, data in events:
         yield sse_event(kind, data)
+    ending: list[PlainEvent] = []  # the events that end the turn, once `items` ends
     try:
         async with _closing(items) as notices:
             async for item in notices:
+                if ending:
+                    continue  # nothing is sent after `done`
                 stream, events = plain_events(stream, item, clock())
+                if any(kind == "done" for kind, _ in events):
+                    ending = events
+                    continue
                 for kind, data in events:
                     yield sse_event(kind, data)
     except ToolreelError as exc:
-        for kind, data in plain_error(redact(str(exc)), _code(exc)):
-            yield sse_event(kind, data)
+        ending = plain_error(redact(str(exc)), _code(exc))
+    for kind, data in ending:
+        yield sse_event(kind, data)
 
 
 def _code(exc: ToolreelError) -> str:
@@ -144,7 +171,7 @@ def error_response(exc: BaseException) -> JSONResponse:
 
 
 @attrs.frozen(kw_only=True)
-class Turn:
+class TurnRequest:
     """What one response runs: a prompt in a session (or decisions on its paused turn),
     with these options and model."""
 
@@ -153,7 +180,7 @@ class Turn:
     protocol: Protocol = "ui"
     message_id: str | None = None
     model: ModelPort | None = None
-    decisions: tuple[Decision, ...] = ()
+    decisions: tuple[ApprovalDecision, ...] = ()
     #: The decisions come from the client's own assistant message (useChat's
     #: `addToolApprovalResponse`), which the response continues: the held calls are
     #: not announced again, a denied call ends `tool-output-denied`, and a call of the
@@ -164,11 +191,12 @@ class Turn:
 class TurnResponse(StreamingResponse):
     """A streamed turn: opens its own `Client` when served, and cancels the turn on disconnect.
 
-    If the session cannot be opened (in use: 409, unknown: 404, journal: 503)
-    the response is `{"error": ...}` instead of a stream.
+    If the session cannot be opened (in use: 409, unknown: 404, journal: 503),
+    or the prompt is no valid Unicode text (400: nothing begun), the response is
+    `{"error": ...}` instead of a stream.
     """
 
-    def __init__(self, turn: Turn, *, resume: bool = False) -> None:
+    def __init__(self, turn: TurnRequest, *, resume: bool = False) -> None:
         """Prepare; nothing runs until the server calls the response (`resume`: the session
         must exist)."""
         headers = UI_STREAM_HEADERS if turn.protocol == "ui" else EVENT_STREAM_HEADERS
@@ -176,11 +204,35 @@ class TurnResponse(StreamingResponse):
         self.turn = turn
         self.resume = resume
         self._first: tuple[Notice | Finish | AwaitApproval, ...] = ()
+        self._ending = Ending()
+        self._session_id = turn.options.session_id
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Open the session, run the turn and stream it; close the session whatever happens."""
+        """Open the session, run the turn and stream it; close the session whatever happens.
+
+        The client leaving stops it at any point: while the turn is begun (a
+        decision waiting to be journaled) as while it streams. A response of the
+        same session that is ending is waited for first (web/_ending.py).
+        """
+        await after_ending(self._session_id)
+        try:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(_watch_disconnect, receive, tasks.cancel_scope, self._end)
+                await self._respond(scope, receive, send)
+                tasks.cancel_scope.cancel()
+        finally:
+            self._ending.closed()
+
+    def _end(self) -> None:
+        """The response is ending (its last chunk goes, or its client left): mark the session."""
+        if self._session_id is not None:
+            self._ending.mark(self._session_id)
+
+    async def _respond(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """`__call__`, watched for the client leaving."""
         async with contextlib.AsyncExitStack() as stack:
             try:
+                PromptSubmitted(text=self.turn.prompt)  # text no session holds: 400, none begun
                 options, model = self.turn.options, self.turn.model
                 opened = (
                     Client.resume(options.session_id or "", options, model=model)
@@ -188,13 +240,14 @@ class TurnResponse(StreamingResponse):
                     else Client(options, model=model)
                 )
                 client = await stack.enter_async_context(opened)
+                self._session_id = client.session_id
                 refused = await self._begin(client)
             except ToolreelError as exc:
                 refused = error_response(exc)
             if refused is not None:  # the session could not be opened, or the turn begun
                 await refused(scope, receive, send)
                 return
-            await self._stream(self._body(client), receive, send)
+            await self._stream(self._body(client), send)
 
     async def _begin(self, client: Client) -> JSONResponse | None:
         """Start the turn: the prompt, or the decisions that continue a paused turn.
@@ -243,7 +296,7 @@ class TurnResponse(StreamingResponse):
     def _body(self, client: Client) -> AsyncIterator[str]:
         """The turn's SSE text in this response's protocol."""
         redact = client.redactor.text
-        items = _after(self._first, client.events())
+        items = _ending_at_end(_after(self._first, client.events()), self._end)
         if self.turn.protocol == "ui":
             denied = [
                 d.call_id for d in self.turn.decisions if self.turn.continued and not d.approve
@@ -253,21 +306,17 @@ class TurnResponse(StreamingResponse):
             )
         return event_stream(items, session_id=client.session_id, redact=redact)
 
-    async def _stream(self, body: AsyncIterator[str], receive: Receive, send: Send) -> None:
-        """Send the head and every chunk; stop at once when the client goes away."""
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(_watch_disconnect, receive, tasks.cancel_scope)
-            try:
-                await send(
-                    {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
-                )
-                async with _closing(body) as chunks:
-                    async for chunk in chunks:
-                        await send(_body_message(chunk.encode(), more=True))
-                await send(_body_message(b"", more=False))
-            except OSError:  # the client is gone (a server that says so on write)
-                pass
-            tasks.cancel_scope.cancel()
+    async def _stream(self, body: AsyncIterator[str], send: Send) -> None:
+        """Send the head and every chunk (a client gone on write stops it, as a disconnect)."""
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+            async with _closing(body) as chunks:
+                async for chunk in chunks:
+                    await send(_body_message(chunk.encode(), more=True))
+            self._end()
+            await send(_body_message(b"", more=False))
+        except OSError:  # the client is gone (a server that says so on write)
+            pass
 
 
 async def _after(
@@ -282,16 +331,30 @@ async def _after(
             yield item
 
 
+async def _ending_at_end(
+    items: AsyncIterator[Notice | Finish | AwaitApproval], end: Callable[[], None]
+) -> AsyncIterator[Notice | Finish | AwaitApproval]:
+    """`items`, calling `end` before the turn's last (its `Finish`, or the pause) goes out."""
+    async with _closing(items) as rest:
+        async for item in rest:
+            if isinstance(item, Finish | AwaitApproval):
+                end()
+            yield item
+
+
 def _body_message(body: bytes, *, more: bool) -> dict[str, Any]:
     """An ASGI body message."""
     return {"type": "http.response.body", "body": body, "more_body": more}
 
 
-async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    """Cancel `scope` when the client disconnects."""
+async def _watch_disconnect(
+    receive: Receive, scope: anyio.CancelScope, leaving: Callable[[], None]
+) -> None:
+    """Cancel `scope` when the client disconnects (telling `leaving` first)."""
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
+            leaving()
             scope.cancel()
             return
 
@@ -299,7 +362,7 @@ async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
 def decision_response(
     options: AgentOptions,
     session_id: str,
-    decision: Decision,
+    decision: ApprovalDecision,
     *,
     protocol: Protocol = "ui",
     model: ModelPort | None = None,
@@ -308,7 +371,7 @@ def decision_response(
 
     An unknown session is a 404; a call that is not held (unknown, decided) a 400.
     """
-    turn = Turn(
+    turn = TurnRequest(
         options=attrs.evolve(options, session_id=session_id, auto_execute_tools=True),
         prompt="",
         protocol=protocol,
@@ -321,7 +384,7 @@ def decision_response(
 def approval_response(
     options: AgentOptions,
     session_id: str,
-    decisions: Sequence[Decision],
+    decisions: Sequence[ApprovalDecision],
     *,
     message_id: str | None = None,
     model: ModelPort | None = None,
@@ -335,7 +398,7 @@ def approval_response(
     """
     if not decisions:
         raise UsageError("no approval responses to apply")
-    turn = Turn(
+    turn = TurnRequest(
         options=attrs.evolve(options, session_id=session_id, auto_execute_tools=True),
         prompt="",
         message_id=message_id,
@@ -367,7 +430,7 @@ def chat_response(
     changes: dict[str, Any] = {"auto_execute_tools": True}
     if session_id is not None:
         changes["session_id"] = session_id
-    turn = Turn(
+    turn = TurnRequest(
         options=attrs.evolve(options, **changes),
         prompt=prompt,
         protocol=protocol,

@@ -8,7 +8,7 @@ import time
 import anyio
 import pytest
 
-from toolreel.adapters import HttpModel, OpenAICodec, codec_for
+from toolreel.adapters import GeminiCodec, HttpModel, OpenAICodec, Secret, codec_for
 from toolreel.adapters._providers._failures import (
     duration,
     http_failure,
@@ -74,3 +74,32 @@ def test_a_url_no_client_can_use_is_a_fatal_failure_not_a_retry() -> None:
     [failure] = anyio.run(main)
     assert isinstance(failure, ModelCallFailed)
     assert failure.retryable is False and "UnsupportedProtocol" in failure.message
+
+
+def _failure_from(model: HttpModel) -> ModelCallFailed:
+    """The one event a call to `model` gives when nothing answers."""
+
+    async def main() -> list:
+        request = ModelRequest(model="m", system=None, messages=(), tools=())
+        events = [event async for event in model.stream(request)]
+        await model.aclose()
+        return events
+
+    [failure] = anyio.run(main)
+    assert isinstance(failure, ModelCallFailed)
+    return failure
+
+
+def test_a_connection_failure_names_the_url_it_tried() -> None:
+    failure = _failure_from(HttpModel(OpenAICodec(), base_url="http://127.0.0.1:9/v1"))
+    assert failure.retryable is True and failure.message.startswith("ConnectError: ")
+    assert failure.message.endswith("(http://127.0.0.1:9/v1/chat/completions)")
+
+
+def test_the_url_in_a_connection_failure_holds_no_user_info_query_or_key() -> None:
+    model = HttpModel(
+        GeminiCodec(), base_url="http://user:hunter2@127.0.0.1:9", api_key=Secret("AIza-key")
+    )
+    message = _failure_from(model).message
+    assert message.endswith("(http://127.0.0.1:9/v1beta/models/m:streamGenerateContent)")
+    assert "hunter2" not in message and "alt=sse" not in message and "AIza" not in message

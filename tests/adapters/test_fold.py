@@ -43,12 +43,12 @@ def turn(prompt: str) -> list[Event]:
 def journal_of(events: list[Event], *, change_after: int | None = None) -> MemoryJournal:
     """A journal of one loop session "s" (its config changed after step `change_after`)."""
     journal = MemoryJournal()
-    journal.begin("s", CONFIG)
+    lease = journal.begin("s", CONFIG)
     state = initial_state(CONFIG)
     for seq, event in enumerate(events, start=1):
         if seq - 1 == change_after:
-            journal.release("s")
-            journal.begin("s", CHANGED, from_seq=change_after)
+            journal.release(lease)
+            lease = journal.begin("s", CHANGED, from_seq=change_after)
             state = attrs.evolve(state, config=CHANGED)
         state, effects = step(state, event)
         journal.append("s", [Step(seq=seq, event=event, effects=effects)])

@@ -22,6 +22,7 @@ from toolreel.adapters import (
     load_session,
 )
 from toolreel.adapters._fold import FoldedRun, fold_journal
+from toolreel.adapters._journal import config_data
 from toolreel.adapters._serde import event_data
 from toolreel.core import (
     Event,
@@ -84,8 +85,9 @@ def streamed(text: str) -> dict[str, Any]:
 def journal(tmp_path, entries: list[JournalEntry]) -> SQLiteJournal:  # type: ignore[no-untyped-def]
     """A SQLite journal holding `entries` as session "s" (runs joined as the writer joins them)."""
     written = SQLiteJournal(tmp_path / "j.db")
-    written.begin("s", CONFIG)
+    lease = written.begin("s", CONFIG)
     written.append_entries("s", entries)
+    written.release(lease)
     return written
 
 
@@ -141,8 +143,11 @@ def test_a_step_inside_a_run_that_replays_differently_is_named_exactly(tmp_path)
 def test_a_run_spanning_a_config_change_folds_step_by_step(tmp_path) -> None:
     changed = LoopConfig(model="m2", tools=CONFIG.tools)
     sqlite = journal(tmp_path, recorded(SESSION[:3]))  # the prompt and a run of two texts
-    sqlite.release("s")
-    sqlite.begin("s", changed, from_seq=2)
+    with sqlite3.connect(sqlite.path) as db:  # (`begin` refuses a step already written after 2)
+        db.execute(
+            "INSERT INTO configs VALUES ('s', 2, ?)",
+            (json.dumps(config_data(changed), sort_keys=True),),
+        )
     fold = fold_journal(sqlite, "s", runs=True)
     assert [type(entry) for entry, _ in fold] == [JournalEntry] * 3
     assert fold.state.config == changed

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import anyio
-import httpx
+import httpx2
 
 from toolreel.adapters._providers._http import HttpModel, Secret
 from toolreel.adapters._providers._openai import OpenAICodec
@@ -20,12 +20,12 @@ def user(text: str) -> ChatMessage:
 
 
 def test_a_request_body_is_the_compact_utf8_json_httpx_would_send() -> None:
-    sent: list[httpx.Request] = []
+    sent: list[httpx2.Request] = []
 
-    def serve(request: httpx.Request) -> httpx.Response:
+    def serve(request: httpx2.Request) -> httpx2.Response:
         sent.append(request)
         body = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
-        return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
+        return httpx2.Response(200, content=body, headers={"content-type": "text/event-stream"})
 
     schema = {"type": "object", "properties": {"n": {"type": "integer", "maximum": HUGE}}}
     tools = (ToolSpec(name="count", parameters=schema),)
@@ -34,7 +34,7 @@ def test_a_request_body_is_the_compact_utf8_json_httpx_would_send() -> None:
         ModelRequest(model="m", system=None, messages=(user("héllo ☃"),), tools=()),
         ModelRequest(model="m", system="Count.", messages=(user("n?"),), tools=tools),
     ):
-        model = HttpModel(codec, api_key=Secret("sk-test"), transport=httpx.MockTransport(serve))
+        model = HttpModel(codec, api_key=Secret("sk-test"), transport=httpx2.MockTransport(serve))
 
         async def call(model: HttpModel = model, request: ModelRequest = request) -> None:
             async for _ in model.stream(request):

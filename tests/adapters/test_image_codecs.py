@@ -6,7 +6,7 @@ import base64
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 import pytest
 
 from toolreel.adapters._errors import ContentRefused
@@ -238,7 +238,7 @@ def _events(model: HttpModel, request: ModelRequest) -> list[Any]:
     return anyio.run(collect)
 
 
-def _unreachable(request: httpx.Request) -> httpx.Response:
+def _unreachable(request: httpx2.Request) -> httpx2.Response:
     raise AssertionError(f"a refused request was sent: {request.url}")
 
 
@@ -246,7 +246,7 @@ def _unreachable(request: httpx.Request) -> httpx.Response:
     "provider", ["openai", "anthropic", "gemini", "ollama", "openai-responses"]
 )
 def test_a_text_only_model_fails_the_call_naming_the_provider_and_the_image(provider: str) -> None:
-    client = httpx.AsyncClient(transport=httpx.MockTransport(_unreachable))
+    client = httpx2.AsyncClient(transport=httpx2.MockTransport(_unreachable))
     model = http_model(provider, base_url="http://127.0.0.1:9", images=False, client=client)
     events = _events(model, after_tool(IMAGE))
     anyio.run(client.aclose)
@@ -260,7 +260,7 @@ def test_a_text_only_model_fails_the_call_naming_the_provider_and_the_image(prov
 
 
 def test_ollama_over_http_fails_an_image_url_without_sending_it() -> None:
-    client = httpx.AsyncClient(transport=httpx.MockTransport(_unreachable))
+    client = httpx2.AsyncClient(transport=httpx2.MockTransport(_unreachable))
     model = http_model("ollama", base_url="http://127.0.0.1:9", client=client)
     (event,) = _events(model, asking(LINKED))
     anyio.run(client.aclose)

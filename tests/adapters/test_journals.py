@@ -51,12 +51,12 @@ def journal(request, tmp_path):
 
 def test_configs_are_kept_with_the_step_they_apply_after(journal) -> None:
     first, second = LoopConfig(model="a"), LoopConfig(model="b")
-    journal.begin("s", first)
+    lease = journal.begin("s", first)
     _, effects = step(initial_state(first), PromptSubmitted(text="hi"))
     journal.append("s", [Step(seq=1, event=PromptSubmitted(text="hi"), effects=effects)])
-    journal.release("s")
-    journal.begin("s", first, from_seq=1)  # unchanged: nothing new recorded
-    journal.release("s")
+    journal.release(lease)
+    lease = journal.begin("s", first, from_seq=1)  # unchanged: nothing new recorded
+    journal.release(lease)
     journal.begin("s", second, from_seq=1)
     assert journal.configs("s") == [(0, first), (1, second)]
     assert journal.config("s") == second

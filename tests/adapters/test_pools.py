@@ -1,7 +1,8 @@
 """Shared connection pools: the HTTP models of one event loop that agree on provider and base
-URL send through one httpx client, closed when the last of them closes; a caller's own client
-is used as given and never closed; a new event loop gets a new pool. Against the scripted
-OpenAI-compatible server on 127.0.0.1 (or an httpx.MockTransport where headers matter)."""
+URL send through one httpx2 client, closed when the last of them closes; a caller's own client
+(httpx2's, or httpx's while both exist) is used as given and never closed; a new event loop gets
+a new pool. Against the scripted OpenAI-compatible server on 127.0.0.1 (or an
+httpx2.MockTransport where headers matter)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from typing import Any
 
 import anyio
 import httpx
+import httpx2
 import pytest
 
 from toolreel.adapters import HttpModel, OpenAICodec, Secret, http_model
-from toolreel.adapters._providers._pools import tls_context
-from toolreel.core import ConfigError, ModelRequest, ModelResponded
+from toolreel.adapters._providers._pools import SHARD_LEASES, tls_context
+from toolreel.core import ConfigError, ModelCallFailed, ModelRequest, ModelResponded
 from toolreel.shell import AgentOptions, Client
 from toolreel.shell._scripted import Reply, ScriptedServer, text
 
@@ -141,16 +143,21 @@ def test_a_model_made_in_one_event_loop_works_in_the_next() -> None:
         assert anyio.run(use)
 
 
-def test_the_callers_client_is_used_and_never_closed() -> None:
+#: A caller may bring a client of either library while both exist.
+LIBRARIES = pytest.mark.parametrize("library", [httpx2, httpx], ids=["httpx2", "httpx"])
+
+
+@LIBRARIES
+def test_the_callers_client_is_used_and_never_closed(library: Any) -> None:
     sent: list[str] = []
 
-    async def record(request: httpx.Request) -> None:
+    async def record(request: Any) -> None:
         sent.append(str(request.url))
 
     with ScriptedServer(replies(1)) as server:
 
-        async def main() -> httpx.AsyncClient:
-            mine = httpx.AsyncClient(event_hooks={"request": [record]})
+        async def main() -> Any:
+            mine = library.AsyncClient(event_hooks={"request": [record]})
             model = http_model("openai", base_url=server.url, key="k", client=mine)
             assert answered(await call(model))
             await model.aclose()
@@ -162,16 +169,17 @@ def test_the_callers_client_is_used_and_never_closed() -> None:
     assert sent == [f"{server.url}/chat/completions"]
 
 
-def test_a_client_from_the_options_is_used_by_the_session_and_left_open() -> None:
+@LIBRARIES
+def test_a_client_from_the_options_is_used_by_the_session_and_left_open(library: Any) -> None:
     sent: list[str] = []
 
-    async def record(request: httpx.Request) -> None:
+    async def record(request: Any) -> None:
         sent.append(request.method)
 
     with ScriptedServer(replies(1)) as server:
 
         async def main() -> bool:
-            mine = httpx.AsyncClient(event_hooks={"request": [record]})
+            mine = library.AsyncClient(event_hooks={"request": [record]})
             options = AgentOptions(model="m", base_url=server.url, api_key="k", http_client=mine)
             async with Client(options) as client:
                 await client.query("hi")
@@ -184,9 +192,47 @@ def test_a_client_from_the_options_is_used_by_the_session_and_left_open() -> Non
     assert sent == ["POST"]
 
 
-def test_the_options_refuse_a_client_that_is_not_an_httpx_async_client() -> None:
-    with pytest.raises(ConfigError, match="http_client"):
-        AgentOptions(model="m", http_client=httpx.Client())  # type: ignore[arg-type]
+@LIBRARIES
+def test_the_options_refuse_a_client_that_is_not_an_async_client(library: Any) -> None:
+    with pytest.raises(ConfigError, match=r"http_client.*httpx2\.AsyncClient"):
+        AgentOptions(model="m", http_client=library.Client())
+
+
+@LIBRARIES
+def test_transport_trouble_through_a_callers_client_is_a_retryable_failure(library: Any) -> None:
+    def refuse(request: Any) -> Any:
+        raise library.ConnectError("connection refused", request=request)
+
+    async def main() -> list[Any]:
+        async with library.AsyncClient(transport=library.MockTransport(refuse)) as mine:
+            model = http_model("openai", base_url="http://127.0.0.1:9/v1", key="k", client=mine)
+            return await call(model)
+
+    (failure,) = anyio.run(main)
+    assert isinstance(failure, ModelCallFailed)
+    assert failure.retryable
+    assert (
+        failure.message
+        == "ConnectError: connection refused (http://127.0.0.1:9/v1/chat/completions)"
+    )
+
+
+@LIBRARIES
+def test_a_pool_over_a_transport_of_either_library_serves_calls(library: Any) -> None:
+    def serve(request: Any) -> Any:
+        body = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+        headers = {"content-type": "text/event-stream"}
+        return library.Response(200, content=body + b"data: [DONE]\n\n", headers=headers)
+
+    model = HttpModel(OpenAICodec(), api_key=Secret("sk-a"), transport=library.MockTransport(serve))
+
+    async def main() -> list[Any]:
+        try:
+            return await call(model)
+        finally:
+            await model.aclose()
+
+    assert answered(anyio.run(main))
 
 
 def test_sessions_of_one_loop_share_a_connection() -> None:
@@ -203,16 +249,37 @@ def test_sessions_of_one_loop_share_a_connection() -> None:
         assert server.connections == 1
 
 
+def test_a_pool_spreads_many_models_over_shards_of_bounded_size() -> None:
+    async def main() -> None:
+        models = [
+            http_model("openai", base_url="http://127.0.0.1:9/v1", key="k")
+            for _ in range(2 * SHARD_LEASES + 1)
+        ]
+        clients = [model._client for model in models]
+        shards = {id(client): clients.count(client) for client in clients}
+        assert sorted(shards.values()) == [1, SHARD_LEASES, SHARD_LEASES]
+        for model in (models[0], models[1], models[-1]):  # the third shard empties: closed
+            await model.aclose()
+        assert clients[-1] is not None and clients[-1].is_closed
+        newcomer = http_model("openai", base_url="http://127.0.0.1:9/v1", key="k")
+        assert newcomer._client is clients[0]  # the emptiest shard left
+        for model in [*models[2:-1], newcomer]:
+            await model.aclose()
+        assert all(client is not None and client.is_closed for client in clients)
+
+    anyio.run(main)
+
+
 def test_a_pool_does_not_carry_cookies_from_one_model_to_another() -> None:
     cookies: list[str | None] = []
 
-    def serve(request: httpx.Request) -> httpx.Response:
+    def serve(request: httpx2.Request) -> httpx2.Response:
         cookies.append(request.headers.get("cookie"))
         body = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
         headers = {"content-type": "text/event-stream", "set-cookie": "affinity=user-a; Path=/"}
-        return httpx.Response(200, content=body + b"data: [DONE]\n\n", headers=headers)
+        return httpx2.Response(200, content=body + b"data: [DONE]\n\n", headers=headers)
 
-    transport = httpx.MockTransport(serve)
+    transport = httpx2.MockTransport(serve)
     a = HttpModel(OpenAICodec(), api_key=Secret("sk-a"), transport=transport)
     b = HttpModel(OpenAICodec(), api_key=Secret("sk-b"), transport=transport)
 
@@ -227,8 +294,8 @@ def test_a_pool_does_not_carry_cookies_from_one_model_to_another() -> None:
     assert cookies == [None, None]
 
 
-def test_a_pool_admits_more_than_httpx_default_hundred_connections() -> None:
-    streams = 101  # httpx's default pool would make the last one wait for a free connection
+def test_a_pool_admits_more_than_httpx2_default_hundred_connections() -> None:
+    streams = 101  # httpx2's default pool would make the last one wait for a free connection
     with ScriptedServer([Reply(text="x", delay=1.0)] * streams) as server:
         models = [http_model("openai", base_url=server.url, key="k") for _ in range(streams)]
 
@@ -299,6 +366,9 @@ def test_sessions_leave_no_connection_open_at_exit() -> None:
     leaks = [
         line
         for line in done.stderr.splitlines()
-        if re.search(r"unclosed (transport|<socket|<ssl)|httpx|httpcore", line, re.IGNORECASE)
+        # the warning's text, not the file path before it (which may name a folder "httpx2")
+        if re.search(
+            r"Warning: .*(unclosed (transport|<socket|<ssl)|httpx|httpcore)", line, re.IGNORECASE
+        )
     ]
     assert leaks == []

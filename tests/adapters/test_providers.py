@@ -7,7 +7,7 @@ import pytest
 
 from toolreel.adapters import (
     PROVIDERS,
-    FunctionModel,
+    EventModel,
     Secret,
     api_key,
     codec_for,
@@ -74,7 +74,7 @@ def test_base_url_follows_each_sdks_convention() -> None:
 
 
 def test_function_model_plays_its_handlers_events_and_keeps_the_requests() -> None:
-    model = FunctionModel(lambda request: [TextDelta(text=request.model), ModelResponded()])
+    model = EventModel(lambda request: [TextDelta(text=request.model), ModelResponded()])
     request = ModelRequest(model="m1", system=None, messages=(), tools=())
 
     async def main() -> list:

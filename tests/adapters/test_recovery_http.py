@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 import pytest
 from click.testing import CliRunner
 
@@ -154,7 +154,7 @@ def test_the_ollama_codec_recovers_a_mistral_call_through_the_http_driver(stream
     else:
         lines = [{"message": {"content": content}, "done": True, "done_reason": "stop"}]
     body = "".join(json.dumps(line) + "\n" for line in lines).encode()
-    transport = httpx.MockTransport(lambda _: httpx.Response(200, content=body))
+    transport = httpx2.MockTransport(lambda _: httpx2.Response(200, content=body))
     codec = with_recovery(OllamaCodec(), "mistral")
     spec = ToolSpec(name="get_weather")
     request = ModelRequest(model="m", system=None, messages=(), tools=(spec,))

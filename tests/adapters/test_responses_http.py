@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from toolreel.adapters import HttpModel, ResponsesCodec, Secret
-from toolreel.shell import AgentOptions, Client, TextBlock, ToolUseBlock, tool
+from toolreel.core import Finish, TextStreamed, ToolCall, ToolCallAnnounced
+from toolreel.shell import AgentOptions, Client, tool
 from toolreel.shell._scripted import LocalServer, Request
 from toolreel.shell.cli import cli
 
@@ -141,11 +142,12 @@ def test_client_runs_a_tool_round_over_the_responses_api(tool_round: ResponsesSe
     async def main() -> list[Any]:
         async with Client(options) as client:
             await client.query("What is 25 + 17?")
-            return [block async for block in client.receive_messages()]
+            return [item async for item in client.events()]
 
-    blocks = anyio.run(main)
-    assert blocks[0] == ToolUseBlock(id="call_9", name="add", input={"a": 25, "b": 17})
-    assert isinstance(blocks[-1], TextBlock) and blocks[-1].text == "The answer is 42."
+    items = anyio.run(main)
+    calls = [item.call for item in items if isinstance(item, ToolCallAnnounced)]
+    assert calls == [ToolCall(id="call_9", name="add", arguments='{"a": 25, "b": 17}')]
+    assert isinstance(items[-1], Finish) and items[-1].text == "The answer is 42."
     assert [r.path for r in tool_round.requests] == ["/v1/responses", "/v1/responses"]
     assert tool_round.requests[0].headers["authorization"] == "Bearer sk-test"
     first, second = tool_round.bodies()
@@ -198,10 +200,10 @@ def test_codec_options_reach_the_wire_through_a_client_model() -> None:
             try:
                 async with Client(options, model=model) as client:
                     await client.query("hello")
-                    blocks = [b async for b in client.receive_messages()]
+                    items = [item async for item in client.events()]
             finally:
                 await model.aclose()  # a model given to the Client is its giver's to close
-            return "".join(b.text for b in blocks if isinstance(b, TextBlock))
+            return "".join(item.text for item in items if isinstance(item, TextStreamed))
 
         assert anyio.run(main) == "Hi."
         [body] = server.bodies()

@@ -1,14 +1,15 @@
-"""Benchmark: the cold start of `import toolreel.shell` against `import httpx` (run on demand).
+"""Benchmark: the cold start of `import toolreel.shell` against `import httpx2` (run on demand).
 
 Each rep starts fresh interpreters, alternating the statements so that a busy
 machine slows them alike, and times each with `time.perf_counter` around
-`subprocess.run`; the medians are printed with their ratio to `import httpx`.
+`subprocess.run`; the medians are printed with their ratio to `import httpx2`.
 Bytecode is cached as an installed package has it (pip compiles on install),
 in a temporary PYTHONPYCACHEPREFIX, whatever PYTHONDONTWRITEBYTECODE says:
 recompiling toolreel's sources on every start would double its import time.
-`import toolreel.shell; import httpx` is timed too: httpx is imported lazily, by
-the first HTTP model, so that line is what a program that calls a provider pays.
-Goal (issue 10): `import toolreel.shell` <= 1.5x `import httpx`.
+`import toolreel.shell; import httpx2` is timed too: httpx2 is imported lazily,
+by the first HTTP model, so that line is what a program that calls a provider
+pays. Goal (issues 10, 22): `import toolreel.shell` <= 1.5x `import httpx2`
+(httpx2 replaced httpx in issue 21; `import httpx` is timed beside it).
 
     python tests/bench/bench_import.py [--reps 40] [--python PATH] [--pythonpath DIR]
 """
@@ -25,9 +26,10 @@ import time
 
 STATEMENTS = {
     "python": "pass",
+    "httpx2": "import httpx2",
     "httpx": "import httpx",
     "toolreel.shell": "import toolreel.shell",
-    "toolreel.shell + httpx": "import toolreel.shell; import httpx",
+    "toolreel.shell + httpx2": "import toolreel.shell; import httpx2",
 }
 
 
@@ -63,9 +65,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         env["PYTHONPYCACHEPREFIX"] = cache
         medians = measure(args.python, args.reps, env)
-    base = medians["httpx"]
+    base = medians["httpx2"]
     for name, seconds in medians.items():
-        print(f"{name:24} {seconds * 1000:7.1f} ms  {seconds / base:5.2f}x import httpx")
+        print(f"{name:24} {seconds * 1000:7.1f} ms  {seconds / base:5.2f}x import httpx2")
 
 
 if __name__ == "__main__":

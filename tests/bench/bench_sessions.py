@@ -11,21 +11,25 @@ its own process, so its connections do not count.
 Each tree runs in fresh interpreters (one timed pass with RSS, one tracemalloc
 pass), through this venv's Python with PYTHONPATH pointing at a folder that
 links the tree's core/, adapters/, shell/ as toolreel.*; this tree and a base
-(default: /work/wt/base495, detached at 495750a) alternate, and the ratios are
-printed. Goal (issue 10): >= 4x the sessions/s, <= 1/15 the memory per session.
+alternate, and the ratios are printed. The base is a checkout (a folder), or a
+git revision of this repository (default: 495750a), unpacked into a temporary
+folder with `git archive`. Goal (issue 10): >= 4x the sessions/s, <= 1/15 the
+memory per session.
 
-    python tests/bench/bench_sessions.py [--sessions 1000] [--reps 1] [--base DIR]
+    python tests/bench/bench_sessions.py [--sessions 1000] [--reps 1] [--base DIR|REV]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import io
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import tracemalloc
@@ -102,6 +106,23 @@ def links(tree: Path, into: Path) -> str:
     return str(into)
 
 
+def base_tree(base: str, scratch: Path) -> Path:
+    """The base to compare with: the folder `base` names, else that revision unpacked here."""
+    if Path(base).is_dir():
+        return Path(base)
+    tree = scratch / "base-tree"
+    tree.mkdir()
+    folders = sorted({folder.split("/")[0] for folder in PACKAGES.values()})
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", base, *folders],
+        capture_output=True,
+        check=True,
+    )
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as unpacked:
+        unpacked.extractall(tree, filter="data")
+    return tree
+
+
 def run_worker(path: str, url: str, count: int, traced: bool) -> dict[str, float]:
     """Run one pass in a fresh interpreter on the tree at `path`."""
     env = {**os.environ, "PYTHONPATH": path}
@@ -158,7 +179,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--reps", type=int, default=1)
-    parser.add_argument("--base", type=Path, default=Path("/work/wt/base495"))
+    parser.add_argument(
+        "--base", default="495750a", help="a checkout, or a git revision (default: 495750a)"
+    )
     parser.add_argument("--worker", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--traced", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -169,7 +192,7 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as scratch:
         trees = {
-            "base": links(args.base, Path(scratch, "base")),
+            "base": links(base_tree(args.base, Path(scratch)), Path(scratch, "base")),
             "new": links(ROOT, Path(scratch, "new")),
         }
         env = {**os.environ, "PYTHONPATH": trees["new"]}

@@ -22,6 +22,7 @@ from toolreel.open_agent import (
     Client,
     ModelError,
     NothingToReceive,
+    ResultsOwed,
     TextBlock,
     ToolUseBlock,
     ToolUseError,
@@ -102,6 +103,45 @@ def test_the_seeds_nested_manual_loop_runs(monkeypatch: pytest.MonkeyPatch) -> N
 
     anyio.run(main)
     assert printed == ["It is ", "3."]
+
+
+def test_query_empty_continues_after_the_results_and_a_new_prompt_follows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stub = use(monkeypatch, StubOpenAI(call_chunks(ADD_1_2), text_chunks("3"), text_chunks("Bye")))
+
+    async def main() -> tuple[list[Any], list[Any], list[Any]]:
+        async with Client(options(tools=[add])) as client:
+            await client.query("1 + 2?")
+            calls = await read(client)
+            await client.add_tool_result("call-1", {"result": 3})
+            await client.query("")
+            answer = await read(client)
+            await client.query("Thanks")
+            return calls, answer, await read(client)
+
+    calls, answer, bye = anyio.run(main)
+    assert [type(block) for block in calls] == [ToolUseBlock]
+    assert (answer, bye) == ([TextBlock(text="3")], [TextBlock(text="Bye")])
+    assert len(stub.bodies) == 3
+
+
+def test_a_prompt_while_calls_still_await_results_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    two = (ADD_1_2, ("call-2", "add", '{"a": 3, "b": 4}'))
+    use(monkeypatch, StubOpenAI(call_chunks(*two)))
+
+    async def main() -> None:
+        async with Client(options(tools=[add])) as client:
+            await client.query("Two sums")
+            await read(client)
+            await client.add_tool_result("call-1", {"result": 3})
+            with pytest.raises(ResultsOwed, match=r"add_tool_result: call-2 \(add\)"):
+                await client.query("")
+            await client.interrupt()
+
+    anyio.run(main)
 
 
 def test_receive_messages_before_any_query_raises_and_after_a_response_returns_at_once(

@@ -6,6 +6,7 @@ stub clients (what open_agent's users and tests patch in).
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 import openai
 import pytest
 
@@ -348,7 +349,7 @@ def test_stream_usage_off_sends_no_stream_options() -> None:
 
 
 def test_an_sdk_timeout_is_retryable() -> None:
-    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    request = httpx2.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
 
     def slow(_: Any) -> Any:
         raise openai.APITimeoutError(request=request)
@@ -358,3 +359,22 @@ def test_an_sdk_timeout_is_retryable() -> None:
     assert isinstance(failure, ModelCallFailed)
     assert failure.retryable
     assert failure.message.startswith("timeout error")
+
+
+@pytest.mark.parametrize("library", ["httpx2", "httpx"])
+@pytest.mark.parametrize(
+    ("error", "kind"), [("ReadTimeout", "timeout error"), ("ConnectError", "connection error")]
+)
+def test_a_bare_transport_error_of_either_library_is_retryable(
+    library: str, error: str, kind: str
+) -> None:
+    http = importlib.import_module(library)  # a client passed to the SDK may raise its own
+
+    def broken(_: Any) -> Any:
+        raise getattr(http, error)("no answer")
+
+    [failure] = events_of(openai_sdk_model(StubClient(broken)))
+
+    assert isinstance(failure, ModelCallFailed)
+    assert failure.retryable
+    assert failure.message.startswith(kind)

@@ -17,7 +17,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -457,11 +457,11 @@ def test_the_http_driver_replays_a_captured_two_leg_conversation() -> None:
     legs = ["anthropic_stream_parallel_tool_use", "anthropic_stream_tool_result_followup"]
     posted: list[dict[str, Any]] = []
 
-    def serve(request: httpx.Request) -> httpx.Response:
+    def serve(request: httpx2.Request) -> httpx2.Response:
         assert request.headers["x-api-key"] == "sk-test"
         posted.append(json.loads(request.content))
         body = response_bytes(load(legs[len(posted) - 1]))
-        return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
+        return httpx2.Response(200, content=body, headers={"content-type": "text/event-stream"})
 
     cfg = LoopConfig(
         model="claude-haiku-4-5-20251001",
@@ -471,7 +471,7 @@ def test_the_http_driver_replays_a_captured_two_leg_conversation() -> None:
     )
 
     async def turn() -> Finish:
-        model = HttpModel(CODEC, api_key=Secret("sk-test"), transport=httpx.MockTransport(serve))
+        model = HttpModel(CODEC, api_key=Secret("sk-test"), transport=httpx2.MockTransport(serve))
         state, effects = step(
             initial_state(cfg), PromptSubmitted(text="Two names for a pet pelican")
         )

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
-import httpx
+import httpx2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -566,14 +566,14 @@ async def converse(model: HttpModel, config: LoopConfig, prompt: str) -> Finish:
 def test_the_recorded_conversation_runs_through_the_http_driver_and_the_core() -> None:
     cases = ["gemini3_stream_jsonarray_function_call_signature"]
     cases.append("gemini3_stream_jsonarray_function_response_followup")
-    sent: list[httpx.Request] = []
+    sent: list[httpx2.Request] = []
 
-    def server(request: httpx.Request) -> httpx.Response:
+    def server(request: httpx2.Request) -> httpx2.Response:
         """Replay the recorded responses in order (JSON-array bodies to an alt=sse URL)."""
         sent.append(request)
-        return httpx.Response(200, content=response_bytes(load(cases[len(sent) - 1])))
+        return httpx2.Response(200, content=response_bytes(load(cases[len(sent) - 1])))
 
-    model = HttpModel(CODEC, api_key=Secret("test-key"), transport=httpx.MockTransport(server))
+    model = HttpModel(CODEC, api_key=Secret("test-key"), transport=httpx2.MockTransport(server))
     config = LoopConfig(model="gemini-3-flash-preview", tools=(MULTIPLY,))
     finish = asyncio.run(converse(model, config, "What is 5 times 3?"))
     assert finish.reason is FinishReason.COMPLETED

@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -542,16 +542,16 @@ def test_recorded_two_leg_conversation_through_http_model() -> None:
     ]
     sent: list[dict[str, Any]] = []
 
-    def server(request: httpx.Request) -> httpx.Response:
+    def server(request: httpx2.Request) -> httpx2.Response:
         sent.append(json.loads(request.content))
         assert request.headers["authorization"] == "Bearer sk-test"
-        return httpx.Response(
+        return httpx2.Response(
             200, headers={"content-type": "text/event-stream"}, content=replies[len(sent) - 1]
         )
 
     captured = load("openai_chat_stream_tool_result_followup")["request"]["body"]
     model = HttpModel(
-        OpenAICodec(), api_key=Secret("sk-test"), transport=httpx.MockTransport(server)
+        OpenAICodec(), api_key=Secret("sk-test"), transport=httpx2.MockTransport(server)
     )
     finish = asyncio.run(
         drive(model, config_of(captured), "What is 1231 * 2331?", {"multiply": multiply})

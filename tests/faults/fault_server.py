@@ -38,7 +38,10 @@ KINDS = (
     "truncate",  # the stream stops after `after` events and the connection closes
     "error",  # an HTTP error whose body echoes the caller's key (whole, and cut)
     "no_choice",  # chunks (or a body) whose `choices` is empty
+    "malformed_calls",  # finish_reason "tool_calls" with `tool_calls` an object, not an array
 )
+#: The one call a `malformed_calls` answer holds, as an object where an array belongs.
+MALFORMED_CALLS = {"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{}"}}
 
 
 @attrs.frozen(kw_only=True)
@@ -103,6 +106,11 @@ def rate_limited(status: int = 429, *, retry_after: str) -> Fault:
 def no_choice() -> Fault:
     """A 200 answer without a usable choice: chunks with `choices: []`, or such a body."""
     return Fault(kind="no_choice")
+
+
+def malformed_calls() -> Fault:
+    """A 200 answer that says it calls tools, its `tool_calls` an object (streamed or not)."""
+    return Fault(kind="malformed_calls")
 
 
 @attrs.frozen(kw_only=True)
@@ -230,11 +238,22 @@ async def _openai(writer: asyncio.StreamWriter, fault: Fault, seen: Seen) -> boo
         body = json_body(reply)
         if fault.kind == "no_choice":
             body["choices"] = []
+        if fault.kind == "malformed_calls":
+            body["choices"][0]["message"]["tool_calls"] = MALFORMED_CALLS
+            body["choices"][0]["finish_reason"] = "tool_calls"
         return await _send_json(writer, 200, body)
     payloads = sse_events(reply, include_usage=True)
     if fault.kind == "no_choice":
         empty = {"id": "chatcmpl-fault", "object": "chat.completion.chunk", "choices": []}
         payloads = [json.dumps(empty), json.dumps(empty), "[DONE]"]
+    if fault.kind == "malformed_calls":
+        choice = {
+            "index": 0,
+            "delta": {"tool_calls": MALFORMED_CALLS},
+            "finish_reason": "tool_calls",
+        }
+        chunk = {"id": "chatcmpl-fault", "object": "chat.completion.chunk", "choices": [choice]}
+        payloads = [json.dumps(chunk), "[DONE]"]
     return await _stream(writer, fault, [f"data: {p}\n\n".encode() for p in payloads])
 
 

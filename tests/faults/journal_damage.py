@@ -40,7 +40,6 @@ def record(
             for turn in range(turns):
                 await client.query(f"fetch {turn}")
                 await client.wait()
-        journal.release(session_id)
 
     anyio.run(main)
 

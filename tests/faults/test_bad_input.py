@@ -16,7 +16,7 @@ import anyio
 import attrs
 import pytest
 
-from toolreel.adapters import FunctionModel, MemoryJournal, SQLiteJournal
+from toolreel.adapters import EventModel, MemoryJournal, SQLiteJournal
 from toolreel.core import (
     ConfigError,
     LoopConfig,
@@ -359,7 +359,7 @@ def test_an_empty_model_for_a_hosted_provider_asks_for_its_default() -> None:
 
     options = AgentOptions(provider="anthropic")
     assert options.model_name == "claude-3-5-haiku-latest"
-    anyio.run(lambda: run("hello", options, model=FunctionModel(model)))
+    anyio.run(lambda: run("hello", options, model=EventModel(model)))
     assert seen == ["claude-3-5-haiku-latest"]
 
 
@@ -383,7 +383,7 @@ def test_an_agent_with_an_empty_model_asks_for_the_providers_default_too() -> No
     )
     options = AgentOptions(provider="gemini")
     result = anyio.run(
-        lambda: execute_agent(definition, "the answer?", options, model=FunctionModel(model))
+        lambda: execute_agent(definition, "the answer?", options, model=EventModel(model))
     )
     assert isinstance(result, AgentSuccess) and result.output == Answer(42)
     assert seen == ["gemini-2.5-flash"]

@@ -1,7 +1,7 @@
 """Cancelling from outside: an app's deadline, a cancelled task, a cancel scope, `interrupt()`.
 
 Whatever way the caller cancels `run()`, `execute_agent()`, `client.wait()`,
-the reading of `events()`/`receive_messages()` or the `async with Client`
+the reading of `events()` (or `wait()`) or the `async with Client`
 block itself, the turn ends CANCELLED in the journal (completed rounds kept,
 the round in flight closed), what the run opened is closed, and the
 cancellation propagates as anyio/asyncio define it: `move_on_after` and a
@@ -210,28 +210,19 @@ def test_cancelling_the_async_with_block_records_cancelled_and_closes(
         client.journal.sessions()
 
 
-READERS = ["wait", "events", "receive_messages"]
+READERS = ["wait", "events"]
 
 
 async def read(client: Client, reader: str) -> None:
     """Wait for the turn the way named."""
     if reader == "wait":
         await client.wait()
-    elif reader == "events":
+    else:
         async for _ in client.events():
             pass
-    else:
-        async for _ in client.receive_messages():
-            pass
 
 
-#: `events()` is what `receive_messages()` reads: two ways suffice for it.
-READ_WAYS = [
-    (reader, way)
-    for reader in READERS
-    for way in [*SCOPES, *ASYNCIO_WAYS, "interrupt"]
-    if reader != "events" or way in ("fail_after", "task_cancel")
-]
+READ_WAYS = [(reader, way) for reader in READERS for way in [*SCOPES, *ASYNCIO_WAYS, "interrupt"]]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -12,7 +12,7 @@ import sys
 import anyio
 import attrs
 
-from toolreel.adapters import FunctionModel
+from toolreel.adapters import EventModel
 from toolreel.core import (
     ModelRequest,
     ModelResponded,
@@ -58,7 +58,7 @@ def test_a_pre_tool_use_hook_that_exits_blocks_the_call() -> None:
     options = AgentOptions(
         model="m", tools=[add], auto_execute_tools=True, hooks={HOOK_PRE_TOOL_USE: [exits]}
     )
-    result = anyio.run(lambda: run("1 + 2?", options, model=FunctionModel(calls_add_then_answers)))
+    result = anyio.run(lambda: run("1 + 2?", options, model=EventModel(calls_add_then_answers)))
     [outcome] = result.rounds[0].results
     assert outcome.is_error and "SystemExit" in outcome.content
     assert result.text == "done"
@@ -66,7 +66,7 @@ def test_a_pre_tool_use_hook_that_exits_blocks_the_call() -> None:
 
 def test_an_observer_that_exits_is_recorded() -> None:
     options = AgentOptions(model="m", tools=[add], auto_execute_tools=True, on_tool_call=exits)
-    result = anyio.run(lambda: run("1 + 2?", options, model=FunctionModel(calls_add_then_answers)))
+    result = anyio.run(lambda: run("1 + 2?", options, model=EventModel(calls_add_then_answers)))
     assert result.text == "done"
     assert any("SystemExit" in error for error in result.callback_errors)
 
@@ -90,9 +90,7 @@ def test_a_validator_that_exits_is_a_problem_the_model_reads() -> None:
         max_attempts=2,
     )
     result = anyio.run(
-        lambda: execute_agent(
-            definition, "3?", AgentOptions(model="m"), model=FunctionModel(answer)
-        )
+        lambda: execute_agent(definition, "3?", AgentOptions(model="m"), model=EventModel(answer))
     )
     assert isinstance(result, AgentFailure)
     assert "SystemExit" in str(result.error.context)

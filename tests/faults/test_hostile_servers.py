@@ -14,6 +14,7 @@ from fault_server import (
     FaultServer,
     answer,
     keepalive,
+    malformed_calls,
     never_close,
     no_choice,
     rate_limited,
@@ -177,6 +178,25 @@ def test_no_usable_choice_is_retried() -> None:
     with FaultServer([no_choice(), answer("there it is")]) as server:
         retries, text = anyio.run(retries_and_text, options(server))
     assert [r.message for r in retries] == ["response has no choices"]
+    assert text == "there it is"
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+def test_a_malformed_response_is_a_retryable_failure_streamed_or_not(stream: bool) -> None:
+    """`tool_calls` an object with finish_reason "tool_calls": not a completed empty turn."""
+    with FaultServer([malformed_calls()]) as server:
+        message = failure_of(options(server, retry=NO_RETRY, stream=stream))
+    assert message == (
+        "retries_exhausted: malformed response: `tool_calls` is an object, not an array"
+    )
+
+
+def test_a_malformed_response_is_retried() -> None:
+    with FaultServer([malformed_calls(), answer("there it is")]) as server:
+        retries, text = anyio.run(retries_and_text, options(server))
+    assert [r.message for r in retries] == [
+        "malformed response: `tool_calls` is an object, not an array"
+    ]
     assert text == "there it is"
 
 

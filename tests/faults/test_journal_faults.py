@@ -53,14 +53,14 @@ def test_a_second_writer_is_refused_naming_the_owner_until_the_first_releases(
     tmp_path: Path, name: str
 ) -> None:
     first, second = open_journal(tmp_path / name), open_journal(tmp_path / name)
-    first.begin("s", CONFIG)
+    lease = first.begin("s", CONFIG)
     with pytest.raises(SessionBusy, match=rf"'s' is in use by pid {os.getpid()} on host") as busy:
         second.begin("s", CONFIG)
     assert busy.value.session_id == "s" and "expires in" in str(busy.value)
     with pytest.raises(SessionBusy):
         second.append("s", [prompt_step()])
     first.append("s", [prompt_step()])
-    first.release("s")
+    first.release(lease)
     second.begin("s", CONFIG, from_seq=1)
     second.append("s", [prompt_step(2)])
     assert [e.seq for e in first.entries("s")] == [1, 2]
@@ -70,10 +70,10 @@ def test_a_second_writer_is_refused_naming_the_owner_until_the_first_releases(
 
 def test_two_writers_sharing_one_memory_journal_are_refused() -> None:
     journal = MemoryJournal()
-    journal.begin("s", CONFIG)
+    lease = journal.begin("s", CONFIG)
     with pytest.raises(SessionBusy, match="did not release it"):
         journal.begin("s", CONFIG)
-    journal.release("s")
+    journal.release(lease)
     journal.begin("s", CONFIG)
 
 

@@ -23,7 +23,7 @@ import anyio
 import pytest
 
 from toolreel.adapters import (
-    FunctionModel,
+    EventModel,
     JSONLJournal,
     MemoryJournal,
     SQLiteJournal,
@@ -96,7 +96,7 @@ def empty(folder: Path) -> Path:
 
 def client() -> Client:
     """A client whose model is a function (no network)."""
-    return Client(AgentOptions(), model=FunctionModel(lambda request: []))
+    return Client(AgentOptions(), model=EventModel(lambda request: []))
 
 
 async def query_unopened() -> None:
@@ -106,7 +106,7 @@ async def query_unopened() -> None:
 
 async def resume_unknown() -> None:
     """Resume a session the journal does not hold."""
-    async with Client.resume("nope", AgentOptions(), model=FunctionModel(lambda r: [])):
+    async with Client.resume("nope", AgentOptions(), model=EventModel(lambda r: [])):
         pass
 
 

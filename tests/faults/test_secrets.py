@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from fault_server import FaultServer, answer, echo_error
 
-from toolreel.adapters import FunctionModel, http_model, load_session, render_transcript
+from toolreel.adapters import EventModel, http_model, load_session, render_transcript
 from toolreel.core import (
     ConfigError,
     ModelCallFailed,
@@ -196,7 +196,7 @@ def test_log_records_of_toolreel_loggers_are_masked(caplog: pytest.LogCaptureFix
 
 def test_structured_output_agents_redact_too(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", RAW_KEY)
-    model = FunctionModel(lambda request: [ModelCallFailed(retryable=False, message=f"no {KEY}")])
+    model = EventModel(lambda request: [ModelCallFailed(retryable=False, message=f"no {KEY}")])
     definition = AgentDefinition(
         build_prompt=lambda text: text, output=OutputTool.of(Verdict, name="verdict")
     )
@@ -212,7 +212,7 @@ def test_what_a_callback_raised_is_recorded_masked() -> None:
     def leaky(finish: object) -> None:
         raise RuntimeError(f"could not log in with {KEY}")
 
-    model = FunctionModel(lambda request: [TextDelta(text="hi"), ModelResponded()])
+    model = EventModel(lambda request: [TextDelta(text="hi"), ModelResponded()])
     options = AgentOptions(model="m", api_key=KEY, on_finish=leaky)
 
     async def main() -> list[str]:

@@ -1,5 +1,6 @@
-"""A key a provider echoes split across stream pieces is masked like a whole one: in the
-journal, the notices, the answer, tool arguments and reasoning (adapters/_held.py)."""
+"""A key a provider echoes split across stream pieces, whole or any 8 characters of it, is
+masked like a whole one: in the journal, the notices, the answer, tool arguments and reasoning
+(adapters/_held.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolreel.adapters import FunctionModel
-from toolreel.adapters._held import held_back, secret_start
+from toolreel.adapters import EventModel
+from toolreel.adapters._held import held_back
 from toolreel.adapters._redact import Redactor
 from toolreel.core import (
     Finish,
@@ -65,8 +66,8 @@ def test_a_key_split_across_text_deltas_is_masked_and_the_rest_kept(size: int) -
     assert isinstance(out[-1], ModelResponded)
 
 
-def test_text_that_only_starts_like_a_key_arrives_whole_and_in_order() -> None:
-    answer = "sk-proj-Zq8 is not a key; s, sk, sk- are fine"
+def test_text_that_shares_less_than_8_characters_with_a_key_arrives_whole_and_in_order() -> None:
+    answer = "sk-proj-abc is not a key, Zq8vN3x (7) neither; s, sk, sk- are fine"
     out = anyio.run(through, [*map(td, pieces(answer, 3)), ModelResponded()])
     assert texts(out) == answer
     assert isinstance(out[-1], ModelResponded)
@@ -105,25 +106,34 @@ def test_a_stream_that_stops_early_still_lets_out_what_it_held() -> None:
     assert texts(out) == "ends with sk-pro"
 
 
-def test_secret_start_finds_the_longest_suffix_that_begins_a_secret() -> None:
-    assert secret_start("abc sk-pr", (KEY,)) == 4
-    assert secret_start("abc", (KEY,)) == 3
-    assert secret_start("s", (KEY,)) == 0
-    assert secret_start(KEY, (KEY,)) == len(KEY)  # whole: nothing to wait for
+@pytest.mark.parametrize("size", [1, 3, 7, 8])
+def test_the_end_of_a_key_split_across_text_deltas_is_masked(size: int) -> None:
+    answer = f"it ends ...{KEY[-18:]}, see?"
+    out = anyio.run(through, [*map(td, pieces(answer, size)), ModelResponded()])
+    assert texts(out) == "it ends ...***, see?"
+    assert all(KEY[-8:-4] not in e.text for e in out if isinstance(e, TextDelta))
 
 
-@settings(max_examples=200, deadline=None)
+def test_the_tail_held_back_is_the_longest_end_that_is_a_piece_of_a_key() -> None:
+    assert REDACTOR.tail("abc sk-pr") == 4
+    assert REDACTOR.tail("abc") == 2  # "c" is in the key ("Jc1"), "bc" is not
+    assert REDACTOR.tail("s") == 0
+    assert REDACTOR.tail(f"x {KEY[20:30]}") == 2
+    assert REDACTOR.tail("ends with a space ") == len("ends with a space ")
+
+
+@settings(max_examples=300, deadline=None)
 @given(
-    before=st.text(alphabet="ab sk-", max_size=12),
-    after=st.text(alphabet="ab sk-", max_size=12),
-    cut=st.integers(min_value=0, max_value=len(KEY)),
-    echo=st.booleans(),
+    before=st.text(alphabet="ab sk-Zq8", max_size=12),
+    after=st.text(alphabet="ab sk-Zq8", max_size=12),
+    start=st.integers(min_value=0, max_value=len(KEY)),
+    length=st.integers(min_value=0, max_value=len(KEY)),
     sizes=st.lists(st.integers(min_value=1, max_value=9), min_size=1, max_size=8),
 )
 def test_pieces_are_masked_exactly_as_the_whole_text_would_be(
-    before: str, after: str, cut: int, echo: bool, sizes: list[int]
+    before: str, after: str, start: int, length: int, sizes: list[int]
 ) -> None:
-    answer = before + (KEY[:cut] if echo else KEY) + after
+    answer = before + KEY[start : start + length] + after
     chunks, rest = [], answer
     for size in sizes * 20:
         if not rest:
@@ -157,7 +167,7 @@ def test_a_session_journals_no_piece_of_a_split_key(tmp_path: Path) -> None:
             [*map(td, pieces(f"Done: {KEY}", 6)), ModelResponded()],
         ]
     )
-    model = FunctionModel(lambda request: next(calls))
+    model = EventModel(lambda request: next(calls))
     options = AgentOptions(
         model="m",
         api_key=KEY,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 import attrs
-import httpx
+import httpx2
 import pytest
 
 pytest.importorskip("mcp", reason="toolreel.mcp needs the MCP SDK: pip install 'toolreel[mcp]'")
@@ -191,8 +191,10 @@ def test_the_web_app_connects_its_mcp_servers_once_for_every_request() -> None:
 
     async def main() -> None:
         async with web.router.lifespan_context(web):
-            transport = httpx.ASGITransport(app=web)
-            async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+            transport = httpx2.ASGITransport(app=web)
+            async with httpx2.AsyncClient(
+                transport=transport, base_url="http://127.0.0.1"
+            ) as client:
                 for chat in ("a", "b"):
                     body = {
                         "id": chat,

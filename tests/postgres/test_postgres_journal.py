@@ -17,6 +17,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
+from urllib.parse import parse_qsl, quote, urlencode
 
 import anyio
 import psycopg
@@ -72,19 +73,99 @@ def test_a_second_writer_is_refused_naming_the_owner_until_the_first_releases(
     postgres_dsn: str,
 ) -> None:
     first, second = PostgresJournal(postgres_dsn), PostgresJournal(postgres_dsn)
-    first.begin("s", CONFIG)
+    lease = first.begin("s", CONFIG)
     with pytest.raises(SessionBusy, match=rf"'s' is in use by pid {os.getpid()} on host") as busy:
         second.begin("s", CONFIG)
     assert "expires in 30 s" in str(busy.value) or "expires in 29 s" in str(busy.value)
     with pytest.raises(SessionBusy):
         second.append("s", [prompt_step()])
     first.append("s", [prompt_step()])
-    first.release("s")
+    first.release(lease)
     second.begin("s", CONFIG, from_seq=1)
     second.append("s", [prompt_step(2)])
     assert [e.seq for e in first.entries("s")] == [1, 2]
     first.close()
     second.close()
+
+
+#: Holds back the lease-taking of a journal whose connection is named "opener" while the test
+#: holds the advisory lock `GATE`: the moment another writer's commits can land in its `begin`.
+GATE = 0x6F70656E  # "open"
+HOLD_THE_OPENER = f"""
+CREATE FUNCTION hold_the_opener() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF current_setting('application_name') = 'opener' THEN
+        PERFORM pg_advisory_xact_lock_shared({GATE});
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER hold_the_opener BEFORE INSERT ON toolreel_leases
+FOR EACH ROW EXECUTE FUNCTION hold_the_opener();
+"""
+
+
+@pytest.mark.parametrize("isolation", ["read committed", "repeatable read", "serializable"])
+@pytest.mark.parametrize("written", [0, 1], ids=["first-open", "mid-turn"])
+def test_a_turn_that_ends_while_another_writer_takes_the_lease_is_seen_by_its_begin(
+    postgres_dsn: str, written: int, isolation: str
+) -> None:
+    """The writer's last step and its release land while the opener's `begin` takes the lease:
+    the opener read the session before that step, so it is refused, on a server of any default
+    isolation level."""
+    writer = PostgresJournal(postgres_dsn)
+    lease = writer.begin("s", CONFIG)
+    writer.append("s", [prompt_step(seq) for seq in range(1, written + 1)])
+    opener = PostgresJournal(_opener_dsn(postgres_dsn, isolation))
+    sql(postgres_dsn, HOLD_THE_OPENER)
+    outcome: list[object] = []
+
+    def begin() -> None:
+        try:
+            outcome.append(opener.begin("s", CONFIG, from_seq=written))  # what it read
+        except SessionBusy as exc:
+            outcome.append(exc)
+
+    with psycopg.connect(postgres_dsn, autocommit=True) as gate:
+        gate.execute("SELECT pg_advisory_lock(%s)", (GATE,))
+        opening = threading.Thread(target=begin)
+        opening.start()
+        _wait_for_the_gate(gate, opening)
+        writer.append("s", [prompt_step(written + 1)])  # the turn ends...
+        writer.release(lease)  # ...and gives the session back
+        gate.execute("SELECT pg_advisory_unlock(%s)", (GATE,))
+        opening.join()
+    [refused] = outcome
+    assert isinstance(refused, SessionBusy), "the opener took a session written after its reading"
+    assert f"wrote step {written + 1} after this one read the session" in str(refused)
+    opener.release(opener.begin("s", CONFIG, from_seq=written + 1))  # refused, it held nothing
+    writer.close()
+    opener.close()
+
+
+def _opener_dsn(dsn: str, isolation: str) -> str:
+    """`dsn` for the connection named "opener", whose transactions default to `isolation`."""
+    base, _, query = dsn.partition("?")
+    params = dict(parse_qsl(query))
+    level = isolation.replace(" ", "\\ ")  # a space in `options` is escaped
+    params["options"] = f"{params.get('options', '')} -cdefault_transaction_isolation={level}"
+    params["application_name"] = "opener"
+    return f"{base}?{urlencode(params, quote_via=quote)}"
+
+
+def _wait_for_the_gate(
+    gate: psycopg.Connection[tuple[object, ...]], opening: threading.Thread
+) -> None:
+    """Wait until the opener waits at the gate (or has ended)."""
+    deadline = time.monotonic() + 60
+    while opening.is_alive():
+        waiting = gate.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'opener' "
+            "AND wait_event_type = 'Lock' AND wait_event = 'advisory'"
+        ).fetchone()
+        if waiting and waiting[0]:
+            return
+        assert time.monotonic() < deadline, "the opener never reached the gate"
+        time.sleep(0.01)
 
 
 def test_a_writer_whose_lease_was_taken_over_writes_nothing_more(postgres_dsn: str) -> None:
@@ -99,6 +180,24 @@ def test_a_writer_whose_lease_was_taken_over_writes_nothing_more(postgres_dsn: s
     assert [e.seq for e in other.entries("s")] == [1, 2]
     slow.close()
     other.close()
+
+
+def test_a_writer_whose_lease_was_taken_over_leaves_the_new_owners_lease_when_it_closes(
+    postgres_dsn: str,
+) -> None:
+    slow, other = PostgresJournal(postgres_dsn), PostgresJournal(postgres_dsn)
+    slow.begin("s", CONFIG)
+    slow.append("s", [prompt_step(1)])
+    sql(postgres_dsn, "UPDATE toolreel_leases SET expires = now() - interval '1 second'")
+    other.begin("s", CONFIG, from_seq=1)  # expired: taken over
+    slow.close()  # gives up what it holds: not the new owner's lease
+    [(owner,)] = sql(postgres_dsn, "SELECT owner FROM toolreel_leases WHERE session_id = 's'")
+    assert json.loads(str(owner))["token"] == other.owner.token
+    third = PostgresJournal(postgres_dsn)
+    with pytest.raises(SessionBusy, match=f"journal {other.owner.token}"):
+        third.begin("s", CONFIG, from_seq=1)
+    other.close()
+    third.close()
 
 
 def test_an_idle_writer_keeps_its_session_by_heartbeat(postgres_dsn: str) -> None:

@@ -10,7 +10,7 @@ import anyio
 import attrs
 import pytest
 
-from toolreel.adapters import PROVIDERS, FunctionModel, codec_for
+from toolreel.adapters import PROVIDERS, EventModel, codec_for
 from toolreel.core import (
     AttemptErrors,
     ModelCallFailed,
@@ -445,7 +445,7 @@ def test_the_requests_encode_for_every_provider() -> None:
         ]
 
     result = anyio.run(
-        lambda: execute_agent(agent(), "x", AgentOptions(model="m"), model=FunctionModel(model))
+        lambda: execute_agent(agent(), "x", AgentOptions(model="m"), model=EventModel(model))
     )
     assert isinstance(result, AgentSuccess)
     last = requests[-1]  # prompt, iteration, results, feedback
@@ -493,7 +493,7 @@ def test_the_provider_retry_after_sets_the_backoff(monkeypatch) -> None:
         [ModelCallFailed(retryable=True, message="HTTP 429: slow down", status=429, retry_after=7)],
         reply_events(tool_calls(("c1", "record_invoice", GOOD))),
     ]
-    model = FunctionModel(lambda request: replies[len(model.requests) - 1])
+    model = EventModel(lambda request: replies[len(model.requests) - 1])
     retry = RetryPolicy(max_retries=2, base_delay=0.5, max_delay=30)
     opts = AgentOptions(model="test", retry=retry)
     result = anyio.run(lambda: execute_agent(agent(), "INV-1 Widget 40", opts, model=model))

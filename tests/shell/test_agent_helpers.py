@@ -278,14 +278,14 @@ def crashed_while_running_lookup(scripted_model: MakeScriptedModel, helper: Any)
     config = whole.config("s")
     assert config.structured
     crashed = MemoryJournal()
-    crashed.begin("s", config)
+    lease = crashed.begin("s", config)
     state = initial_state(config)
     for entry in whole.entries("s"):
         state, effects = step(state, entry.event)
         crashed.append("s", [Step(seq=entry.seq, event=entry.event, effects=effects)])
         if any(isinstance(effect, RunTool) for effect in effects):
             break
-    crashed.release("s")
+    crashed.release(lease)
     return crashed
 
 

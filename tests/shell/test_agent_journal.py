@@ -273,4 +273,5 @@ def test_an_aborted_run_is_journaled_to_its_end_and_replays() -> None:
     assert isinstance(replayed, AgentSession)
     assert replayed.finish is not None
     assert replayed.outcome == result.error
-    journal.begin("s", journal.config("s"))  # released at the end: SessionBusy if still held
+    last = max(entry.seq for entry in journal.entries("s"))
+    journal.begin("s", journal.config("s"), from_seq=last)  # SessionBusy if still held

@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import anyio
 import pytest
 
+from toolreel.shell import AgentOptions, AgentSuccess, execute_agent
 from toolreel.shell._scripted import ScriptedServer, tool_calls
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -136,3 +138,42 @@ def test_the_readme_shows_this_example_if_it_has_an_agent_section() -> None:
     if not agent_blocks:
         pytest.skip("the README has no execute_agent example yet")
     assert agent_blocks == [EXAMPLE]
+
+
+def readme_block(marker: str) -> str:
+    """The one README python block containing `marker`."""
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    [block] = [block for block in blocks if marker in block]
+    return block
+
+
+def test_the_readmes_pydantic_output_is_validated_by_pydantic_and_corrected() -> None:
+    namespace: dict[str, object] = {"__name__": "readme_receipt"}
+    block = readme_block("class Receipt(BaseModel)")
+    exec(compile(block, "README.md", "exec", dont_inherit=True), namespace)
+    wrong = {"shop": "Acme", "total": -5, "currency": "JPY"}
+    right = {"shop": "Acme", "total": 5, "currency": "EUR"}
+    script = [
+        tool_calls(("c1", "record_receipt", wrong)),
+        tool_calls(("c2", "record_receipt", right)),
+    ]
+    with ScriptedServer(script) as server:
+        options = AgentOptions(model="test", base_url=server.url, api_key="sk-test")
+        result = anyio.run(execute_agent, namespace["read_receipt"], "Acme, 5 EUR", options)
+        requests = server.requests
+    assert isinstance(result, AgentSuccess)
+    assert result.metadata.validation_errors[0].problems == (
+        "$.total: must be greater than or equal to 0, got -5",
+        "$.currency: expected 'EUR', 'USD' or 'GBP', got 'JPY'",
+    )
+    assert (
+        "$.total: must be greater than or equal to 0, got -5"
+        in (requests[1]["messages"][-1]["content"])
+    )
+    receipt = namespace["Receipt"]
+    assert result.output == receipt(shop="Acme", total=5.0, currency="EUR")  # type: ignore[operator]
+    assert requests[0]["tools"][0]["function"]["parameters"]["properties"]["total"] == {
+        "type": "number",
+        "minimum": 0,
+        "description": "What was paid, tax included",
+    }

@@ -4,6 +4,7 @@ turn paused (exit 3), `sessions` marks it, `approve` / `deny` decide it later.""
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,6 +40,14 @@ def model_args(server: ScriptedServer, journal: Path) -> list[str | Path]:
         *("--base-url", server.url, "--model", "scripted", "--tools", "approval_tools:TOOLS"),
         *("--journal", journal, "--session", "s1"),
     ]
+
+
+def printed_command(stderr: str, verb: str) -> list[str]:
+    """The arguments of the `toolreel approve ...` (or deny) command a paused run printed."""
+    [line] = [line for line in stderr.splitlines() if f": toolreel {verb} " in line]
+    words = shlex.split(line.partition(": ")[2])
+    assert words[:2] == ["toolreel", verb], line
+    return words[1:]
 
 
 def test_chat_asks_and_a_yes_runs_the_call(server: ScriptedServer, tmp_path: Path) -> None:
@@ -77,11 +86,10 @@ def test_run_pauses_sessions_marks_it_and_approve_goes_on(
     result = invoke("run", "Delete a.txt", *model_args(server, path))
     assert result.exit_code == 3, result.output
     assert "waiting for approval: delete" in result.stderr and "[c1]" in result.stderr
-    assert "toolreel approve CALL_ID" in " ".join(result.stderr.split())
     assert "awaiting approval (1)" in invoke("sessions", path).stdout
     assert "⏸ awaiting approval: delete [c1]" in invoke("show", path, "s1", "--ids").stdout
     assert DELETED == []
-    approved = invoke("approve", "c1", *model_args(server, path))
+    approved = invoke(*printed_command(result.stderr, "approve"))  # as printed, nothing added
     assert approved.exit_code == 0, approved.output
     assert "Result: deleted a.txt" in approved.stdout and DELETED == ["a.txt"]
     assert "completed" in invoke("sessions", path).stdout
@@ -102,8 +110,9 @@ def test_approving_an_unknown_call_is_a_usage_error(server: ScriptedServer, tmp_
     invoke("run", "Delete a.txt", *model_args(server, path))
     result = invoke("approve", "nope", *model_args(server, path))
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: no call 'nope' is held for approval")
-    assert "['c1']" in result.stderr
+    assert result.stderr.startswith("error: can't handle event Approved(call_id='nope') when ")
+    assert "call 'nope' awaits no approval (unknown, or already decided)" in result.stderr
+    assert "awaiting approval: ['c1']" in result.stderr
     assert invoke("approve", "c1", "--model", "m", "--base-url", server.url).exit_code == 2
 
 

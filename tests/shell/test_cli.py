@@ -8,7 +8,9 @@ server on 127.0.0.1; the tools come from tests/shell/cli_tools.py through
 from __future__ import annotations
 
 import io
+import json
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -21,6 +23,7 @@ from click.testing import CliRunner, Result
 from rich.console import Console
 
 from toolreel.adapters import SQLiteJournal
+from toolreel.adapters._journal import config_data
 from toolreel.core import ReasoningStreamed, RetryScheduled, TextStreamed
 from toolreel.shell import JournalUnavailable, Runner
 from toolreel.shell._scripted import Reply, ScriptedServer, http_error, openai_reply
@@ -237,8 +240,11 @@ def test_replay_fails_when_the_journal_config_differs(journal: Path, tmp_path: P
     assert invoke("export", journal, "calc", exported).exit_code == 0
     assert invoke("import", exported, path).exit_code == 0
     store = SQLiteJournal(path)
-    store.begin("calc", attrs.evolve(store.config("calc"), max_iterations=1))
+    changed = attrs.evolve(store.config("calc"), max_iterations=1)
     store.close()
+    with sqlite3.connect(path) as db:  # edited behind its back (`begin` refuses a rewrite)
+        text = json.dumps(config_data(changed), sort_keys=True)
+        db.execute("UPDATE configs SET config = ? WHERE session_id = 'calc'", (text,))
     result = invoke("replay", path)
     assert result.exit_code == 1
     assert "session 'calc' diverges at step" in result.stdout

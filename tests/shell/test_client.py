@@ -1,13 +1,28 @@
-"""The eight tests of the open_agent auto-execution plan (seed 002), and more, against a
-scripted OpenAI-compatible HTTP server on 127.0.0.1 — no patching of internals."""
+"""The eight behaviours of the open_agent auto-execution plan (seed 002) on toolreel's own
+Client, read through `events()`, and more, against a scripted OpenAI-compatible HTTP server
+on 127.0.0.1 — no patching of internals. (The plan's own tests, blocks and all, run on
+toolreel.open_agent: tests/compat/test_seed002.py.)"""
 
 from __future__ import annotations
 
 import anyio
 import pytest
 
-from toolreel.adapters import MemoryJournal, SQLiteJournal
-from toolreel.core import ChatMessage, Finish, FinishReason, MessageRecorded
+from toolreel.adapters import Lease, MemoryJournal, SQLiteJournal
+from toolreel.core import (
+    ChatMessage,
+    Finish,
+    FinishReason,
+    MessageRecorded,
+    ResultsRequested,
+    TextStreamed,
+    ToolCall,
+    ToolCallAnnounced,
+    ToolFinished,
+    ToolResult,
+    ToolResultReady,
+    arguments_object,
+)
 from toolreel.shell import (
     HOOK_POST_TOOL_USE,
     HOOK_PRE_TOOL_USE,
@@ -18,9 +33,7 @@ from toolreel.shell import (
     JournalUnavailable,
     NotOpen,
     SessionNotFound,
-    TextBlock,
-    ToolUseBlock,
-    ToolUseError,
+    StepError,
     TurnInProgress,
     UnknownToolCall,
     run,
@@ -36,9 +49,25 @@ def options(server: ScriptedServer, **extra) -> AgentOptions:
     )
 
 
-async def blocks_of(client: Client, prompt: str) -> list:
+async def events_of(client: Client, prompt: str) -> list:
+    """What `events()` yields for `prompt`'s turn, to its end (manual mode: to its request)."""
     await client.query(prompt)
-    return [block async for block in client.receive_messages()]
+    return [item async for item in client.events()]
+
+
+def announced(items: list) -> list[ToolCall]:
+    """The calls the turn announced (before they ran)."""
+    return [item.call for item in items if isinstance(item, ToolCallAnnounced)]
+
+
+def failed(items: list) -> list[ToolResult]:
+    """The error results the turn told."""
+    return [i.result for i in items if isinstance(i, ToolResultReady) and i.result.is_error]
+
+
+def streamed(items: list) -> str:
+    """The text the turn streamed."""
+    return "".join(item.text for item in items if isinstance(item, TextStreamed))
 
 
 add_tool = tool("add", "Add", {"a": int, "b": int})(lambda args: {"result": args["a"] + args["b"]})
@@ -62,12 +91,14 @@ def test_auto_execute_successful_tool() -> None:
 
         async def main() -> list:
             async with Client(options(server, tools=[add_tool])) as client:
-                return await blocks_of(client, "Calculate 25 + 17")
+                return await events_of(client, "Calculate 25 + 17")
 
-        blocks = anyio.run(main)
-        assert [type(b) for b in blocks] == [ToolUseBlock, TextBlock]
-        assert blocks[0] == ToolUseBlock(id="call-1", name="add", input={"a": 25, "b": 17})
-        assert "42" in blocks[1].text
+        items = anyio.run(main)
+        [call] = announced(items)
+        assert (call.id, call.name) == ("call-1", "add")
+        assert arguments_object(call.arguments) == {"a": 25, "b": 17}
+        assert failed(items) == []
+        assert isinstance(items[-1], Finish) and "42" in items[-1].text
         # The model saw the tool's result, as a JSON string, answering its call.
         tool_message = server.requests[1]["messages"][-1]
         assert tool_message == {
@@ -90,11 +121,13 @@ def test_auto_execute_tool_exception() -> None:
 
         async def main() -> list:
             async with Client(options(server, tools=[divide])) as client:
-                return await blocks_of(client, "Divide 10 by 0")
+                return await events_of(client, "Divide 10 by 0")
 
-        blocks = anyio.run(main)
-        assert [type(b) for b in blocks] == [ToolUseBlock, ToolUseError, TextBlock]
-        assert "Division by zero" in blocks[1].error
+        items = anyio.run(main)
+        assert [call.id for call in announced(items)] == ["call-1"]
+        [error] = failed(items)
+        assert "Division by zero" in error.content
+        assert items[-1].text == "Cannot divide by zero"
         assert server.requests[1]["messages"][-1]["content"] == "ValueError: Division by zero"
 
 
@@ -105,11 +138,13 @@ def test_auto_execute_unknown_tool() -> None:
 
         async def main() -> list:
             async with Client(options(server, tools=[])) as client:
-                return await blocks_of(client, "Use nonexistent tool")
+                return await events_of(client, "Use nonexistent tool")
 
-        blocks = anyio.run(main)
-        assert [type(b) for b in blocks] == [ToolUseBlock, ToolUseError, TextBlock]
-        assert "Unknown tool: nonexistent" in blocks[1].error
+        items = anyio.run(main)
+        assert [call.name for call in announced(items)] == ["nonexistent"]
+        [error] = failed(items)
+        assert "Unknown tool: nonexistent" in error.content
+        assert items[-1].text == "Tool not found"
 
 
 # Test 5: max iterations
@@ -120,11 +155,12 @@ def test_auto_execute_max_iterations() -> None:
 
         async def main():
             async with Client(options(server, tools=[loop_tool], max_tool_iterations=3)) as client:
-                blocks = await blocks_of(client, "Start loop")
-                return blocks, client.last_finish, client.history
+                items = await events_of(client, "Start loop")
+                return items, client.last_finish, client.history
 
-        blocks, finish, history = anyio.run(main)
-        assert len([b for b in blocks if isinstance(b, ToolUseBlock)]) == 3
+        items, finish, history = anyio.run(main)
+        assert len(announced(items)) == 3
+        assert items[-1] == finish
         assert len(server.requests) == 3
         assert finish.reason is FinishReason.MAX_ITERATIONS and finish.max_iterations_reached
         assert len(history[-1].tool_rounds) == 3  # every call answered
@@ -148,11 +184,13 @@ def test_pre_tool_use_blocks_auto_execution() -> None:
         async def main() -> list:
             opts = options(server, tools=[dangerous], hooks={HOOK_PRE_TOOL_USE: [block_hook]})
             async with Client(opts) as client:
-                return await blocks_of(client, "Use dangerous tool")
+                return await events_of(client, "Use dangerous tool")
 
-        blocks = anyio.run(main)
-        assert [type(b) for b in blocks] == [ToolUseBlock, ToolUseError, TextBlock]
-        assert "Blocked" in blocks[1].error
+        items = anyio.run(main)
+        assert [call.name for call in announced(items)] == ["dangerous"]
+        [error] = failed(items)
+        assert "Blocked" in error.content
+        assert items[-1].text == "Operation blocked"  # the model read why, and answered
         assert ran == []
         assert "Blocked" in server.requests[1]["messages"][-1]["content"]
 
@@ -170,15 +208,15 @@ def test_user_prompt_submit_fires_once() -> None:
         async def main() -> None:
             opts = options(server, tools=[add_tool], hooks={HOOK_USER_PROMPT_SUBMIT: [track_hook]})
             async with Client(opts) as client:
-                await blocks_of(client, "Calculate 1 + 2")
+                await events_of(client, "Calculate 1 + 2")
 
         anyio.run(main)
         assert hook_calls == ["Calculate 1 + 2"]
         assert len(server.requests) == 2
 
 
-# Test 8: manual mode unchanged
-def test_manual_mode_unchanged() -> None:
+# Test 8: manual mode: the calls, then the caller's results, and the turn reads on
+def test_manual_mode_events_end_at_the_request_and_read_on_after_the_results() -> None:
     script = [tool_calls(("call-1", "add", {"a": 1, "b": 2})), text("Result: 3")]
     with ScriptedServer(script) as server:
 
@@ -186,19 +224,23 @@ def test_manual_mode_unchanged() -> None:
             async with Client(
                 options(server, tools=[add_tool], auto_execute_tools=False)
             ) as client:
-                blocks = await blocks_of(client, "Calculate 1 + 2")
-                assert [type(b) for b in blocks] == [ToolUseBlock]
-                result = await add_tool.execute(blocks[0].input)
-                await client.add_tool_result(blocks[0].id, result, name="add")
+                items = await events_of(client, "Calculate 1 + 2")
+                assert isinstance(items[-1], ResultsRequested)
+                [call] = items[-1].calls
+                assert announced(items) == [call]
+                result = await add_tool.execute(arguments_object(call.arguments))
+                await client.add_tool_result(call.id, result)
                 history = client.history  # user, then the assistant turn holding call + result
-                rest = [block async for block in client.receive_messages()]
+                rest = [item async for item in client.events()]
                 return history, rest, client.history
 
         history, rest, final_history = anyio.run(main)
         assert [m.role for m in history] == ["user", "assistant"]
         [tool_round] = history[1].tool_rounds
         assert tool_round.results[0].content == '{"result": 3}'
-        assert rest == [TextBlock(text="Result: 3")]
+        assert streamed(rest) == "Result: 3"
+        assert not any(isinstance(item, ResultsRequested) for item in rest)
+        assert isinstance(rest[-1], Finish) and rest[-1].text == "Result: 3"
         assert final_history[-1] == ChatMessage(
             role="assistant", content="Result: 3", tool_rounds=(tool_round,)
         )
@@ -211,6 +253,46 @@ def test_manual_mode_unchanged() -> None:
         ]
 
 
+def test_a_request_answered_before_it_was_read_does_not_stop_the_stream() -> None:
+    """A reader that answers a call as soon as it is owed reads on past its request."""
+    script = [tool_calls(("call-1", "add", {"a": 1, "b": 2})), text("Result: 3")]
+    with ScriptedServer(script) as server:
+
+        async def main() -> list:
+            async with Client(
+                options(server, tools=[add_tool], auto_execute_tools=False)
+            ) as client:
+                await client.query("Calculate 1 + 2")
+                async for item in client.events():
+                    if isinstance(item, ToolCallAnnounced):
+                        break  # the request itself is left unread
+                with anyio.fail_after(10):
+                    while not client.pending_tool_calls():
+                        await anyio.sleep(0.01)
+                await client.add_tool_result("call-1", {"result": 3})
+                return [item async for item in client.events()]
+
+        rest = anyio.run(main)
+        assert isinstance(rest[0], ResultsRequested)  # told, but no longer owed
+        assert isinstance(rest[-1], Finish) and rest[-1].text == "Result: 3"
+
+
+def test_events_with_no_turn_under_way_end_at_once() -> None:
+    with ScriptedServer([text("Hi")]) as server:
+
+        async def main() -> tuple[list, list, list]:
+            async with Client(options(server)) as client:
+                with anyio.fail_after(10):  # a hang is the failure this guards against
+                    before = [item async for item in client.events()]
+                answer = await events_of(client, "Hello")
+                with anyio.fail_after(10):
+                    return before, answer, [item async for item in client.events()]
+
+        before, answer, after = anyio.run(main)
+        assert (before, after) == ([], [])
+        assert streamed(answer) == "Hi" and answer[-1].text == "Hi"
+
+
 def test_manual_result_for_an_unknown_call_is_refused_with_the_pending_ids() -> None:
     script = [tool_calls(("call-1", "add", {"a": 1, "b": 2}))]
     with ScriptedServer(script) as server:
@@ -219,10 +301,20 @@ def test_manual_result_for_an_unknown_call_is_refused_with_the_pending_ids() -> 
             async with Client(
                 options(server, tools=[add_tool], auto_execute_tools=False)
             ) as client:
-                await blocks_of(client, "1 + 2")
-                with pytest.raises(UnknownToolCall, match=r"'nope'.*\['call-1'\]") as caught:
+                await events_of(client, "1 + 2")
+                with pytest.raises(UnknownToolCall) as caught:
                     await client.add_tool_result("nope", 3)
                 assert isinstance(caught.value, ValueError)
+                stray = ToolFinished(call_id="nope", output="3")
+                assert (
+                    str(caught.value)
+                    == str(caught.value.__cause__)
+                    == (  # the core's words
+                        f"can't handle event {stray!r} when phase=AWAITING_RESULTS: "
+                        "no call 'nope' awaits a result; awaiting ['call-1']"
+                    )
+                )
+                assert isinstance(caught.value.__cause__, StepError)
                 await client.interrupt()
 
         anyio.run(main)
@@ -243,7 +335,7 @@ def test_post_tool_use_is_told_the_arguments_the_pre_tool_use_hook_put_in() -> N
 
         async def main() -> list:
             async with Client(options(server, tools=[add_tool], hooks=hooks)) as client:
-                return await blocks_of(client, "5 + 1, doubled")
+                return await events_of(client, "5 + 1, doubled")
 
         anyio.run(main)
         assert server.requests[1]["messages"][-1]["content"] == '{"result": 10}'
@@ -263,13 +355,11 @@ async def _use(client: Client, call: str) -> None:
         await client.interrupt()
     elif call == "add_tool_result":
         await client.add_tool_result("call-1", 3)
-    elif call == "receive_messages":
-        [_ async for _ in client.receive_messages()]
     else:
         [_ async for _ in client.events()]
 
 
-CALLS = ["query", "wait", "interrupt", "add_tool_result", "receive_messages", "events"]
+CALLS = ["query", "wait", "interrupt", "add_tool_result", "events"]
 
 
 @pytest.mark.parametrize("call", CALLS)
@@ -298,7 +388,7 @@ def test_a_query_while_a_turn_runs_is_refused() -> None:
         async def main() -> None:
             opts = options(server, tools=[add_tool], auto_execute_tools=False)
             async with Client(opts) as client:
-                await blocks_of(client, "1 + 2")  # the turn now awaits the result
+                await events_of(client, "1 + 2")  # the turn now awaits the result
                 with pytest.raises(TurnInProgress, match="a turn is still running"):
                     await client.query("something else")
 
@@ -333,8 +423,8 @@ class RecordingJournal(MemoryJournal):
         self.calls.append("append")
         super().append(session_id, steps)
 
-    def release(self, session_id: str) -> None:
-        self.calls.append(f"release {session_id}")
+    def release(self, lease: Lease) -> None:
+        self.calls.append(f"release {lease.session_id}")
 
     def close(self) -> None:
         self.calls.append("close")
@@ -346,7 +436,7 @@ def test_a_client_releases_a_shared_journals_session_and_leaves_it_open() -> Non
 
         async def main() -> None:
             async with Client(options(server, journal=journal, session_id="s1")) as client:
-                await blocks_of(client, "hello")
+                await events_of(client, "hello")
 
         anyio.run(main)
     assert journal.calls[-1] == "release s1"
@@ -357,7 +447,13 @@ def test_a_client_releases_its_own_journals_session_before_closing_it(
     tmp_path, monkeypatch
 ) -> None:
     calls: list[str] = []
-    monkeypatch.setattr(SQLiteJournal, "release", lambda self, sid: calls.append(f"release {sid}"))
+    release = SQLiteJournal.release
+
+    def noted(self: SQLiteJournal, lease: Lease) -> None:
+        calls.append(f"release {lease.session_id}")
+        release(self, lease)
+
+    monkeypatch.setattr(SQLiteJournal, "release", noted)
     close = SQLiteJournal.close
     monkeypatch.setattr(SQLiteJournal, "close", lambda self: calls.append("close") or close(self))
     opts = AgentOptions(
@@ -376,7 +472,7 @@ def test_a_client_releases_its_own_journals_session_before_closing_it(
     assert calls[:2] == ["release s1", "close"]  # (close then releases what it still holds)
 
 
-@pytest.mark.parametrize("reader", ["wait", "receive_messages", "run"])
+@pytest.mark.parametrize("reader", ["wait", "events", "run"])
 def test_a_journal_that_gives_up_stops_the_turn_with_its_own_error(reader: str) -> None:
     journal = RecordingJournal(fail_after=1)  # the prompt is saved; the next batch fails
     script = [tool_calls(("call-1", "add", {"a": 1, "b": 2})), text("3")]
@@ -392,7 +488,7 @@ def test_a_journal_that_gives_up_stops_the_turn_with_its_own_error(reader: str) 
                 if reader == "wait":
                     await client.wait()
                 else:
-                    [_ async for _ in client.receive_messages()]
+                    [_ async for _ in client.events()]
 
         with pytest.raises(JournalUnavailable, match="stayed locked") as caught:
             anyio.run(main)

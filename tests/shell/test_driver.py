@@ -25,6 +25,7 @@ from toolreel.core import (
     TextDelta,
     TimerFired,
     Usage,
+    UsageError,
 )
 from toolreel.shell._driver import STREAM_ENDED, Driver
 
@@ -175,6 +176,40 @@ def test_submit_returns_once_its_event_has_been_applied() -> None:
 
     anyio.run(main)
     assert seen == [2]  # "wait" and "x" were applied when submit returned
+
+
+def test_submit_raises_what_applying_its_event_raised_and_the_run_stops_with_it() -> None:
+    d = driver()
+    raised: list[BaseException] = []
+
+    async def main() -> None:
+        async def running() -> None:
+            with pytest.raises(DiskFull) as stopped:
+                await run(d, PromptSubmitted(text="wait"))
+            raised.append(stopped.value)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(running)
+            with anyio.fail_after(10), pytest.raises(DiskFull, match="disk full") as failed:
+                await d.submit(TextDelta(text="boom"))  # its effect fails: a journal gave up
+            raised.append(failed.value)
+
+    anyio.run(main)
+    assert raised[0] is raised[1] and d.state[-1] == Cancelled()
+
+
+def test_submit_to_a_run_that_ends_before_taking_its_event_raises_at_once() -> None:
+    d = driver()
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tasks:
+            d.post(PromptSubmitted(text="end"))  # the run ends on this one
+            tasks.start_soon(run, d, PromptSubmitted(text="first"))
+            with anyio.fail_after(10), pytest.raises(UsageError, match="run ended before"):
+                await d.submit(PromptSubmitted(text="late"))
+
+    anyio.run(main)
+    assert d.state == prompts("first", "end")
 
 
 def test_a_timer_fires_into_the_inbox() -> None:

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolreel.adapters import SQLiteJournal, load_session, persisted_messages, render_transcript
-from toolreel.adapters._providers import FunctionModel
+from toolreel.adapters._providers import EventModel
 from toolreel.adapters._providers._anthropic import AnthropicCodec
 from toolreel.adapters._serde import event_data
 from toolreel.core import (
@@ -155,7 +155,7 @@ def _calling_photo_then_answering(request: ModelRequest) -> list[Any]:
 
 
 def test_a_tool_returning_an_image_becomes_an_anthropic_tool_result_with_an_image_block() -> None:
-    model = FunctionModel(_calling_photo_then_answering)
+    model = EventModel(_calling_photo_then_answering)
     anyio.run(lambda: run("Show me", AgentOptions(model="m", tools=[photo]), model=model))
     body = AnthropicCodec().encode(model.requests[1], stream=True)
     assert body["messages"][-1] == {
@@ -182,9 +182,9 @@ def test_a_manual_result_with_an_image_reaches_the_server() -> None:
         async def main() -> None:
             async with Client(options(server, tools=[photo])) as client:
                 await client.query("Show me")
-                _ = [block async for block in client.receive_messages()]
+                _ = [item async for item in client.events()]
                 await client.add_tool_result("call_1", ["my photo", IMAGE])
-                _ = [block async for block in client.receive_messages()]
+                _ = [item async for item in client.events()]
 
         anyio.run(main)
     assert server.requests[1]["messages"][-2:] == [

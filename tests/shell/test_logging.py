@@ -10,12 +10,14 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
 import attrs
 import pytest
 
+from toolreel.adapters import SQLiteJournal
 from toolreel.core import Finish, FinishReason, RetryPolicy
 from toolreel.shell import (
     AgentDefinition,
@@ -76,6 +78,44 @@ def test_hitting_the_iteration_cap_logs_one_warning(caplog: pytest.LogCaptureFix
     [warning] = lines(caplog, "toolreel.loop", logging.WARNING)
     assert "max_tool_iterations (2)" in warning
     assert "Increase max_tool_iterations" in warning
+
+
+def test_the_turns_end_is_logged_and_journaled_before_its_last_message_is_handed_out(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    caplog.set_level(logging.WARNING, logger="toolreel")
+    again = tool_calls(("c", "add", {"a": 1, "b": 1}))
+    journal = SQLiteJournal(tmp_path / "j.db")  # its writes go through a worker thread
+    seen: list[tuple[list[str], bool]] = []
+
+    def recorded() -> tuple[list[str], bool]:
+        """The warnings so far, and whether the journal holds the turn's end."""
+        effects = [e for entry in journal.entries("s") for e in entry.effects]
+        return lines(caplog, "toolreel.loop", logging.WARNING), effects[-1]["type"] == "Finish"
+
+    with ScriptedServer([again, again, text("2")]) as server:
+        policy = "final_answer"  # the answer is the last message: the Finish's text
+
+        async def main() -> None:
+            opts = options(
+                server,
+                journal=journal,
+                session_id="s",
+                max_tool_iterations=2,
+                on_max_iterations=policy,
+            )
+            async with Client(opts) as client:
+                await client.query("go")
+                async for item in client.events():
+                    if isinstance(item, Finish) and item.text == "2":
+                        seen.append(recorded())
+            # leaving `async with` right after: nothing of the turn is still on its way
+
+        anyio.run(main)
+    journal.close()
+    [(warnings, journaled)] = seen
+    assert len(warnings) == 1 and "Hit max_tool_iterations" in warnings[0]
+    assert journaled
 
 
 def test_a_turn_that_completes_logs_no_warning(caplog: pytest.LogCaptureFixture) -> None:

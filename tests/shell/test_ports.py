@@ -15,7 +15,7 @@ import anyio
 import attrs
 import pytest
 
-from toolreel.adapters import FunctionModel, MemoryJournal
+from toolreel.adapters import EventModel, MemoryJournal
 from toolreel.core import ModelCallFailed, ModelEvent, ModelRequest, ModelResponded, TextDelta
 from toolreel.shell import (
     AgentDefinition,
@@ -103,7 +103,7 @@ def test_a_mismatch_raised_mid_stream_reaches_the_caller_not_the_history() -> No
         yield TextDelta(text="hal")
         raise RequestMismatch("model call 1 differs from the recording: (diff)")
 
-    class Halting(FunctionModel):
+    class Halting(EventModel):
         def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
             return half_then_mismatch(request)
 

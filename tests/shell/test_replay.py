@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import anyio
 import attrs
 import httpx
+import httpx2
 import pytest
 
 from toolreel.adapters import (
@@ -270,6 +272,14 @@ def test_the_transcript_is_stable_and_complete() -> None:
     assert "▸ 1 tool round: divide" in render_transcript(session, expand=False)
 
 
+def test_a_transcript_counts_in_the_singular_for_one() -> None:
+    journal = MemoryJournal()
+    record([text("hello")], journal)
+    shown = render_transcript(load_session(journal, "s"))
+    assert "_completed · 1 iteration · 10 in / 5 out tokens_" in shown
+    assert "1 iterations" not in shown and shown.endswith("Total: 1 turn · 10 in / 5 out tokens\n")
+
+
 def test_transcript_snapshot_extension_round_trips(transcript_snapshot) -> None:
     journal = MemoryJournal()
     record(SCENARIOS["parallel tools"][0], journal)
@@ -277,12 +287,13 @@ def test_transcript_snapshot_extension_round_trips(transcript_snapshot) -> None:
     assert session == transcript_snapshot
 
 
-def test_the_network_guard_refuses_real_provider_calls() -> None:
+@pytest.mark.parametrize("library", [httpx2, httpx], ids=["httpx2", "httpx"])
+def test_the_network_guard_refuses_real_provider_calls(library: Any) -> None:
     with guard_network() as blocked:
         with pytest.raises(NetworkBlocked, match=r"api\.openai\.com"):
-            httpx.get("https://api.openai.com/v1/models")
+            library.get("https://api.openai.com/v1/models")
         with ScriptedServer([text("local is fine")]) as server:
-            assert httpx.post(f"{server.url}/chat/completions", json={}).status_code == 200
+            assert library.post(f"{server.url}/chat/completions", json={}).status_code == 200
     assert blocked == ["https://api.openai.com/v1/models"]
 
 

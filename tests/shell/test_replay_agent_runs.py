@@ -153,6 +153,23 @@ def test_render_transcript_renders_an_agent_run_as_render_agent_transcript(
     assert render_transcript(session, ids=True).startswith("# Agent run s\n")
 
 
+def test_an_agent_run_of_one_call_is_counted_in_the_singular(
+    tmp_path: Path, scripted_model: MakeScriptedModel
+) -> None:
+    from toolreel.shell import execute_agent  # noqa: PLC0415
+
+    model = scripted_model(
+        [tool_calls(("c1", "record_invoice", {"number": "INV-2", "total": 5}))], http=False
+    )
+    path = tmp_path / "one.jsonl"
+    run = execute_agent(
+        agent(), "INV-2 5", model.options(), model=model.model, journal=path, session_id="s"
+    )
+    assert isinstance(anyio.run(lambda: run), AgentSuccess)
+    shown = render_agent_transcript(loaded(path))
+    assert "Total: 1 attempt · 1 iteration · " in shown and "iterations" not in shown
+
+
 def test_an_agent_run_is_snapshot_as_its_transcript(
     recorded: Path, transcript_snapshot: Any
 ) -> None:

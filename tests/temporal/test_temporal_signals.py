@@ -129,7 +129,8 @@ def test_a_turn_paused_for_approval_survives_a_worker_restart_and_goes_on_on_dec
                 held = await pending_approvals(handle)
             # the first worker is gone; a new one takes the paused session over
             async with session_worker(client, gated, task_queue=task_queue):
-                with pytest.raises(UnknownApproval):
+                refused = r"can't handle event Approved\(call_id='call_zzz'\) when phase=AWAIT"
+                with pytest.raises(UnknownApproval, match=refused):  # in the core's words
                     await approve(handle, "call_zzz")
                 await approve(handle, "call_a")
                 await deny(handle, "call_b", "b.txt is still needed")

@@ -1,8 +1,9 @@
-"""Record modes (issue 12, item 3): a marked test records once from the provider, then replays.
+"""Record modes (issue 12, item 3) through the `toolreel_recording` fixture's options and model.
 
 Each test runs a user's test suite through pytester; "the real provider" is
 the scripted OpenAI-compatible server on 127.0.0.1, reached through the
-environment as a user's recording run would reach OpenAI.
+environment as a user's recording run would reach OpenAI. (A test's own
+connections, with no fixture: test_record_own_code.py.)
 """
 
 from __future__ import annotations
@@ -10,19 +11,22 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-import toolreel.testing
-from toolreel.shell import Connection, Recording
-from toolreel.shell._scripted import Reply, ScriptedServer, text, tool_calls
+from toolreel.adapters import MemoryJournal
+from toolreel.shell import AgentOptions, export_session, tool
+from toolreel.shell import run as run_prompt
+from toolreel.testing import Reply, ScriptedServer, text, tool_calls
+from toolreel.testing._tape import HEADER, read_tape
 
 KEY = "sk-recordmodes-test-0123456789abcdef"
 CHAT = """
 import anyio, pytest
+import toolreel.testing
 from toolreel.shell import Client, tool
 
 @tool
@@ -161,21 +165,22 @@ def test_a_replay_with_fewer_calls_keeps_the_recording_except_in_new(
 
     run(pytester, "--toolreel-record=new").assert_outcomes(passed=1)
     assert len(provider.requests) == 2  # the one call made was replayed
-    assert len(Recording.from_file(recording(pytester)).calls) == 1
+    assert len(read_tape(recording(pytester))) == 1
 
 
-def test_without_an_override_a_replay_that_bypasses_the_reels_model_fails(
+def test_a_replay_whose_test_passes_its_own_model_port_fails_saying_so(
     pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(toolreel.testing, "override", None, raising=False)
-    chat_test(pytester, model="None")  # recording works through the options alone
+    chat_test(pytester)
     run(pytester).assert_outcomes(passed=1)
+    chat_test(
+        pytester, model="toolreel.testing.FunctionModel(lambda messages, info: 'The sum is 5')"
+    )
     result = run(pytester)
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(
-        ["*did not ask the reel's model*pass model=toolreel_recording.model*"]
+        ["*asked no model through the reel, so nothing was replayed*model= is used as it is*"]
     )
-    assert len(provider.requests) == 4  # the second run reached the provider
 
 
 def test_all_always_asks_the_provider_and_rewrites(
@@ -183,9 +188,15 @@ def test_all_always_asks_the_provider_and_rewrites(
 ) -> None:
     chat_test(pytester)
     run(pytester).assert_outcomes(passed=1)
+
+    def again(body: dict[str, Any]) -> Reply:
+        reply = calculator(body)
+        return text(reply.text + ", again") if reply.text else reply
+
+    provider.script = again
     run(pytester, "--toolreel-record=all").assert_outcomes(passed=1)
-    assert len(provider.requests) == 4
-    assert recording(pytester).is_file()
+    assert len(provider.requests) == 4  # asked although the recording held both requests
+    assert "The sum is 5, again" in recording(pytester).read_text()
 
 
 def test_none_fails_a_missing_recording_with_the_command_to_make_it(
@@ -276,7 +287,8 @@ def test_an_agent_run_records_and_replays(
     pytester.makepyfile(test_rm_agent=AGENT)
     run(pytester).assert_outcomes(passed=1)
     assert len(provider.requests) == 1
-    assert Recording.from_file(recording(pytester, "agent")).config.structured
+    [call] = read_tape(recording(pytester, "agent"))
+    assert [spec["name"] for spec in call.request["tools"]] == ["answer"]
 
     offline(monkeypatch)
     run(pytester, "--toolreel-record=none").assert_outcomes(passed=1)
@@ -334,17 +346,9 @@ def test_the_recordings_folder_is_an_ini_option_and_apply_takes_the_apps_options
     assert len(provider.requests) == 1
 
 
-def test_a_marked_test_gets_its_reel_entered_as_the_override(
-    pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+def test_a_marked_test_that_asks_no_model_fails_at_record_time(
+    pytester: pytest.Pytester, provider: ScriptedServer
 ) -> None:
-    entered: list[object] = []
-
-    @contextmanager
-    def override(*, model: object) -> Iterator[None]:
-        entered.append(model)
-        yield
-
-    monkeypatch.setattr(toolreel.testing, "override", override, raising=False)
     pytester.makepyfile(
         test_rm_marked="""
         import pytest
@@ -355,9 +359,8 @@ def test_a_marked_test_gets_its_reel_entered_as_the_override(
         """
     )
     result = run(pytester)
-    assert [type(model).__name__ for model in entered] == ["ReelModel"]
-    result.assert_outcomes(passed=1, errors=1)  # it ran no session: nothing to record
-    result.stdout.fnmatch_lines(["*the test ran no session with the reel's options*"])
+    result.assert_outcomes(passed=1, errors=1)  # it asked no model: nothing to record
+    result.stdout.fnmatch_lines(["*the test asked no model through the reel*"])
     assert not recording(pytester, "nothing").exists()
 
 
@@ -368,26 +371,23 @@ def test_the_readme_example_records_then_replays(
     blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), re.S)
     [example] = [block for block in blocks if "toolreel_recording(" in block]
     pytester.makepyfile(test_rm_example=example)
+    monkeypatch.setenv("MY_LLM_URL", provider.url)  # the app's own setting
     run(pytester).assert_outcomes(passed=1)
+    assert {request["model"] for request in provider.requests} == {"gpt-4.1-mini"}
     assert recording(pytester, "adds").is_file()
     offline(monkeypatch)
-    run(pytester).assert_outcomes(passed=1)
+    monkeypatch.delenv("MY_LLM_URL")  # nothing to reach, no key: a hosted model, replayed
+    run(pytester, "--toolreel-offline").assert_outcomes(passed=1)
     assert len(provider.requests) == 2
 
 
-def test_under_an_override_the_app_passes_no_model_and_still_records_and_replays(
+def test_the_reels_options_without_its_model_still_record_and_replay(
     pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    @contextmanager
-    def override(*, model: object) -> Iterator[None]:  # as toolreel.testing.override does it
-        with monkeypatch.context() as patch:
-            patch.setattr(Connection, "open_model", lambda self: model)
-            yield
-
-    monkeypatch.setattr(toolreel.testing, "override", override, raising=False)
-    chat_test(pytester, model="None")
+    chat_test(pytester, model="None")  # the Client opens the options' connection itself
     run(pytester).assert_outcomes(passed=1)
     assert len(provider.requests) == 2
+    offline(monkeypatch)
     run(pytester, "--toolreel-record=none").assert_outcomes(passed=1)
     assert len(provider.requests) == 2
 
@@ -417,3 +417,42 @@ def test_a_recording_run_recovers_tool_calls_written_as_text_as_the_options_ask(
         }
     offline(monkeypatch)
     run(pytester).assert_outcomes(passed=1)
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def test_a_recording_written_as_a_session_export_still_replays(
+    pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal = MemoryJournal()
+    options = AgentOptions(
+        model="scripted-1", base_url=provider.url, tools=[add], journal=journal, session_id="s"
+    )
+    anyio.run(run_prompt, "What is 2 + 3?", options)
+    recording(pytester).parent.mkdir()
+    export_session(journal, "s", recording(pytester))  # how recordings were first written
+    before = recording(pytester).read_bytes()
+    chat_test(pytester)
+    offline(monkeypatch)
+    run(pytester, "--toolreel-record=none").assert_outcomes(passed=1)
+    assert len(provider.requests) == 2  # the export's two calls answered the test
+    assert recording(pytester).read_bytes() == before
+
+
+def test_the_recording_holds_each_call_readably(
+    pytester: pytest.Pytester, provider: ScriptedServer
+) -> None:
+    chat_test(pytester)
+    run(pytester).assert_outcomes(passed=1)
+    head, *calls = [json.loads(line) for line in recording(pytester).read_text().splitlines()]
+    assert head == HEADER
+    assert [call["connection"] for call in calls] == 2 * [
+        {"provider": "openai", "base_url": provider.url, "model": "scripted-1"}
+    ]
+    assert calls[0]["messages"][0]["content"] == "What is 2 + 3?"
+    assert [event["type"] for event in calls[0]["events"]][-1] == "ModelResponded"
+    assert calls[1]["messages"][-1]["tool_rounds"][0]["results"][0]["content"] == "5"

@@ -77,7 +77,7 @@ def test_hidden_usage_is_left_out_so_new_token_counts_still_match(
     user_suite(pytester)
     run(pytester, "--snapshot-update").assert_outcomes(passed=2)
     answer = stored(pytester).split("# name: test_answer")[1].split("# name:")[0]
-    assert "tokens" not in answer and "_completed · 1 iterations_" in answer
+    assert "tokens" not in answer and "_completed · 1 iteration_" in answer
     user_suite(pytester, usage=(99, 7))
     run(pytester).assert_outcomes(passed=2)
 

@@ -10,7 +10,7 @@ import anyio
 import attrs
 import pytest
 
-from toolreel.adapters import FunctionModel as EventModel
+from toolreel.adapters import EventModel
 from toolreel.core import (
     ChatMessage,
     ConfigError,

@@ -24,12 +24,15 @@ from toolreel.core import (
     PromptSubmitted,
     RunTool,
     TextDelta,
+    TextStreamed,
     ToolCall,
+    ToolCallAnnounced,
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
     ToolRound,
     ToolSpec,
+    arguments_object,
     initial_state,
     step,
 )
@@ -44,9 +47,7 @@ from toolreel.shell import (
     HookDecision,
     OutputTool,
     PreToolUseEvent,
-    TextBlock,
     Tool,
-    ToolUseBlock,
     UserPromptSubmitEvent,
     execute_agent,
     tool,
@@ -80,7 +81,7 @@ finish = effects[-1]
 assert isinstance(finish, Finish)
 print(finish.reason.value, finish.text, len(finish.rounds))
 
-# --- Using it: Client, open_agent compatible ---------------------------------------------
+# --- Using it: Client ---------------------------------------------------------------------
 
 
 @tool("add", "Add two numbers", {"a": float, "b": float})
@@ -156,11 +157,14 @@ with_hooks = attrs.evolve(options, hooks=hooks_built_first)
 async def main() -> None:
     async with Client(options) as client:
         await client.query("What's 7 times 8, then add 5?")
-        async for block in client.receive_messages():
-            if isinstance(block, ToolUseBlock):
-                print("tool:", block.name, block.input)
-            elif isinstance(block, TextBlock):
-                print(block.text)
+        async for notice in client.events():
+            match notice:
+                case ToolCallAnnounced(call=call):  # before the call runs
+                    print("tool:", call.name, arguments_object(call.arguments))
+                case TextStreamed(text=piece):
+                    print(piece, end="", flush=True)
+                case Finish(reason=reason):
+                    print(f"\n[{reason.value}]")
 
 
 async def resume() -> None:

@@ -72,6 +72,7 @@ def test_the_card_of_a_held_call_approves_and_denies(held_page: Page) -> None:
     after = page.locator(".turn.live").nth(1)
     expect(after.locator(".card[data-tool=multiply] .output")).to_contain_text("56")
     expect(after.locator(".outcome")).to_contain_text("completed")
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()  # the stream has closed
 
     _ask(page, "What is 6 times 7?")
     card = page.locator(".turn.live").nth(2).locator(".card[data-tool=multiply]")

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -115,7 +115,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         )
     try:
         url = _wait_until_serving(process, log)
-        assert httpx.get(url + "api/info", timeout=5).json()["scripted"] is True
+        assert httpx2.get(url + "api/info", timeout=5).json()["scripted"] is True
         yield url
     finally:
         process.terminate()
@@ -172,7 +172,7 @@ def _journaled_outcomes(server: str, session: str, count: int) -> list[str]:
     deadline = time.monotonic() + WAIT_MS / 1000
     outcomes: list[str] = []
     while time.monotonic() < deadline:
-        answer = httpx.get(f"{server}api/sessions/{session}", timeout=5)
+        answer = httpx2.get(f"{server}api/sessions/{session}", timeout=5)
         if answer.status_code == 200:
             outcomes = [turn["outcome"] for turn in answer.json()["turns"]]
             if len(outcomes) == count and outcomes[-1] != "running":
@@ -224,7 +224,7 @@ def test_chat_streams_tool_cards_stops_and_replays_round_by_round(page: Page, se
     expect(third.locator(".outcome")).to_have_text("stopped")
 
     # The server cancelled both turns (journaled as cancelled) in one session.
-    listed = httpx.get(server + "api/sessions", timeout=5).json()["sessions"]
+    listed = httpx2.get(server + "api/sessions", timeout=5).json()["sessions"]
     assert len(listed) == 1
     session = listed[0]["id"]
     assert _journaled_outcomes(server, session, 3) == ["completed", "cancelled", "cancelled"]

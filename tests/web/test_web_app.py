@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -57,7 +57,7 @@ def chat_body(text: str, chat_id: str | None = "chat-1", **extra: Any) -> dict[s
     }
 
 
-def ui_parts_of(response: httpx.Response) -> list[dict[str, Any]]:
+def ui_parts_of(response: httpx2.Response) -> list[dict[str, Any]]:
     """The parts of a UI message stream response (which must end with `data: [DONE]`)."""
     assert response.status_code == 200, response.text
     assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
@@ -67,7 +67,7 @@ def ui_parts_of(response: httpx.Response) -> list[dict[str, Any]]:
     return [json.loads(e.removeprefix("data: ")) for e in events[:-1]]
 
 
-def plain_events_of(response: httpx.Response) -> list[tuple[str, dict[str, Any]]]:
+def plain_events_of(response: httpx2.Response) -> list[tuple[str, dict[str, Any]]]:
     """The (type, data) pairs of a plain event stream response."""
     assert response.status_code == 200, response.text
     pairs = []
@@ -77,14 +77,16 @@ def plain_events_of(response: httpx.Response) -> list[tuple[str, dict[str, Any]]
     return pairs
 
 
-def call(web: Any, method: str, path: str, body: Any = None) -> httpx.Response:
+def call(web: Any, method: str, path: str, body: Any = None) -> httpx2.Response:
     """One request to the ASGI app."""
 
-    async def send() -> httpx.Response:
-        transport = httpx.ASGITransport(app=web)
-        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+    async def send() -> httpx2.Response:
+        transport = httpx2.ASGITransport(app=web)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             if isinstance(body, bytes):
-                return await client.request(method, path, content=body)
+                return await client.request(
+                    method, path, content=body, headers={"content-type": "application/json"}
+                )
             return await client.request(method, path, json=body)
 
     return anyio.run(send)
@@ -270,10 +272,12 @@ def test_a_session_in_use_is_a_409(calculator) -> None:
     journal = MemoryJournal()
     web = app(options(calculator), journal=journal)
 
-    async def hold_and_post() -> httpx.Response:
+    async def hold_and_post() -> httpx2.Response:
         async with Client(options(calculator, journal=journal, session_id="busy")):
-            transport = httpx.ASGITransport(app=web)
-            async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+            transport = httpx2.ASGITransport(app=web)
+            async with httpx2.AsyncClient(
+                transport=transport, base_url="http://127.0.0.1"
+            ) as client:
                 return await client.post("/api/chat", json=chat_body("hi", "busy"))
 
     response = anyio.run(hold_and_post)
@@ -299,9 +303,9 @@ def test_the_app_mounts_under_a_prefix_and_chat_response_serves_a_users_own_rout
 def test_pages_of_the_origins_given_may_call_the_api(calculator) -> None:
     web = app(options(calculator), cors_origins=["http://localhost:3000"])
 
-    async def requests() -> list[httpx.Response]:
-        transport = httpx.ASGITransport(app=web)
-        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+    async def requests() -> list[httpx2.Response]:
+        transport = httpx2.ASGITransport(app=web)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             preflight = await client.options(
                 "/api/chat",
                 headers={

@@ -190,7 +190,11 @@ def test_responses_for_calls_not_held_are_a_400_naming_them_and_nothing_is_appli
     )
     response = call(web, "POST", "/api/chat", approval_body(message))
     assert response.status_code == 400
-    assert "'ghost'" in response.json()["error"] and "'c1'" not in response.json()["error"]
+    error = response.json()["error"]  # the core's words, for the one call not held
+    assert "Approved(call_id='ghost')" in error and "Approved(call_id='c1')" not in error
+    assert error.endswith(
+        "call 'ghost' awaits no approval (unknown, or already decided); awaiting approval: ['c1']"
+    )
     assert response.json()["unknown"] == ["ghost"] and response.json()["approvals"] == ["c1"]
     assert DELETED == []
     [row] = call(web, "GET", "/api/sessions").json()["sessions"]

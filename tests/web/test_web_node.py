@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 import pytest
 from web_support import (
     ADD,
@@ -106,8 +106,8 @@ def test_a_real_turn_served_by_the_app_reads_into_the_answer_and_its_tool_parts(
             "parts": [{"type": "text", "text": "What's 7 times 8, then add 5?"}],
         }
         body = {"id": "c", "messages": [user], "trigger": "submit-message"}
-        transport = httpx.ASGITransport(app=web)
-        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+        transport = httpx2.ASGITransport(app=web)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             return (await client.post("/api/chat", json=body)).text
 
     with ScriptedServer(openai_reply) as server:

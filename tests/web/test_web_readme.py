@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 
 from toolreel.shell._scripted import ScriptedServer, openai_reply
 
@@ -25,8 +25,10 @@ def test_the_mount_and_own_route_example_serves_turns(tmp_path, monkeypatch) -> 
         exec(compile(pointed, str(README), "exec"), namespace)
 
         async def post(path: str, body: Any) -> str:
-            transport = httpx.ASGITransport(app=namespace["site"])
-            async with httpx.AsyncClient(transport=transport, base_url="http://site") as client:
+            transport = httpx2.ASGITransport(app=namespace["site"])
+            async with httpx2.AsyncClient(
+                transport=transport, base_url="http://localhost"
+            ) as client:
                 response = await client.post(path, json=body)
                 assert response.status_code == 200, response.text
                 return response.text

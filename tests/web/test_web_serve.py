@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-import httpx
+import httpx2
 import pytest
 from web_support import HERE, check_ui
 
@@ -101,7 +101,7 @@ def chat(url: str, text: str, chat_id: str) -> list[dict[str, Any]]:
     """POST /api/chat; the parts of its UI message stream."""
     user = {"id": "u", "role": "user", "parts": [{"type": "text", "text": text}]}
     body = {"id": chat_id, "messages": [user], "trigger": "submit-message", "messageId": None}
-    response = httpx.post(f"{url}/api/chat", json=body, timeout=30)
+    response = httpx2.post(f"{url}/api/chat", json=body, timeout=30)
     assert response.status_code == 200, response.text
     events = [e for e in response.text.split("\n\n") if e]
     assert events[-1] == "data: [DONE]"
@@ -129,9 +129,9 @@ def eventually(check: Callable[[], T | None], what: str) -> T:
 
 def test_serve_without_a_key_serves_the_scripted_model_and_says_so(served: Served) -> None:
     assert "offline scripted calculator model" in served.first_line
-    info = httpx.get(f"{served.url}/api/info").json()
+    info = httpx2.get(f"{served.url}/api/info").json()
     assert info["scripted"] is True and info["model"] == "scripted-calculator"
-    assert httpx.get(f"{served.url}/").headers["content-type"].startswith("text/html")
+    assert httpx2.get(f"{served.url}/").headers["content-type"].startswith("text/html")
 
 
 def test_rounds_parallel_calls_a_tool_error_and_the_cap_over_http(served: Served) -> None:
@@ -158,7 +158,7 @@ def test_a_client_that_disconnects_cancels_the_turn_and_the_chat_goes_on(served:
         "trigger": "submit-message",
     }
     with (
-        httpx.Client(base_url=served.url, timeout=30) as http,
+        httpx2.Client(base_url=served.url, timeout=30) as http,
         http.stream("POST", "/api/chat", json=body) as response,
     ):
         for line in response.iter_lines():
@@ -169,7 +169,7 @@ def test_a_client_that_disconnects_cancels_the_turn_and_the_chat_goes_on(served:
     eventually((served.folder / "cancelled").exists, "the tool was stopped")
 
     def cancelled() -> dict[str, Any] | None:
-        detail = httpx.get(f"{served.url}/api/sessions/web-slow").json()
+        detail = httpx2.get(f"{served.url}/api/sessions/web-slow").json()
         turns = detail["turns"]
         return detail if turns and turns[0]["outcome"] == "cancelled" else None
 
@@ -180,9 +180,9 @@ def test_a_client_that_disconnects_cancels_the_turn_and_the_chat_goes_on(served:
 
     parts = chat(served.url, "What is 2 plus 3?", "web-slow")  # the same chat goes on
     assert answer(parts) == "The answer is 5."
-    detail = httpx.get(f"{served.url}/api/sessions/web-slow").json()
+    detail = httpx2.get(f"{served.url}/api/sessions/web-slow").json()
     assert [t["outcome"] for t in detail["turns"]] == ["cancelled", "completed"]
-    listed = httpx.get(f"{served.url}/api/sessions").json()["sessions"]
+    listed = httpx2.get(f"{served.url}/api/sessions").json()["sessions"]
     row = {"id": "web-slow", "title": "What is 999 plus 1?", "turns": 2, "rounds": 2}
     assert {**row, "outcome": "completed", "approvals": 0} in listed
 

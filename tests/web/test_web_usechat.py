@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 import pytest
 from test_web_serve import Served
 from web_support import HERE
@@ -163,9 +163,9 @@ def test_a_reloaded_chat_with_resume_finds_no_stream_and_goes_on(chat: dict[str,
 
 
 def test_the_resume_route_says_there_is_no_stream_to_resume() -> None:
-    async def get() -> httpx.Response:
-        transport = httpx.ASGITransport(app=app(AgentOptions(model="m")))
-        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+    async def get() -> httpx2.Response:
+        transport = httpx2.ASGITransport(app=app(AgentOptions(model="m")))
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             return await client.get("/api/chat/any-chat/stream")
 
     response = anyio.run(get)
