@@ -149,3 +149,33 @@ def test_an_agent_whose_helpers_require_approval_is_refused_not_run_unasked(
         await asyncio.wait_for(work(await connect(temporal_address)), 60)
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    ("prompt", "refusal"),
+    [
+        (["INV-1", "40"], r"build_prompt gave a list; on Temporal a prompt is a str"),
+        ("INV-1 " + b"\xff".decode("utf-8", "surrogateescape"), r"prompt="),
+    ],
+    ids=["not-text", "lone-surrogate"],
+)
+def test_an_agent_whose_prompt_no_journal_holds_is_refused_once_not_run(
+    temporal_address: str, prompt: Any, refusal: str
+) -> None:
+    unfit = attrs.evolve(INVOICES, build_prompt=lambda source: prompt)
+
+    async def work(client: Client) -> None:
+        task_queue = f"q-{uuid.uuid4().hex[:8]}"
+        with ScriptedServer(SCRIPT) as server:
+            worker = session_worker(
+                client, options(server), task_queue=task_queue, agents={"unfit": unfit}
+            )
+            async with worker:
+                with pytest.raises(TemporalError, match=refusal):
+                    await run_agent(client, "unfit", "INV-1", task_queue=task_queue)
+            assert server.requests == []  # refused before the model was asked
+
+    async def main() -> None:
+        await asyncio.wait_for(work(await connect(temporal_address)), 60)
+
+    asyncio.run(main())
