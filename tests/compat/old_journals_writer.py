@@ -1,4 +1,4 @@
-"""Journals as bfd8293 wrote them: run with bfd8293's code (test_old_journals.py sets that up).
+"""Journals as bfd8293 wrote them: run with bfd8293's code (test_bfd8293_journals.py sets that up).
 
 Usage: python old_journals_writer.py DIR [crash-chat | crash-agent]
 
