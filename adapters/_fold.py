@@ -1,25 +1,25 @@
-"""The one fold of a journaled session: its steps, in order, through its reducer again.
+"""The one fold of a journaled session: its steps, in order, through `step` again.
 
 Resuming after a crash, `load_session` and `replay` all read a session this way
-and differ only in what they do with each step. `fold_journal` opens the fold of
-the session's kind, told by its config: a tool loop's folds through `step`
-(each step under the config the session recorded for it, or all under one
-given), an agent run's through `agent_step`. Iterating gives each entry with the
-effects folding it produced now; once it ends, `state` and `entry` say where
-it stopped (a caller that catches a `StepError` knows which step the reducer
-refused).
+and differ only in what they do with each step. `fold_journal` folds each step
+under the config the session recorded for it, or all under one given; a chat
+session and an agent run (a config whose `output` is structured) alike.
+Iterating gives each entry with the effects folding it produced now; once it
+ends, `state` and `entry` say where it stopped (a caller that catches a
+`StepError` knows which step the reducer refused).
 Events arrive decoded by the journal; `differs` compares a step's effects
 with the recorded ones (records of an older shape brought up to date by
 `current_records` only when the plain comparison fails, so replay pays nothing
-for them per step).
+for them per step). Steps journaled by bfd8293's agent reducer are compared
+as adapters/_legacy.py says (`JournalFold.differs`).
 
 A replay's fold (`runs=True`) reads a SQLite journal's runs of deltas whole
 (adapters/_rows.py): a run the reducer accepts as it stands (`text_run`,
 `fragment_run` in core/_step.py: exactly what `step` makes of each delta, and
 each delta's effects exactly the ones the run records) is folded at once and
 yielded as one `FoldedRun`; any other run, and any run under a config change
-or of an agent run, is folded step by step, so a refused step or a divergence
-names its own seq as ever. Every other reader gets one entry per step.
+or of an old agent run, is folded step by step, so a refused step or a
+divergence names its own seq as ever. Every other reader gets one entry per step.
 
 Given a `Damage`, the fold also tells it where sequence numbers skip (steps
 lost) and raises `JournalCorrupt` on a step stored twice or out of order.
@@ -28,28 +28,20 @@ lost) and raises `JournalCorrupt` on a step stored twice or out of order.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Generic, TypeVar, cast, get_args
+from typing import Any, cast
 
 import attrs
 
 from toolreel.core import (
-    AgentConfig,
-    AgentEffect,
-    AgentEvent,
-    AgentState,
-    AgentStepError,
     Effect,
     Emit,
     LoopConfig,
     State,
     TextStreamed,
-    ValidationFinished,
-    agent_step,
-    initial_agent_state,
     initial_state,
     step,
 )
-from toolreel.core._step import fragment_run, text_run
+from toolreel.core.bulk import fragment_run, text_run
 
 from ._errors import JournalCorrupt, SessionError
 from ._journal import (
@@ -62,13 +54,8 @@ from ._journal import (
     current_records,
     effect_record,
 )
+from ._legacy import LegacyAgentConfig, legacy_differs, unreasoned
 from ._rows import TEXT, Item, Run
-
-C = TypeVar("C", LoopConfig, AgentConfig)
-S = TypeVar("S", State, AgentState)
-F = TypeVar("F", Effect, AgentEffect)
-
-_AGENT_EVENTS = get_args(AgentEvent)
 
 
 @attrs.frozen(kw_only=True)
@@ -86,14 +73,14 @@ class FoldedRun(JournalEntry):
         return cls(seq=run.seq, event=cast(StepEvent, run), effects=())
 
 
-class JournalFold(Generic[C, S, F]):
+class JournalFold:
     """A session's steps folded one by one: iterate for `(entry, effects)` pairs."""
 
     def __init__(
         self,
         journal: Journal,
         session_id: str,
-        configs: Sequence[tuple[int, C]],
+        configs: Sequence[tuple[int, LoopConfig]],
         *,
         damage: Damage | None = None,
         runs: bool = False,
@@ -106,14 +93,16 @@ class JournalFold(Generic[C, S, F]):
         self.journal = journal
         self.runs = runs
         self.session_id = session_id
-        self.configs: Sequence[tuple[int, C]] = configs
+        self.configs: Sequence[tuple[int, LoopConfig]] = configs
         self.damage = damage
-        self.state: S = self._initial(configs[0][1])
+        self.state: State = initial_state(configs[0][1])
         #: The last step folded, or the one whose fold raised; None before the first.
         self.entry: JournalEntry | None = None
+        #: Some steps were journaled by bfd8293's agent reducer (adapters/_legacy.py).
+        self.legacy = any(isinstance(config, LegacyAgentConfig) for _, config in configs)
 
     @property
-    def config(self) -> C:
+    def config(self) -> LoopConfig:
         """The config the session began with (or the one given for every step)."""
         return self.configs[0][1]
 
@@ -122,54 +111,71 @@ class JournalFold(Generic[C, S, F]):
         """The last step's number (None before the first)."""
         return self.entry.seq if self.entry is not None else None
 
-    def _initial(self, config: C) -> S:
-        """The reducer's first state for `config`."""
-        raise NotImplementedError
-
-    def _reduce(self, state: S, event: StepEvent) -> tuple[S, tuple[F, ...]]:
-        """One step of the session's reducer (refusing an event of the other kind)."""
-        raise NotImplementedError
-
-    def _reconfigured(self, state: S, config: C) -> S:
-        """`state` under the config a continued session recorded from here on."""
-        raise NotImplementedError
-
-    def _run(self, state: S, run: Run) -> S | None:
-        """The state after folding the whole run, or None: fold it step by step."""
-        return None
-
-    def __iter__(self) -> Iterator[tuple[JournalEntry, tuple[F, ...]]]:
+    def __iter__(self) -> Iterator[tuple[JournalEntry, tuple[Effect, ...]]]:
         """Each entry with the effects folding it produced (a `FoldedRun` with none).
 
         `state` and `entry` are set as the iteration ends (the hot loop keeps
-        them local): after the last step, or at the step whose fold raised.
+        them local): after the last step, or at the step whose fold raised;
+        for an old agent run's journal, after every step (`differs` needs it).
         """
         items = getattr(self.journal, "stored_items", None)
+        if self.legacy:
+            return self._tracked()
         if not self.runs or self.damage is not None or items is None:
             return self._steps()
         return self._items(items(self.session_id))
 
-    def _steps(self) -> Iterator[tuple[JournalEntry, tuple[F, ...]]]:
-        """The fold of the journal's entries, one step each (`_items` with no `Run` among them)."""
+    def differs(
+        self, entry: JournalEntry, effects: Sequence[StepEffect]
+    ) -> tuple[dict[str, Any], ...] | None:
+        """The effects' records when they differ from what `entry` recorded, else None.
+
+        A step journaled by bfd8293's agent reducer is compared as adapters/_legacy.py
+        says (the fold's `state` is the one after that step).
+        """
+        if not self.legacy or not isinstance(self.state.config, LegacyAgentConfig):
+            return differs(entry, effects)
+        replayed = tuple(effect_record(effect) for effect in effects)
+        config = self.state.config
+        if legacy_differs(entry.effects, effects, replayed, self.state.history, config):
+            return replayed
+        return None
+
+    def _entries(self) -> Iterable[JournalEntry]:
+        """The journal's entries (checked for gaps when there is a `Damage`)."""
         entries: Iterable[JournalEntry] = self.journal.entries(self.session_id, damage=self.damage)
         if self.damage is not None:
             entries = _contiguous(entries, self.journal, self.session_id, self.damage)
-        return self._items(entries)
+        return entries
 
-    def _items(self, items: Iterable[Item]) -> Iterator[tuple[JournalEntry, tuple[F, ...]]]:
-        """The fold of the journal's items: a run at once where `_run` can, else step by step."""
+    def _steps(self) -> Iterator[tuple[JournalEntry, tuple[Effect, ...]]]:
+        """The fold of the journal's entries, one step each (`_items` with no `Run` among them)."""
+        return self._items(self._entries())
+
+    def _tracked(self) -> Iterator[tuple[JournalEntry, tuple[Effect, ...]]]:
+        """One step at a time, `state` and `entry` kept current after each."""
         pending = list(self.configs[1:])
-        reduce, batch, state, entry = self._reduce, self._run, self.state, self.entry
+        for entry in self._entries():
+            self.entry = entry
+            while pending and entry.seq > pending[0][0]:
+                self.state = attrs.evolve(self.state, config=pending.pop(0)[1])
+            self.state, effects = step(self.state, entry.event)
+            yield entry, effects
+
+    def _items(self, items: Iterable[Item]) -> Iterator[tuple[JournalEntry, tuple[Effect, ...]]]:
+        """The fold of the journal's items: a run at once where it can, else step by step."""
+        pending = list(self.configs[1:])
+        state, entry = self.state, self.entry
         steps: Iterable[JournalEntry]
         try:
             for item in items:
                 if item.__class__ is Run:
                     run = item
                     while pending and run.seq > pending[0][0]:
-                        state = self._reconfigured(state, pending.pop(0)[1])
+                        state = attrs.evolve(state, config=pending.pop(0)[1])
                     folded = None
                     if not pending or pending[0][0] >= run.seq + len(run.values) - 1:
-                        folded = batch(state, run)
+                        folded = _run(state, run)
                     if folded is not None:
                         state, entry = folded, FoldedRun.of(run)
                         yield entry, ()
@@ -179,8 +185,8 @@ class JournalFold(Generic[C, S, F]):
                     steps = (cast(JournalEntry, item),)
                 for entry in steps:
                     while pending and entry.seq > pending[0][0]:
-                        state = self._reconfigured(state, pending.pop(0)[1])
-                    state, effects = reduce(state, entry.event)
+                        state = attrs.evolve(state, config=pending.pop(0)[1])
+                    state, effects = step(state, entry.event)
                     yield entry, effects
         finally:
             if isinstance(entry, FoldedRun):
@@ -188,50 +194,11 @@ class JournalFold(Generic[C, S, F]):
             self.state, self.entry = state, entry
 
 
-class LoopFold(JournalFold[LoopConfig, State, Effect]):
-    """A tool loop's session folded through `step`."""
-
-    def _initial(self, config: LoopConfig) -> State:
-        """The loop's first state."""
-        return initial_state(config)
-
-    def _reduce(self, state: State, event: StepEvent) -> tuple[State, tuple[Effect, ...]]:
-        """`step`, refusing an agent run's event (the journal mixes kinds: `SessionError`)."""
-        if isinstance(event, ValidationFinished):
-            raise SessionError(
-                f"session {self.session_id!r} is an agent run, not a tool-loop session"
-            )
-        return step(state, event)
-
-    def _reconfigured(self, state: State, config: LoopConfig) -> State:
-        """`state` under the config a continued session recorded from here on."""
-        return attrs.evolve(state, config=config)
-
-    def _run(self, state: State, run: Run) -> State | None:
-        """`text_run` or `fragment_run`: the whole run through `step` at once, if it can be."""
-        if run.kind == TEXT:
-            return text_run(state, run.values)
-        return fragment_run(state, run.index, run.values)
-
-
-class AgentFold(JournalFold[AgentConfig, AgentState, AgentEffect]):
-    """An agent run folded through `agent_step`."""
-
-    def _initial(self, config: AgentConfig) -> AgentState:
-        """The agent's first state."""
-        return initial_agent_state(config)
-
-    def _reduce(
-        self, state: AgentState, event: StepEvent
-    ) -> tuple[AgentState, tuple[AgentEffect, ...]]:
-        """`agent_step`, refusing a tool loop's event as a step error."""
-        if not isinstance(event, _AGENT_EVENTS):
-            raise AgentStepError(state.phase, event, "not an agent run's event")
-        return agent_step(state, cast(AgentEvent, event))
-
-    def _reconfigured(self, state: AgentState, config: AgentConfig) -> AgentState:
-        """`state` under another config (an agent run records one; kept for symmetry)."""
-        return attrs.evolve(state, config=config)
+def _run(state: State, run: Run) -> State | None:
+    """`text_run` or `fragment_run`: the whole run through `step` at once, if it can be."""
+    if run.kind == TEXT:
+        return text_run(state, run.values)
+    return fragment_run(state, run.index, run.values)
 
 
 def fold_journal(
@@ -241,35 +208,21 @@ def fold_journal(
     config: SessionConfig | None = None,
     damage: Damage | None = None,
     runs: bool = False,
-) -> LoopFold | AgentFold:
-    """The fold of the session's kind (`SessionNotFound` if the journal has no such session).
+) -> JournalFold:
+    """The session's fold (`SessionNotFound` if the journal has no such session).
 
-    With `config`, every step folds under it (it must be of the session's kind,
-    else `SessionError`); without, under the configs the session recorded.
+    With `config`, every step folds under it; without, under the configs the
+    session recorded. A `config` of the other kind (a structured output for a
+    chat session, or text for an agent run) is a `SessionError`.
     """
     recorded = journal.configs(session_id)
-    if isinstance(recorded[-1][1], AgentConfig):
-        if config is not None and not isinstance(config, AgentConfig):
-            raise SessionError(
-                f"session {session_id!r} is an agent run: replay it with an AgentConfig"
-            )
-        agent = config or recorded[-1][1]
-        return AgentFold(journal, session_id, [(0, agent)], damage=damage, runs=runs)
-    if config is not None and not isinstance(config, LoopConfig):
-        raise SessionError(f"session {session_id!r} is a tool loop's: replay it with a LoopConfig")
-    loops = [(seq, c) for seq, c in recorded if isinstance(c, LoopConfig)]
-    if len(loops) != len(recorded):
-        raise SessionError(f"session {session_id!r} is an agent run, not a tool-loop session")
-    configs = [(0, config)] if config else loops
-    return LoopFold(journal, session_id, configs, damage=damage, runs=runs)
-
-
-def fold_loop(journal: Journal, session_id: str, *, damage: Damage | None = None) -> LoopFold:
-    """The fold of a tool loop's session (an agent run's is a `SessionError`)."""
-    fold = fold_journal(journal, session_id, damage=damage)
-    if isinstance(fold, AgentFold):
-        raise SessionError(f"session {session_id!r} is an agent run, not a tool-loop session")
-    return fold
+    if config is not None and config.structured != recorded[-1][1].structured:
+        kind = "an agent run" if recorded[-1][1].structured else "a tool loop's"
+        raise SessionError(
+            f"session {session_id!r} is {kind}: replay it with a config of the same kind"
+        )
+    configs = [(0, config)] if config is not None else recorded
+    return JournalFold(journal, session_id, configs, damage=damage, runs=runs)
 
 
 def differs(
@@ -284,6 +237,8 @@ def differs(
     replayed = tuple(effect_record(effect) for effect in effects)
     if replayed == recorded or replayed == current_records(recorded):
         return None  # (older journals recorded some effects in an earlier shape)
+    if list(unreasoned(replayed)) == list(current_records(recorded)):
+        return None  # (journals before reason codes recorded results without them)
     return replayed
 
 

@@ -42,9 +42,6 @@ from typing import Any, Protocol, TypeAlias
 import attrs
 
 from toolreel.core import (
-    AgentConfig,
-    AgentEffect,
-    AgentEvent,
     Blocked,
     CallModel,
     Cancelled,
@@ -71,15 +68,16 @@ from toolreel.core import (
 
 from ._errors import JournalCorrupt, SessionBusy, SessionNotFound
 from ._lease import Holds, Lease, Owner, check_current
+from ._legacy import LegacyAgentConfig, is_legacy, legacy_config, legacy_data
 from ._memo import IdentityMemo
 from ._serde import effect_data, event_of, get_converter, structure, unstructure
 
-#: The configs a journal keeps: a tool loop's (`step`) or an agent run's (`agent_step`).
-SessionConfig: TypeAlias = LoopConfig | AgentConfig
+#: The config a journal keeps for a session (an agent run's too: its `output` says so).
+SessionConfig: TypeAlias = LoopConfig
 
-#: The events and effects a journal's steps hold: a tool loop's or an agent run's.
-StepEvent: TypeAlias = Event | AgentEvent
-StepEffect: TypeAlias = Effect | AgentEffect
+#: The events and effects a journal's steps hold.
+StepEvent: TypeAlias = Event
+StepEffect: TypeAlias = Effect
 
 #: Tool results longer than this are stored once, in their event (see the module docstring).
 LONG = 1024
@@ -274,6 +272,15 @@ def _record_digest(record: object) -> str:
     return _sha(json.dumps(unstructure(record), sort_keys=True))
 
 
+def _round_digest(record: object) -> str:
+    """The digest of a tool round, its results' reasons left out: what the model is sent
+    (a request's digest is the same with or without them; older journals had none)."""
+    data: dict[str, Any] = unstructure(record)
+    for result in data.get("results", ()):
+        result.pop("reason", None)
+    return _sha(json.dumps(data, sort_keys=True))
+
+
 class _Digests:
     """Digests of message lists that cost O(1) per request as a session grows.
 
@@ -305,7 +312,7 @@ class _Digests:
 
     def message(self, message: ChatMessage) -> str:
         """A message's digest: its rounds chained, then its other fields."""
-        rounds = self.chain(message.tool_rounds, _record_digest)
+        rounds = self.chain(message.tool_rounds, _round_digest)
         return _sha(rounds + _record_digest(attrs.evolve(message, tool_rounds=())))
 
     def messages(self, messages: Sequence[ChatMessage]) -> str:
@@ -342,7 +349,7 @@ def effect_record(effect: StepEffect) -> dict[str, Any]:
         data = effect_data(attrs.evolve(effect, rounds=()))
         del data["rounds"]
         data["rounds_count"] = len(rounds)
-        data["rounds_digest"] = _DIGESTS.chain(rounds, _record_digest)
+        data["rounds_digest"] = _DIGESTS.chain(rounds, _round_digest)
         return data
     if isinstance(effect, (Persist, TellHook)) or (
         isinstance(effect, Emit) and isinstance(effect.notice, (ToolResultReady, RoundFinished))
@@ -481,16 +488,18 @@ def _finish_now(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def config_data(config: SessionConfig) -> dict[str, Any]:
-    """A config as JSON data (its fields alone: an agent's is told apart by its `output`)."""
+    """A config as JSON data (its fields alone; one read from bfd8293's agent journal in the
+    shape it had: adapters/_legacy.py)."""
+    if isinstance(config, LegacyAgentConfig):
+        return legacy_data(config)
     data: dict[str, Any] = unstructure(config)
     return data
 
 
 def config_of(data: dict[str, Any]) -> SessionConfig:
-    """A config back from JSON data: an agent run's if it has an `output`, else a loop's."""
-    if "output" in data:
-        agent: AgentConfig = structure(data, AgentConfig)
-        return agent
+    """A config back from JSON data (bfd8293's agent runs' upgraded: adapters/_legacy.py)."""
+    if is_legacy(data):
+        return legacy_config(data)
     config: LoopConfig = structure(data, LoopConfig)
     return config
 

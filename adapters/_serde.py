@@ -1,8 +1,10 @@
 """The one converter between core records and JSON-ready data (journals, snapshots, replay).
 
-Events, effects, notices, hook decisions and agent outputs are tagged unions: each value
-carries a `"type"` key naming its class, so a journal line reads on its own.
-Image bytes are base64 text; an empty `images` is left out (`_configure_images`).
+Events, effects, notices, outcomes, hook decisions and output specs are tagged unions:
+each value carries a `"type"` key naming its class, so a journal line reads on its own.
+Image bytes are base64 text; an empty `images` is left out (`_configure_images`), and so
+are the fields a chat never sets (`_configure_defaults`): a `LoopConfig`'s text `output`,
+a `Finish`'s `attempts`. Left out, what older journals wrote reads and replays unchanged.
 The converter is built on first use, not at import: configuring the unions
 costs tens of milliseconds that a program which never journals to disk or
 replays should not pay to start (`converter` is looked up lazily, PEP 562).
@@ -13,33 +15,34 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
 
 from toolreel.core import (
-    AgentEffect,
-    AgentNotice,
-    AgentOutcome,
     ChatMessage,
     Decision,
     Effect,
     Event,
+    Finish,
     ImagePart,
+    LoopConfig,
     Notice,
     Outcome,
     OutputSpec,
     PromptSubmitted,
+    State,
     TextDelta,
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
     ToolResult,
-    ValidationFinished,
 )
 
 if TYPE_CHECKING:
     import cattrs
 
+from ._agent_outcome import AgentOutcome
 from ._errors import DecodeError
 
 T = TypeVar("T")
@@ -56,25 +59,18 @@ def _make_converter() -> cattrs.Converter:
     from cattrs.strategies import configure_tagged_union  # noqa: PLC0415 - only when built
 
     conv = cattrs.Converter(forbid_extra_keys=True)
-    # before any hook is built: the unions' hooks are made as they are configured
+    # before any hook is built: the hooks made as unions are configured use it
     conv.register_unstructure_hook_factory(_is_pair, functools.partial(_pair_hook, conv))
-    _configure_images(conv)
-    unions = (
-        Decision,
-        Notice,
-        Outcome,
-        Event,
-        Effect,
-        OutputSpec,
-        AgentNotice,
-        AgentOutcome,
-        AgentEffect,
-    )
-    for union in unions:
-        configure_tagged_union(union, conv, tag_name="type")
     conv.register_unstructure_hook_func(
         _is_set, lambda value: sorted(conv.unstructure(item) for item in value)
     )
+    _configure_images(conv)
+    _configure_stream(conv)
+    for union in (Outcome, OutputSpec):  # before the records holding them are configured
+        configure_tagged_union(union, conv, tag_name="type")
+    _configure_defaults(conv)
+    for union in (Decision, Notice, Event, Effect, AgentOutcome):
+        configure_tagged_union(union, conv, tag_name="type")
     return conv
 
 
@@ -108,8 +104,44 @@ def _configure_images(conv: cattrs.Converter) -> None:
     omit = override(omit_if_default=True)
     image = make_dict_unstructure_fn(ImagePart, conv, data=omit, url=omit)
     conv.register_unstructure_hook(ImagePart, image)  # before the records that hold images
-    for kind in (ChatMessage, ToolResult, PromptSubmitted, ToolFinished):
+    for kind in (ChatMessage, PromptSubmitted, ToolFinished):
         conv.register_unstructure_hook(kind, make_dict_unstructure_fn(kind, conv, images=omit))
+    result = make_dict_unstructure_fn(ToolResult, conv, images=omit, reason=omit)
+    conv.register_unstructure_hook(ToolResult, result)  # a tool's own output: no reason
+
+
+def _configure_defaults(conv: cattrs.Converter) -> None:
+    """A config's text `output` and a `Finish`'s `attempts` left out when a chat has them."""
+    from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415 - when built
+
+    omit = override(omit_if_default=True)
+    conv.register_unstructure_hook(
+        LoopConfig, make_dict_unstructure_fn(LoopConfig, conv, output=omit)
+    )
+    conv.register_unstructure_hook(Finish, make_dict_unstructure_fn(Finish, conv, attempts=omit))
+
+
+def _configure_stream(conv: cattrs.Converter) -> None:
+    """A state's partial response as its text (the core keeps it in pieces: one string here).
+
+    Found through `State`'s annotations, not imported: the class is the core's own.
+    """
+    stream = typing.get_type_hints(State)["stream"]
+    unstructured = conv.get_unstructure_hook(stream)  # the fields, the text's replaced below
+    structured = conv.get_structure_hook(stream)
+
+    def unstructure_stream(value: Any) -> dict[str, Any]:
+        data: dict[str, Any] = unstructured(value)
+        del data["earlier"], data["tail"]
+        return {"text": value.text, **data}
+
+    def structure_stream(data: dict[str, Any], kind: type) -> Any:
+        fields = dict(data)
+        text = fields.pop("text", "")
+        return structured({**fields, "earlier": None, "tail": text}, kind)
+
+    conv.register_unstructure_hook(stream, unstructure_stream)
+    conv.register_structure_hook(stream, structure_stream)
 
 
 def _bytes_of(text: Any, _: type) -> bytes:
@@ -159,24 +191,20 @@ class _Hooks(dict[type, Callable[..., Any]]):
 
 # Per-class hooks looked up once: journals encode and replay decodes every step,
 # and the tagged-union dispatch costs more than the generated per-class functions.
-#: Every event a journal holds: the loop's, and the one fact an agent run adds.
-_EVENT_TYPES: dict[str, type] = {
-    kind.__name__: kind for kind in (*get_args(Event), ValidationFinished)
-}
+#: Every event a journal holds.
+_EVENT_TYPES: dict[str, type] = {kind.__name__: kind for kind in get_args(Event)}
 _STRUCTURE = _Hooks(lambda converter, kind: converter.get_structure_hook(kind))
 _UNSTRUCTURE = _Hooks(lambda converter, kind: converter.get_unstructure_hook(kind))
 _FLAT_EVENTS = frozenset({TextDelta, ToolCallArgumentsDelta, ToolCallStarted, ToolFinished})
 
 
-def event_data(event: Event | ValidationFinished) -> dict[str, Any]:
-    """An event (a tool loop's or an agent run's) as tagged JSON data."""
-    if isinstance(event, ValidationFinished):  # an agent run's own fact
-        return {**_UNSTRUCTURE[ValidationFinished](event), "type": "ValidationFinished"}
+def event_data(event: Event) -> dict[str, Any]:
+    """An event as tagged JSON data."""
     data: dict[str, Any] = get_converter().unstructure(event, Event)
     return data
 
 
-def event_of(data: dict[str, Any]) -> Event | ValidationFinished:
+def event_of(data: dict[str, Any]) -> Event:
     """An event back from tagged JSON data (older journals' names read as today's events)."""
     fields = dict(data)
     tag = fields.pop("type")
@@ -186,24 +214,24 @@ def event_of(data: dict[str, Any]) -> Event | ValidationFinished:
     kind = _EVENT_TYPES[tag]
     if kind in _FLAT_EVENTS and "images" not in fields:  # str/int/bool fields only: deltas
         return kind(**fields)  # type: ignore[no-any-return]
-    event: Event | ValidationFinished = _STRUCTURE[kind](fields, kind)
+    event: Event = _STRUCTURE[kind](fields, kind)
     return event
 
 
-def effect_data(effect: Effect | AgentEffect) -> dict[str, Any]:
-    """An effect (a tool loop's or an agent run's) as tagged JSON data."""
+def effect_data(effect: Effect) -> dict[str, Any]:
+    """An effect as tagged JSON data."""
     kind = type(effect)
     data: dict[str, Any] = _UNSTRUCTURE[kind](effect)
     data["type"] = kind.__name__
     return data
 
 
-def event_to_json(event: Event | ValidationFinished) -> str:
+def event_to_json(event: Event) -> str:
     """One event as compact JSON text."""
     return json.dumps(event_data(event), separators=(",", ":"))
 
 
-def event_from_json(text: str) -> Event | ValidationFinished:
+def event_from_json(text: str) -> Event:
     """One event from the JSON text `event_to_json` made (`DecodeError` if it is not one)."""
     try:
         return event_of(json.loads(text))

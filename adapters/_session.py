@@ -1,4 +1,4 @@
-"""A stored session, rebuilt: a tool loop's config, history and one summary per turn
+"""A stored session, rebuilt: a chat session's config, history and one summary per turn
 (`Session`), or an agent run's state and outcome (`AgentSession`).
 
 `load_session` folds the journaled events through `step` again (`fold_journal`)
@@ -6,7 +6,9 @@
 reads (a batch failing its checksum, missing steps) becomes `Session.warnings`;
 data that does not decode, or events that cannot follow each other, raise
 `JournalCorrupt`. The builders watch a fold's steps: `replay` (shell/_replay.py)
-uses them too, comparing each step's effects as they go.
+uses them too, comparing each step's effects as they go. An agent run is a
+session whose config's `output` is structured: one turn, whose `Finish` the
+agent API reads (adapters/_agent_outcome.py).
 """
 
 from __future__ import annotations
@@ -14,15 +16,12 @@ from __future__ import annotations
 import attrs
 
 from toolreel.core import (
-    AgentConfig,
-    AgentEffect,
-    AgentState,
     ApprovalRequested,
+    AttemptErrors,
     ChatMessage,
     Effect,
     Failed,
     Finish,
-    FinishAgent,
     FinishReason,
     ImagePart,
     LoopConfig,
@@ -33,12 +32,12 @@ from toolreel.core import (
     State,
     StepError,
     Usage,
-    agent_awaiting_approval,
     awaiting_approval,
 )
 
+from ._agent_outcome import AgentOutcome, agent_outcome
 from ._errors import JournalCorrupt, SessionError
-from ._fold import LoopFold, fold_journal, journal_name
+from ._fold import fold_journal, journal_name
 from ._journal import Damage, Journal, StepEvent
 from ._retries import Retry, retries_of
 from ._rows import Run
@@ -92,24 +91,26 @@ class Session:
 class AgentSession:
     """An agent run rebuilt from its journal.
 
-    `state` is the reducer's final `AgentState`; `finish` the run's `FinishAgent`
-    (its outcome: an `AgentOutput` or an `AgentError`), or None when the run
-    never ended (a crash); `events` how many steps were folded; `warnings` as
-    a `Session`'s.
+    `state` is the reducer's final `State`; `finish` the run's `Finish` (its
+    `outcome` a `Produced` output or why there is none; `outcome` here, the
+    agent API's `AgentOutput` or `AgentError`), or None when the run never
+    ended (a crash, a pause); `events` how many steps were folded; `warnings`
+    as a `Session`'s.
     """
 
     session_id: str
-    config: AgentConfig
-    state: AgentState
-    finish: FinishAgent | None
+    config: LoopConfig
+    state: State
+    finish: Finish | None
     events: int
     warnings: tuple[str, ...] = ()
     retries: tuple[Retry, ...] = ()
 
     @property
     def history(self) -> tuple[ChatMessage, ...]:
-        """The whole conversation (every attempt's)."""
-        return self.finish.history if self.finish is not None else self.state.history
+        """The conversation: every attempt's, once the run ended; before, up to the running
+        attempt's user message (the prompt, or the last validation feedback)."""
+        return self.state.history
 
     @property
     def usage(self) -> Usage:
@@ -119,7 +120,33 @@ class AgentSession:
     @property
     def approvals(self) -> tuple[ApprovalRequested, ...]:
         """The helper calls the run holds for a human's decision (paused: `state.phase`)."""
-        return agent_awaiting_approval(self.state)
+        return awaiting_approval(self.state)
+
+    @property
+    def outcome(self) -> AgentOutcome | None:
+        """The output, or the error with its code and context (None: the run never ended)."""
+        return None if self.finish is None else agent_outcome(self.finish, self.config)
+
+    @property
+    def attempts(self) -> int:
+        """How many attempts the run began."""
+        if self.finish is not None and self.finish.attempts is not None:
+            return self.finish.attempts.number
+        return self.state.turn.attempt if self.state.turn is not None else 0
+
+    @property
+    def iterations(self) -> int:
+        """Model calls over every attempt (retries aside)."""
+        if self.finish is not None:
+            return self.finish.iterations
+        return self.state.turn.iterations if self.state.turn is not None else 0
+
+    @property
+    def validation_errors(self) -> tuple[AttemptErrors, ...]:
+        """Every failed attempt's validation problems."""
+        if self.finish is not None and self.finish.attempts is not None:
+            return self.finish.attempts.failed
+        return self.state.turn.failed if self.state.turn is not None else ()
 
 
 def summarize(finish: Finish, prompt: str, answer: ChatMessage | None = None) -> TurnSummary:
@@ -191,25 +218,29 @@ class SessionBuilder:
 
 
 class AgentSessionBuilder:
-    """Watches an agent run's steps fold, keeping its count and its `FinishAgent`."""
+    """Watches an agent run's steps fold, keeping its count and its `Finish`."""
 
     def __init__(self, session_id: str) -> None:
         """No step seen yet."""
         self.session_id = session_id
         self.events = 0
-        self.finish: FinishAgent | None = None
+        self.finish: Finish | None = None
         self.retries: list[Retry] = []
 
-    def see(self, effects: tuple[AgentEffect, ...], event: StepEvent | None = None) -> None:
-        """Note one folded step (a failed model call's: any retry it scheduled)."""
+    def see(self, effects: tuple[Effect, ...], event: StepEvent | Run | None = None) -> None:
+        """Note one folded step (a run as its steps; a failed model call's: any retry it
+        scheduled)."""
+        if event.__class__ is Run:  # a replay's `FoldedRun`: deltas, no retry or Finish
+            assert isinstance(event, Run)
+            self.events += len(event.values)
+            return
         self.events += 1
         if type(event) is ModelCallFailed:
             self.retries += retries_of(event, effects)
-        for effect in effects:
-            if isinstance(effect, FinishAgent):
-                self.finish = effect
+        if effects and isinstance(effects[-1], Finish):
+            self.finish = effects[-1]
 
-    def session(self, state: AgentState, warnings: tuple[str, ...] = ()) -> AgentSession:
+    def session(self, state: State, warnings: tuple[str, ...] = ()) -> AgentSession:
         """The run at `state`."""
         return AgentSession(
             session_id=self.session_id,
@@ -232,7 +263,7 @@ def load_session(journal: Journal, session_id: str) -> Session:
     """
     damage = Damage()
     fold = fold_journal(journal, session_id, damage=damage)
-    if not isinstance(fold, LoopFold):
+    if fold.config.structured:
         raise SessionError(
             f"session {session_id!r} is an agent run, not a tool-loop session "
             "(toolreel.shell.load_agent_session rebuilds one)"

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from toolreel.core import Finish, FinishAgent
+from toolreel.core import Finish
 
 from ._errors import (
     JournalCorrupt,
@@ -331,9 +331,7 @@ class SQLiteJournal:
         self._insert(
             session_id,
             ((step.seq, step.event, [effect_record(e) for e in step.effects]) for step in steps),
-            turn_ended=any(
-                isinstance(e, Finish | FinishAgent) for step in steps for e in step.effects
-            ),
+            turn_ended=any(isinstance(e, Finish) for step in steps for e in step.effects),
         )
 
     def append_entries(self, session_id: str, entries: Sequence[JournalEntry]) -> None:

@@ -21,12 +21,13 @@ import json
 from collections.abc import Collection, Iterable
 
 from toolreel.core import (
-    AgentError,
-    AgentOutput,
     ApprovalRequested,
     ChatMessage,
     ConfigError,
     ImagePart,
+    OutputSpec,
+    PlainOutput,
+    ReflectiveOutput,
     ToolCall,
     ToolResult,
     ToolRound,
@@ -34,6 +35,7 @@ from toolreel.core import (
     well_formed,
 )
 
+from ._agent_outcome import AgentOutput
 from ._retries import Retry
 from ._session import AgentSession, Session, TurnSummary
 
@@ -261,7 +263,6 @@ def _attempt_lines(
     hide: Collection[str],
 ) -> list[str]:
     """One attempt: its prompt (the first), its iterations, the problems found in its output."""
-    state = session.state
     retries = [retry for retry in session.retries if retry.scope == number]
     lines = [f"## Attempt {number}", ""]
     if number == 1 and messages and messages[0].role == "user":
@@ -273,7 +274,7 @@ def _attempt_lines(
     lines += _retry_lines(_before(retries, len(rounds) + 1, True), hide)
     texts = [m.content for m in messages if m.role == "assistant" and m.content.strip()]
     lines += [line for text in texts for line in (f"**Assistant:** {text.strip()}", "")]
-    for errors in state.errors:
+    for errors in session.validation_errors:
         if errors.attempt == number:
             lines += ["Validation failed:", *(f"- {problem}" for problem in errors.problems), ""]
     return lines
@@ -281,14 +282,17 @@ def _attempt_lines(
 
 def _outcome_lines(session: AgentSession) -> list[str]:
     """How the run ended: the output, the error, or unfinished."""
-    finish = session.finish
-    if finish is None:
+    outcome = session.outcome
+    if outcome is None:
         return ["_unfinished_", ""]
-    outcome = finish.outcome
     if isinstance(outcome, AgentOutput):
         return ["## Output", "", *_fenced(_pretty(outcome.output), "json"), ""]
-    assert isinstance(outcome, AgentError)
     return [f"## Error {outcome.code.value}", "", outcome.message, ""]
+
+
+def output_tool(output: OutputSpec) -> str:
+    """The output tool's name ("" for a text answer)."""
+    return output.tool.name if isinstance(output, PlainOutput | ReflectiveOutput) else ""
 
 
 def render_agent_transcript(
@@ -302,18 +306,18 @@ def render_agent_transcript(
     lines.append(f"model: {config.model}")
     if config.system_prompt:
         lines.append(f"system: {config.system_prompt}")
-    lines.append(f"output: {config.output.tool.name}")
-    if config.helpers:
-        lines.append("helpers: " + ", ".join(spec.name for spec in config.helpers))
+    lines.append(f"output: {output_tool(config.output)}")
+    if config.tools:
+        lines.append("helpers: " + ", ".join(spec.name for spec in config.tools))
     lines.append("")
     for number, messages in enumerate(_attempts(session.history), start=1):
         lines += _attempt_lines(number, messages, session, ids, hide)
     lines += _outcome_lines(session)
-    state = session.state
+    attempts = session.attempts
     total = [
-        f"Total: {counted(state.attempt, 'attempt')}",
-        counted(state.iterations, "iteration"),
+        f"Total: {counted(attempts, 'attempt')}",
+        counted(session.iterations, "iteration"),
     ]
-    total += [] if "usage" in hide else [_usage(state.usage)]
+    total += [] if "usage" in hide else [_usage(session.usage)]
     lines.append(" · ".join(total))
     return "\n".join(lines) + "\n"

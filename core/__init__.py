@@ -3,38 +3,20 @@
 Build a `LoopConfig`, get the first state from `initial_state(config)`, then
 feed events (facts: a prompt, model deltas, tool results) to `step` and carry
 out the effects it returns (commands: call the model, run tools, ...). The
-core does no I/O; `toolreel.shell` is one interpreter of its effects. An
-event made of what a model, a tool or a hook sent goes through `well_formed`
+core does no I/O; `toolreel.shell` is one interpreter of its effects. A turn
+whose answer is a validated structured output (an agent run) is the same
+reducer with `LoopConfig(output=PlainOutput(...) or ReflectiveOutput(...))`.
+An event made of what a model, a tool or a hook sent goes through `well_formed`
 first, so that a journal can hold exactly what `step` saw (core/_wellformed.py).
-`AgentConfig`, `initial_agent_state` and `agent_step` are the same for a
-structured-output agent run.
 
 The vocabulary is one module per direction: events in core/_events.py,
 effects (and outcomes) in core/_effects.py, notices in core/_notices.py, each
 docstring listing every member. `__all__` is what a user of the reducer needs;
-helpers our own layers share (`build_request`, `AGENT_RULES`, ...) stay in
-their private modules.
+helpers our own layers share (`build_request`, `RULES`, ...) stay in their
+private modules.
 """
 
-from ._agent import agent_step
-from ._agent_approval import awaiting_approval as agent_awaiting_approval
-from ._agent_config import (
-    DEFAULT_MAX_ITERATIONS_PER_ATTEMPT,
-    AgentConfig,
-    OutputSpec,
-    PlainOutput,
-    ReflectiveOutput,
-)
-from ._agent_outcome import (
-    AgentError,
-    AgentOutcome,
-    AgentOutput,
-    AttemptErrors,
-    ErrorCode,
-    ErrorContext,
-    ErrorPhase,
-)
-from ._agent_state import AgentPhase, AgentState, AgentStepError, initial_agent_state
+from ._approval import awaiting_approval
 from ._arguments import arguments_object
 from ._budget import Budget, BudgetPolicy, BudgetScope, OverBudget, Price, Spending
 from ._config import (
@@ -45,12 +27,16 @@ from ._config import (
     HookPoint,
     LoopConfig,
     MaxIterationsPolicy,
+    OutputSpec,
+    PlainOutput,
+    ReflectiveOutput,
     RetryPolicy,
+    TextOutput,
 )
 from ._content import MAX_IMAGE_BYTES, MEDIA_TYPES, ImagePart
 from ._effects import (
-    AgentEffect,
     AskHook,
+    Attempts,
     AwaitApproval,
     CallModel,
     Capped,
@@ -60,10 +46,10 @@ from ._effects import (
     Failed,
     FailureCode,
     Finish,
-    FinishAgent,
     FinishReason,
     Outcome,
     Persist,
+    Produced,
     Reflect,
     RunTool,
     StartTimer,
@@ -72,7 +58,6 @@ from ._effects import (
 )
 from ._errors import ConfigError, ToolreelError, UsageError
 from ._events import (
-    AgentEvent,
     Allowed,
     Approved,
     Ask,
@@ -94,12 +79,13 @@ from ._events import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
+    ToolInterrupted,
+    ToolTimedOut,
     ValidationFinished,
 )
-from ._loop_round import awaiting_approval, awaiting_results
+from ._loop_round import awaiting_results
 from ._misuse import misuse
 from ._notices import (
-    AgentNotice,
     ApprovalRequested,
     AttemptStarted,
     MessageRecorded,
@@ -115,9 +101,11 @@ from ._notices import (
     ValidationFailed,
 )
 from ._records import (
+    AttemptErrors,
     ChatMessage,
     ModelRequest,
     Reasoning,
+    ResultReason,
     ToolCall,
     ToolResult,
     ToolRound,
@@ -129,19 +117,8 @@ from ._step import step
 from ._wellformed import well_formed
 
 __all__ = [
-    "DEFAULT_MAX_ITERATIONS_PER_ATTEMPT",
     "MAX_IMAGE_BYTES",
     "MEDIA_TYPES",
-    "AgentConfig",
-    "AgentEffect",
-    "AgentError",
-    "AgentEvent",
-    "AgentNotice",
-    "AgentOutcome",
-    "AgentOutput",
-    "AgentPhase",
-    "AgentState",
-    "AgentStepError",
     "Allowed",
     "AnnouncePolicy",
     "ApprovalRequested",
@@ -150,6 +127,7 @@ __all__ = [
     "AskHook",
     "AttemptErrors",
     "AttemptStarted",
+    "Attempts",
     "AwaitApproval",
     "Blocked",
     "BlockedCallPolicy",
@@ -167,15 +145,11 @@ __all__ = [
     "Effect",
     "Emit",
     "EmptyPromptPolicy",
-    "ErrorCode",
-    "ErrorContext",
     "ErrorFormat",
-    "ErrorPhase",
     "Event",
     "Failed",
     "FailureCode",
     "Finish",
-    "FinishAgent",
     "FinishReason",
     "HistoryReplaced",
     "HookDecided",
@@ -196,6 +170,7 @@ __all__ = [
     "Phase",
     "PlainOutput",
     "Price",
+    "Produced",
     "PromptSubmitted",
     "Reasoning",
     "ReasoningDelta",
@@ -203,6 +178,7 @@ __all__ = [
     "Reflect",
     "ReflectiveOutput",
     "Replaced",
+    "ResultReason",
     "ResultsRequested",
     "RetryPolicy",
     "RetryScheduled",
@@ -214,6 +190,7 @@ __all__ = [
     "StepError",
     "TellHook",
     "TextDelta",
+    "TextOutput",
     "TextStreamed",
     "TimerFired",
     "ToolCall",
@@ -221,10 +198,12 @@ __all__ = [
     "ToolCallArgumentsDelta",
     "ToolCallStarted",
     "ToolFinished",
+    "ToolInterrupted",
     "ToolResult",
     "ToolResultReady",
     "ToolRound",
     "ToolSpec",
+    "ToolTimedOut",
     "ToolreelError",
     "Usage",
     "UsageError",
@@ -232,12 +211,9 @@ __all__ = [
     "Validate",
     "ValidationFailed",
     "ValidationFinished",
-    "agent_awaiting_approval",
-    "agent_step",
     "arguments_object",
     "awaiting_approval",
     "awaiting_results",
-    "initial_agent_state",
     "initial_state",
     "misuse",
     "step",

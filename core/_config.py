@@ -5,13 +5,13 @@ from __future__ import annotations
 import enum
 import functools
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeAlias
 
 import attrs
 
 from ._budget import Budget
 from ._errors import ConfigError
-from ._model import ModelSettings, settings_of, tool_specs
+from ._model import ModelSettings, tool_specs
 from ._records import ToolSpec
 from ._text import checked_text
 
@@ -122,6 +122,59 @@ class RetryPolicy:
         return float(min(self.max_delay, self.base_delay * self.multiplier**retry))
 
 
+#: The tool `ReflectiveOutput` offers after its output tool: calling it ends the attempt.
+SUBMIT_TOOL = ToolSpec(
+    name="submit",
+    description=(
+        "Submit your final output for validation. "
+        "Call this when you are satisfied with your output."
+    ),
+    parameters={"type": "object", "properties": {}},
+)
+
+#: The tool choices a structured output allows: the model must be free to pick a tool.
+STRUCTURED_TOOL_CHOICES = frozenset({"auto", "required"})
+
+
+@attrs.frozen(kw_only=True)
+class TextOutput:
+    """The turn's answer is the text of a response without tool calls (a chat; rule 4)."""
+
+
+@attrs.frozen(kw_only=True)
+class PlainOutput:
+    """The answer is the arguments of a call of `tool`, validated; the call ends the attempt.
+
+    A failed validation starts a new attempt, up to `max_attempts` (rule 17).
+    """
+
+    tool: ToolSpec
+    max_attempts: int = attrs.field(default=3, validator=at_least(1))
+
+
+@attrs.frozen(kw_only=True)
+class ReflectiveOutput:
+    """As `PlainOutput`, but each call of `tool` is reflected (`Reflect`: its result is what
+    the reflection handler says) and only the offered `submit` ends the attempt.
+
+    Two classes, not a flag: the invalid states of reflection cannot be written down.
+    """
+
+    tool: ToolSpec
+    max_attempts: int = attrs.field(default=3, validator=at_least(1))
+
+    @property
+    def submit(self) -> ToolSpec:
+        """The injected `submit` tool (the same for every reflective output)."""
+        return SUBMIT_TOOL
+
+
+#: What a turn's answer is (`LoopConfig.output`).
+OutputSpec: TypeAlias = TextOutput | PlainOutput | ReflectiveOutput
+
+TEXT = TextOutput()
+
+
 def hook_points(points: Iterable[HookPoint]) -> frozenset[HookPoint]:
     """Any iterable of hook points, held as a frozenset (a typed converter: strict callers pass)."""
     return frozenset(points)
@@ -132,7 +185,7 @@ def _names(names: Iterable[str]) -> frozenset[str]:
     return frozenset(names)
 
 
-def _unique_tool_names(_: object, __: object, tools: tuple[ToolSpec, ...]) -> None:
+def _unique_tool_names(tools: tuple[ToolSpec, ...]) -> None:
     """Reject two tools with one name: the model could not tell them apart."""
     seen: set[str] = set()
     for spec in tools:
@@ -151,18 +204,18 @@ class LoopConfig:
     results back with `ToolFinished`. The model fields make up `settings`.
     `on_max_iterations`, `on_tool_blocked`, `announce`, `error_format` and
     `empty_prompt` are the loop's policies (rules 1, 5 and 7 of core/_step.py);
-    `budget` limits what is spent (rule 16);
-    their defaults are toolreel's
-    own behaviour, the other values open_agent's (toolreel.open_agent).
+    `budget` limits what is spent (rule 16); `output` says what the answer is
+    (rule 17): text, or a validated output through an output tool, offered
+    after `tools` (then `max_iterations` counts the model calls of one attempt).
+    The policies' defaults are toolreel's own behaviour, the other values
+    open_agent's (toolreel.open_agent).
     """
 
     model: str = ""
     system_prompt: str | None = attrs.field(
         default=None, validator=checked_text("system_prompt", optional=True)
     )
-    tools: tuple[ToolSpec, ...] = attrs.field(
-        default=(), converter=tool_specs, validator=_unique_tool_names
-    )
+    tools: tuple[ToolSpec, ...] = attrs.field(default=(), converter=tool_specs)
     tool_choice: str = "auto"
     max_tokens: int | None = None
     temperature: float | None = None
@@ -180,10 +233,15 @@ class LoopConfig:
     budget: Budget | None = None
     #: Tools whose calls wait for a human's `Approved` / `Denied` (rule 15 of core/_step.py).
     approval_required: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
+    #: The answer: text (a chat), or a validated output (rule 17 of core/_step.py).
+    output: OutputSpec = TEXT
 
     def __attrs_post_init__(self) -> None:
-        """Check that a forced tool choice names a tool that exists, and the budget's limits."""
+        """Check the tool names (the output's included), the tool choice and the budget."""
+        _unique_tool_names(self.offered)
         choice = self.tool_choice
+        if self.structured and choice not in STRUCTURED_TOOL_CHOICES:
+            raise ConfigError("tool_choice", choice, f"one of {sorted(STRUCTURED_TOOL_CHOICES)}")
         if choice not in TOOL_CHOICE_MODES and choice not in self.tool_names:
             allowed = "'auto', 'none', 'required' or the name of a configured tool"
             raise ConfigError(
@@ -201,6 +259,29 @@ class LoopConfig:
         return frozenset(spec.name for spec in self.tools)
 
     @functools.cached_property
+    def structured(self) -> bool:
+        """Whether the answer is a validated output (not text)."""
+        return not isinstance(self.output, TextOutput)
+
+    @property
+    def offered(self) -> tuple[ToolSpec, ...]:
+        """What the model is offered: `tools`, then the output tool and `submit` if reflective."""
+        match self.output:
+            case ReflectiveOutput(tool=tool):
+                return (*self.tools, tool, SUBMIT_TOOL)
+            case PlainOutput(tool=tool):
+                return (*self.tools, tool)
+            case _:
+                return self.tools
+
+    @functools.cached_property
     def settings(self) -> ModelSettings:
         """What every model call of the session sends besides the messages."""
-        return settings_of(self)
+        return ModelSettings(
+            model=self.model,
+            system_prompt=self.system_prompt,
+            tools=self.offered,
+            tool_choice=self.tool_choice,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+        )

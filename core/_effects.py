@@ -1,40 +1,32 @@
-"""Effects: commands `step` and `agent_step` hand the shell to carry out (closed unions).
+"""Effects: commands `step` hands the shell to carry out (one closed union, `Effect`).
 
-Both reducers:
 - `CallModel`: send `request` to the model; produces the model events,
   ending in `ModelResponded` or `ModelCallFailed`.
 - `RunTool`: run one tool call; produces `ToolFinished`. Several in one
   step are meant to run in parallel.
-- `StartTimer`: wait `seconds`; produces `TimerFired`.
-- `Emit`: tell the caller's stream (the agent: its callbacks) a `Notice`;
-  produces nothing.
-
-The tool loop's (`Effect`):
+- `Reflect`: run a reflective output's handler on an output-tool call;
+  produces `ToolFinished` (rule 17).
 - `AskHook`: ask the caller's PreToolUse or UserPromptSubmit hooks; produces
   `HookDecided`.
 - `TellHook`: tell the caller's PostToolUse hooks a call's result; produces
   nothing.
+- `StartTimer`: wait `seconds`; produces `TimerFired`.
 - `Persist`: a message entered the history: store it, and tell the caller's
   stream `MessageRecorded`; produces nothing.
+- `Emit`: tell the caller's stream a `Notice`; produces nothing.
+- `Validate`: check a structured output (its schema, then the validators);
+  produces `ValidationFinished` (rule 17).
 - `AwaitApproval`: the turn is paused, not over: the calls it lists wait for a
   human's `Approved` or `Denied` (nothing else runs; the process may exit).
   Produces nothing; each decision that leaves calls waiting repeats it.
-- `Finish`: the turn is over, with its `Outcome`; produces nothing.
-
-The agent's (`AgentEffect`):
-- `Reflect`: run the reflection handler on an output-tool call; produces `ToolFinished`.
-- `Validate`: check an output (schema, then custom validators); produces
-  `ValidationFinished`.
-- `AwaitApproval` (shared with the loop): the run is paused until each listed
-  helper call is decided (`Approved` / `Denied`).
-- `FinishAgent`: the run is over, with its `AgentOutcome`; produces nothing.
-  Exactly one per run, always the last effect.
+- `Finish`: the turn is over, with its `Outcome`; produces nothing. Exactly
+  one per turn, always its last effect.
 
 A turn's outcome is a closed union, one member per way a turn ends:
-`Completed`, `Capped` (the iteration cap), `Failed` (with a `FailureCode`),
-`Cancelled` (the caller's event, core/_events.py), `Blocked` (the hook's
-decision that stopped the prompt) and `OverBudget` (the budget ran out,
-core/_budget.py).
+`Completed`, `Produced` (a validated structured output), `Capped` (the
+iteration cap), `Failed` (with a `FailureCode`), `Cancelled` (the caller's
+event, core/_events.py), `Blocked` (the hook's decision that stopped the
+prompt) and `OverBudget` (the budget ran out, core/_budget.py).
 """
 
 from __future__ import annotations
@@ -44,12 +36,19 @@ from typing import TypeAlias
 
 import attrs
 
-from ._agent_outcome import AgentOutcome
 from ._budget import OverBudget
 from ._config import HookPoint, MaxIterationsPolicy
 from ._events import Blocked, Cancelled
 from ._notices import ApprovalRequested, Notice
-from ._records import ChatMessage, ModelRequest, ToolCall, ToolResult, ToolRound, Usage
+from ._records import (
+    AttemptErrors,
+    ChatMessage,
+    ModelRequest,
+    ToolCall,
+    ToolResult,
+    ToolRound,
+    Usage,
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -64,6 +63,13 @@ class CallModel:
 @attrs.frozen(kw_only=True)
 class RunTool:
     """Run `call` (its arguments as hooks left them); answer with `ToolFinished`."""
+
+    call: ToolCall
+
+
+@attrs.frozen(kw_only=True)
+class Reflect:
+    """Run the reflection handler on `call`'s arguments; answer with `ToolFinished`."""
 
     call: ToolCall
 
@@ -116,6 +122,14 @@ class Emit:
 
 
 @attrs.frozen(kw_only=True)
+class Validate:
+    """Validate `output` (JSON text) of attempt `attempt`; answer with `ValidationFinished`."""
+
+    output: str
+    attempt: int
+
+
+@attrs.frozen(kw_only=True)
 class AwaitApproval:
     """Pause the turn until each of `requests` is decided (`Approved` / `Denied`).
 
@@ -149,8 +163,15 @@ class FailureCode(enum.StrEnum):
     MODEL_ERROR = "model_error"
     #: A retryable failure outlasted `retry.max_retries`.
     RETRIES_EXHAUSTED = "retries_exhausted"
-    #: `max_iterations` was reached under the RAISE policy.
+    #: `max_iterations` was reached under the RAISE policy (or, for a structured
+    #: output, within one attempt).
     MAX_ITERATIONS = "max_iterations"
+    #: A structured output: a response called no tool at all.
+    INVALID_RESPONSE = "invalid_response"
+    #: A reflective output: `submit` was called before any output-tool call.
+    SUBMIT_BEFORE_OUTPUT = "submit_before_output"
+    #: A structured output failed validation in every attempt.
+    VALIDATION_FAILED = "validation_failed"
 
 
 @attrs.frozen(kw_only=True)
@@ -187,10 +208,18 @@ class Failed:
         return self.code.value
 
 
-Outcome: TypeAlias = Completed | Capped | Failed | Cancelled | Blocked | OverBudget
+@attrs.frozen(kw_only=True)
+class Produced:
+    """A structured output passed validation: `output`, the JSON text the model sent."""
+
+    output: str
+
+
+Outcome: TypeAlias = Completed | Produced | Capped | Failed | Cancelled | Blocked | OverBudget
 
 _REASONS: dict[type, FinishReason] = {
     Completed: FinishReason.COMPLETED,
+    Produced: FinishReason.COMPLETED,
     Failed: FinishReason.FAILED,
     Cancelled: FinishReason.CANCELLED,
     Blocked: FinishReason.BLOCKED,
@@ -199,16 +228,34 @@ _REASONS: dict[type, FinishReason] = {
 
 
 @attrs.frozen(kw_only=True)
-class Finish:
-    """The turn ended: its outcome, this turn's rounds, iterations and usage.
+class Attempts:
+    """Where a turn with a structured output stood when it ended (rule 17).
 
-    The other attributes (`reason`, `text`, `error`, ...) are read from the outcome.
+    `number` is the attempt it ended in, `iteration` that attempt's model calls,
+    `failed` every failed attempt's validation problems, and `validating`
+    whether it ended while an output was being validated.
+    """
+
+    number: int
+    iteration: int
+    failed: tuple[AttemptErrors, ...] = ()
+    validating: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class Finish:
+    """The turn ended: its outcome, its (last attempt's) rounds, its model calls and usage.
+
+    `iterations` counts the turn's model calls (retries aside) over every
+    attempt; `attempts` is None for a turn whose answer is text. The other
+    attributes (`reason`, `text`, `error`, ...) are read from the outcome.
     """
 
     outcome: Outcome
     rounds: tuple[ToolRound, ...]
     iterations: int
     usage: Usage
+    attempts: Attempts | None = None
 
     @property
     def reason(self) -> FinishReason:
@@ -221,10 +268,13 @@ class Finish:
 
     @property
     def text(self) -> str:
-        """The final answer's text ("" unless the model answered)."""
-        if isinstance(self.outcome, OverBudget):
-            return self.outcome.text or ""
-        return self.outcome.text if isinstance(self.outcome, Completed | Capped) else ""
+        """The final answer's text, a produced output's JSON ("" unless the model answered)."""
+        outcome = self.outcome
+        if isinstance(outcome, OverBudget):
+            return outcome.text or ""
+        if isinstance(outcome, Produced):
+            return outcome.output
+        return outcome.text if isinstance(outcome, Completed | Capped) else ""
 
     @property
     def max_iterations_reached(self) -> bool:
@@ -260,39 +310,15 @@ class Finish:
 
 
 Effect: TypeAlias = (
-    CallModel | RunTool | AskHook | TellHook | StartTimer | Persist | Emit | AwaitApproval | Finish
-)
-
-
-@attrs.frozen(kw_only=True)
-class Reflect:
-    """Run the reflection handler on `call`'s arguments; answer with `ToolFinished`."""
-
-    call: ToolCall
-
-
-@attrs.frozen(kw_only=True)
-class Validate:
-    """Validate `output` (JSON text) of attempt `attempt`; answer with `ValidationFinished`."""
-
-    output: str
-    attempt: int
-
-
-@attrs.frozen(kw_only=True)
-class FinishAgent:
-    """The run ended: its outcome, usage over every call, attempts, iterations, the conversation.
-
-    `iterations` counts every model call made for a new iteration, over all attempts.
-    """
-
-    outcome: AgentOutcome
-    usage: Usage
-    attempts: int
-    iterations: int
-    history: tuple[ChatMessage, ...]
-
-
-AgentEffect: TypeAlias = (
-    CallModel | RunTool | Reflect | Validate | StartTimer | Emit | AwaitApproval | FinishAgent
+    CallModel
+    | RunTool
+    | Reflect
+    | AskHook
+    | TellHook
+    | StartTimer
+    | Persist
+    | Emit
+    | Validate
+    | AwaitApproval
+    | Finish
 )

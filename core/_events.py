@@ -1,14 +1,14 @@
-"""Events: facts that happened, fed to `step` or `agent_step` (closed unions).
+"""Events: facts that happened, fed to `step` (one closed union, `Event`).
 
 From the caller:
-- `PromptSubmitted`: the user sent a prompt; starts a turn (an agent run: attempt 1).
+- `PromptSubmitted`: the user sent a prompt; starts a turn.
 - `ToolFinished`: manual mode, the caller's result for one announced call
   (in `Phase.AWAITING_RESULTS`; the same fact as a tool run's output).
 - `Cancelled`: stop whatever runs now.
 - `HistoryReplaced`: between turns, the caller set the conversation to
-  `history` (toolreel.open_agent's `message_history` assignment; the loop only).
+  `history` (toolreel.open_agent's `message_history` assignment).
 - `Approved` / `Denied`: a human decided one call held for approval
-  (`ApprovalRequested`); any process, any time later (the loop only).
+  (`ApprovalRequested`); any process, any time later.
 
 From the model (decoded by an adapter; a non-streamed response arrives as the
 same events in one go), answering `CallModel`:
@@ -20,19 +20,17 @@ same events in one go), answering `CallModel`:
 - `ModelCallFailed`: the call failed, retryable (429, 5xx, timeouts) or fatal.
 
 From the shell, answering an effect:
-- `HookDecided`: a hook's decision, answering `AskHook` (the loop only):
+- `HookDecided`: a hook's decision, answering `AskHook`:
   `Allowed`, `Blocked`, `Replaced`, or `Ask` (hold the call for approval).
 - `ToolFinished`: a tool's output, answering `RunTool` (in `Phase.RUNNING_TOOLS`),
-  or the reflection handler's, answering `Reflect` (the agent).
-- `ValidationFinished`: the problems found in an agent's output (none: valid),
-  answering `Validate` (the agent only).
+  or the reflection handler's, answering `Reflect` (a reflective output).
+- `ToolTimedOut`: the tool outlasted its timeout, answering `RunTool` or `Reflect`
+  (the core words the result).
+- `ToolInterrupted`: resuming after a crash, a started call whose outcome was lost
+  and whose tool may not run twice (the core words the result).
+- `ValidationFinished`: the problems found in a structured output (none:
+  valid), answering `Validate`.
 - `TimerFired`: a backoff timer elapsed, answering `StartTimer`.
-
-`Event` is what `step` takes; `AgentEvent` is what `agent_step` takes: the
-same facts without `HistoryReplaced` (a run has no caller between turns),
-plus `ValidationFinished`. The agent's hooks are the shell's: the only
-`HookDecided` it takes is a PreToolUse `Ask` about a running helper call
-(`hook_id` "pre:<call id>"), which holds the call for `Approved` / `Denied`.
 """
 
 from __future__ import annotations
@@ -174,6 +172,25 @@ class ToolFinished:
 
 
 @attrs.frozen(kw_only=True)
+class ToolTimedOut:
+    """The run of `call_id` outlasted `seconds` and was abandoned."""
+
+    call_id: str
+    seconds: float
+
+
+@attrs.frozen(kw_only=True)
+class ToolInterrupted:
+    """The run of `call_id` started before a crash; its outcome is unknown."""
+
+    call_id: str
+
+
+#: The facts that answer a call that runs (in call order, whatever order they arrive in).
+TOOL_OUTCOMES: tuple[type, ...] = (ToolFinished, ToolTimedOut, ToolInterrupted)
+
+
+@attrs.frozen(kw_only=True)
 class TimerFired:
     """The timer started as `token` elapsed."""
 
@@ -212,40 +229,6 @@ class Cancelled:
     """The caller cancelled the run."""
 
 
-ModelEvent: TypeAlias = (
-    TextDelta
-    | ReasoningDelta
-    | ToolCallStarted
-    | ToolCallArgumentsDelta
-    | ModelResponded
-    | ModelCallFailed
-)
-
-#: The model event classes, for checks like `isinstance(event, MODEL_EVENTS)`.
-MODEL_EVENTS: tuple[type, ...] = get_args(ModelEvent)
-
-#: What may still arrive for work a cancel abandoned (a stream, a tool, a timer): both
-#: reducers drop these once a run has ended, instead of calling them misuse (rule 9).
-LATE_ANSWERS: tuple[type, ...] = (*MODEL_EVENTS, ToolFinished, TimerFired)
-
-Event: TypeAlias = (
-    PromptSubmitted
-    | HookDecided
-    | TextDelta
-    | ReasoningDelta
-    | ToolCallStarted
-    | ToolCallArgumentsDelta
-    | ModelResponded
-    | ModelCallFailed
-    | ToolFinished
-    | TimerFired
-    | Cancelled
-    | HistoryReplaced
-    | Approved
-    | Denied
-)
-
-
 def _problems(problems: Iterable[str]) -> tuple[str, ...]:
     """Any iterable of problems, held as a tuple (a typed converter: strict callers pass)."""
     return tuple(problems)
@@ -263,7 +246,23 @@ class ValidationFinished:
     problems: tuple[str, ...] = attrs.field(default=(), converter=_problems)
 
 
-AgentEvent: TypeAlias = (
+ModelEvent: TypeAlias = (
+    TextDelta
+    | ReasoningDelta
+    | ToolCallStarted
+    | ToolCallArgumentsDelta
+    | ModelResponded
+    | ModelCallFailed
+)
+
+#: The model event classes, for checks like `isinstance(event, MODEL_EVENTS)`.
+MODEL_EVENTS: tuple[type, ...] = get_args(ModelEvent)
+
+#: What may still arrive for work a cancel abandoned (a stream, a tool, a timer, a
+#: validation): dropped once the turn has ended, instead of being called misuse (rule 9).
+LATE_ANSWERS: tuple[type, ...] = (*MODEL_EVENTS, *TOOL_OUTCOMES, TimerFired, ValidationFinished)
+
+Event: TypeAlias = (
     PromptSubmitted
     | HookDecided
     | TextDelta
@@ -273,9 +272,12 @@ AgentEvent: TypeAlias = (
     | ModelResponded
     | ModelCallFailed
     | ToolFinished
-    | ValidationFinished
+    | ToolTimedOut
+    | ToolInterrupted
     | TimerFired
+    | Cancelled
+    | HistoryReplaced
     | Approved
     | Denied
-    | Cancelled
+    | ValidationFinished
 )

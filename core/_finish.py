@@ -1,26 +1,17 @@
-"""Going on and stopping: the loop's model calls, every turn outcome, and the end of a turn.
+"""Going on and stopping: model calls, attempts, the budget's counts, and the end of a turn.
 
-`call_model` is the only maker of `CallModel`, and `finish` the only maker of
-`Finish`; every `Outcome` but the two that are events is made here:
-- `answered`: a response without calls (or the FINAL_ANSWER call's) ends the
-  turn `Completed`, or `Capped` under FINAL_ANSWER (rules 4 and 7);
-- `advance`: after each round, a PreToolUse block under `BlockedCallPolicy.END_TURN`
-  ends it `Blocked` (rule 5); the iteration cap ends it `Capped` (STOP, and
-  ONE_MORE_CALL after its extra call) or `Failed(MAX_ITERATIONS)` (RAISE), or
-  the model is called again (rule 7);
-- `failed`: a fatal model failure, or one out of retries, is `Failed` (rule 8);
-- `call_model` (before a call), `charge` (after a response) and `advance`:
-  a budget that ran out ends the turn `OverBudget`, or asks for a final answer
-  (rule 16, core/_budget.py).
-The other two outcomes are the facts themselves: a hook's `Blocked` decision
-(UserPromptSubmit, rule 1; PreToolUse under END_TURN, rule 5) and the caller's
-`Cancelled` (rule 9).
+`call_model` is the only maker of `CallModel`, `finish` the only maker of
+`Finish`, and `go_on` carries out what `next_step` (core/_next.py) decided once
+nothing runs: pause, call again, validate, or end. Each transition that may
+end a turn (core/_step.py: `_on_prompt_hook`, `_on_responded`, `_on_failed`,
+`_on_validated`, `_on_cancel`, and every round's close) ends it through
+`finish`. The per-delta hot path (rule 2) can never end a turn and does not
+ask.
 
-Each transition that may end a turn (core/_step.py: `_on_prompt_hook`,
-`_on_responded`, `_on_failed`, `_on_cancel`, and every round's close) calls
-one of these and then `finish`. They are not one check applied after every
-transition: the per-delta hot path (rule 2) can never end a turn and should
-not pay for asking.
+The outcomes made here: `failed` (a fatal model failure, or one out of retries,
+rule 8) and, through `next_step`, every other but the two that are events: a
+hook's `Blocked` decision on the prompt (rule 1) and the caller's `Cancelled`
+(rule 9).
 """
 
 from __future__ import annotations
@@ -28,7 +19,6 @@ from __future__ import annotations
 import attrs
 
 from ._budget import (
-    BudgetPolicy,
     BudgetScope,
     OverBudget,
     Spending,
@@ -36,8 +26,10 @@ from ._budget import (
     before_call,
     spent_response,
 )
-from ._config import MaxIterationsPolicy
+from ._config import PlainOutput, ReflectiveOutput
 from ._effects import (
+    Attempts,
+    AwaitApproval,
     CallModel,
     Capped,
     Completed,
@@ -48,10 +40,14 @@ from ._effects import (
     Finish,
     Outcome,
     Persist,
+    Validate,
 )
-from ._events import Blocked, Cancelled, ModelCallFailed
+from ._events import Cancelled, ModelCallFailed
 from ._history import build_request, turn_message
-from ._notices import UsageReported
+from ._model import rounds_message
+from ._next import CONTINUE, Check, Continue, End, Next, Pause, budget_next
+from ._notices import AttemptStarted, UsageReported
+from ._output import feedback
 from ._records import Reasoning, Usage
 from ._response import EMPTY_STREAM
 from ._state import Phase, State, Turn
@@ -72,54 +68,72 @@ def call_model(state: State, turn: Turn, *, retry: int = 0) -> Step:
             else before_call(budget, scoped(state, turn), final=turn.final_call)
         )
         if over is not None:
-            return over_budget(state, turn, over)
-        turn = attrs.evolve(turn, iteration=turn.iteration + 1, retry=0)
+            return go_on(state, turn, budget_next(state.config, turn, over))
+        turn = attrs.evolve(turn, iteration=turn.iteration + 1)  # (a response reset `retry`)
     else:
         turn = attrs.evolve(turn, retry=retry)
     request = build_request(state.config, state.history, turn)
-    state = attrs.evolve(state, phase=Phase.STREAMING, turn=turn, stream=EMPTY_STREAM)
+    # the stream is empty: a response, a failure and the end of a turn each emptied it
+    state = attrs.evolve(state, phase=Phase.STREAMING, turn=turn)
     return state, (CallModel(request=request, iteration=turn.iteration, retry=retry),)
 
 
-def advance(state: State, turn: Turn) -> Step:
-    """After a round: end the turn if a policy says so, else call the model again.
+def first_call(state: State, turn: Turn) -> Step:
+    """The turn's first model call; a structured output's attempt 1 is told first (rule 17)."""
+    state, effects = call_model(state, turn)
+    if state.config.structured:
+        return state, (Emit(notice=AttemptStarted(attempt=turn.attempt)), *effects)
+    return state, effects
 
-    END_TURN ends it `Blocked` after a round with a blocked call (rule 5); at
-    the iteration cap the `on_max_iterations` policy decides (rule 7).
-    """
-    config = state.config
-    if turn.over_budget is not None:
-        return over_budget(state, turn, turn.over_budget)
-    if turn.block_reason is not None:
-        return finish(state, turn, Blocked(reason=turn.block_reason))
-    if turn.past_cap:
-        return finish(state, turn, Capped(text="", policy=MaxIterationsPolicy.ONE_MORE_CALL))
-    if turn.iteration < config.max_iterations:
+
+def go_on(state: State, turn: Turn, next: Next) -> Step:
+    """Carry out what `next_step` decided."""
+    if next is CONTINUE:  # (after most rounds: no match to walk)
         return call_model(state, turn)
-    policy = config.on_max_iterations
-    if policy is MaxIterationsPolicy.FINAL_ANSWER:
-        return call_model(state, attrs.evolve(turn, final_call=True))
-    if policy is MaxIterationsPolicy.ONE_MORE_CALL:
-        return call_model(state, attrs.evolve(turn, past_cap=True))
-    if policy is MaxIterationsPolicy.RAISE:
-        failed = Failed(
-            code=FailureCode.MAX_ITERATIONS,
-            message=f"reached max_iterations={config.max_iterations} "
-            "with the model still calling tools",
-        )
-        return finish(state, turn, failed)
-    return finish(state, turn, Capped(text="", policy=MaxIterationsPolicy.STOP))
+    match next:
+        case Pause():
+            return pause(state, turn)
+        case Continue(final=final, past_cap=past_cap, over_budget=over):
+            if final or past_cap:  # (most calls are plain: no evolve; `over` comes with `final`)
+                turn = attrs.evolve(
+                    turn,
+                    final_call=turn.final_call or final,
+                    past_cap=turn.past_cap or past_cap,
+                    over_budget=over or turn.over_budget,
+                )
+            return call_model(state, turn)
+        case Check(output=output):
+            state = attrs.evolve(state, phase=Phase.VALIDATING, turn=turn)
+            return state, (Validate(output=output, attempt=turn.attempt),)
+        case End(outcome=outcome, text=text, reasoning=reasoning):
+            return finish(state, turn, outcome, text=text, reasoning=reasoning)
 
 
-def answered(turn: Turn, text: str, model_finish_reason: str) -> Completed | Capped | OverBudget:
-    """The outcome of a final answer: `Capped` when FINAL_ANSWER asked for it (rule 7),
-    `OverBudget` (with the answer) when the budget ran out (rule 16)."""
-    if turn.over_budget is not None:
-        return attrs.evolve(turn.over_budget, text=text, model_finish_reason=model_finish_reason)
-    if turn.final_call:
-        policy = MaxIterationsPolicy.FINAL_ANSWER
-        return Capped(text=text, policy=policy, model_finish_reason=model_finish_reason)
-    return Completed(text=text, model_finish_reason=model_finish_reason)
+def pause(state: State, turn: Turn) -> Step:
+    """Rule 15: nothing runs but held calls wait: pause the turn (`AwaitApproval`)."""
+    assert turn.pending is not None
+    state = attrs.evolve(state, phase=Phase.AWAITING_APPROVAL, turn=turn)
+    return state, (AwaitApproval(requests=turn.pending.approvals),)
+
+
+def new_attempt(state: State, turn: Turn, problems: tuple[str, ...]) -> Step:
+    """Rule 17: the attempt's rounds and the feedback join the history; the next one starts."""
+    output = state.config.output
+    assert isinstance(output, PlainOutput | ReflectiveOutput)
+    done = rounds_message(turn.rounds)
+    told = feedback(output, turn.attempt, problems)
+    # no longer validating: the new attempt iterates (even if the budget ends it at once)
+    state = attrs.evolve(state, history=(*state.history, done, told), phase=Phase.STREAMING)
+    turn = attrs.evolve(
+        turn,
+        attempt=turn.attempt + 1,
+        earlier=turn.iterations,
+        iteration=0,
+        rounds=(),
+        output=None,
+    )
+    state, effects = first_call(state, turn)
+    return state, (Persist(message=done), Persist(message=told), *effects)
 
 
 def scoped(state: State, turn: Turn) -> Spending:
@@ -149,20 +163,6 @@ def charge(state: State, turn: Turn) -> tuple[Turn, tuple[Effect, ...]]:
     return turn, (Emit(notice=notice),)
 
 
-def over_budget(state: State, turn: Turn, over: OverBudget) -> Step:
-    """The budget ran out: end the turn `OverBudget`, or, under FINAL_ANSWER, one last call.
-
-    The last call is made only when the turn has rounds to answer from and it is
-    not model calls that ran out.
-    """
-    budget = state.config.budget
-    assert budget is not None
-    wants_answer = budget.on_exceeded is BudgetPolicy.FINAL_ANSWER
-    if wants_answer and turn.rounds and not turn.final_call and over.limit_name != "model_calls":
-        return call_model(state, attrs.evolve(turn, final_call=True, over_budget=over))
-    return finish(state, turn, over)
-
-
 def failed(event: ModelCallFailed) -> Failed:
     """The outcome of a model failure that is not retried: fatal, or out of retries (rule 8)."""
     code = FailureCode.RETRIES_EXHAUSTED if event.retryable else FailureCode.MODEL_ERROR
@@ -174,22 +174,38 @@ def finish(
     turn: Turn,
     outcome: Outcome,
     *,
+    text: str | None = None,
     reasoning: tuple[Reasoning, ...] = (),
 ) -> Step:
     """End the turn: record its assistant message (if it has one), then `Finish`.
 
     A turn that completed always records its answer; one that stopped early
-    records its completed rounds, so nothing the tools did is lost.
+    records its completed rounds (and any text the model gave), so nothing the
+    tools did is lost.
     """
     effects: list[Effect] = []
     history = state.history
-    answer = outcome.text if isinstance(outcome, Completed | Capped | OverBudget) else None
-    if answer is not None or turn.rounds:
-        message = turn_message(turn, answer or "", reasoning)
+    said = text
+    if said is None and isinstance(outcome, Completed | Capped | OverBudget):
+        said = outcome.text
+    if said is not None or turn.rounds or reasoning:
+        message = turn_message(turn, said or "", reasoning)
         history = (*history, message)
         effects.append(Persist(message=message))
+    attempts = None
+    if state.config.structured:
+        validating = state.phase is Phase.VALIDATING
+        attempts = Attempts(
+            number=turn.attempt, iteration=turn.iteration, failed=turn.failed, validating=validating
+        )
     effects.append(
-        Finish(outcome=outcome, rounds=turn.rounds, iterations=turn.iteration, usage=turn.usage)
+        Finish(
+            outcome=outcome,
+            rounds=turn.rounds,
+            iterations=turn.iterations,
+            usage=turn.usage,
+            attempts=attempts,
+        )
     )
     state = attrs.evolve(
         state,

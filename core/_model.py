@@ -1,14 +1,13 @@
 """What every model call sends besides the messages, and the one builder of requests.
 
-`LoopConfig` and `AgentConfig` each hold a `ModelSettings` (their `settings`,
-derived from their own fields so that their constructors and saved forms stay
-as they are); both reducers build each `CallModel`'s request with `request`.
+`LoopConfig.settings` is a `ModelSettings` derived from its own fields (so that
+its constructor and saved form stay as they are); `step` builds each
+`CallModel`'s request with `request`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
 
 import attrs
 
@@ -27,35 +26,6 @@ class ModelSettings:
     temperature: float | None = None
 
 
-class ModelFields(Protocol):
-    """A config that names the model settings field by field (`LoopConfig`, `AgentConfig`)."""
-
-    @property
-    def model(self) -> str: ...
-    @property
-    def system_prompt(self) -> str | None: ...
-    @property
-    def tools(self) -> tuple[ToolSpec, ...]: ...
-    @property
-    def tool_choice(self) -> str: ...
-    @property
-    def max_tokens(self) -> int | None: ...
-    @property
-    def temperature(self) -> float | None: ...
-
-
-def settings_of(config: ModelFields) -> ModelSettings:
-    """The model settings a config's fields make up."""
-    return ModelSettings(
-        model=config.model,
-        system_prompt=config.system_prompt,
-        tools=config.tools,
-        tool_choice=config.tool_choice,
-        max_tokens=config.max_tokens,
-        temperature=config.temperature,
-    )
-
-
 def tool_specs(specs: Iterable[ToolSpec]) -> tuple[ToolSpec, ...]:
     """Any iterable of tool specs, held as a tuple (a typed converter: strict callers pass)."""
     return tuple(specs)
@@ -64,7 +34,7 @@ def tool_specs(specs: Iterable[ToolSpec]) -> tuple[ToolSpec, ...]:
 def rounds_message(
     rounds: tuple[ToolRound, ...], text: str = "", reasoning: tuple[Reasoning, ...] = ()
 ) -> ChatMessage:
-    """The assistant message of a turn or an attempt: its rounds, then any final text."""
+    """The assistant message of a turn (or of one attempt): its rounds, then any final text."""
     return ChatMessage(role="assistant", content=text, tool_rounds=rounds, reasoning=reasoning)
 
 

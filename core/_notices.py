@@ -1,6 +1,6 @@
-"""Notices: what the caller is told, carried by `Emit` effects (one closed union for both reducers).
+"""Notices: what the caller is told, carried by `Emit` effects (one closed union, `Notice`).
 
-Told by `step` (the tool loop), to the caller's stream:
+Told by every turn, to the caller's stream:
 
 - `TextStreamed`: a piece of the model's text, as it arrives.
 - `ReasoningStreamed`: a piece of reasoning text, as it arrives.
@@ -18,16 +18,12 @@ Told by `step` (the tool loop), to the caller's stream:
 - `MessageRecorded`: a message entered the history. The core says this with
   `Persist` alone; the shell tells this notice when it carries that out.
 
-Told by `agent_step`, to the agent's callbacks (`AgentNotice`, the part of
-`Notice` the agent emits):
+Told only by a turn whose answer is a structured output (rule 17; the agent API's
+callbacks hear them):
 - `AttemptStarted`: an attempt begins (before its first model call); drives
   `on_attempt_start`.
 - `ValidationFailed`: an attempt's output failed validation; drives
   `on_validation_failure`.
-
-Agent tool callbacks need no notice: each `RunTool`/`Reflect` effect is one
-execution, and the shell tells `on_tool_call` before it and `on_tool_result`
-after it.
 """
 
 from __future__ import annotations
@@ -131,8 +127,6 @@ class ValidationFailed:
     attempt: int
     problems: tuple[str, ...]
 
-
-AgentNotice: TypeAlias = AttemptStarted | ValidationFailed
 
 Notice: TypeAlias = (
     TextStreamed

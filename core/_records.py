@@ -3,12 +3,14 @@
 - `Usage`: token counters of one model call, or a sum of them.
 - `ToolSpec`: a tool as the model sees it (name, description, JSON Schema).
 - `ToolCall`: one call the model issued; `arguments` is JSON text.
-- `ToolResult`: the one answer every call gets (`is_error` for failures).
+- `ToolResult`: the one answer every call gets (`is_error` for failures), with a
+  `ResultReason` when the core answered it instead of a tool.
 - `Reasoning`: a thinking block a provider needs back on the next call.
 - `ToolRound`: the text streamed before a round's calls, the calls, their results.
 - `ChatMessage`: one message of the history; a finished assistant turn is stored
   compactly as its final text plus `tool_rounds` (seed 001's `ToolExecutionRound`).
 - `ModelRequest`: the provider-neutral request a `CallModel` effect carries.
+- `AttemptErrors`: the validation problems of one attempt at a structured output.
 
 A user message and a tool result may carry images (`ImagePart`, core/_content.py)
 in an `images` tuple beside their text; it is empty, and costs nothing, otherwise.
@@ -19,6 +21,7 @@ deeply immutable, hashable and compares by value.
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -100,11 +103,41 @@ class ToolCall:
     signature: str | None = None
 
 
+class ResultReason(enum.StrEnum):
+    """Why the core answered a call itself (`ToolResult.reason`); None: the tool's own output.
+
+    Every text the model reads about it is worded in the core; a reader learns why from
+    the reason, never from the text.
+    """
+
+    #: No configured tool has the call's name.
+    UNKNOWN_TOOL = "unknown_tool"
+    #: The arguments (or a hook's replacement) are not a JSON object.
+    INVALID_ARGUMENTS = "invalid_arguments"
+    #: A PreToolUse hook blocked the call.
+    BLOCKED = "blocked"
+    #: A human denied the call held for approval.
+    DENIED = "denied"
+    #: The call came past the iteration cap (ONE_MORE_CALL): shown, not run.
+    NOT_RUN = "not_run"
+    #: The budget refused the call.
+    OVER_BUDGET = "over_budget"
+    #: A cancel closed the round before the call finished.
+    CANCELLED = "cancelled"
+    #: The tool outlasted its timeout.
+    TIMED_OUT = "timed_out"
+    #: The call started before a crash and its outcome was lost.
+    INTERRUPTED = "interrupted"
+    #: A structured output's own call (the output tool unreflected, or `submit`).
+    OUTPUT = "output"
+
+
 @attrs.frozen(kw_only=True)
 class ToolResult:
     """The one result a call gets: the tool's output, or an error the model can read.
 
-    `images` are images the tool returned beside its text (a screenshot, a chart).
+    `images` are images the tool returned beside its text (a screenshot, a chart);
+    `reason` says why the core answered the call itself (None: the tool did).
     """
 
     call_id: str
@@ -112,6 +145,7 @@ class ToolResult:
     content: str
     is_error: bool = False
     images: tuple[ImagePart, ...] = ()
+    reason: ResultReason | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -167,3 +201,11 @@ class ModelRequest:
     tool_choice: str = "auto"
     max_tokens: int | None = None
     temperature: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class AttemptErrors:
+    """The validation problems of one attempt's output (a structured output, rule 17)."""
+
+    attempt: int
+    problems: tuple[str, ...]

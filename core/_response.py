@@ -1,4 +1,4 @@
-"""The model response being streamed in, shared by both reducers.
+"""The model response being streamed in.
 
 Tool calls are keyed by index (OpenAI streams the id and name only on a call's
 first delta; argument fragments may split anywhere, even inside a number), so
@@ -8,7 +8,11 @@ the partial response and return the next one; what a reducer tells its caller
 about a delta (the loop streams text and reasoning) is its own policy.
 
 Every delta makes a new `Stream` (old states stay valid), so the builders here
-skip attrs' keyword `__init__` (see core/_slots.py).
+skip attrs' keyword `__init__` (see core/_slots.py). The answer's text is a
+short `tail` that each delta grows, and before it a chain of pieces of about
+`PIECE` characters each (`Pieces`), joined once, when the text is read: a delta
+costs the same however long the answer already is (one string grown per delta
+would copy all of it every time).
 """
 
 from __future__ import annotations
@@ -25,6 +29,21 @@ from ._slots import blank, setters
 
 Delta: TypeAlias = TextDelta | ReasoningDelta | ToolCallStarted | ToolCallArgumentsDelta
 
+#: Text before the tail: None, or (the pieces before, the last piece).
+Pieces: TypeAlias = "tuple[Pieces, str] | None"
+#: A tail this long becomes the last piece; the next delta starts a new tail.
+PIECE = 2048
+
+
+def joined(pieces: Pieces) -> str:
+    """The text a chain of pieces holds, in order."""
+    found: list[str] = []
+    while pieces is not None:
+        pieces, piece = pieces
+        found.append(piece)
+    found.reverse()
+    return "".join(found)
+
 
 @attrs.frozen(kw_only=True)
 class PartialCall:
@@ -37,31 +56,62 @@ class PartialCall:
     signature: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False)
 class Stream:
-    """The partial response: what the current model call has streamed so far."""
+    """The partial response: what the current model call has streamed so far.
 
-    text: str = ""
+    Two streams are equal when they hold the same text (however it was cut into
+    pieces), reasoning and calls.
+    """
+
+    #: The text before `tail`, as `Pieces` (Any: a recursive type no converter names).
+    earlier: Any = None
+    #: The text's last characters (fewer than about `PIECE`).
+    tail: str = ""
     reasoning: tuple[Reasoning, ...] = ()
     reasoning_open: bool = False
     calls: tuple[PartialCall, ...] = ()
 
+    @property
+    def text(self) -> str:
+        """The answer's text so far."""
+        if self.earlier is None:
+            return self.tail
+        return joined((self.earlier, self.tail))
+
+    def _key(self) -> tuple[str, tuple[Reasoning, ...], bool, tuple[PartialCall, ...]]:
+        """What equality and the hash compare."""
+        return (self.text, self.reasoning, self.reasoning_open, self.calls)
+
+    def __eq__(self, other: object) -> bool:
+        """The same text, reasoning and calls."""
+        if other.__class__ is not Stream:
+            return NotImplemented
+        assert isinstance(other, Stream)
+        return self is other or self._key() == other._key()
+
+    def __hash__(self) -> int:
+        """The hash of what equality compares."""
+        return hash(self._key())
+
 
 EMPTY_STREAM = Stream()
 
-_text, _reasoning, _open, _calls = setters(Stream)
+_earlier, _tail, _reasoning, _open, _calls = setters(Stream)
 _index, _id, _name, _arguments, _signature = setters(PartialCall)
 
 
 def _stream(
-    text: str,
+    earlier: Pieces,
+    tail: str,
     reasoning: tuple[Reasoning, ...],
     reasoning_open: bool,
     calls: tuple[PartialCall, ...],
 ) -> Stream:
     """A `Stream` built slot by slot."""
     stream = blank(Stream)
-    _text(stream, text)
+    _earlier(stream, earlier)
+    _tail(stream, tail)
     _reasoning(stream, reasoning)
     _open(stream, reasoning_open)
     _calls(stream, calls)
@@ -82,8 +132,16 @@ def _partial(
 
 
 def add_text(stream: Stream, text: str) -> Stream:
-    """Append answer text."""
-    return _stream(stream.text + text, stream.reasoning, stream.reasoning_open, stream.calls)
+    """Append answer text to the tail; a tail of `PIECE` characters becomes a piece first.
+
+    A delta copies at most the short tail; the pieces are joined once, when read.
+    """
+    tail = stream.tail
+    if len(tail) < PIECE:
+        earlier, tail = stream.earlier, tail + text
+    else:
+        earlier, tail = (stream.earlier, tail), text
+    return _stream(earlier, tail, stream.reasoning, stream.reasoning_open, stream.calls)
 
 
 def add_reasoning(stream: Stream, text: str, signature: str | None, redacted: str | None) -> Stream:
@@ -91,13 +149,13 @@ def add_reasoning(stream: Stream, text: str, signature: str | None, redacted: st
     blocks = stream.reasoning
     if redacted is not None:
         blocks = (*blocks, Reasoning(redacted=redacted))
-        return _stream(stream.text, blocks, False, stream.calls)
+        return _stream(stream.earlier, stream.tail, blocks, False, stream.calls)
     if stream.reasoning_open:
         block = Reasoning(text=blocks[-1].text + text, signature=signature)
         blocks = (*blocks[:-1], block)
     else:
         blocks = (*blocks, Reasoning(text=text, signature=signature))
-    return _stream(stream.text, blocks, signature is None, stream.calls)
+    return _stream(stream.earlier, stream.tail, blocks, signature is None, stream.calls)
 
 
 def _call_at(calls: tuple[PartialCall, ...], index: int) -> int:
@@ -117,7 +175,7 @@ def _put(stream: Stream, position: int, call: PartialCall) -> Stream:
         calls = (*calls[:-1], call)
     else:
         calls = (*calls[:position], call, *calls[position + 1 :])
-    return _stream(stream.text, stream.reasoning, stream.reasoning_open, calls)
+    return _stream(stream.earlier, stream.tail, stream.reasoning, stream.reasoning_open, calls)
 
 
 def start_call(
@@ -144,7 +202,8 @@ def add_fragment(stream: Stream, index: int, fragment: str) -> Stream:
     if calls and calls[-1].index == index:  # the usual case: the call streaming now
         old = calls[-1]
         call = _partial(index, old.call_id, old.name, old.arguments + fragment, old.signature)
-        return _stream(stream.text, stream.reasoning, stream.reasoning_open, (*calls[:-1], call))
+        calls = (*calls[:-1], call)
+        return _stream(stream.earlier, stream.tail, stream.reasoning, stream.reasoning_open, calls)
     position = _call_at(calls, index)
     if position < 0:
         return _put(stream, position, _partial(index, "", "", fragment, None))
@@ -187,10 +246,10 @@ DELTAS: Mapping[type, Callable[[Stream, Any], Stream]] = MappingProxyType(
 def finished_calls(stream: Stream, scope: int, iteration: int) -> tuple[ToolCall, ...]:
     """The response's calls in index order, with ids made present and unique.
 
-    A missing id becomes `call_<scope>_<iteration>_<index>` (scope: the loop's
-    turn, the agent's attempt); a repeated one gets `_<index>` appended, so
-    every result can be paired with exactly one call. Empty or absent
-    arguments mean `{}`.
+    A missing id becomes `call_<scope>_<iteration>_<index>` (scope: `Turn.scope`,
+    the turn's number advanced by each further attempt); a repeated one gets
+    `_<index>` appended, so every result can be paired with exactly one call.
+    Empty or absent arguments mean `{}`.
     """
     calls: list[ToolCall] = []
     seen: set[str] = set()

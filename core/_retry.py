@@ -1,4 +1,4 @@
-"""Retrying a failed model call, shared by both reducers: the backoff decision and its timer.
+"""Retrying a failed model call: the backoff decision and its timer.
 
 A retryable `ModelCallFailed` is retried after `RetryPolicy.delay` seconds
 until `max_retries` retries were made; a fatal one is not. The timer's token
@@ -18,8 +18,9 @@ from ._events import ModelCallFailed
 class RetryTimer:
     """The backoff timer before retry `retry` (1-based) of model call `iteration`.
 
-    `scope` is the loop's turn number, or the agent's attempt. On the wire (in
-    `StartTimer` and `TimerFired`) it is the text `token`.
+    `scope` is the turn's (`Turn.scope`: its number, advanced by each further
+    attempt of a structured output). On the wire (in `StartTimer` and
+    `TimerFired`) it is the text `token`.
     """
 
     scope: int

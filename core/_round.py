@@ -1,11 +1,11 @@
-"""A round in flight, shared by both reducers: place results, see who awaits, complete, cancel.
+"""A round in flight: place results, see who awaits, complete, cancel.
 
 Every call of a round gets exactly one result, placed at the call's position
 whatever order results arrive in, so the round enters the history in issue
 order. A call that will not run (refused, answered at once, blocked) has its
 result from the start and no run; a call that runs awaits its result. What
-decides those answers, and what happens once the round is complete, is each
-reducer's policy (core/_loop_round.py, core/_agent_round.py).
+decides those answers, and what happens once the round is complete, is the
+round policy's (core/_loop_round.py) and core/_next.py's.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ import attrs
 
 from ._content import ImagePart
 from ._notices import ApprovalRequested
-from ._records import Reasoning, ToolCall, ToolResult, ToolRound
+from ._records import Reasoning, ResultReason, ToolCall, ToolResult, ToolRound
 
 #: The result a call gets when a cancel closes its round before it finished.
 CANCELLED_RESULT = "Cancelled before the tool finished."
+#: The result of a call that started before a crash and whose outcome was lost.
+INTERRUPTED = "interrupted; outcome unknown"
 
 T = TypeVar("T")
 
@@ -48,9 +50,11 @@ class PendingRound:
     approved: tuple[ToolCall, ...] = ()
 
 
-def error_result(call: ToolCall, content: str) -> ToolResult:
-    """An error result for `call` that the model will read."""
-    return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
+def error_result(call: ToolCall, content: str, reason: ResultReason) -> ToolResult:
+    """An error result the core made for `call`, saying why; the model reads `content`."""
+    return ToolResult(
+        call_id=call.id, name=call.name, content=content, is_error=True, reason=reason
+    )
 
 
 def open_round(
@@ -85,12 +89,12 @@ def awaiting(pending: PendingRound) -> tuple[ToolCall, ...]:
     )
 
 
-def awaited_position(pending: PendingRound, call_id: str) -> int:
-    """Position of the call still awaiting its result as `call_id`, or -1."""
+def awaited_position(pending: PendingRound, call_id: str) -> int | None:
+    """Position of the call still awaiting its result as `call_id`, or None."""
     for position, call in enumerate(pending.calls):
         if call.id == call_id and pending.runs[position] and pending.results[position] is None:
             return position
-    return -1
+    return None
 
 
 def not_awaited(pending: PendingRound, call_id: str) -> str:
@@ -110,11 +114,17 @@ def place(
     is_error: bool,
     *,
     images: tuple[ImagePart, ...] = (),
+    reason: ResultReason | None = None,
 ) -> tuple[PendingRound, ToolResult]:
     """Give the call at `position` its result; the round and the result placed."""
     call = pending.calls[position]
     result = ToolResult(
-        call_id=call.id, name=call.name, content=output, is_error=is_error, images=images
+        call_id=call.id,
+        name=call.name,
+        content=output,
+        is_error=is_error,
+        images=images,
+        reason=reason,
     )
     return attrs.evolve(pending, results=replace(pending.results, position, result)), result
 
@@ -140,7 +150,7 @@ def cancel(pending: PendingRound) -> tuple[ToolRound, tuple[ToolResult, ...]]:
     Returns the completed round and the results the cancel made, in call order.
     """
     made = tuple(
-        error_result(call, CANCELLED_RESULT)
+        error_result(call, CANCELLED_RESULT, ResultReason.CANCELLED)
         for call, result in zip(pending.calls, pending.results, strict=True)
         if result is None
     )

@@ -10,7 +10,7 @@ from ._budget import NOTHING_SPENT, OverBudget, Spending
 from ._config import LoopConfig
 from ._content import ImagePart
 from ._errors import UsageError
-from ._records import ChatMessage, ToolRound, Usage
+from ._records import AttemptErrors, ChatMessage, ToolRound, Usage
 from ._response import EMPTY_STREAM, Stream
 from ._round import PendingRound
 from ._slots import blank, setters
@@ -36,6 +36,8 @@ class Phase(enum.Enum):
     #: The turn is paused (`AwaitApproval`): nothing runs; each call held for approval
     #: waits for `Approved` or `Denied`, from any process.
     AWAITING_APPROVAL = "awaiting_approval"
+    #: A structured output: `Validate` issued; waiting for `ValidationFinished`.
+    VALIDATING = "validating"
 
     #: Members are singletons, so identity hashing agrees with their equality; it spares
     #: `step`'s table lookup (one per event) the Python-level `Enum.__hash__`.
@@ -58,7 +60,13 @@ class StepError(UsageError):
 
 @attrs.frozen(kw_only=True)
 class Turn:
-    """One user prompt and everything the loop did for it so far."""
+    """One user prompt and everything the loop did for it so far.
+
+    A turn whose answer is a structured output makes attempts (rule 17): each
+    one's model calls are `iteration` (those of the attempts before: `earlier`),
+    its completed rounds `rounds`, its output so far `output`; `failed` holds
+    every failed attempt's problems. A chat turn is one attempt.
+    """
 
     number: int
     prompt: str
@@ -77,11 +85,28 @@ class Turn:
     spent: Spending = NOTHING_SPENT
     #: The budget ran out: the turn ends so once its round is answered (rule 16).
     over_budget: OverBudget | None = None
+    #: Rule 17: the attempt (1-based), its output so far, the failed attempts' problems,
+    #: and the model calls of the attempts before this one.
+    attempt: int = 1
+    output: str | None = None
+    failed: tuple[AttemptErrors, ...] = ()
+    earlier: int = 0
 
     @property
     def usage(self) -> Usage:
         """The tokens of the turn's model calls (what `spent` counts)."""
         return self.spent.usage
+
+    @property
+    def iterations(self) -> int:
+        """The turn's model calls over every attempt (retries aside)."""
+        return self.earlier + self.iteration
+
+    @property
+    def scope(self) -> int:
+        """What names the attempt in made-up call ids and retry timers: the turn's number,
+        plus one per attempt after the first (an agent run, one turn, names its attempts)."""
+        return self.number + self.attempt - 1
 
 
 @attrs.frozen(kw_only=True)

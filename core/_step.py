@@ -7,12 +7,16 @@ between, the loop alternates model calls and tool rounds. `step` never does
 I/O: the shell carries out each effect and feeds back what happened as events.
 The transitions are the read-only table `RULES` at the bottom of this module:
 one handler per (phase, event type). Any other pair is a programmer error and
-raises `StepError` naming both; nothing the model, a tool or the network sends
-can raise. The machinery shared with `agent_step` lives in its own modules:
-the partial response (core/_response.py), argument checks (core/_arguments.py),
-the round in flight (core/_round.py), retries (core/_retry.py) and requests
-(core/_model.py); this module and core/_loop_round.py, core/_finish.py hold
-the loop's own policy.
+raises `StepError` naming both; nothing the model, a tool, a validator or the
+network sends can raise. What the turn's answer is — text, or a validated
+structured output — is one setting, `LoopConfig.output` (rule 17): the same
+phases, rounds, hooks, approvals and budgets serve both. The machinery lives in
+its own modules: the partial response (core/_response.py), argument checks
+(core/_arguments.py), the round in flight (core/_round.py), its policy
+(core/_loop_round.py) and approvals (core/_approval.py), what comes next once
+nothing runs (core/_next.py), model calls and the end of a turn
+(core/_finish.py), retries (core/_retry.py), requests (core/_model.py) and a
+structured output's own words (core/_output.py).
 
 Rules
 -----
@@ -49,8 +53,13 @@ Rules
     END_TURN ends the turn `Blocked` once the round is complete;
     `error_format` TEXT or JSON (`{"error": ..., "tool": name}`) words the
     error results the loop makes.
-6.  A tool failure (exception, timeout) is a result with `is_error`; the loop
-    goes on and the model sees it.
+6.  A tool failure is a result with `is_error`; the loop goes on and the model
+    sees it. A timeout (`ToolTimedOut`) is answered "Tool NAME timed out after
+    N s", a started call whose outcome a crash lost (`ToolInterrupted`)
+    "interrupted; outcome unknown". Every result the core makes itself carries
+    a `ResultReason` (unknown tool, invalid arguments, blocked, denied, not run,
+    over budget, cancelled, timed out, interrupted, a structured output's own
+    call), worded as `error_format` says; a tool's own output has none.
 7.  Iterations (model calls) are counted; once a round of iteration
     `max_iterations` completes, the policy decides: STOP finishes `Capped`,
     RAISE finishes `Failed(MAX_ITERATIONS)`, FINAL_ANSWER makes one
@@ -98,6 +107,34 @@ Rules
     value and the amount used), or under `on_exceeded=FINAL_ANSWER` after
     one last call without tools. A response past the limit that calls no
     tools ends the turn `OverBudget` with its answer as the text.
+17. A structured output (`LoopConfig.output` a `PlainOutput` or
+    `ReflectiveOutput`): the answer is the arguments of an output-tool call,
+    validated. The turn makes *attempts*; `max_iterations` counts the model
+    calls of one. Attempt 1 is told (`AttemptStarted`) before its first call.
+    The model is offered the tools, then the output tool and, for a reflective
+    output, `submit`. A plain output call is answered "Output received."; a
+    reflective one is reflected (`Reflect`: the handler's text is its result);
+    `submit` is answered "Output submitted for validation." once the attempt
+    has an output (a call of the output tool anywhere in the same response
+    counts), else "Nothing to submit: call NAME first." (without reflection,
+    `submit` is a tool name like any other). PreToolUse, PostToolUse, approval
+    and the budget's tool-call limits concern the tools only. The attempt's
+    output is the arguments of its last valid output-tool call. When a round
+    completes: `submit` in it -> `Validate` the output, or `Failed`
+    (SUBMIT_BEFORE_OUTPUT) without one; a plain output call in it ->
+    `Validate`; else the next model call, or at the cap `Failed`
+    (MAX_ITERATIONS: no answer to fall back on, whatever `on_max_iterations`).
+    A response without calls fails `INVALID_RESPONSE` (its text kept). A
+    response past the budget ends the turn `OverBudget` at once, its calls
+    dropped; a call refused by a tool-call limit does not end it. No final
+    answer is asked for (FINAL_ANSWER policies do not apply).
+    `ValidationFinished` without problems ends the turn `Produced(output)`.
+    With problems: `ValidationFailed` is told; while attempts remain, the
+    attempt's rounds (one assistant message) and a user message listing the
+    problems join the history, and the next attempt starts; else `Failed`
+    (VALIDATION_FAILED). `Finish.attempts` says where the attempts stood.
+    Journals of bfd8293's agent runs hold one more fact: a PreToolUse `Ask`
+    fed for a call already issued to run, which holds it (`hold_running`).
 """
 
 from __future__ import annotations
@@ -108,10 +145,12 @@ from typing import Any
 
 import attrs
 
-from ._config import EmptyPromptPolicy, HookPoint
-from ._effects import AskHook, Effect, Emit, Persist
+from ._approval import DECIDING, decide_approval, hold_running
+from ._config import EmptyPromptPolicy, HookPoint, PlainOutput, ReflectiveOutput
+from ._effects import AskHook, Effect, Emit, Failed, FailureCode, Persist, Produced
 from ._events import (
     LATE_ANSWERS,
+    TOOL_OUTCOMES,
     Approved,
     Blocked,
     Cancelled,
@@ -129,16 +168,32 @@ from ._events import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
+    ToolInterrupted,
+    ToolTimedOut,
+    ValidationFinished,
 )
-from ._finish import Step, answered, call_model, charge, failed, finish, spent_on
-from ._loop_round import DECIDING, add_result, decide_approval, decide_call, start_round
+from ._finish import (
+    Step,
+    call_model,
+    charge,
+    failed,
+    finish,
+    first_call,
+    go_on,
+    new_attempt,
+    spent_on,
+)
+from ._loop_round import PRE_HOOK, add_result, decide_call, start_round
+from ._next import Answer, next_step
 from ._notices import (
     ReasoningStreamed,
     RetryScheduled,
     TextStreamed,
     ToolResultReady,
+    ValidationFailed,
 )
-from ._records import ChatMessage
+from ._output import all_failed
+from ._records import AttemptErrors, ChatMessage, ResultReason
 from ._response import (
     EMPTY_STREAM,
     add_fragment,
@@ -148,7 +203,7 @@ from ._response import (
     start_call,
 )
 from ._retry import RetryTimer, backoff
-from ._round import awaited_position, cancel, decision_refused, not_awaited
+from ._round import INTERRUPTED, awaited_position, cancel, decision_refused, not_awaited
 from ._slots import blank, setters
 from ._state import Phase, State, StepError, Turn, with_stream
 
@@ -179,8 +234,8 @@ def _on_prompt(state: State, event: PromptSubmitted) -> Step:
     resumed = None if event.images else _continued(state, event.text)
     if resumed is not None:
         turn = attrs.evolve(turn, rounds=resumed.tool_rounds)
-        state = attrs.evolve(state, history=state.history[:-1], turn=turn)
-        return call_model(state, turn)
+        state = attrs.evolve(state, history=state.history[:-1])
+        return first_call(state, turn)
     if HookPoint.USER_PROMPT_SUBMIT in state.config.hooks:
         ask = AskHook(
             hook_id=f"prompt:{turn.number}", point=HookPoint.USER_PROMPT_SUBMIT, prompt=event.text
@@ -219,7 +274,7 @@ def _begin(state: State, turn: Turn) -> Step:
     """Put the user message in the history and make the first model call."""
     message = ChatMessage(role="user", content=turn.prompt, images=turn.images)
     state = attrs.evolve(state, history=(*state.history, message))
-    state, effects = call_model(state, turn)
+    state, effects = first_call(state, turn)
     return state, (Persist(message=message), *effects)
 
 
@@ -293,25 +348,28 @@ def fragment_run(state: State, index: int, fragments: Sequence[str]) -> State | 
     return with_stream(state, add_fragment(state.stream, index, "".join(fragments)))
 
 
-# Rules 3-5, 7 ----------------------------------------------------------------
+# Rules 3-5, 7, 17 ------------------------------------------------------------
 
 
 def _on_responded(state: State, event: ModelResponded) -> Step:
-    """The response is complete: finish the turn, or open a round with its calls."""
+    """The response is complete: end the turn (or the attempt), or open a round with its calls.
+
+    Its calls are dropped after a final-answer call, and when a structured
+    output's budget ran out (rules 7, 16, 17).
+    """
     turn = _turn(state)
     stream = state.stream
     spent, session = spent_on(state, turn, event.usage)  # tokens, model calls, cost
     turn = attrs.evolve(turn, retry=0, spent=spent)
     state = attrs.evolve(state, stream=EMPTY_STREAM, spent=session)
     turn, told = charge(state, turn)
-    calls = finished_calls(stream, turn.number, turn.iteration)
-    if not calls or turn.final_call:
-        state, effects = finish(
-            state,
-            turn,
-            answered(turn, stream.text, event.finish_reason),
-            reasoning=stream.reasoning,
+    calls = finished_calls(stream, turn.scope, turn.iteration)
+    dropped = turn.final_call or (state.config.structured and turn.over_budget is not None)
+    if not calls or dropped:
+        answer = Answer(
+            text=stream.text, reasoning=stream.reasoning, finish_reason=event.finish_reason
         )
+        state, effects = go_on(state, turn, next_step(state.config, turn, answer))
     else:
         state, effects = start_round(state, turn, stream.text, stream.reasoning, calls)
     return state, (*told, *effects)
@@ -322,28 +380,69 @@ def _on_tool_hook(state: State, event: HookDecided) -> Step:
     turn = _turn(state)
     assert turn.pending is not None
     for position, call in enumerate(turn.pending.calls):
-        if f"pre:{call.id}" == event.hook_id and event.hook_id in turn.pending.awaiting_hooks:
+        if f"{PRE_HOOK}{call.id}" == event.hook_id and event.hook_id in turn.pending.awaiting_hooks:
             return decide_call(state, turn, position, event.decision)
     awaited = sorted(turn.pending.awaiting_hooks)
     raise StepError(state.phase, event, f"awaiting hooks {awaited}")
 
 
+def _on_running_ask(state: State, event: HookDecided) -> Step:
+    """Rule 17's last sentence: bfd8293's agent journals hold a call already issued."""
+    return hold_running(state, _turn(state), event)
+
+
+# Rule 17 ---------------------------------------------------------------------
+
+
+def _on_validated(state: State, event: ValidationFinished) -> Step:
+    """Accept the output, or feed the problems back in a new attempt, or give up."""
+    turn = _turn(state)
+    if event.attempt != turn.attempt:
+        raise StepError(state.phase, event, f"awaiting attempt {turn.attempt}")
+    assert turn.output is not None
+    if not event.problems:
+        return finish(state, turn, Produced(output=turn.output))
+    errors = AttemptErrors(attempt=turn.attempt, problems=event.problems)
+    turn = attrs.evolve(turn, failed=(*turn.failed, errors))
+    told = Emit(notice=ValidationFailed(attempt=turn.attempt, problems=event.problems))
+    output = state.config.output
+    assert isinstance(output, PlainOutput | ReflectiveOutput)
+    max_attempts = output.max_attempts
+    if turn.attempt < max_attempts:
+        state, effects = new_attempt(state, turn, event.problems)
+    else:
+        failure = Failed(code=FailureCode.VALIDATION_FAILED, message=all_failed(max_attempts))
+        state, effects = finish(state, turn, failure)
+    return state, (told, *effects)
+
+
 # Rules 5, 6, 10 --------------------------------------------------------------
 
 
-def _on_tool_finished(state: State, event: ToolFinished) -> Step:
-    """A tool's output or failure, or the caller's result in manual mode, for one call.
+def _on_tool_finished(state: State, event: ToolFinished | ToolTimedOut | ToolInterrupted) -> Step:
+    """A tool's output or failure, or the caller's result in manual mode, for one call; a
+    timeout or a lost outcome as the core words it (rule 6).
 
     A result for no awaited call is dropped if a cancel abandoned it, else misuse.
     """
     turn = _turn(state)
     assert turn.pending is not None
     position = awaited_position(turn.pending, event.call_id)
-    if position < 0 and event.call_id in state.ignored_calls:
+    if position is None and event.call_id in state.ignored_calls:
         return state, ()
-    if position < 0:
+    if position is None:
         raise StepError(state.phase, event, not_awaited(turn.pending, event.call_id))
-    return add_result(state, turn, position, event.output, event.is_error, images=event.images)
+    if event.__class__ is ToolFinished:  # (the usual answer: no isinstance to walk)
+        finished: Any = event
+        return add_result(
+            state, turn, position, finished.output, finished.is_error, images=finished.images
+        )
+    if isinstance(event, ToolTimedOut):
+        name = turn.pending.calls[position].name
+        told = f"Tool {name} timed out after {event.seconds:g} s"
+        return add_result(state, turn, position, told, True, reason=ResultReason.TIMED_OUT)
+    lost = ResultReason.INTERRUPTED  # ToolInterrupted
+    return add_result(state, turn, position, INTERRUPTED, True, reason=lost)
 
 
 # Rule 15 ---------------------------------------------------------------------
@@ -364,7 +463,7 @@ def _on_decision(state: State, event: Approved | Denied) -> Step:
 
 def _timer(turn: Turn) -> RetryTimer:
     """The backoff timer before the next retry of the turn's current model call."""
-    return RetryTimer(scope=turn.number, iteration=turn.iteration, retry=turn.retry + 1)
+    return RetryTimer(scope=turn.scope, iteration=turn.iteration, retry=turn.retry + 1)
 
 
 def _on_failed(state: State, event: ModelCallFailed) -> Step:
@@ -399,7 +498,7 @@ def _on_cancel(state: State, event: Cancelled) -> Step:
     notices: tuple[Effect, ...] = ()
     if turn.pending is not None:
         closed, made = cancel(turn.pending)
-        turn = attrs.evolve(turn, rounds=(*turn.rounds, closed), pending=None)
+        turn = attrs.evolve(turn, rounds=(*turn.rounds, closed))  # (`finish` drops the turn)
         notices = tuple(Emit(notice=ToolResultReady(result=result)) for result in made)
         abandoned = frozenset(result.call_id for result in made)
         state = attrs.evolve(state, ignored_calls=state.ignored_calls | abandoned)
@@ -415,7 +514,8 @@ def _nothing(state: State, event: Event) -> Step:
 def _late(state: State, event: Event) -> Step:
     """After a cancel, stragglers of the cancelled turn are dropped; otherwise misuse."""
     if state.after_cancel or (
-        isinstance(event, ToolFinished) and event.call_id in state.ignored_calls
+        isinstance(event, ToolFinished | ToolTimedOut | ToolInterrupted)
+        and event.call_id in state.ignored_calls
     ):
         return state, ()
     raise StepError(state.phase, event)
@@ -425,7 +525,7 @@ def _late(state: State, event: Event) -> Step:
 
 _TURN_PHASES = tuple(phase for phase in Phase if phase is not Phase.IDLE)
 
-#: Rules 1-10 and 14: the transitions of a turn, and the history set between turns.
+#: Rules 1-10, 14 and 17: the transitions of a turn, and the history set between turns.
 _RULE_ROWS: dict[tuple[Phase, type], Handler] = {
     (Phase.IDLE, PromptSubmitted): _on_prompt,
     (Phase.IDLE, HistoryReplaced): _on_history,
@@ -438,8 +538,13 @@ _RULE_ROWS: dict[tuple[Phase, type], Handler] = {
     (Phase.STREAMING, ModelCallFailed): _on_failed,
     (Phase.BACKING_OFF, TimerFired): _on_timer,
     (Phase.TOOL_HOOKS, HookDecided): _on_tool_hook,
-    (Phase.RUNNING_TOOLS, ToolFinished): _on_tool_finished,
-    (Phase.AWAITING_RESULTS, ToolFinished): _on_tool_finished,
+    **{
+        (phase, kind): _on_tool_finished
+        for phase in (Phase.RUNNING_TOOLS, Phase.AWAITING_RESULTS)
+        for kind in TOOL_OUTCOMES
+    },
+    (Phase.VALIDATING, ValidationFinished): _on_validated,
+    (Phase.RUNNING_TOOLS, HookDecided): _on_running_ask,
 }
 
 #: Rule 9: a cancel finishes the turn in any phase of one; while idle it does nothing.
@@ -455,9 +560,10 @@ _IGNORED_WHEN_IDLE: dict[tuple[Phase, type], Handler] = {
 
 #: Rule 9: a result for a call a cancel abandoned, arriving in a later turn, is dropped.
 _ABANDONED_RESULTS: dict[tuple[Phase, type], Handler] = {
-    (phase, ToolFinished): _late
+    (phase, kind): _late
     for phase in _TURN_PHASES
     if phase not in (Phase.RUNNING_TOOLS, Phase.AWAITING_RESULTS)
+    for kind in TOOL_OUTCOMES
 }
 
 #: Rule 15: a decision is taken while the round runs or is paused; elsewhere it is misuse,

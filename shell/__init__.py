@@ -3,14 +3,23 @@
 `Client` (one conversation: `query`, then `events()` or `wait()`; approvals),
 `AgentOptions`/`tool`, `run()` for scripts,
 structured-output agents (`AgentDefinition`, `OutputTool`, `execute_agent`
-with `AgentRunOptions`), the `Connection` both share (its key a `Secret`), the
-typed callback protocols of each API (`OnToolCall`, ..., `OnAgentToolCall`, ...),
+with `AgentRunOptions`; a failure's `AgentError`, its `ErrorCode` and
+`ErrorContext`), the `Connection` both share (its key a `Secret`), the typed
+callback protocols of each API (`OnToolCall`, ..., `OnAgentToolCall`, ...),
 hooks (`HookDecision`, `PreToolUseEvent`, ...), budgets (`Budget`, `Price`, the
 `OverBudget` outcome, `Spending`, the `UsageReported` notice), the `Runner` that
-carries out the core's effects and the `TurnTask` a client runs it in.
+carries out the core's effects (for a chat session and an agent run alike) and the
+`TurnTask` a client runs it in.
 """
 
 from toolreel.adapters import Secret
+from toolreel.adapters._agent_outcome import (
+    AgentError,
+    AgentOutput,
+    ErrorCode,
+    ErrorContext,
+    ErrorPhase,
+)
 from toolreel.adapters._transcript import render_agent_transcript
 from toolreel.core import (
     Budget,
@@ -26,7 +35,6 @@ from toolreel.core import (
 from ._agent import AgentDefinition, AgentFailure, AgentMetadata, AgentSuccess, execute_agent
 from ._agent_approval import agent_approvals, resume_agent
 from ._agent_output import OutputTool, Validator
-from ._agent_runner import AgentCallbacks, AgentRunner
 from ._callbacks import (
     OnAgentNotice,
     OnAgentToolCall,
@@ -83,13 +91,13 @@ __all__ = [
     "HOOK_POST_TOOL_USE",
     "HOOK_PRE_TOOL_USE",
     "HOOK_USER_PROMPT_SUBMIT",
-    "AgentCallbacks",
     "AgentDefinition",
+    "AgentError",
     "AgentFailure",
     "AgentMetadata",
     "AgentOptions",
+    "AgentOutput",
     "AgentRunOptions",
-    "AgentRunner",
     "AgentSession",
     "AgentSuccess",
     "ApprovalPending",
@@ -101,6 +109,9 @@ __all__ = [
     "Connection",
     "ContentRefused",
     "Divergence",
+    "ErrorCode",
+    "ErrorContext",
+    "ErrorPhase",
     "HookDecision",
     "ImagePart",
     "ImageSource",

@@ -18,20 +18,23 @@ that is set would be ignored: `ConfigError`, see `AgentOptions.for_agent`).
 
 Given a journal (`journal=` or `options.journal`: a path or a `Journal`), every
 step of the run is journaled under `session_id` (or a new id, told in
-`metadata.session_id`) with the agent's config, so `replay`/`verify` can fold
-it through `agent_step` again.
+`metadata.session_id`) with the run's config, so `replay`/`verify` can fold
+it through `step` again.
 
-The rules (attempts, iterations, reflection, validation, errors) are the
-core's: see core/_agent.py. This module builds the core config from the
-definition and the options, runs `AgentRunner`, and reports the outcome with
-its metadata.
+An agent run is one turn of the one reducer whose config's `output` is the
+definition's output tool (`PlainOutput` or `ReflectiveOutput`): the rules
+(attempts, iterations, reflection, validation, errors) are the core's, rule 17
+of core/_step.py. This module builds that config from the definition and the
+options, runs it on the `Runner` (shell/_runner.py) with the definition's
+callbacks as its watcher, and reports the outcome (adapters/_agent_outcome.py)
+with its metadata.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -39,39 +42,49 @@ import anyio
 import attrs
 
 from toolreel.adapters import Journal, ModelPort, SessionError, SessionNotFound
+from toolreel.adapters._agent_outcome import AgentError, AgentOutput, agent_outcome
 from toolreel.adapters._errors import ContentRefused
+from toolreel.adapters._legacy import current
 from toolreel.adapters._providers._images import refusal
+from toolreel.adapters._transcript import output_tool
 from toolreel.core import (
-    DEFAULT_MAX_ITERATIONS_PER_ATTEMPT,
-    AgentConfig,
-    AgentError,
-    AgentOutput,
-    AgentPhase,
     Approved,
     AttemptErrors,
+    AttemptStarted,
     AwaitApproval,
     ChatMessage,
     Denied,
-    FinishAgent,
+    Finish,
+    HookPoint,
     ImagePart,
+    LoopConfig,
+    Phase,
+    PlainOutput,
     PromptSubmitted,
+    ReflectiveOutput,
+    State,
+    ToolCall,
+    ToolResult,
     Usage,
     UsageError,
-    agent_awaiting_approval,
+    ValidationFailed,
+    awaiting_approval,
     misuse,
 )
 
 from . import _checks as check
 from ._agent_output import OutputTool, Validator
-from ._agent_runner import AgentCallbacks, AgentRunner
 from ._callbacks import (
     OnAgentToolCall,
     OnAgentToolResult,
     OnAttemptStart,
+    OnToolCall,
+    OnToolResult,
     OnValidationFailure,
 )
 from ._client import open_journal
 from ._connection import AGENT_OUTPUT_TOOL, Connection
+from ._driver import guarded
 from ._errors import ApprovalPending, UnknownApproval
 from ._hooks import hook_points
 from ._images import ImageSource, Prompt, submitted
@@ -79,8 +92,13 @@ from ._images import images as to_images
 from ._journal_files import journal_at
 from ._options import AgentOptions, AgentRunOptions
 from ._replay import AgentSession, load_agent_session
-from ._restore import Unfinished, unfinished_run
-from ._tools import Tool, registry
+from ._runner import Observers, Runner
+from ._tools import Tool, call_arguments, registry
+
+#: The model calls of one attempt an agent makes unless its definition says otherwise.
+DEFAULT_MAX_ITERATIONS_PER_ATTEMPT = 15
+#: The hook points an agent run's tools are asked and told through (it has no user prompt).
+AGENT_HOOKS = frozenset({HookPoint.PRE_TOOL_USE, HookPoint.POST_TOOL_USE})
 
 I = TypeVar("I")  # noqa: E741 - the input type, as in the issue's signature
 T = TypeVar("T")
@@ -95,7 +113,7 @@ class AgentDefinition(Generic[I, T]):
     before a session begins).
     `helpers` are `Tool`s (or plain typed functions, wrapped with `@tool`).
     `validators` take the typed output and return a list of problems (empty:
-    fine); sync or async. Callbacks get the reducer's `AgentState` first:
+    fine); sync or async. Callbacks get the reducer's `State` first:
     `on_tool_call(state, name, input)`, `on_tool_result(state, name, result)`,
     `on_attempt_start(state, attempt)`, `on_validation_failure(state, attempt,
     problems)` (typed `OnAgentToolCall`, ...: shell/_callbacks.py); sync or
@@ -194,27 +212,76 @@ def agent_config(
     definition: AgentDefinition[Any, Any],
     connection: Connection,
     helpers: dict[str, Tool],
+    hooks: frozenset[HookPoint] = frozenset(),
     port: object = None,
-) -> AgentConfig:
-    """The core config a definition, its helper tools and the connection describe.
+) -> LoopConfig:
+    """The core config a definition, its helper tools, the connection and the hook points
+    the run's options fill (PreToolUse, PostToolUse) describe: a structured output's.
 
     `port`: the model port given for the run, for its own name (`Connection.model_for`).
     """
-    return AgentConfig(
-        output=definition.output.spec,
-        helpers=tuple(helper.spec for helper in helpers.values()),
+    spec = definition.output.spec
+    assert isinstance(spec, PlainOutput | ReflectiveOutput)  # an OutputTool's, never text
+    return LoopConfig(
+        output=attrs.evolve(spec, max_attempts=definition.max_attempts),
+        tools=tuple(helper.spec for helper in helpers.values()),
         model=connection.model_for(port),
         system_prompt=definition.system_prompt,
-        max_attempts=definition.max_attempts,
-        max_iterations_per_attempt=definition.max_iterations_per_attempt,
+        max_iterations=definition.max_iterations_per_attempt,
         tool_choice=definition.tool_choice,
         max_tokens=connection.max_tokens,
         temperature=connection.temperature,
         retry=connection.retry,
+        hooks=hooks & AGENT_HOOKS,
         approval_required=frozenset(
             name for name, helper in helpers.items() if helper.requires_approval
         ),
     )
+
+
+@attrs.frozen(kw_only=True)
+class AgentCallbacks:
+    """The agent API's watcher of a run (the runner's `Executions`).
+
+    The `on_*` (the definition's) get the reducer's `State` first; `observe_call`
+    / `observe_result` (the options' `on_tool_call` / `on_tool_result`) get only
+    a tool's `ToolCall` / `ToolResult`, as the Client's observers do — never the
+    output tool's reflection.
+    """
+
+    on_tool_call: OnAgentToolCall | None = None
+    on_tool_result: OnAgentToolResult | None = None
+    on_attempt_start: OnAttemptStart | None = None
+    on_validation_failure: OnValidationFailure | None = None
+    observe_call: OnToolCall | None = None
+    observe_result: OnToolResult | None = None
+    #: Where what a callback raised is recorded (the runner's `callback_errors`), masked so.
+    errors: list[str] = attrs.field(factory=list, eq=False)
+    redact: Callable[[str], str] = str
+
+    async def _tell(self, callback: Callable[..., Any] | None, *args: Any) -> None:
+        """Call one callback; what it raised is recorded, never raised."""
+        await guarded(self.errors, callback, *args, redact=self.redact)
+
+    async def started(self, state: State, call: ToolCall, reflected: bool) -> None:
+        """The definition's `on_tool_call`, then (a tool's call) the options' `on_tool_call`."""
+        await self._tell(self.on_tool_call, state, call.name, call_arguments(call))
+        if not reflected:
+            await self._tell(self.observe_call, call)
+
+    async def finished(self, state: State, result: ToolResult, reflected: bool) -> None:
+        """The definition's `on_tool_result`, then (a tool's) the options' `on_tool_result`."""
+        await self._tell(self.on_tool_result, state, result.name, result.content)
+        if not reflected:
+            await self._tell(self.observe_result, result)
+
+    async def told(self, state: State, notice: AttemptStarted | ValidationFailed) -> None:
+        """`on_attempt_start` or `on_validation_failure`."""
+        match notice:
+            case AttemptStarted(attempt=attempt):
+                await self._tell(self.on_attempt_start, state, attempt)
+            case ValidationFailed(attempt=attempt, problems=problems):
+                await self._tell(self.on_validation_failure, state, attempt, list(problems))
 
 
 async def execute_agent(
@@ -259,7 +326,7 @@ async def execute_agent(
     reflection handler) tells only the definition's two callbacks; the
     definition's `on_attempt_start` / `on_validation_failure` are told as
     attempts start and fail; `options.on_notice` is told every notice of
-    the run, then its `FinishAgent`. What any of them raises is recorded in
+    the run, then its `Finish`. What any of them raises is recorded in
     `metadata.callback_errors`.
 
     `journal` (else `options.journal`; a path or a `Journal`) journals every
@@ -275,9 +342,7 @@ async def execute_agent(
     """
     options = AgentRunOptions.of(options)
     helpers = registry(definition.helpers)
-    config = attrs.evolve(
-        agent_config(definition, options.connection, helpers, model), budget=options.budget
-    )
+    config = run_config(definition, options, helpers, model)
     attached = to_images(images)
     port: ModelPort = model or options.connection.open_model()
     try:
@@ -296,6 +361,19 @@ async def execute_agent(
         if model is None:  # a caller's own model is the caller's to close
             with anyio.CancelScope(shield=True):
                 await port.aclose()
+
+
+def run_config(
+    definition: AgentDefinition[Any, Any],
+    options: AgentRunOptions,
+    helpers: dict[str, Tool],
+    port: object = None,
+) -> LoopConfig:
+    """The config of a run of `definition` under `options` (its hooks and budget); `port`:
+    the caller's model, if any (`agent_config`)."""
+    hooks = frozenset(hook_points(options.hooks))
+    config = agent_config(definition, options.connection, helpers, hooks, port)
+    return attrs.evolve(config, budget=options.budget)
 
 
 @attrs.frozen(kw_only=True)
@@ -331,7 +409,7 @@ async def _journaled(
     options: AgentRunOptions,
     given: Given,
     *,
-    config: AgentConfig,
+    config: LoopConfig,
     helpers: dict[str, Tool],
     journal: str | Path | Journal | None,
     session_id: str | None,
@@ -347,36 +425,30 @@ async def _journaled(
         if decisions is not None:
             raise UsageError("resume_agent needs the journal the run was kept in")
         given = given.prompted(definition.build_prompt, input)
-        return await _execute(definition, input, options, given, config=config, helpers=helpers)
+        run = Run(definition, options, given, config=config, helpers=helpers)
+        return await run.first(input)
     kept = open_journal(where)
     sid = session_id or options.session_id or uuid.uuid4().hex
     try:
         kept.flush()  # steps a failed write kept back go first: the session is read whole
         if decisions is not None and sid not in kept.sessions():
             raise SessionNotFound(sid, repr(where))
-        resumed = _unfinished(kept, sid) if sid in kept.sessions() else None
-        if resumed is not None:
-            _check(sid, resumed[1], decisions or ())
-        if resumed is not None:  # a crash interrupted it: go on under its own config
-            config = resumed[0]
-            lease = kept.begin(sid, config, from_seq=resumed[1].seq)
-        else:
-            if decisions is None:  # a prompt that is none begins no session
-                given = given.prompted(definition.build_prompt, input)
-            lease = kept.begin(sid, config)
+        known = sid in kept.sessions()
+        if known:  # a crash interrupted it, or it paused: go on under its own config
+            config = _recorded(kept, sid, config)
+        else:  # a prompt that is none begins no session
+            given = given.prompted(definition.build_prompt, input)
+        run = Run(definition, options, given, config=config, helpers=helpers, journal=kept, sid=sid)
+        owed = run.runner.restore() if known else []
+        if known:
+            _check(sid, run.runner.state, decisions or ())
+        lease = kept.begin(sid, config, from_seq=run.runner.seq)
+        result: AgentSuccess[T] | AgentFailure
         try:
-            result = await _execute(
-                definition,
-                input,
-                options,
-                given,
-                config=config,
-                helpers=helpers,
-                journal=kept,
-                session_id=sid,
-                resumed=resumed[1] if resumed is not None else None,
-                decisions=decisions or (),
-            )
+            if known:
+                result = await run.resumed(owed, decisions or ())
+            else:
+                result = await run.first(input)
         finally:
             kept.release(lease)
         return attrs.evolve(result, metadata=attrs.evolve(result.metadata, journal=where))
@@ -385,105 +457,136 @@ async def _journaled(
             kept.close()
 
 
-async def _execute(
-    definition: AgentDefinition[I, T],
-    input: I,
-    options: AgentRunOptions,
-    given: Given,
-    *,
-    config: AgentConfig,
-    helpers: dict[str, Tool],
-    journal: Journal | None = None,
-    session_id: str = "",
-    resumed: Unfinished | None = None,
-    decisions: tuple[Approved | Denied, ...] = (),
-) -> AgentSuccess[T] | AgentFailure:
-    """Run the agent (journaled to `journal` under `session_id`, if given; going on from
-    where a crash left `resumed`)."""
-    port = given.model
-    runner = AgentRunner(
-        config=config,
-        model=port,
-        helpers=helpers,
-        output=definition.output,
-        validators=definition.validators,
-        callbacks=AgentCallbacks(
+def _recorded(journal: Journal, sid: str, config: LoopConfig) -> LoopConfig:
+    """The config an interrupted run goes on under: the one it recorded (a bfd8293 run's
+    made today's), with the hooks today's options fill.
+
+    A tool loop's session is a `SessionError`: use a new id.
+    """
+    recorded = journal.config(sid)
+    if not recorded.structured:
+        raise SessionError(f"session {sid!r} is a tool loop's, not an agent run: use a new id")
+    return attrs.evolve(current(recorded), hooks=config.hooks)
+
+
+class Run:
+    """One agent run on a `Runner`: its definition, options and what it was given."""
+
+    def __init__(
+        self,
+        definition: AgentDefinition[Any, T],
+        options: AgentRunOptions,
+        given: Given,
+        *,
+        config: LoopConfig,
+        helpers: dict[str, Tool],
+        journal: Journal | None = None,
+        sid: str = "",
+    ) -> None:
+        """A run not started yet (journaled to `journal` under `sid`, if given)."""
+        self.definition = definition
+        self.config = config
+        self.journal = journal
+        self.session_id = sid
+        self.given = given
+        port = given.model
+        self.runner = Runner(
+            config=config,
+            model=port,
+            tools=helpers,
+            hooks=hook_points(options.hooks),
+            journal=journal,
+            session_id=sid,
+            redactor=options.connection.redactor(port),
+            tool_timeout=options.tool_timeout,
+            max_concurrent_tools=options.max_concurrent_tools,
+            observers=Observers(on_notice=options.on_notice),
+            output=definition.output,
+            validators=definition.validators,
+            abort=given.abort,
+        )
+        self.runner.executions = AgentCallbacks(
             on_tool_call=definition.on_tool_call,
             on_tool_result=definition.on_tool_result,
             on_attempt_start=definition.on_attempt_start,
             on_validation_failure=definition.on_validation_failure,
             observe_call=options.on_tool_call,
             observe_result=options.on_tool_result,
-            on_notice=options.on_notice,
-        ),
-        tool_timeout=options.tool_timeout,
-        max_concurrent_tools=options.max_concurrent_tools,
-        hooks=hook_points(options.hooks),
-        abort=given.abort,
-        redactor=options.connection.redactor(port),
-        journal=journal,
-        session_id=session_id,
-    )
-    started = time.monotonic()
-    told = AGENT_OUTPUT_TOOL.set(config.output_name)  # for a test model: which tool ends the run
-    try:
-        if resumed is None:
-            prompt = given.prompt or given.prompted(definition.build_prompt, input).prompt
-            assert prompt is not None
-            finish = await runner.run(prompt.text, prompt.images)
-        else:
-            finish = await runner.resume(resumed.state, resumed.seq, resumed.owed, decisions)
-    finally:
-        AGENT_OUTPUT_TOOL.reset(told)
-    if isinstance(finish, AwaitApproval):
-        raise ApprovalPending(session_id, finish.requests, how=RESUME_AGENT)
-    metadata = _metadata(finish, runner, time.monotonic() - started)
-    if journal is not None:
-        metadata = attrs.evolve(metadata, session_id=session_id)
-    if isinstance(finish.outcome, AgentOutput):
-        output: T = runner.accepted
-        return AgentSuccess(output=output, metadata=metadata)
-    return AgentFailure(error=finish.outcome, metadata=metadata)
+            errors=self.runner.callback_errors,
+            redact=self.runner.redactor.text,
+        )
 
+    async def first(self, input: Any) -> AgentSuccess[T] | AgentFailure:
+        """Run the definition's prompt for `input` (and the given images) to its end."""
+        given = (
+            self.given
+            if self.given.prompt
+            else self.given.prompted(self.definition.build_prompt, input)
+        )
+        prompt = given.prompt
+        assert prompt is not None  # `prompted` made it
+        return await self._ran(lambda: self.runner.turn(prompt))
 
-def _metadata(finish: FinishAgent, runner: AgentRunner, latency: float) -> AgentMetadata:
-    """The run's metadata from its `FinishAgent` and what the runner recorded."""
-    return AgentMetadata(
-        usage=finish.usage,
-        latency=latency,
-        attempts=finish.attempts,
-        iterations=finish.iterations,
-        callback_errors=tuple(runner.callback_errors),
-        validation_errors=runner.state.errors,
-        history=finish.history,
-    )
+    async def resumed(
+        self, owed: list[Any], decisions: tuple[Approved | Denied, ...]
+    ) -> AgentSuccess[T] | AgentFailure:
+        """Go on from where the journal left the run: what was owed, then the decisions."""
+
+        async def going_on() -> Finish | AwaitApproval:
+            outcome = await self.runner.resume(owed, decisions)
+            assert outcome is not None  # an unfinished run goes on (`_check`)
+            return outcome
+
+        return await self._ran(going_on)
+
+    async def _ran(
+        self, work: Callable[[], Awaitable[Finish | AwaitApproval]]
+    ) -> AgentSuccess[T] | AgentFailure:
+        """Carry out `work` (a test model told the output tool's name); the result."""
+        started = time.monotonic()
+        told = AGENT_OUTPUT_TOOL.set(output_tool(self.config.output))
+        try:
+            finish = await work()
+        finally:
+            AGENT_OUTPUT_TOOL.reset(told)
+        if isinstance(finish, AwaitApproval):
+            raise ApprovalPending(self.session_id, finish.requests, how=RESUME_AGENT)
+        metadata = self._metadata(finish, time.monotonic() - started)
+        outcome = agent_outcome(finish, self.config)
+        if isinstance(outcome, AgentOutput):
+            output: T = self.runner.accepted
+            return AgentSuccess(output=output, metadata=metadata)
+        return AgentFailure(error=outcome, metadata=metadata)
+
+    def _metadata(self, finish: Finish, latency: float) -> AgentMetadata:
+        """The run's metadata from its `Finish` and what the runner recorded."""
+        attempts = finish.attempts
+        assert attempts is not None
+        return AgentMetadata(
+            usage=finish.usage,
+            latency=latency,
+            attempts=attempts.number,
+            iterations=finish.iterations,
+            callback_errors=tuple(self.runner.callback_errors),
+            validation_errors=attempts.failed,
+            history=self.runner.state.history,
+            session_id=self.session_id if self.journal is not None else None,
+        )
 
 
 #: How a paused agent run goes on (`ApprovalPending`'s advice).
 RESUME_AGENT = "resume_agent(session_id, definition, options, approve=..., deny=...)"
 
 
-def _check(sid: str, unfinished: Unfinished, decisions: tuple[Approved | Denied, ...]) -> None:
-    """Refuse decisions on calls that wait for none; a pause with no decision stays one."""
-    held = [request.call.id for request in agent_awaiting_approval(unfinished.state)]
+def _check(sid: str, state: State, decisions: tuple[Approved | Denied, ...]) -> None:
+    """Refuse decisions on calls that wait for none; a pause with no decision stays one;
+    a finished run is no run to go on with."""
+    if state.phase is Phase.IDLE:
+        raise SessionError(f"session {sid!r} is already in the journal and finished: use a new id")
+    held = [request.call.id for request in awaiting_approval(state)]
     for decision in decisions:  # in the core's words; a call decided twice is decided once
-        if (error := misuse(unfinished.state.phase, decision, held)) is not None:
+        if (error := misuse(state.phase, decision, held)) is not None:
             raise UnknownApproval(str(error)) from error
         held.remove(decision.call_id)
-    if unfinished.state.phase is AgentPhase.AWAITING_APPROVAL and not decisions:
-        requests = agent_awaiting_approval(unfinished.state)
-        raise ApprovalPending(sid, requests, how=RESUME_AGENT)
-
-
-def _unfinished(journal: Journal, sid: str) -> tuple[AgentConfig, Unfinished]:
-    """The recorded config and the stopping point of an agent run a crash interrupted.
-
-    A finished run, or a tool loop's session, is a `SessionError`: use a new id.
-    """
-    recorded = journal.config(sid)
-    if not isinstance(recorded, AgentConfig):
-        raise SessionError(f"session {sid!r} is a tool loop's, not an agent run: use a new id")
-    unfinished = unfinished_run(journal, sid, recorded)
-    if unfinished is None:
-        raise SessionError(f"session {sid!r} is already in the journal and finished: use a new id")
-    return recorded, unfinished
+    if state.phase is Phase.AWAITING_APPROVAL and not decisions:
+        raise ApprovalPending(sid, awaiting_approval(state), how=RESUME_AGENT)

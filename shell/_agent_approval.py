@@ -5,7 +5,7 @@ or a PreToolUse hook answering "ask") pauses once nothing else runs:
 `execute_agent` journals the pause and raises `ApprovalPending` naming the
 session. Later, in any process, `agent_approvals` lists the held calls and
 `resume_agent` feeds the human's decisions (journaled) and carries on. The
-rules are the core's (rule 15 of core/_agent.py); this only carries them out.
+rules are the core's (rules 15 and 17 of core/_step.py); this only carries them out.
 """
 
 from __future__ import annotations
@@ -15,15 +15,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
-import attrs
 
 from toolreel.adapters import Journal, ModelPort, SessionNotFound
-from toolreel.core import AgentConfig, ApprovalRequested, Approved, Denied, agent_awaiting_approval
+from toolreel.core import ApprovalRequested, Approved, Denied, awaiting_approval
 
-from ._agent import AgentDefinition, AgentFailure, AgentSuccess, Given, _journaled, agent_config
+from ._agent import AgentDefinition, AgentFailure, AgentSuccess, Given, _journaled, run_config
 from ._client import open_journal
 from ._options import AgentOptions, AgentRunOptions
-from ._restore import unfinished_run
+from ._restore import rebuild
 from ._tools import registry
 
 T = TypeVar("T")
@@ -37,11 +36,9 @@ def agent_approvals(
     try:
         if session_id not in kept.sessions():
             raise SessionNotFound(session_id, repr(journal))
-        recorded = kept.config(session_id)
-        if not isinstance(recorded, AgentConfig):
+        if not kept.config(session_id).structured:
             return ()
-        unfinished = unfinished_run(kept, session_id, recorded)
-        return () if unfinished is None else agent_awaiting_approval(unfinished.state)
+        return awaiting_approval(rebuild(kept, session_id).state)
     finally:
         if isinstance(journal, str | Path):
             kept.close()
@@ -74,9 +71,7 @@ async def resume_agent(
         *(Denied(call_id=call_id, reason=reason) for call_id, reason in denials),
     )
     helpers = registry(definition.helpers)
-    config = attrs.evolve(
-        agent_config(definition, options.connection, helpers, model), budget=options.budget
-    )
+    config = run_config(definition, options, helpers, model)
     port: ModelPort = model or options.connection.open_model()
     try:
         return await _journaled(

@@ -9,7 +9,7 @@ The tool loop (`Client`, `run`; set on `AgentOptions`) tells observers what happ
     on_notice(notice: Notice | Finish)     OnNotice        every notice, then the Finish
 
 A structured-output agent (`execute_agent`) has two kinds. Its definition's
-callbacks (`AgentDefinition`) get the reducer's `AgentState` first:
+callbacks (`AgentDefinition`) get the reducer's `State` first:
 
     on_tool_call(state, name, input)                 OnAgentToolCall
     on_tool_result(state, name, output)              OnAgentToolResult
@@ -19,7 +19,7 @@ callbacks (`AgentDefinition`) get the reducer's `AgentState` first:
 and its run's observers (`AgentRunOptions`) are told like the loop's:
 `on_tool_call(ToolCall)` / `on_tool_result(ToolResult)` for each helper call
 (`OnToolCall`, `OnToolResult`) and `on_notice(notice)` (`OnAgentNotice`) for
-every notice, then the `FinishAgent`.
+every notice, then the run's `Finish`.
 
 Every callback may be sync or async (return an awaitable, which is awaited);
 what it returns is ignored, and what it raises is recorded in the API's
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from toolreel.core import AgentState, Finish, FinishAgent, Notice, ToolCall, ToolResult, ToolRound
+from toolreel.core import Finish, Notice, State, ToolCall, ToolResult, ToolRound
 
 __all__ = [
     "OnAgentNotice",
@@ -88,9 +88,9 @@ class OnNotice(Protocol):
 
 
 class OnAgentNotice(Protocol):
-    """An agent run's: told every notice of the run as it happens, then its `FinishAgent`."""
+    """An agent run's: told every notice of the run as it happens, then its `Finish`."""
 
-    def __call__(self, notice: Notice | FinishAgent, /) -> object:
+    def __call__(self, notice: Notice | Finish, /) -> object:
         """Watch the run (attempts started, validation failures, ...)."""
         ...
 
@@ -98,7 +98,7 @@ class OnAgentNotice(Protocol):
 class OnAgentToolCall(Protocol):
     """An agent definition's: a helper or the output tool is about to run on `input`."""
 
-    def __call__(self, state: AgentState, name: str, input: dict[str, Any], /) -> object:
+    def __call__(self, state: State, name: str, input: dict[str, Any], /) -> object:
         """Watch the call, with the run's state."""
         ...
 
@@ -106,7 +106,7 @@ class OnAgentToolCall(Protocol):
 class OnAgentToolResult(Protocol):
     """An agent definition's: a helper or the output tool gave `output` (what the model reads)."""
 
-    def __call__(self, state: AgentState, name: str, output: str, /) -> object:
+    def __call__(self, state: State, name: str, output: str, /) -> object:
         """Watch the result, with the run's state."""
         ...
 
@@ -114,7 +114,7 @@ class OnAgentToolResult(Protocol):
 class OnAttemptStart(Protocol):
     """An agent definition's: attempt number `attempt` (from 1) begins."""
 
-    def __call__(self, state: AgentState, attempt: int, /) -> object:
+    def __call__(self, state: State, attempt: int, /) -> object:
         """Watch the attempt start."""
         ...
 
@@ -122,6 +122,6 @@ class OnAttemptStart(Protocol):
 class OnValidationFailure(Protocol):
     """An agent definition's: attempt `attempt`'s output failed with these `problems`."""
 
-    def __call__(self, state: AgentState, attempt: int, problems: list[str], /) -> object:
+    def __call__(self, state: State, attempt: int, problems: list[str], /) -> object:
         """Watch the failed validation."""
         ...

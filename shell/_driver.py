@@ -17,8 +17,7 @@ that very exception propagates, never wrapped in an exception group.
 Nobody waits on a run that is over: `submit` returns once its event is
 applied, raises what applying it raised (a journal that gave up), and raises
 `UsageError` if the run ended before taking it.
-`Runner` (the tool loop) and `AgentRunner` (structured-output agents) are the
-two handlers.
+`Runner` (shell/_runner.py) is its handler, for a chat session and an agent run alike.
 """
 
 from __future__ import annotations
@@ -45,6 +44,7 @@ from toolreel.core import (
     TimerFired,
     ToolCall,
     ToolFinished,
+    ToolTimedOut,
     UsageError,
 )
 
@@ -138,6 +138,10 @@ class Driver(Generic[S, E, F]):
     def end(self) -> None:
         """The run is over: take no more events (the handler carried out its last effect)."""
         self._ended = True
+
+    def reopen(self) -> None:
+        """The run is not over after all: a pause another event of the same step undid."""
+        self._ended = False
 
     @property
     def ended(self) -> bool:
@@ -395,8 +399,9 @@ async def _close(events: AsyncIterator[ModelEvent]) -> None:
 
 async def run_call(
     call: ToolCall, work: Callable[[str], Awaitable[Result[str | ToolOutput, str]]], timeout: float
-) -> ToolFinished:
-    """`work` on the call's arguments as `ToolFinished`; a timeout after `timeout` s is an error."""
+) -> ToolFinished | ToolTimedOut:
+    """`work` on the call's arguments as `ToolFinished`; past `timeout` s, `ToolTimedOut`
+    (the core words what the model reads of it)."""
     with anyio.move_on_after(timeout):
         match await work(call.arguments):
             case Success(ToolOutput(text=text, images=images)):
@@ -405,8 +410,7 @@ async def run_call(
                 return ToolFinished(call_id=call.id, output=text)
             case Failure(problem):
                 return ToolFinished(call_id=call.id, output=problem, is_error=True)
-    message = f"Tool {call.name} timed out after {timeout:g} s"
-    return ToolFinished(call_id=call.id, output=message, is_error=True)
+    return ToolTimedOut(call_id=call.id, seconds=timeout)
 
 
 async def run_within(
@@ -414,7 +418,7 @@ async def run_within(
     call: ToolCall,
     work: Callable[[str], Awaitable[Result[str | ToolOutput, str]]],
     timeout: float,
-) -> ToolFinished:
+) -> ToolFinished | ToolTimedOut:
     """`run_call` holding a place of `limiter` (None: no limit on concurrent tools)."""
     if limiter is None:
         return await run_call(call, work, timeout)

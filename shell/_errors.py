@@ -3,7 +3,6 @@
     ToolreelError                       (toolreel.core)  anything raised on purpose
     ├── UsageError                      (toolreel.core)  the caller misused the API
     │   ├── StepError                   (toolreel.core)  an event impossible in this phase
-    │   │   └── AgentStepError          (toolreel.core)
     │   ├── ConfigError (ValueError)    (toolreel.core)  an option value not allowed
     │   ├── NotOpen (RuntimeError)                        used without `async with`
     │   ├── TurnInProgress (RuntimeError)                 a query while a turn runs

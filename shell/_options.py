@@ -292,8 +292,8 @@ LOOP_ONLY = {
     "tool_choice": "use AgentDefinition(tool_choice=...)",
     "on_round": "use AgentRunOptions(on_notice=...) (an agent run tells no tool-loop rounds)",
     "on_finish": "read the AgentSuccess / AgentFailure execute_agent returns, "
-    "or use AgentRunOptions(on_notice=...), told the FinishAgent",
-    "on_notice": "use AgentRunOptions(on_notice=...), told the run's notices and its FinishAgent",
+    "or use AgentRunOptions(on_notice=...), told the run's Finish",
+    "on_notice": "use AgentRunOptions(on_notice=...), told the run's notices and its Finish",
 }
 
 
@@ -318,7 +318,7 @@ class AgentRunOptions:
     PostToolUse; an agent has no user prompt to hook). `journal` (a path or a
     Journal) journals every step under `session_id` (else a new id). The
     observers are told each helper call (`on_tool_call(ToolCall)`), its result
-    (`on_tool_result(ToolResult)`) and every notice then the `FinishAgent`
+    (`on_tool_result(ToolResult)`) and every notice then the run's `Finish`
     (`on_notice`); sync or async; one that raises is recorded in
     `metadata.callback_errors`. The definition's own callbacks get the
     run's state as well (`AgentDefinition`).
@@ -339,7 +339,7 @@ class AgentRunOptions:
         default=None, validator=check.callable_or_none
     )
     on_notice: OnAgentNotice | None = attrs.field(default=None, validator=check.callable_or_none)
-    #: Limits on what the run spends (rule 14 of core/_agent.py): past them it fails
+    #: Limits on what the run spends (rules 16 and 17 of core/_step.py): past them it fails
     #: `OVER_BUDGET`; `scope` and `on_exceeded` do not apply to a run.
     budget: Budget | None = attrs.field(
         default=None, validator=check.instance_of(Budget, "a Budget", optional=True)

@@ -28,7 +28,6 @@ from toolreel.adapters import (
 from toolreel.adapters._fold import fold_journal
 from toolreel.adapters._request_diff import RequestDiff, diff_requests, request_form
 from toolreel.core import (
-    AgentConfig,
     CallModel,
     ConfigError,
     FinishReason,
@@ -40,6 +39,8 @@ from toolreel.core import (
     RetryPolicy,
     StepError,
     ToolFinished,
+    ToolInterrupted,
+    ToolTimedOut,
 )
 
 from ._agent import AgentDefinition, AgentFailure, AgentSuccess, execute_agent
@@ -98,7 +99,7 @@ class Recording:
         elif session_id not in sessions:
             raise SessionNotFound(session_id, journal_name(journal))
         self.session_id = session_id
-        #: The session's config: an `AgentConfig` for an agent run (rerun it with `agent=`).
+        #: The session's config: a structured output's for an agent run (rerun it with `agent=`).
         self.config = journal.config(session_id)
         self.prompts: list[str] = []
         self.calls: list[RecordedCall] = []
@@ -143,6 +144,9 @@ class Recording:
                     current = None
             elif isinstance(event, ToolFinished) and event.call_id in pending:
                 self._outputs[pending.pop(event.call_id)].append((event.output, event.is_error))
+            elif isinstance(event, ToolTimedOut | ToolInterrupted) and event.call_id in pending:
+                told = _worded(entry.effects, event.call_id)  # as the core worded it then
+                self._outputs[pending.pop(event.call_id)].append((told, True))
             for effect in entry.effects:
                 if effect["type"] == "CallModel":
                     request, current, full = effect["request"], [], next(rebuilt, None)
@@ -212,7 +216,7 @@ class Recording:
             journal=None,
             retry=attrs.evolve(options.retry, base_delay=0.0, max_delay=0.0, max_retry_after=0.0),
         )
-        if isinstance(self.config, AgentConfig):
+        if self.config.structured:
             if agent is None:
                 raise ConfigError("agent", None, "the AgentDefinition of this agent run")
             return await self._rerun_agent(agent, opts)
@@ -258,6 +262,16 @@ class RecordedTool(Tool):
         """The recorded outcome of this call."""
         output, is_error = self.recording.output(self.name, arguments_json)
         return Failure(output) if is_error else Success(output)
+
+
+def _worded(effects: tuple[dict[str, Any], ...], call_id: str) -> str:
+    """The result text a step's recorded `ToolResultReady` gave the call `call_id`."""
+    for data in effects:
+        notice = data.get("notice", {}) if data.get("type") == "Emit" else {}
+        result = notice.get("result", {}) if notice.get("type") == "ToolResultReady" else {}
+        if result.get("call_id") == call_id:
+            return str(result.get("content", ""))
+    return ""
 
 
 def _unrecorded(number: int, request: ModelRequest) -> str:

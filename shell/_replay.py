@@ -1,7 +1,7 @@
 """Replay: fold a journaled session through its reducer again and compare every effect.
 
-Identical effects give back the rebuilt `Session` (a tool loop's, folded through
-`step`) or `AgentSession` (an agent run's, folded through `agent_step`); the
+Identical effects give back the rebuilt `Session` (a chat session's) or
+`AgentSession` (an agent run's: a structured output), both folded through `step`; the
 first difference is a `Divergence` naming the sequence number, the event that led to it, and both
 sides as a readable diff — what a user sees after changing their prompt,
 their tools or their toolreel version. Pass `config=` to replay the recorded
@@ -29,7 +29,7 @@ from toolreel.adapters import (
     SessionNotFound,
     unstructure,
 )
-from toolreel.adapters._fold import AgentFold, JournalFold, LoopFold, differs, fold_journal
+from toolreel.adapters._fold import JournalFold, fold_journal
 from toolreel.adapters._journal import SessionConfig, StepEffect, StepEvent
 from toolreel.adapters._request_diff import RequestDiff, diff_requests, request_form
 from toolreel.adapters._session import AgentSession, AgentSessionBuilder, Session, SessionBuilder
@@ -132,12 +132,12 @@ def replay(
     if session_id not in journal.sessions():
         raise SessionNotFound(session_id, journal_name(journal))
     fold = fold_journal(journal, session_id, config=config, runs=True)
-    if isinstance(fold, AgentFold):
+    if fold.config.structured:
         return _agent_run(fold)
     builder = SessionBuilder(session_id)
     try:
         for entry, effects in fold:
-            if (replayed := differs(entry, effects)) is not None:
+            if (replayed := fold.differs(entry, effects)) is not None:
                 return _diverged(fold, entry, replayed, effects)
             builder.see(entry.event, effects)
     except StepError as exc:
@@ -154,7 +154,7 @@ def load_agent_session(journal: Journal, session_id: str) -> AgentSession:
     if session_id not in journal.sessions():
         raise SessionNotFound(session_id, journal_name(journal))
     fold = fold_journal(journal, session_id)
-    if not isinstance(fold, AgentFold):
+    if not fold.config.structured:
         raise SessionError(f"session {session_id!r} is a tool loop's, not an agent run")
     result = _agent_run(fold, compare=False)
     if isinstance(result, Divergence):
@@ -162,12 +162,12 @@ def load_agent_session(journal: Journal, session_id: str) -> AgentSession:
     return result
 
 
-def _agent_run(fold: AgentFold, *, compare: bool = True) -> AgentSession | Divergence:
+def _agent_run(fold: JournalFold, *, compare: bool = True) -> AgentSession | Divergence:
     """Fold an agent run to its end, comparing every step's effects (unless told not to)."""
     builder = AgentSessionBuilder(fold.session_id)
     try:
         for entry, effects in fold:
-            if compare and (replayed := differs(entry, effects)) is not None:
+            if compare and (replayed := fold.differs(entry, effects)) is not None:
                 return _diverged(fold, entry, replayed, effects)
             builder.see(effects, entry.event)
     except StepError as exc:
@@ -189,7 +189,7 @@ def _refused(session_id: str, entry: JournalEntry | None, exc: StepError) -> Div
 
 
 def _diverged(
-    fold: LoopFold | AgentFold,
+    fold: JournalFold,
     entry: JournalEntry,
     replayed: tuple[dict[str, Any], ...],
     effects: tuple[StepEffect, ...],
@@ -206,7 +206,7 @@ def _diverged(
 
 
 def _request_diff(
-    fold: LoopFold | AgentFold, entry: JournalEntry, effects: tuple[StepEffect, ...]
+    fold: JournalFold, entry: JournalEntry, effects: tuple[StepEffect, ...]
 ) -> RequestDiff | None:
     """The difference of the step's first model request that differs from the recorded one."""
     forms = [data["request"] for data in entry.effects if data.get("type") == "CallModel"]
@@ -221,7 +221,7 @@ def _request_diff(
     return None
 
 
-def _recorded_requests(fold: JournalFold[Any, Any, Any], seq: int) -> list[ModelRequest]:
+def _recorded_requests(fold: JournalFold, seq: int) -> list[ModelRequest]:
     """Step `seq`'s model requests as the session's recorded configs make them (the fold again)."""
     again = fold_journal(fold.journal, fold.session_id)
     try:

@@ -1,32 +1,28 @@
 """Rebuilding a session from its journal: the state it reached and the effects still owed.
 
-Every effect that expects an answering event (a model call, a tool run, a
-PreToolUse or UserPromptSubmit hook, a timer) is owed until the journal holds
-its answer. A turn paused for approval (`AwaitApproval`) owes nothing: it waits
-for a human's `Approved` / `Denied`, and resuming it runs nothing. The journal
-is never written in the middle of a model stream, so an interrupted call left
-no partial response and is simply made again. A tool
+Every effect that expects an answering event (a model call, a tool run or
+reflection, a PreToolUse or UserPromptSubmit hook, a validation, a timer) is
+owed until the journal holds its answer. A turn paused for approval
+(`AwaitApproval`) owes nothing: it waits for a human's `Approved` / `Denied`,
+and resuming it runs nothing (nor a call an old journal held after it was
+issued). The journal is never written in the middle of a model stream, so an
+interrupted call left no partial response and is simply made again. A tool
 call that started without an outcome runs again only if its tool is
-idempotent (`lost_outcome`); both runners resume by this rule. Both kinds of
-session are rebuilt by the one fold (`fold_journal`): `rebuild` a tool loop's,
-`unfinished_run` an agent run's (a validation is owed until `ValidationFinished`).
+idempotent; otherwise it is answered `ToolInterrupted` (`lost_outcome`), which
+the core words. A chat session and an agent run are rebuilt by the one fold
+(`fold_journal`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar, assert_never
+from typing import assert_never
 
 import attrs
 
 from toolreel.adapters import Journal
-from toolreel.adapters._fold import AgentFold, JournalFold, fold_loop
-from toolreel.adapters._journal import StepEvent
+from toolreel.adapters._fold import fold_journal
 from toolreel.core import (
-    AgentConfig,
-    AgentEffect,
-    AgentPhase,
-    AgentState,
     Approved,
     AskHook,
     AwaitApproval,
@@ -35,8 +31,8 @@ from toolreel.core import (
     Denied,
     Effect,
     Emit,
+    Event,
     Finish,
-    FinishAgent,
     HistoryReplaced,
     HookDecided,
     ModelCallFailed,
@@ -55,22 +51,18 @@ from toolreel.core import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
+    ToolInterrupted,
+    ToolTimedOut,
     Validate,
     ValidationFinished,
 )
-from toolreel.core._round import awaited_position
 
 from ._tools import Tool
-
-F = TypeVar("F", Effect, AgentEffect)
-
-#: The result of a started tool call whose outcome a crash lost (see `lost_outcome`).
-INTERRUPTED = "interrupted; outcome unknown"
 
 
 @attrs.frozen(kw_only=True)
 class Restored:
-    """Where a journaled tool-loop session stopped."""
+    """Where a journaled session stopped."""
 
     #: The state after its last step (under the config it was recorded with).
     state: State
@@ -80,52 +72,39 @@ class Restored:
     owed: tuple[Effect, ...]
 
 
-@attrs.frozen(kw_only=True)
-class Unfinished:
-    """Where a journaled agent run stopped: its state, last step and the effects still owed."""
-
-    state: AgentState
-    seq: int
-    owed: tuple[AgentEffect, ...]
-
-
 def rebuild(journal: Journal, session_id: str) -> Restored:
-    """Fold a tool loop's steps again (`fold_journal`), noting what was never answered."""
-    fold = fold_loop(journal, session_id)
-    owed = _owed(fold)
-    return Restored(state=fold.state, seq=fold.seq, owed=tuple(owed.values()))
-
-
-def unfinished_run(journal: Journal, session_id: str, config: AgentConfig) -> Unfinished | None:
-    """Fold an agent run's steps again; None if the run finished (nothing to resume)."""
-    fold = AgentFold(journal, session_id, [(0, config)])
-    owed = _owed(fold)
-    state = fold.state
-    if state.phase is AgentPhase.FINISHED:
-        return None
-    pending = state.pending
-    still = tuple(  # a helper call held for approval is owed no run until it is approved
-        effect
-        for effect in owed.values()
-        if not isinstance(effect, RunTool)
-        or (pending is not None and awaited_position(pending, effect.call.id) >= 0)
-    )
-    return Unfinished(state=state, seq=fold.seq or 0, owed=still)
-
-
-def _owed(fold: JournalFold[Any, Any, F]) -> dict[str, F]:
-    """Fold every step, keeping each effect that expects an answer until one comes."""
-    owed: dict[str, F] = {}
+    """Fold a session's steps again (`fold_journal`), noting what was never answered."""
+    fold = fold_journal(journal, session_id)
+    owed: dict[str, Effect] = {}
     for entry, effects in fold:
         if (answered := _answers(entry.event)) is not None:
             owed.pop(answered, None)
         for effect in effects:
             if (key := _expects(effect)) is not None:
                 owed[key] = effect
-    return owed
+    running = _running(fold.state)
+    still = tuple(  # a call held for approval after it was issued is owed no run yet
+        effect
+        for effect in owed.values()
+        if not isinstance(effect, RunTool | Reflect) or effect.call.id in running
+    )
+    return Restored(state=fold.state, seq=fold.seq, owed=still)
 
 
-def _expects(effect: Effect | AgentEffect) -> str | None:
+def _running(state: State) -> frozenset[str]:
+    """The ids of the round's calls that run and await their result."""
+    turn = state.turn
+    pending = turn.pending if turn is not None else None
+    if pending is None:
+        return frozenset()
+    return frozenset(
+        run.id
+        for run, result in zip(pending.runs, pending.results, strict=True)
+        if run is not None and result is None
+    )
+
+
+def _expects(effect: Effect) -> str | None:
     """The key of an effect that expects an answering event (None: nothing answers it)."""
     match effect:
         case CallModel():
@@ -138,18 +117,20 @@ def _expects(effect: Effect | AgentEffect) -> str | None:
             return f"validate:{attempt}"
         case StartTimer(token=token):
             return f"timer:{token}"
-        case TellHook() | Persist() | Emit() | Finish() | FinishAgent() | AwaitApproval():
+        case TellHook() | Persist() | Emit() | Finish() | AwaitApproval():
             return None  # nothing answers them (a pause waits for a human, owes nothing)
         case _:
             assert_never(effect)
 
 
-def _answers(event: StepEvent) -> str | None:
+def _answers(event: Event) -> str | None:
     """The key of the owed effect `event` answers (None: it answers nothing)."""
     match event:
         case ModelResponded() | ModelCallFailed():
             return "model"
-        case ToolFinished(call_id=call_id):
+        case ToolFinished(call_id=call_id) | ToolTimedOut(call_id=call_id):
+            return f"tool:{call_id}"
+        case ToolInterrupted(call_id=call_id):
             return f"tool:{call_id}"
         case HookDecided(hook_id=hook_id):
             return f"hook:{hook_id}"
@@ -173,13 +154,13 @@ def _answers(event: StepEvent) -> str | None:
             assert_never(event)
 
 
-def lost_outcome(call: ToolCall, tools: Mapping[str, Tool]) -> ToolFinished | None:
+def lost_outcome(call: ToolCall, tools: Mapping[str, Tool]) -> ToolInterrupted | None:
     """What an owed tool run that started before a crash becomes on resume.
 
     None (run it again) if its tool is idempotent; otherwise its outcome is
-    unknown, and the model is told so with an error result.
+    unknown, and the model is told so (`ToolInterrupted`: the core words it).
     """
     tool = tools.get(call.name)
     if tool is not None and tool.idempotent:
         return None
-    return ToolFinished(call_id=call.id, output=INTERRUPTED, is_error=True)
+    return ToolInterrupted(call_id=call.id)

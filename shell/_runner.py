@@ -1,36 +1,51 @@
-"""The tool loop's effect handler: a `Driver` folds events through `step`, the runner
-carries out each effect.
+"""The one effect handler: a `Driver` folds events through `step`, the runner carries out
+each effect — for a chat session and for a structured-output agent run alike.
 
 One runner drives one session. Events are fed to `step` one at a time, in the
 order they happen (shell/_driver.py); the effects are carried out as the core says:
 
-- `CallModel`: the driver streams the model's events, each fed back as it arrives.
+- `CallModel`: the driver streams the model's events, each fed back as it arrives
+  (once the caller's `abort` is set, it feeds `Cancelled` instead).
 - `RunTool`: every call of a round runs at once in the run's task group
-  (sync tools in worker threads), each with its timeout; the outcome comes
-  back as `ToolFinished` — an exception or a timeout as an error result.
+  (sync tools in worker threads), each with its timeout and within
+  `max_concurrent_tools`; the outcome comes back as `ToolFinished` — an exception
+  as an error result, a timeout as `ToolTimedOut` (the core words both).
+- `Reflect`: a reflective output's handler on one output-tool call, as a tool
+  run is (`ToolFinished`). `Validate`: the output's schema, then the
+  validators; `ValidationFinished` with the problems (the typed value of an
+  output that passes is kept: `accepted`).
 - `AskHook`: the caller's PreToolUse/UserPromptSubmit hooks, answered with
   `HookDecided`. `TellHook`: the PostToolUse hooks, told only.
 - `StartTimer`: sleep, then `TimerFired`. `Emit`: the caller's sink and the
-  observer callbacks. `Persist`/every step: the journal, and `Persist` is told to
-  the sink as `MessageRecorded`. `Finish`: the turn ends. `AwaitApproval`: the
-  turn pauses: the run ends with nothing running (`turn` returns it), and the
-  next run starts with a human's `Approved` / `Denied` (`Client.approve`).
+  observers. `Persist`/every step: the journal, and `Persist` is told to the
+  sink as `MessageRecorded`. `Finish`: the turn ends. `AwaitApproval`: the turn
+  pauses: the run ends with nothing running (`turn` returns it), and the next
+  run starts with a human's `Approved` / `Denied` (`Client.approve`,
+  `resume_agent`).
+
+Who is told: the `Observers` (the chat API's: every call announced, every
+result, round, notice and `Finish`) and, for an agent run, its `Executions`
+(the agent API's: each tool call or reflection as it runs, a blocked one too,
+and its result; attempts started and failed validations), given the reducer's
+state. What a callback raises is recorded in `callback_errors`, masked.
 
 Durability: steps are journaled in batches, and always before a tool runs
 (so a started call is on disk before it has any effect), after each tool
 outcome, before each model call, at the end of a turn, at a pause for approval
-and with each human decision. The runner says so
-with two effects of its own around the core's: `Record` (keep the step) first
-in every step, `Flush` (save, then start the step's tools) last in a durable one
-(shell/_steplog.py, shared with the agent's runner).
+and with each human decision. The runner says so with two effects of its own
+around the core's: `Record` (keep the step) first in every step, `Flush` (save,
+then start the step's tools) last in a durable one (shell/_steplog.py). Without
+a journal (an agent run given none) nothing is kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, assert_never
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol, assert_never
 
+import anyio
 import attrs
+from returns.result import Failure, Result, Success
 
 from toolreel.adapters import Journal
 from toolreel.adapters._providers import ModelPort
@@ -56,6 +71,8 @@ from toolreel.core import (
     Persist,
     Phase,
     ReasoningStreamed,
+    Reflect,
+    ResultReason,
     ResultsRequested,
     RetryScheduled,
     RoundFinished,
@@ -68,9 +85,14 @@ from toolreel.core import (
     ToolCall,
     ToolCallAnnounced,
     ToolFinished,
+    ToolInterrupted,
+    ToolResult,
     ToolResultReady,
+    ToolTimedOut,
     UsageReported,
+    Validate,
     ValidationFailed,
+    ValidationFinished,
     awaiting_approval,
     awaiting_results,
     initial_state,
@@ -78,6 +100,7 @@ from toolreel.core import (
     well_formed,
 )
 
+from ._agent_output import OutputTool, Validator, check_output
 from ._callbacks import OnFinish, OnNotice, OnRound, OnToolCall, OnToolResult
 from ._driver import Driver, guarded, limiter_for, run_within
 from ._errors import ApprovalPending
@@ -88,12 +111,16 @@ from ._hooks import (
     UserPromptSubmitEvent,
     decide,
 )
+from ._images import ToolOutput
 from ._restore import lost_outcome, rebuild
 from ._steplog import Flush, Record, StepLog, framed
 from ._telemetry import Telemetry, watched_tool
 from ._tools import Tool, call_arguments
 
 Sink = Callable[[Notice | Finish], None]
+
+#: What runs a call: a tool's `run`, or a reflective output's handler.
+Work = Callable[[str], Awaitable[Result[str | ToolOutput, str]]]
 
 
 @attrs.define
@@ -105,6 +132,23 @@ class Observers:
     on_round: OnRound | None = None
     on_finish: OnFinish | None = None
     on_notice: OnNotice | None = None
+
+
+class Executions(Protocol):
+    """An agent API's watcher of tool runs and attempts (shell/_agent.py's callbacks).
+
+    Each is called with the reducer's state, awaited, and what it raises is the
+    runner's to record (`guarded`).
+    """
+
+    async def started(self, state: State, call: ToolCall, reflected: bool) -> None:
+        """A tool call (as the model made it) or a reflection is about to run, or was blocked."""
+
+    async def finished(self, state: State, result: ToolResult, reflected: bool) -> None:
+        """Its result, as the model reads it (a blocked or timed-out call's error too)."""
+
+    async def told(self, state: State, notice: AttemptStarted | ValidationFailed) -> None:
+        """An attempt started, or an attempt's output failed validation."""
 
 
 @attrs.define
@@ -119,8 +163,11 @@ _RunnerEffect = Effect | Record | Flush
 
 def _durable(event: Event, effects: tuple[Effect, ...]) -> bool:
     """Whether a step is saved at once (module docstring: "Durability")."""
-    return isinstance(event, ToolFinished | Approved | Denied) or any(
-        isinstance(effect, RunTool | CallModel | Finish | AwaitApproval) for effect in effects
+    return isinstance(
+        event, ToolFinished | ToolTimedOut | ToolInterrupted | Approved | Denied
+    ) or any(
+        isinstance(effect, RunTool | Reflect | CallModel | Finish | AwaitApproval)
+        for effect in effects
     )
 
 
@@ -134,18 +181,25 @@ class Runner:
         model: ModelPort,
         tools: Mapping[str, Tool],
         hooks: Mapping[HookPoint, tuple[Hook, ...]],
-        journal: Journal,
+        journal: Journal | None,
         session_id: str,
         redactor: Redactor | None = None,
         tool_timeout: float = 60.0,
         max_concurrent_tools: int | None = None,
         observers: Observers | None = None,
         journal_in_memory: bool = False,
+        output: OutputTool[Any] | None = None,
+        validators: Sequence[Validator[Any]] = (),
+        executions: Executions | None = None,
+        abort: anyio.Event | None = None,
     ) -> None:
         """A runner at the start of a new session.
 
         `journal_in_memory`: the journal's `append` does no I/O (one its maker
         made in memory), so it runs in the event loop rather than a worker thread.
+        `output` and `validators` carry out `Reflect` and `Validate` (a
+        structured output); `executions` watch an agent run; `abort`, once set,
+        cuts the model call in flight and ends the turn cancelled.
         """
         self.config = config
         self.tools = dict(tools)
@@ -156,6 +210,11 @@ class Runner:
         self.redactor = redactor or getattr(model, "redactor", None) or Redactor()
         self.tool_timeout = tool_timeout
         self.observers = observers or Observers()
+        self.output = output
+        self.validators = tuple(validators)
+        self.executions = executions
+        #: The typed value of the output that passed validation (a structured output).
+        self.accepted: Any = None
         self.callback_errors: list[str] = []
         self.metadata = RunMetadata(callback_errors=self.callback_errors)
         self.sink: Sink | None = None
@@ -166,12 +225,17 @@ class Runner:
             redactor=self.redactor,
             state=initial_state(config),
             settled=_settled,
+            abort=abort,
         )
         self._limiter = limiter_for(max_concurrent_tools)
         self._finish: Finish | None = None
         self._paused: AwaitApproval | None = None
-        self._runs: list[ToolCall] = []
-        self.telemetry = Telemetry.of("loop", model, config.model, session_id, self.redactor)
+        self._runs: list[tuple[ToolCall, bool]] = []
+        #: The calls of the turn as the model made them, and those an agent's watcher was told.
+        self._announced: dict[str, ToolCall] = {}
+        self._watched: set[str] = set()
+        kind = "agent" if config.structured else "loop"
+        self.telemetry = Telemetry.of(kind, model, config.model, session_id, self.redactor)
 
     async def _guarded(self, callback: Callable[..., Any] | None, *args: Any) -> None:
         """Call an observer or hook; what it raised is recorded, with any key masked."""
@@ -282,7 +346,11 @@ class Runner:
             case CallModel():
                 self._driver.call_model(effect)
             case RunTool(call=call):
-                self._runs.append(call)
+                self._runs.append((call, False))
+            case Reflect(call=call):
+                self._runs.append((call, True))
+            case Validate():
+                self._driver.spawn(self._validate, effect)
             case AskHook():
                 self._driver.spawn(self._ask_hook, effect)
             case TellHook():
@@ -300,6 +368,7 @@ class Runner:
             case Finish():
                 self._finish = effect
                 self._driver.end()
+                self._announced.clear()
                 await self._guarded(self.observers.on_finish, effect)
                 await self._guarded(self.observers.on_notice, effect)
                 if self.sink is not None:
@@ -311,19 +380,47 @@ class Runner:
                 assert_never(effect)
 
     def _start_runs(self) -> None:
-        """Start the tool calls the step asked for."""
+        """Start the tool calls and reflections the step asked for."""
         runs, self._runs = self._runs, []
-        for call in runs:
-            self._driver.spawn(self._run_tool, call)
+        for call, reflected in runs:
+            self._driver.spawn(self._run, call, reflected)
 
     # --- the effects --------------------------------------------------------------
 
-    async def _run_tool(self, call: ToolCall) -> None:
-        """Run one tool call with its timeout; its outcome goes to the inbox."""
-        tool = self.tools[call.name]
-        timeout = tool.timeout if tool.timeout is not None else self.tool_timeout
-        work = run_within(self._limiter, call, tool.run, timeout)
-        self._driver.post(await watched_tool(self._driver.watch, call, work))
+    async def _run(self, call: ToolCall, reflected: bool) -> None:
+        """Run one tool call or reflection with its timeout; its outcome goes to the inbox."""
+        if reflected:
+            assert self.output is not None, "a structured output's runner has its OutputTool"
+            work: Work = self.output.reflect
+            timeout = self.tool_timeout
+        else:
+            tool = self.tools[call.name]
+            work = tool.run
+            timeout = tool.timeout if tool.timeout is not None else self.tool_timeout
+        await self._started(call, reflected)
+        limiter = None if reflected else self._limiter
+        outcome = await watched_tool(
+            self._driver.watch, call, run_within(limiter, call, work, timeout)
+        )
+        self._driver.post(outcome)
+
+    async def _started(self, call: ToolCall, reflected: bool) -> None:
+        """Tell an agent's watcher that a call (as the model made it) runs."""
+        if self.executions is None:
+            return
+        self._watched.add(call.id)
+        made = self._announced.get(call.id, call)
+        await self._guarded(self.executions.started, self.state, made, reflected)
+
+    async def _validate(self, effect: Validate) -> None:
+        """Check an output; keep the typed value of one that passes."""
+        assert self.output is not None, "a structured output's runner has its OutputTool"
+        match await check_output(self.output, self.validators, effect.output):
+            case Success(value):
+                self.accepted = value
+                self._driver.post(ValidationFinished(attempt=effect.attempt))
+            case Failure(problems):
+                self._driver.post(ValidationFinished(attempt=effect.attempt, problems=problems))
 
     async def _tell_hook(self, tell: TellHook) -> None:
         """Tell the PostToolUse hooks a result; what they raise is recorded, nothing answers."""
@@ -356,21 +453,26 @@ class Runner:
         self._driver.post(HookDecided(hook_id=ask.hook_id, decision=decision))
 
     async def _notify(self, notice: Notice) -> None:
-        """Tell the sink and the observers."""
+        """Tell the sink, the observers and an agent's watcher."""
         if self.sink is not None:
             self.sink(notice)
         if self.observers.on_notice is not None:  # most turns have none: no await per delta
             await self._guarded(self.observers.on_notice, notice)
         match notice:
             case ToolCallAnnounced(call=call):
+                self._announced.setdefault(call.id, call)
                 await self._guarded(self.observers.on_tool_call, call)
             case ToolResultReady(result=result):
                 await self._guarded(self.observers.on_tool_result, result)
+                await self._result_watched(result)
             case RoundFinished(round=tool_round, iteration=iteration):
                 self._driver.watch.round_finished(
                     iteration, [c.name for c in tool_round.tool_calls]
                 )
                 await self._guarded(self.observers.on_round, tool_round)
+            case AttemptStarted() | ValidationFailed():
+                if self.executions is not None:
+                    await self._guarded(self.executions.told, self.state, notice)
             case (
                 TextStreamed()
                 | ReasoningStreamed()
@@ -380,24 +482,40 @@ class Runner:
                 | UsageReported()
                 | MessageRecorded()
             ):
-                pass  # the sink's alone
-            case AttemptStarted() | ValidationFailed():
-                pass  # an agent's notices: `step` never emits them
+                pass  # told to the sink and `on_notice` alone
             case _:
                 assert_never(notice)
+
+    async def _result_watched(self, result: ToolResult) -> None:
+        """Tell an agent's watcher the result of a call it saw run (or that a hook blocked)."""
+        if self.executions is None:
+            return
+        if result.reason is ResultReason.BLOCKED and result.call_id not in self._watched:
+            call = self._announced.get(result.call_id)
+            if call is not None:
+                self._watched.add(call.id)
+                await self._guarded(self.executions.started, self.state, call, False)
+        if result.call_id in self._watched:
+            self._watched.discard(result.call_id)
+            reflected = self.output is not None and result.name == self.output.name
+            await self._guarded(self.executions.finished, self.state, result, reflected)
 
     # --- resuming -------------------------------------------------------------------
 
     def restore(self) -> list[Effect]:
         """Rebuild the state from the journal (going on under today's config); what is owed."""
+        assert self.journal is not None, "only a journaled session is restored"
         restored = rebuild(self.journal, self.session_id)
         if restored.seq is not None:
             self._log.seq = restored.seq
         self._driver.state = attrs.evolve(restored.state, config=self.config)
         return [] if self.state.phase is Phase.IDLE else list(restored.owed)
 
-    async def resume(self, owed: list[Effect]) -> Finish | AwaitApproval | None:
-        """Carry out what was owed at the crash and finish the interrupted turn, if any.
+    async def resume(
+        self, owed: list[Effect], decisions: Sequence[Approved | Denied] = ()
+    ) -> Finish | AwaitApproval | None:
+        """Carry out what was owed at the crash and finish the interrupted turn, if any;
+        then feed a human's `decisions` (journaled, in order) on a paused one.
 
         A turn paused for approval is not interrupted: it waits for a decision.
         """
@@ -408,6 +526,11 @@ class Runner:
             for effect in owed:
                 await self._redo(effect)
             self._start_runs()
+            for decision in decisions:
+                await self._driver.feed(decision)
+            if self._paused is not None and self.state.phase is not Phase.AWAITING_APPROVAL:
+                self._paused = None  # a decision after the first paused it again: it goes on
+                self._driver.reopen()
             return self.state.phase not in (Phase.AWAITING_RESULTS, Phase.AWAITING_APPROVAL)
 
         return await self._drive(begin)

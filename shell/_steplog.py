@@ -1,8 +1,8 @@
 """A runner's journaling: the steps it keeps and when they become durable.
 
-Both runners (shell/_runner.py, shell/_agent_runner.py) put `Record` (keep the
-step) first in every step and `FLUSH` (save, then start the step's tools) last
-in one that must be durable; a `StepLog` keeps the steps and saves them.
+The runner (shell/_runner.py) puts `Record` (keep the step) first in every step
+and `FLUSH` (save, then start the step's tools) last in one that must be
+durable; a `StepLog` keeps the steps and saves them.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Telemetry: the one seam through which logs and traces learn what a run does.
 
-Both runners tell a `Turn` (a protocol of lifecycle callbacks) when a turn (or
+The runner tells a `Turn` (a protocol of lifecycle callbacks) when a turn (or
 an agent run), a model call and a tool call start and end, when a retry waits,
-and when a round is complete. They call it where they carry out the effects:
-the Driver around each model call (`CallModel`), the runners around each tool
+and when a round is complete. It calls it where it carries out the effects:
+the Driver around each model call (`CallModel`), the runner around each tool
 run (`RunTool`, `Reflect`), at each `StartTimer` (only a retry's backoff) and
 at `RoundFinished`; `Telemetry.drive` wraps the whole turn. The core stays pure:
 nothing here is core policy, only what is observed as it is carried out.
@@ -26,11 +26,11 @@ from toolreel.adapters._redact import Redactor, logger
 from toolreel.core import (
     CallModel,
     Finish,
-    FinishAgent,
     ModelCallFailed,
     ModelResponded,
     ToolCall,
     ToolFinished,
+    ToolTimedOut,
 )
 
 from ._telemetry_log import LogTurn
@@ -56,10 +56,10 @@ _telemetry_log = logger("toolreel.telemetry")
 
 #: How a model call ended: its last event, what it raised, or None when it was cut short.
 ModelOutcome: TypeAlias = ModelResponded | ModelCallFailed | BaseException | None
-#: How a tool call ended: its result (an error result included), or what it raised.
-ToolOutcome: TypeAlias = ToolFinished | BaseException
-#: How a turn ended: the loop's `Finish`, an agent's `FinishAgent`, or None (it raised).
-TurnEnd: TypeAlias = Finish | FinishAgent | None
+#: How a tool call ended: its result (an error result included), its timeout, or what it raised.
+ToolOutcome: TypeAlias = ToolFinished | ToolTimedOut | BaseException
+#: How a turn ended: its `Finish` (an agent run's has `attempts`), or None (it raised).
+TurnEnd: TypeAlias = Finish | None
 
 
 @attrs.frozen(kw_only=True)
@@ -263,7 +263,9 @@ class _Fanout:
         self._tell("ended", end, error, turns=reversed(self.turns))
 
 
-async def watched_tool(turn: Turn, call: ToolCall, work: Awaitable[ToolFinished]) -> ToolFinished:
+async def watched_tool(
+    turn: Turn, call: ToolCall, work: Awaitable[ToolFinished | ToolTimedOut]
+) -> ToolFinished | ToolTimedOut:
     """Await a tool call's `work`, told to `turn` as it starts and ends (even if it raises)."""
     turn.tool_started(call)
     try:

@@ -24,17 +24,16 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from toolreel.adapters._agent_outcome import AgentError, ErrorCode, agent_outcome
 from toolreel.adapters._redact import logger
 from toolreel.core import (
-    AgentError,
     CallModel,
-    ErrorCode,
     Finish,
-    FinishAgent,
     ModelCallFailed,
     ModelResponded,
     ToolCall,
     ToolFinished,
+    ToolTimedOut,
 )
 
 if TYPE_CHECKING:
@@ -116,6 +115,8 @@ class LogTurn:
         took = time.monotonic() - began if began is not None else 0.0
         if isinstance(outcome, ToolFinished):
             status = "error: " + self._redact(outcome.output) if outcome.is_error else "ok"
+        elif isinstance(outcome, ToolTimedOut):
+            status = f"error: timed out after {outcome.seconds:g} s"
         else:
             status = f"stopped ({type(outcome).__name__})"
         tools_log.debug("tool %s [%s] %s (%.3f s)", call.name, call.id, status, took)
@@ -134,6 +135,21 @@ class LogTurn:
         """WARNING at the iteration cap; DEBUG how the turn ended."""
         self._end_round()
         match end:
+            case Finish(attempts=attempts) if attempts is not None:
+                outcome = agent_outcome(end)
+                if isinstance(outcome, AgentError) and outcome.code is ErrorCode.MAX_ITERATIONS:
+                    loop_log.warning(
+                        "agent attempt %d stopped at the iteration cap (%s)",
+                        outcome.context.attempt,
+                        self._redact(outcome.message),
+                    )
+                code = outcome.code.value if isinstance(outcome, AgentError) else "output"
+                loop_log.debug(
+                    "agent run ended: %s after %d attempts, %d iterations",
+                    code,
+                    attempts.number,
+                    end.iterations,
+                )
             case Finish():
                 if end.max_iterations_reached:
                     loop_log.warning(
@@ -148,20 +164,6 @@ class LogTurn:
                     end.iterations,
                     end.usage.input_tokens,
                     end.usage.output_tokens,
-                )
-            case FinishAgent(outcome=outcome):
-                if isinstance(outcome, AgentError) and outcome.code is ErrorCode.MAX_ITERATIONS:
-                    loop_log.warning(
-                        "agent attempt %d stopped at the iteration cap (%s)",
-                        outcome.context.attempt,
-                        self._redact(outcome.message),
-                    )
-                code = outcome.code.value if isinstance(outcome, AgentError) else "output"
-                loop_log.debug(
-                    "agent run ended: %s after %d attempts, %d iterations",
-                    code,
-                    end.attempts,
-                    end.iterations,
                 )
             case None:
                 if error is not None:

@@ -50,7 +50,7 @@ from toolreel.core import (
     Usage,
     UsageError,
 )
-from toolreel.core._agent_config import SUBMIT_TOOL
+from toolreel.core._config import SUBMIT_TOOL
 
 from .._connection import AGENT_OUTPUT_TOOL
 from ._generate import Unsatisfiable, valid_value

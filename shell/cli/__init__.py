@@ -37,14 +37,7 @@ from toolreel.adapters._providers import (
 )
 from toolreel.adapters._redact import LOG_FILTER
 from toolreel.adapters._transcript import render_agent_transcript
-from toolreel.core import (
-    AgentConfig,
-    ConfigError,
-    ImagePart,
-    LoopConfig,
-    ToolreelError,
-    UsageError,
-)
+from toolreel.core import ConfigError, ImagePart, LoopConfig, ToolreelError, UsageError
 
 from .. import demo as demo_module
 from .._images import image, submitted
@@ -564,7 +557,7 @@ def _decide(params: dict[str, Any], decisions: list[live.Decision]) -> int:
     with reading(path) as store:
         params["session"] = session_in(store, path, params["session"])
         config = store.config(params["session"])
-    if isinstance(config, LoopConfig):
+    if isinstance(config, LoopConfig) and not config.structured:  # a chat's settings
         params = recorded(params, config)
     return _converse(params, live.Prompts(), decisions)
 
@@ -663,7 +656,7 @@ def sessions(journal: Path | DatabaseUrl, quiet: bool) -> None:
             return
         found = [
             load_agent_session(store, sid)
-            if isinstance(store.config(sid), AgentConfig)
+            if store.config(sid).structured
             else load_session(store, sid)
             for sid in store.sessions()
         ]
@@ -686,7 +679,7 @@ def show(journal: Path | DatabaseUrl, session: str, expand: bool, ids: bool) -> 
     """
     with reading(journal) as store:
         sid = session_in(store, journal, session)
-        if isinstance(store.config(sid), AgentConfig):  # an agent run: its own rendering
+        if store.config(sid).structured:  # an agent run: its own rendering
             text = render_agent_transcript(load_agent_session(store, sid), ids=ids)
             click.echo(text, nl=False)
             return

@@ -19,8 +19,8 @@ from rich.table import Table
 from rich.text import Text
 
 from toolreel.adapters import Session
+from toolreel.adapters._agent_outcome import AgentError
 from toolreel.core import (
-    AgentError,
     ApprovalRequested,
     AwaitApproval,
     Finish,
@@ -266,12 +266,12 @@ def _agent_counts(session: AgentSession) -> str:
 
 def _agent_ended(session: AgentSession) -> str:
     """How an agent run ended: its error code, "output", "awaiting approval (N)" or "unfinished"."""
-    finish = session.finish
-    if finish is None and session.approvals:
+    outcome = session.outcome
+    if outcome is None and session.approvals:
         return f"awaiting approval ({len(session.approvals)})"
-    if finish is None:
+    if outcome is None:
         return "unfinished"
-    return finish.outcome.code.value if isinstance(finish.outcome, AgentError) else "output"
+    return outcome.code.value if isinstance(outcome, AgentError) else "output"
 
 
 DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("+", "green"), ("-", "red"), ("@@", "cyan"))

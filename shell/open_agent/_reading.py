@@ -25,6 +25,7 @@ from toolreel.core import (
     Finish,
     HookPoint,
     Notice,
+    ResultReason,
     TextStreamed,
     ToolCall,
     ToolCallAnnounced,
@@ -53,8 +54,8 @@ _POINTS = {
     HOOK_POST_TOOL_USE: HookPoint.POST_TOOL_USE,
     HOOK_USER_PROMPT_SUBMIT: HookPoint.USER_PROMPT_SUBMIT,
 }
+#: The core's words before a blocked call's reason (which open_agent shows as its own).
 _BLOCKED = "Tool call blocked: "
-_NOT_RUN = "not run: "
 
 
 def _key(name: str, arguments: str | Mapping[str, Any]) -> str:
@@ -237,11 +238,11 @@ class Blocks:
             case ToolResultReady(result=result) if result.is_error:
                 if result.call_id in self.invalid:
                     return []
-                error = _error_text(result.content)
-                if error.startswith(_NOT_RUN):
+                if result.reason is ResultReason.NOT_RUN:
                     return []  # a call past the iteration cap: shown, not run
-                if error.startswith(_BLOCKED):
-                    error = "Tool use blocked by hook: " + error[len(_BLOCKED) :]
+                error = _error_text(result.content)
+                if result.reason is ResultReason.BLOCKED:
+                    error = "Tool use blocked by hook: " + error.removeprefix(_BLOCKED)
                 return [ToolUseError(error=error, raw_data=self.inputs.get(result.call_id))]
             case _:
                 return []

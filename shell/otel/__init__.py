@@ -61,18 +61,17 @@ except ModuleNotFoundError as exc:  # pragma: no cover - the extra is what provi
 
 import anyio
 
+from toolreel.adapters._agent_outcome import AgentError, ErrorCode, agent_outcome
 from toolreel.core import (
-    AgentError,
     CallModel,
     Cancelled,
-    ErrorCode,
     Failed,
     Finish,
-    FinishAgent,
     ModelCallFailed,
     ModelResponded,
     ToolCall,
     ToolFinished,
+    ToolTimedOut,
     Usage,
 )
 from toolreel.shell._telemetry import (
@@ -241,8 +240,8 @@ class SpanTurn:
         if found is None:
             return
         span, token = found
-        if isinstance(outcome, ToolFinished):
-            if outcome.is_error:
+        if isinstance(outcome, ToolFinished | ToolTimedOut):
+            if isinstance(outcome, ToolTimedOut) or outcome.is_error:
                 self._fail(span, "tool_error")
         else:
             self._fail_with(span, outcome)
@@ -260,9 +259,8 @@ class SpanTurn:
         """End the turn's span with its usage and finish reason, or its failure."""
         span = self.span
         match end:
-            case Finish():
-                self._finished(end)
-            case FinishAgent(outcome=outcome):
+            case Finish(attempts=attempts) if attempts is not None:  # an agent run
+                outcome = agent_outcome(end)
                 span.set_attributes(
                     {
                         **_usage(end.usage),
@@ -270,7 +268,7 @@ class SpanTurn:
                         if isinstance(outcome, AgentError)
                         else "output",
                         "toolreel.iterations": end.iterations,
-                        "toolreel.attempts": end.attempts,
+                        "toolreel.attempts": attempts.number,
                     }
                 )
                 if isinstance(outcome, AgentError):
@@ -280,6 +278,8 @@ class SpanTurn:
                         else outcome.code
                     )
                     self._fail(span, str(kind), outcome.message)
+            case Finish():
+                self._finished(end)
             case None:
                 pass
         if error is not None and end is None:

@@ -8,15 +8,14 @@
     import_workflow(client, workflow_id, journal)        # the history becomes a journal session
 
 The workflow folds the pure reducer `step` inside Temporal's deterministic
-sandbox; model calls, tool calls and hooks are activities on the workers
+sandbox — a chat session's turns and an agent run alike; model calls, tool
+calls, hooks, reflections and validations are activities on the workers
 (shell/temporal/_workflow.py). `import toolreel.shell` never loads temporalio.
 """
 
 from __future__ import annotations
 
 from ._activities import SessionActivities
-from ._agent_activities import AgentActivities
-from ._agent_workflow import AgentWorkflow
 from ._errors import TemporalError
 from ._sessions import (
     agent_finish,
@@ -34,17 +33,13 @@ from ._sessions import (
     send_prompt,
     start_session,
 )
-from ._wire import AGENT_WORKFLOW, TASK_QUEUE, WORKFLOW, AgentStart, SessionRecord, SessionStart
+from ._wire import TASK_QUEUE, WORKFLOW, SessionRecord, SessionStart
 from ._worker import session_worker, workflow_runner
 from ._workflow import SessionWorkflow
 
 __all__ = [
-    "AGENT_WORKFLOW",
     "TASK_QUEUE",
     "WORKFLOW",
-    "AgentActivities",
-    "AgentStart",
-    "AgentWorkflow",
     "SessionActivities",
     "SessionRecord",
     "SessionStart",

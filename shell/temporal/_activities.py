@@ -1,26 +1,38 @@
 """The session workflow's activities: the effects that touch the world, run on a worker.
 
-A worker holds the model connection, the tools and the hooks (a deployment's
-configuration, never a workflow's input: no key enters a history). Each
-activity heartbeats while it runs, so a worker that dies is noticed within
-the heartbeat timeout; what it returns is redacted before Temporal records it.
+A worker holds the model connection, the tools, the hooks and the agent
+definitions it runs, by name (a deployment's configuration, never a workflow's
+input: no key enters a history). Each activity heartbeats while it runs, so a
+worker that dies is noticed within the heartbeat timeout; what it returns is
+redacted before Temporal records it.
 
-- `configure`: the loop config this worker's tools and options make.
-- `call_model`: one model call, streamed; its events, in order.
-- `run_tool`: one tool call, with the tool's timeout; its `ToolFinished`.
+- `configure`: the config this worker's tools and options make; for an agent
+  run, its definition's (a structured output's) and its prompt (text a journal
+  holds, else the run is refused, not retried).
+- `call_model`: one model call, streamed (told a structured output's tool); its
+  events, in order.
+- `run_tool`: one tool call (the worker's, or the agent's helper), with the
+  tool's timeout; its `ToolFinished` (or `ToolTimedOut`). `reflect`: an agent's
+  reflection handler on one output-tool call.
+- `validate`: an agent's output through its schema, then its validators:
+  `ValidationFinished`.
 - `ask_hook` / `tell_hook`: the PreToolUse/UserPromptSubmit hooks' decision;
-  the PostToolUse hooks, told.
+  the PostToolUse hooks, told. An agent run cannot wait for a human on Temporal
+  yet: a hook's `ask` about its tool call blocks the call instead.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, cast
 
 import attrs
+from returns.result import Failure, Success
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from toolreel.adapters._held import held_back
 from toolreel.adapters._journal import config_data
@@ -28,21 +40,30 @@ from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._redact import Redactor
 from toolreel.adapters._serde import event_data, get_converter, structure, unstructure
 from toolreel.core import (
+    Ask,
     AskHook,
+    Blocked,
     ChatMessage,
+    ConfigError,
     Effect,
     HookDecided,
     HookPoint,
+    LoopConfig,
     ModelCallFailed,
     ModelEvent,
     ModelRequest,
     ModelResponded,
+    PromptSubmitted,
     TellHook,
     ToolCall,
     ToolFinished,
+    ValidationFinished,
 )
+from toolreel.shell._agent import AgentDefinition, agent_config
+from toolreel.shell._agent_output import check_output
 from toolreel.shell._client import loop_config
-from toolreel.shell._driver import STREAM_ENDED, limiter_for, run_within
+from toolreel.shell._connection import AGENT_OUTPUT_TOOL
+from toolreel.shell._driver import STREAM_ENDED, limiter_for, run_call, run_within
 from toolreel.shell._hooks import (
     Hook,
     PostToolUseEvent,
@@ -53,18 +74,26 @@ from toolreel.shell._hooks import (
     hook_points,
 )
 from toolreel.shell._options import AgentOptions
-from toolreel.shell._tools import call_arguments, registry
+from toolreel.shell._tools import Tool, call_arguments, registry
 
 from ._wire import (
     ASK_HOOK,
     CALL_MODEL,
     CONFIGURE,
+    REFLECT,
     RUN_TOOL,
     TELL_HOOK,
+    VALIDATE,
     HookRequest,
+    ModelCall,
+    OutputCheck,
     SessionSetup,
     SessionStart,
+    ToolRun,
 )
+
+#: What an agent run's tool call gets when a hook asks a human on Temporal (it cannot wait).
+NO_HUMAN = "Tool call needs a human's approval, which an agent run cannot wait for"
 
 
 @contextlib.asynccontextmanager
@@ -114,10 +143,16 @@ async def streamed(model: ModelPort, request: ModelRequest, redactor: Redactor) 
 
 
 class SessionActivities:
-    """The activities of one worker: its options (tools, hooks, connection) and model port."""
+    """The activities of one worker: its options (tools, hooks, connection), model port and
+    agent definitions by name."""
 
-    def __init__(self, options: AgentOptions, model: ModelPort) -> None:
-        """Activities over `options` (MCP servers already opened) and an open `model`."""
+    def __init__(
+        self,
+        options: AgentOptions,
+        model: ModelPort,
+        agents: Mapping[str, AgentDefinition[Any, Any]] | None = None,
+    ) -> None:
+        """Activities over `options` (MCP servers already opened), an open `model` and `agents`."""
         self.options = options
         self.tools = registry(options.tools)
         self.hooks: Mapping[HookPoint, tuple[Hook, ...]] = hook_points(options.hooks)
@@ -125,14 +160,38 @@ class SessionActivities:
         self.model = model
         self.redactor = self.connection.redactor(model)
         self._limiter = limiter_for(options.max_concurrent_tools)
+        self.agents = dict(agents or {})
+        self.helpers: dict[str, dict[str, Tool]] = {
+            name: registry(definition.helpers) for name, definition in self.agents.items()
+        }
 
     def all(self) -> Sequence[Callable[..., Any]]:
         """Every activity, for a `Worker`."""
-        return [self.configure, self.call_model, self.run_tool, self.ask_hook, self.tell_hook]
+        return [
+            self.configure,
+            self.call_model,
+            self.run_tool,
+            self.reflect,
+            self.validate,
+            self.ask_hook,
+            self.tell_hook,
+        ]
+
+    def _definition(self, name: str) -> AgentDefinition[Any, Any]:
+        """The agent `name` (one this worker lacks: the run fails, never retried)."""
+        definition = self.agents.get(name)
+        if definition is None:
+            held = sorted(self.agents)
+            message = f"this worker holds no agent {name!r} (it holds {held})"
+            raise ApplicationError(message, non_retryable=True)
+        return definition
 
     @activity.defn(name=CONFIGURE)
     async def configure(self, start: SessionStart) -> SessionSetup:
-        """The loop config of a new session: this worker's tools and model, the caller's changes."""
+        """The config of a new session: this worker's tools and model, the caller's changes;
+        an agent run's: its definition's, and its prompt."""
+        if start.agent is not None:
+            return self._agent_setup(start)
         changes: dict[str, Any] = {"auto_execute_tools": start.auto_execute}
         if start.system_prompt is not None:
             changes["system_prompt"] = start.system_prompt
@@ -140,36 +199,84 @@ class SessionActivities:
             changes["max_tool_iterations"] = start.max_iterations
         options = attrs.evolve(self.options, **changes)
         config = loop_config(options, self.tools, self.connection)
-        default = options.tool_timeout
+        return self._setup(config, self.tools)
+
+    def _agent_setup(self, start: SessionStart) -> SessionSetup:
+        """An agent run's config (its definition, this worker's connection and hooks) and prompt."""
+        assert start.agent is not None
+        definition = self._definition(start.agent)
+        helpers = self.helpers[start.agent]
+        config = agent_config(definition, self.connection, helpers, frozenset(self.hooks))
+        if config.approval_required:  # never run them unasked: refuse the run, once
+            held = sorted(config.approval_required)
+            message = (
+                f"agent {start.agent!r} has helpers that require approval ({held}); "
+                "agent runs on Temporal cannot pause for approval yet: run it with execute_agent"
+            )
+            raise ApplicationError(message, non_retryable=True)
+        setup = self._setup(config, helpers)
+        prompt = _prompt(start.agent, definition.build_prompt(start.input))
+        return dataclasses.replace(setup, prompt=prompt)
+
+    def _setup(self, config: LoopConfig, tools: Mapping[str, Tool]) -> SessionSetup:
+        """A session's setup: its config and what each of `tools` allows."""
+        default = self.options.tool_timeout
         return SessionSetup(
             config=config_data(config),
-            idempotent=sorted(name for name, tool in self.tools.items() if tool.idempotent),
+            idempotent=sorted(name for name, tool in tools.items() if tool.idempotent),
             timeouts={
                 name: tool.timeout if tool.timeout is not None else default
-                for name, tool in self.tools.items()
+                for name, tool in tools.items()
             },
             model_timeout=self.connection.call_timeout,
         )
 
     @activity.defn(name=CALL_MODEL)
-    async def call_model(self, request: dict[str, Any]) -> list[dict[str, Any]]:
-        """Stream one model call; its events as JSON data, in order."""
-        async with heartbeating():
-            events = await streamed(self.model, structure(request, ModelRequest), self.redactor)
+    async def call_model(self, call: ModelCall) -> list[dict[str, Any]]:
+        """Stream one model call (a test model told a structured output's tool); its events."""
+        told = AGENT_OUTPUT_TOOL.set(call.output_tool or None)
+        try:
+            async with heartbeating():
+                request = structure(call.request, ModelRequest)
+                events = await streamed(self.model, request, self.redactor)
+        finally:
+            AGENT_OUTPUT_TOOL.reset(told)
         return [event_data(event) for event in events]
 
     @activity.defn(name=RUN_TOOL)
-    async def run_tool(self, call_data: dict[str, Any]) -> dict[str, Any]:
-        """Run one tool call with its timeout; its `ToolFinished` as JSON data."""
-        call = structure(call_data, ToolCall)
-        tool = self.tools.get(call.name)
+    async def run_tool(self, run: ToolRun) -> dict[str, Any]:
+        """Run one tool call with its timeout; its `ToolFinished` (or `ToolTimedOut`)."""
+        call = structure(run.call, ToolCall)
+        tools = self.tools if run.agent is None else self.helpers.get(run.agent, {})
+        tool = tools.get(call.name)
         if tool is None:
             message = f"Tool {call.name} is not offered by this worker"
-            finished = ToolFinished(call_id=call.id, output=message, is_error=True)
+            finished: Any = ToolFinished(call_id=call.id, output=message, is_error=True)
         else:
             timeout = tool.timeout if tool.timeout is not None else self.options.tool_timeout
             async with heartbeating():
                 finished = await run_within(self._limiter, call, tool.run, timeout)
+        return event_data(self.redactor.event(finished))
+
+    @activity.defn(name=REFLECT)
+    async def reflect(self, run: ToolRun) -> dict[str, Any]:
+        """An agent's reflection handler on one output-tool call; its `ToolFinished`."""
+        assert run.agent is not None
+        call = structure(run.call, ToolCall)
+        output = self._definition(run.agent).output
+        async with heartbeating():
+            finished = await run_call(call, output.reflect, self.options.tool_timeout)
+        return event_data(self.redactor.event(finished))
+
+    @activity.defn(name=VALIDATE)
+    async def validate(self, check: OutputCheck) -> dict[str, Any]:
+        """An agent's output through its schema, then its validators: `ValidationFinished`."""
+        definition = self._definition(check.agent)
+        match await check_output(definition.output, definition.validators, check.output):
+            case Success(_):
+                finished = ValidationFinished(attempt=check.attempt)
+            case Failure(problems):
+                finished = ValidationFinished(attempt=check.attempt, problems=problems)
         return event_data(self.redactor.event(finished))
 
     @activity.defn(name=ASK_HOOK)
@@ -190,6 +297,8 @@ class SessionActivities:
             asked = UserPromptSubmitEvent(prompt=ask.prompt or "", history=history)
         async with heartbeating():
             decision = await decide(self.hooks.get(ask.point, ()), asked)
+        if request.agent is not None and isinstance(decision, Ask):
+            decision = Blocked(reason=NO_HUMAN)  # nobody answers an agent run here (yet)
         decided = self.redactor.event(HookDecided(hook_id=ask.hook_id, decision=decision))
         return event_data(decided)
 
@@ -222,3 +331,19 @@ def history_data(history: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     """Messages as JSON data (what a hook activity is shown)."""
     data: list[dict[str, Any]] = unstructure(tuple(history))
     return data
+
+
+def _prompt(agent: str, prompt: object) -> str:
+    """An agent run's prompt: text (a workflow's prompt is text only) no journal refuses, or
+    the run is refused, once (not retried)."""
+    if not isinstance(prompt, str):
+        kind = type(prompt).__name__
+        raise ApplicationError(
+            f"agent {agent!r}: build_prompt gave a {kind}; on Temporal a prompt is a str",
+            non_retryable=True,
+        )
+    try:
+        PromptSubmitted(text=prompt)
+    except ConfigError as exc:
+        raise ApplicationError(f"agent {agent!r}: {exc}", non_retryable=True) from exc
+    return prompt

@@ -1,8 +1,7 @@
-"""How both workflows start an effect's work: activity options, background tasks, failures.
+"""How the workflow starts an effect's work: activity options, background tasks, failures.
 
-Shared by `SessionWorkflow` (shell/temporal/_workflow.py) and `AgentWorkflow`
-(_agent_workflow.py): plain functions of their arguments, so they are as
-deterministic inside Temporal's sandbox as the workflows that call them.
+Used by `SessionWorkflow` (shell/temporal/_workflow.py): plain functions of their
+arguments, so they are as deterministic inside Temporal's sandbox as the workflow.
 """
 
 from __future__ import annotations

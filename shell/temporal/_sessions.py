@@ -34,17 +34,13 @@ from toolreel.adapters._errors import SessionError
 from toolreel.adapters._journal import config_of
 from toolreel.adapters._serde import event_data, event_of, structure
 from toolreel.core import (
-    AgentConfig,
     ApprovalRequested,
     Approved,
     Denied,
     Finish,
-    FinishAgent,
     LoopConfig,
     Phase,
     PromptSubmitted,
-    agent_step,
-    initial_agent_state,
     initial_state,
     misuse,
     step,
@@ -52,7 +48,7 @@ from toolreel.core import (
 from toolreel.shell._errors import UnknownApproval
 
 from ._errors import TemporalError
-from ._wire import AGENT_WORKFLOW, TASK_QUEUE, WORKFLOW, AgentStart, SessionRecord, SessionStart
+from ._wire import TASK_QUEUE, WORKFLOW, SessionRecord, SessionStart
 from ._workflow import SessionWorkflow
 
 
@@ -275,20 +271,13 @@ def import_record(record: SessionRecord, journal: Journal, session_id: str) -> s
     return session_id
 
 
-def _steps(config: LoopConfig | AgentConfig, events: list[dict[str, Any]]) -> list[Step]:
-    """Each event folded again (`step`, or `agent_step` for an agent run), with its effects."""
+def _steps(config: LoopConfig, events: list[dict[str, Any]]) -> list[Step]:
+    """Each event folded again through `step`, with its effects."""
     steps = []
-    if isinstance(config, AgentConfig):
-        agent = initial_agent_state(config)
-        for seq, data in enumerate(events, start=1):
-            event = event_of(data)
-            agent, found = agent_step(agent, event)  # type: ignore[arg-type]
-            steps.append(Step(seq=seq, event=event, effects=found))
-        return steps
     state = initial_state(config)
     for seq, data in enumerate(events, start=1):
         event = event_of(data)
-        state, effects = step(state, event)  # type: ignore[arg-type]
+        state, effects = step(state, event)
         steps.append(Step(seq=seq, event=event, effects=effects))
     return steps
 
@@ -300,16 +289,19 @@ async def run_agent(
     *,
     task_queue: str = TASK_QUEUE,
     run_id: str | None = None,
-    start: AgentStart | None = None,
+    start: SessionStart | None = None,
 ) -> SessionRecord:
-    """Run the agent a worker holds as `agent` on `input` (JSON data) as a workflow; its record.
+    """Run the agent a worker holds as `agent` on `input` (JSON data) as a session
+    workflow; its record (`start` sets the heartbeat and model attempts).
 
     `agent_finish(record)` says how it ended; `import_record` journals it as an agent run.
     """
-    settings = dataclasses.replace(start or AgentStart(agent=agent), agent=agent, input=input)
+    settings = dataclasses.replace(
+        start or SessionStart(), agent=agent, input=input, prompt=None, one_shot=True
+    )
     try:
         handle = await client.start_workflow(
-            AGENT_WORKFLOW,
+            WORKFLOW,
             settings,
             id=run_id or uuid.uuid4().hex,
             task_queue=task_queue,
@@ -320,11 +312,16 @@ async def run_agent(
     return await _result(handle)
 
 
-def agent_finish(record: SessionRecord) -> FinishAgent:
-    """How an agent run's record ended (`TemporalError` for a run not finished)."""
+def agent_finish(record: SessionRecord) -> Finish:
+    """How an agent run's record ended: its `Finish` (`TemporalError` for a run not finished).
+
+    `finish.outcome` is `Produced(output)` when it gave its output; the agent API's
+    reading of it (`AgentOutput` or `AgentError`): `toolreel.adapters`'s view
+    `agent_outcome(finish)`.
+    """
     if record.finish is None:
         raise TemporalError("the agent run has not finished")
-    return structure(record.finish, FinishAgent)
+    return structure(record.finish, Finish)
 
 
 async def import_workflow(

@@ -21,18 +21,24 @@ TASK_QUEUE = "toolreel"
 CONFIGURE = "toolreel.configure"
 CALL_MODEL = "toolreel.call_model"
 RUN_TOOL = "toolreel.run_tool"
+REFLECT = "toolreel.reflect"
+VALIDATE = "toolreel.validate"
 ASK_HOOK = "toolreel.ask_hook"
 TELL_HOOK = "toolreel.tell_hook"
 
 
 @dataclasses.dataclass(frozen=True)
 class SessionSetup:
-    """The worker's answer to `configure`: the loop config and what each tool allows."""
+    """The worker's answer to `configure`: the config and what each tool allows.
+
+    `prompt`: an agent run's, its definition's `build_prompt(input)` (None for a chat).
+    """
 
     config: dict[str, Any]
     idempotent: list[str]
     timeouts: dict[str, float]
     model_timeout: float
+    prompt: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,7 +70,9 @@ class SessionStart:
     (retries, or an interrupted tool). `continue_after`: between turns, once
     a run has folded this many events or its history holds this many, the
     session continues as new (also when Temporal suggests it); `carried` is
-    set by the workflow then, never by a caller.
+    set by the workflow then, never by a caller. `agent`: an agent run of the
+    definition the workers hold under that name, on `input` (JSON data); its
+    prompt is the definition's `build_prompt(input)`.
     """
 
     prompt: str | None = None
@@ -76,6 +84,8 @@ class SessionStart:
     model_attempts: int = 3
     continue_after: int = 10_000
     carried: Carried | None = None
+    agent: str | None = None
+    input: Any = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,10 +105,38 @@ class SessionRecord:
 
 @dataclasses.dataclass(frozen=True)
 class HookRequest:
-    """An `AskHook` or `TellHook` effect (JSON data) and the history a hook is shown."""
+    """An `AskHook` or `TellHook` effect (JSON data) and the history a hook is shown
+    (`agent`: the agent run's, if it is one)."""
 
     effect: dict[str, Any]
     history: list[dict[str, Any]]
+    agent: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelCall:
+    """A `CallModel`'s request (JSON data), and a structured output's tool (for test models)."""
+
+    request: dict[str, Any]
+    output_tool: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolRun:
+    """One call (JSON data) to run, or to reflect on; `agent`: the agent run's whose tools
+    (and output tool) run it (None: the worker's own tools)."""
+
+    call: dict[str, Any]
+    agent: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class OutputCheck:
+    """An agent run's `Validate`: the agent's name, the attempt and the output (JSON text)."""
+
+    agent: str
+    attempt: int
+    output: str
 
 
 def effect_digest(effect: StepEffect) -> str:
@@ -109,45 +147,3 @@ def effect_digest(effect: StepEffect) -> str:
     """
     text = json.dumps(effect_record(effect), sort_keys=True, separators=(",", ":"))
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
-
-
-#: The agent run workflow's registered name, and its activities'.
-AGENT_WORKFLOW = "toolreel.Agent"
-AGENT_CONFIGURE = "toolreel.agent.configure"
-AGENT_CALL_MODEL = "toolreel.agent.call_model"
-AGENT_RUN_TOOL = "toolreel.agent.run_tool"
-AGENT_REFLECT = "toolreel.agent.reflect"
-AGENT_VALIDATE = "toolreel.agent.validate"
-
-
-@dataclasses.dataclass(frozen=True)
-class AgentStart:
-    """How an agent run starts: the agent's name on the workers and its input (JSON data).
-
-    The workers hold the definition (`session_worker(..., agents={name: definition})`);
-    its `build_prompt(input)` is the run's prompt.
-    """
-
-    agent: str
-    input: Any = None
-    heartbeat_seconds: float = 10.0
-    model_attempts: int = 3
-
-
-@dataclasses.dataclass(frozen=True)
-class AgentSetup:
-    """The worker's answer to the agent's `configure`: the config, prompt and tool settings."""
-
-    config: dict[str, Any]
-    prompt: str
-    idempotent: list[str]
-    timeouts: dict[str, float]
-    model_timeout: float
-
-
-@dataclasses.dataclass(frozen=True)
-class AgentCall:
-    """One of an agent run's effects for a worker: the agent's name and the effect's data."""
-
-    agent: str
-    data: dict[str, Any]

@@ -22,12 +22,9 @@ from toolreel.adapters._providers import ModelPort
 from toolreel.adapters._serde import get_converter
 from toolreel.shell._agent import AgentDefinition
 from toolreel.shell._client import sources_opened
-from toolreel.shell._hooks import hook_points
 from toolreel.shell._options import AgentOptions
 
 from ._activities import SessionActivities
-from ._agent_activities import AgentActivities
-from ._agent_workflow import AgentWorkflow
 from ._wire import TASK_QUEUE
 from ._workflow import SessionWorkflow
 
@@ -70,11 +67,8 @@ async def session_worker(
             worker = Worker(
                 client,
                 task_queue=task_queue,
-                workflows=[SessionWorkflow, AgentWorkflow],
-                activities=[
-                    *SessionActivities(opened, port).all(),
-                    *AgentActivities(agents or {}, opened, port, hook_points(opened.hooks)).all(),
-                ],
+                workflows=[SessionWorkflow],
+                activities=SessionActivities(opened, port, agents).all(),
                 workflow_runner=workflow_runner(),
                 sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_seconds),
                 **worker_options,

@@ -9,8 +9,10 @@ order they arrive, and carries out each effect the way Temporal makes durable:
    mid-stream is retried on another: no partial response is ever folded).
 2. `RunTool` is one activity per call, all of a round at once. An idempotent
    tool is retried by Temporal; any other runs at most once
-   (`maximum_attempts=1`): a worker lost after it may have started gives the
-   result toolreel gives on resume, `INTERRUPTED` ("interrupted; outcome unknown").
+   (`maximum_attempts=1`): a worker lost after it may have started gives what
+   toolreel gives on resume, `ToolInterrupted` ("interrupted; outcome unknown").
+   `Reflect` is one too (an agent's reflection handler), and `Validate` (its
+   output's schema, then its validators; a lost one fails with one problem).
 3. `AskHook` (and `TellHook`) are activities; `StartTimer` is a durable timer.
 4. `Emit`/`Persist` need nothing here: the history is the journal. `Finish` ends
    the turn; what is still running for it is cancelled, and its late answers
@@ -32,6 +34,10 @@ order they arrive, and carries out each effect the way Temporal makes durable:
 Every event folded is kept, in order (`record` query, and the workflow's
 result), with the runs continued before (`runs`): `import_workflow` joins
 them and folds them again into a toolreel journal.
+
+An agent run is this workflow too (`SessionStart.agent`): `configure` makes its
+config (a structured output's) and its prompt on a worker holding the
+definition, and it is one-shot; the `cancel` signal ends it cancelled.
 """
 
 from __future__ import annotations
@@ -48,10 +54,12 @@ from temporalio.exceptions import ActivityError
 
 from toolreel.adapters._journal import config_of
 from toolreel.adapters._serde import effect_data, event_data, event_of, structure, unstructure
+from toolreel.adapters._transcript import output_tool
 from toolreel.core import (
     AskHook,
     Blocked,
     CallModel,
+    Cancelled,
     Event,
     Finish,
     HookDecided,
@@ -59,20 +67,22 @@ from toolreel.core import (
     ModelCallFailed,
     Phase,
     PromptSubmitted,
+    Reflect,
     RunTool,
     StartTimer,
     State,
     StepError,
     TellHook,
     TimerFired,
-    ToolFinished,
+    ToolInterrupted,
+    Validate,
+    ValidationFinished,
     awaiting_approval,
     awaiting_results,
     initial_state,
     step,
     well_formed,
 )
-from toolreel.shell._restore import INTERRUPTED
 from toolreel.shell._runner import in_progress
 
 from ._activity_options import ATTEMPTS, MARGIN, activity_options, cause, spawn
@@ -80,14 +90,19 @@ from ._wire import (
     ASK_HOOK,
     CALL_MODEL,
     CONFIGURE,
+    REFLECT,
     RUN_TOOL,
     TELL_HOOK,
+    VALIDATE,
     WORKFLOW,
     Carried,
     HookRequest,
+    ModelCall,
+    OutputCheck,
     SessionRecord,
     SessionSetup,
     SessionStart,
+    ToolRun,
     effect_digest,
 )
 
@@ -130,6 +145,8 @@ class SessionWorkflow:
                 start_to_close_timeout=timedelta(seconds=60),
             )
             self._state = initial_state(self._config())
+            if self._setup.prompt is not None:  # an agent run's, its definition's
+                self._prompts.append(PromptSubmitted(text=self._setup.prompt))
         while True:
             await workflow.wait_condition(self._ready)
             if not self._next():
@@ -156,6 +173,11 @@ class SessionWorkflow:
             self._prompts.append(event)
         else:
             self._inbox.append((None, cast(Event, event)))
+
+    @workflow.signal
+    def cancel(self) -> None:
+        """Stop the turn under way: it finishes cancelled (an agent run: `EXECUTION_CANCELLED`)."""
+        self._inbox.append((None, Cancelled()))
 
     @workflow.signal
     def close(self) -> None:
@@ -300,8 +322,10 @@ class SessionWorkflow:
             match effect:
                 case CallModel():
                     self._spawn(self._call_model(effect, key, self._turns))
-                case RunTool():
+                case RunTool() | Reflect():
                     self._spawn(self._run_tool(effect, key, self._turns))
+                case Validate():
+                    self._spawn(self._validate(effect, key, self._turns))
                 case AskHook():
                     self._spawn(self._ask_hook(effect, key, self._turns))
                 case TellHook():
@@ -361,32 +385,54 @@ class SessionWorkflow:
             message = f"model call activity failed: {cause(exc)}"
             return [ModelCallFailed(retryable=False, message=message)]
 
+        told = ModelCall(
+            request=unstructure(effect.request), output_tool=output_tool(self._config().output)
+        )
         await self._answered(
             turn,
             lambda: workflow.execute_activity(
-                CALL_MODEL, unstructure(effect.request), result_type=list[dict[str, Any]], **options
+                CALL_MODEL, told, result_type=list[dict[str, Any]], **options
             ),
             lambda found: [_event(data) for data in found],
             lost,
         )
 
-    async def _run_tool(self, effect: RunTool, key: str, turn: int) -> None:
-        """One tool call as an activity; a non-idempotent one is never tried twice."""
+    async def _run_tool(self, effect: RunTool | Reflect, key: str, turn: int) -> None:
+        """One tool call or reflection as an activity; a tool call that is not idempotent is
+        never tried twice."""
         assert self._setup is not None
         call = effect.call
-        idempotent = call.name in self._setup.idempotent
+        reflected = isinstance(effect, Reflect)
+        once = not reflected and call.name not in self._setup.idempotent
         seconds = self._setup.timeouts.get(call.name, 60.0)
-        options = self._options(
-            key, timedelta(seconds=seconds) + MARGIN, ATTEMPTS if idempotent else 1
-        )
-        interrupted = ToolFinished(call_id=call.id, output=INTERRUPTED, is_error=True)
+        options = self._options(key, timedelta(seconds=seconds) + MARGIN, 1 if once else ATTEMPTS)
+        run = ToolRun(call=unstructure(call), agent=self._start.agent)
         await self._answered(
             turn,
             lambda: workflow.execute_activity(
-                RUN_TOOL, unstructure(call), result_type=dict[str, Any], **options
+                REFLECT if reflected else RUN_TOOL, run, result_type=dict[str, Any], **options
             ),
             lambda data: [_event(data)],
-            lambda _: [interrupted],
+            lambda _: [ToolInterrupted(call_id=call.id)],
+        )
+
+    async def _validate(self, effect: Validate, key: str, turn: int) -> None:
+        """An agent's output through its schema, then its validators, as an activity."""
+        assert self._start.agent is not None
+        options = self._options(key, timedelta(seconds=60), ATTEMPTS)
+        check = OutputCheck(agent=self._start.agent, attempt=effect.attempt, output=effect.output)
+
+        def lost(exc: ActivityError) -> list[Event]:
+            problem = f"validation activity failed: {exc}"
+            return [ValidationFinished(attempt=effect.attempt, problems=(problem,))]
+
+        await self._answered(
+            turn,
+            lambda: workflow.execute_activity(
+                VALIDATE, check, result_type=dict[str, Any], **options
+            ),
+            lambda data: [_event(data)],
+            lost,
         )
 
     async def _ask_hook(self, effect: AskHook, key: str, turn: int) -> None:
@@ -419,7 +465,7 @@ class SessionWorkflow:
         """A hook effect and the history its hook is shown."""
         assert self._state is not None
         data: list[dict[str, Any]] = unstructure(self._state.history)
-        return HookRequest(effect=effect_data(effect), history=data)
+        return HookRequest(effect=effect_data(effect), history=data, agent=self._start.agent)
 
     async def _timer(self, effect: StartTimer, turn: int) -> None:
         """A durable timer; then `TimerFired`."""
@@ -428,5 +474,5 @@ class SessionWorkflow:
 
 
 def _event(data: dict[str, Any]) -> Event:
-    """An activity's event back from JSON data (always a tool loop's)."""
-    return cast(Event, event_of(data))
+    """An activity's event back from JSON data."""
+    return event_of(data)

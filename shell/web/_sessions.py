@@ -16,7 +16,7 @@ from toolreel.adapters import (
     load_session,
     render_transcript,
 )
-from toolreel.core import AgentConfig, ApprovalRequested, FinishReason, ToolRound
+from toolreel.core import ApprovalRequested, FinishReason, ToolRound
 
 from ._event_stream import call_json, usage_json
 
@@ -41,7 +41,7 @@ def chat_sessions(journal: Journal) -> list[str]:
 
 def _is_chat(journal: Journal, session_id: str) -> bool:
     """Whether the session is a chat (not a structured-output agent run)."""
-    return not isinstance(journal.config(session_id), AgentConfig)
+    return not journal.config(session_id).structured
 
 
 def title(prompt: str) -> str:

@@ -1,4 +1,4 @@
-"""`fold_journal`: the one fold of a journaled session through its reducer, step by step."""
+"""`fold_journal`: the one fold of a journaled session through `step`, step by step."""
 
 from __future__ import annotations
 
@@ -13,10 +13,9 @@ from toolreel.adapters import (
     Step,
     effect_record,
 )
-from toolreel.adapters._fold import AgentFold, LoopFold, fold_journal, fold_loop
+from toolreel.adapters._fold import JournalFold, fold_journal
 from toolreel.adapters._journal import Damage, JournalEntry
 from toolreel.core import (
-    AgentConfig,
     CallModel,
     Cancelled,
     Event,
@@ -34,7 +33,7 @@ from toolreel.core import (
 
 CONFIG = LoopConfig(model="m")
 CHANGED = LoopConfig(model="m2", system_prompt="Be brief.")
-AGENT = AgentConfig(model="m", output=PlainOutput(tool=ToolSpec(name="record")))
+AGENT = LoopConfig(model="m", output=PlainOutput(tool=ToolSpec(name="record")))
 
 
 def turn(prompt: str) -> list[Event]:
@@ -59,7 +58,7 @@ def journal_of(events: list[Event], *, change_after: int | None = None) -> Memor
 def test_each_step_folds_to_the_effects_it_recorded() -> None:
     journal = journal_of(turn("a") + turn("b"))
     fold = fold_journal(journal, "s")
-    assert isinstance(fold, LoopFold)
+    assert isinstance(fold, JournalFold)
     pairs = list(fold)
     assert [entry.seq for entry, _ in pairs] == [1, 2, 3, 4, 5, 6]
     for entry, effects in pairs:
@@ -86,26 +85,24 @@ def test_a_given_config_applies_to_every_step() -> None:
     assert models == ["m2", "m2"]
 
 
-def test_the_kind_of_fold_follows_the_session_config() -> None:
+def test_a_given_config_must_be_of_the_sessions_kind() -> None:
     journal = MemoryJournal()
     journal.begin("a", AGENT)
-    assert isinstance(fold_journal(journal, "a"), AgentFold)
-    with pytest.raises(SessionError, match="replay it with an AgentConfig"):
+    assert fold_journal(journal, "a").config == AGENT
+    with pytest.raises(SessionError, match="is an agent run: replay it with a config"):
         fold_journal(journal, "a", config=CONFIG)
-    with pytest.raises(SessionError, match="is an agent run, not a tool-loop session"):
-        fold_loop(journal, "a")
-    with pytest.raises(SessionError, match="replay it with a LoopConfig"):
+    with pytest.raises(SessionError, match="is a tool loop's: replay it with a config"):
         fold_journal(journal_of(turn("a")), "s", config=AGENT)
     with pytest.raises(SessionNotFound):
         fold_journal(journal, "nope")
 
 
-def test_an_agent_event_in_a_tool_loop_session_is_a_session_error() -> None:
+def test_a_validation_in_a_chat_session_is_refused_as_an_event_that_cannot_happen() -> None:
     journal = journal_of(turn("a"))
     journal.append_entries(
         "s", [JournalEntry(seq=4, event=ValidationFinished(attempt=1), effects=())]
     )
-    with pytest.raises(SessionError, match="agent run"):
+    with pytest.raises(StepError, match="ValidationFinished"):
         list(fold_journal(journal, "s"))
 
 
@@ -135,3 +132,40 @@ def test_with_a_damage_the_fold_reports_lost_steps_and_refuses_repeated_ones() -
     repeated.append_entries("s", [first, first])
     with pytest.raises(JournalCorrupt, match="stored twice"):
         list(fold_journal(repeated, "s", damage=Damage()))
+
+
+def test_a_step_recorded_before_reason_codes_replays_the_same() -> None:
+    # journals before reason codes recorded a core-made result without its `reason`
+    from toolreel.adapters._fold import differs  # noqa: PLC0415 - this test's alone
+    from toolreel.adapters._journal import messages_digest  # noqa: PLC0415
+    from toolreel.core import (  # noqa: PLC0415
+        ChatMessage,
+        Emit,
+        ResultReason,
+        ToolCall,
+        ToolResult,
+        ToolResultReady,
+        ToolRound,
+    )
+
+    made = ToolResult(
+        call_id="c",
+        name="x",
+        content="Unknown tool: x",
+        is_error=True,
+        reason=ResultReason.UNKNOWN_TOOL,
+    )
+    older = attrs.evolve(made, reason=None)
+    effect = Emit(notice=ToolResultReady(result=made))
+    entry = JournalEntry(
+        seq=1,
+        event=Cancelled(),
+        effects=(effect_record(Emit(notice=ToolResultReady(result=older))),),
+    )
+    assert effect_record(effect) != entry.effects[0]
+    assert differs(entry, (effect,)) is None
+    call = ToolCall(id="c", name="x")
+    rounds = (ToolRound(assistant_text="", tool_calls=(call,), results=(made,)),)
+    message = ChatMessage(role="assistant", content="", tool_rounds=rounds)
+    same = attrs.evolve(message, tool_rounds=(attrs.evolve(rounds[0], results=(older,)),))
+    assert messages_digest([message]) == messages_digest([same])  # requests' digests too

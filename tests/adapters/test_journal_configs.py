@@ -1,8 +1,9 @@
-"""A journal keeps either kind of session config: a tool loop's or an agent run's.
+"""A journal keeps a session's config: a chat's, or an agent run's (its `output` structured).
 
-A loop config is stored exactly as before (its fields, no tag); an agent
-config reads back as the agent config it was. What folds a session through
-`step` refuses an agent run's session by name.
+A chat's config is stored exactly as before (its fields, no tag, no `output`);
+a structured one reads back as the config it was; an `AgentConfig` bfd8293
+wrote reads back as the same run's config today, and is written back in its
+old shape. `load_session` refuses an agent run's session by name.
 """
 
 from __future__ import annotations
@@ -19,13 +20,15 @@ from toolreel.adapters import (
     load_session,
     unstructure,
 )
-from toolreel.core import AgentConfig, LoopConfig, PlainOutput, ReflectiveOutput, ToolSpec
+from toolreel.adapters._journal import config_data, config_of
+from toolreel.adapters._legacy import LegacyAgentConfig, current
+from toolreel.core import LoopConfig, PlainOutput, ReflectiveOutput, RetryPolicy, ToolSpec
 
 ANSWER = ToolSpec(name="answer", description="The answer.")
 LOOKUP = ToolSpec(name="lookup", description="Look a word up.")
 AGENTS = {
-    "plain": AgentConfig(output=PlainOutput(tool=ANSWER), model="m", max_attempts=2),
-    "reflective": AgentConfig(output=ReflectiveOutput(tool=ANSWER), model="m", helpers=[LOOKUP]),
+    "plain": LoopConfig(output=PlainOutput(tool=ANSWER, max_attempts=2), model="m"),
+    "reflective": LoopConfig(output=ReflectiveOutput(tool=ANSWER), model="m", tools=[LOOKUP]),
 }
 
 
@@ -55,6 +58,7 @@ def test_a_loop_config_is_stored_as_its_fields_alone(tmp_path) -> None:
     journal.close()
     (line,) = [json.loads(text) for text in (tmp_path / "j.jsonl").read_text().splitlines()]
     assert line["config"] == unstructure(config)
+    assert "output" not in line["config"]  # a chat's text answer: as journals always had it
     assert JSONLJournal(tmp_path / "j.jsonl").config("s") == config
 
 
@@ -62,3 +66,40 @@ def test_an_agent_runs_session_is_not_folded_as_a_tool_loop(journal) -> None:
     journal.begin("a", AGENTS["plain"])
     with pytest.raises(SessionError, match="session 'a' is an agent run"):
         load_session(journal, "a")
+
+
+#: An `AgentConfig` as bfd8293 journaled it.
+OLD = {
+    "output": {
+        "tool": {"name": "answer", "description": "", "parameters": "{}"},
+        "type": "PlainOutput",
+    },
+    "helpers": [{"name": "lookup", "description": "", "parameters": "{}"}],
+    "model": "m",
+    "system_prompt": "Answer.",
+    "max_attempts": 2,
+    "max_iterations_per_attempt": 7,
+    "tool_choice": "required",
+    "max_tokens": None,
+    "temperature": None,
+    "retry": unstructure(RetryPolicy(max_retries=1)),
+    "budget": None,
+    "approval_required": ["lookup"],
+}
+
+
+def test_an_old_agent_config_reads_as_the_same_run_today_and_writes_back_as_it_was() -> None:
+    config = config_of(OLD)
+    assert isinstance(config, LegacyAgentConfig)
+    assert current(config) == LoopConfig(
+        output=PlainOutput(tool=ToolSpec(name="answer", parameters="{}"), max_attempts=2),
+        tools=(ToolSpec(name="lookup", parameters="{}"),),
+        model="m",
+        system_prompt="Answer.",
+        max_iterations=7,
+        tool_choice="required",
+        retry=RetryPolicy(max_retries=1),
+        approval_required={"lookup"},
+    )
+    assert config_data(config) == OLD
+    assert type(current(config)) is LoopConfig and current(config) != config

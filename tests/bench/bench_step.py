@@ -7,9 +7,10 @@ first and the last 1% of the session: flat cost means no whole-history copies
 per delta.
 
 `--baseline DIR` also loads the core of another checkout (DIR/core, e.g. a
-`git worktree` of an older commit) under a private package name and times it in
-the same process, alternating with this checkout's run by run, so both see the
-same machine at the same moment; it prints the events/s ratio of the best runs.
+`git worktree` or `git archive` of an older commit) under a private package name
+and times it in the same process, alternating with this checkout's run by run,
+so all see the same machine at the same moment; it prints the events/s ratio of
+the best runs. Give it more than once to compare with several checkouts in one run.
 Throughput is timed in CPU seconds of this process (`time.process_time`), so
 that other work on a busy machine does not count; the per-event costs use the
 wall clock, whose reads are cheaper.
@@ -32,9 +33,8 @@ from typing import Any
 import toolreel.core
 
 
-def load_core(checkout: Path) -> ModuleType:
-    """Import `checkout/core` as the package `toolreel_baseline_core` (its imports are relative)."""
-    name = "toolreel_baseline_core"
+def load_core(checkout: Path, name: str = "toolreel_baseline_core") -> ModuleType:
+    """Import `checkout/core` as the package `name` (its imports are relative)."""
     init = checkout / "core" / "__init__.py"
     spec = importlib.util.spec_from_file_location(
         name, init, submodule_search_locations=[str(init.parent)]
@@ -126,19 +126,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--baseline", type=Path, help="a checkout whose core/ to compare with")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        action="append",
+        default=[],
+        help="a checkout whose core/ to compare with (repeatable)",
+    )
     args = parser.parse_args()
     contestants = [Contestant("this", toolreel.core, args.rounds)]
-    if args.baseline is not None:
-        contestants.append(Contestant("baseline", load_core(args.baseline), args.rounds))
+    for number, checkout in enumerate(args.baseline):
+        core = load_core(checkout, f"toolreel_baseline_core_{number}")
+        contestants.append(Contestant(checkout.name or str(checkout), core, args.rounds))
     for _ in range(args.repeat):
         for contestant in contestants:
             contestant.fold()
     for contestant in contestants:
         contestant.report()
-    if len(contestants) == 2:
-        ours, theirs = contestants
-        print(f"ratio this/baseline: {ours.rate / theirs.rate:.2f}x (goal >= 1.4x)")
+    ours = contestants[0]
+    for theirs in contestants[1:]:
+        ratio = ours.rate / theirs.rate
+        print(f"ratio this/{theirs.label}: {ratio:.2f}x (goal >= 1.4x vs 495750a)")
 
 
 if __name__ == "__main__":

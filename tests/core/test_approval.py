@@ -35,6 +35,7 @@ from toolreel.core import (
     OverBudget,
     Phase,
     PromptSubmitted,
+    ResultReason,
     ResultsRequested,
     RunTool,
     StepError,
@@ -179,7 +180,9 @@ def test_approving_the_only_held_call_runs_it_and_the_turn_goes_on() -> None:
 def test_denying_answers_the_call_with_the_reason_the_model_then_reads() -> None:
     state = paused(GATED, add("c1"))
     state, effects = step(state, Denied(call_id="c1", reason="not today"))
-    denied = ToolResult(call_id="c1", name="add", content="not today", is_error=True)
+    denied = ToolResult(
+        call_id="c1", name="add", content="not today", is_error=True, reason=ResultReason.DENIED
+    )
     assert notices(effects, ToolResultReady) == [ToolResultReady(result=denied)]
     [model_call] = of_type(effects, CallModel)
     assert model_call.request.messages[-1].tool_rounds[-1].results == (denied,)

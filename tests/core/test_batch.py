@@ -29,7 +29,7 @@ from toolreel.core import (
     initial_state,
     step,
 )
-from toolreel.core._step import fragment_run, text_run
+from toolreel.core.bulk import fragment_run, text_run
 
 TEXTS = ["", "Hel", "lo", " wörld", "\n"]
 FEWER = settings(SETTINGS, max_examples=120)  # each example simulates a whole session

@@ -10,17 +10,15 @@ from loop import call, config, done, notices, of_type, run, text
 from toolreel.adapters._journal import config_data, config_of
 from toolreel.adapters._serde import effect_data, get_converter
 from toolreel.core import (
-    AgentConfig,
     Budget,
     BudgetPolicy,
     BudgetScope,
     CallModel,
     ConfigError,
     Effect,
-    ErrorCode,
     Finish,
-    FinishAgent,
     FinishReason,
+    LoopConfig,
     OverBudget,
     Persist,
     PlainOutput,
@@ -28,14 +26,15 @@ from toolreel.core import (
     PromptSubmitted,
     RunTool,
     Spending,
+    State,
     ToolFinished,
     ToolResultReady,
     ToolSpec,
     Usage,
     UsageReported,
     Validate,
-    agent_step,
-    initial_agent_state,
+    initial_state,
+    step,
 )
 from toolreel.core._history import unanswered_calls
 
@@ -393,50 +392,57 @@ def test_a_turn_overruns_tokens_by_at_most_one_response_and_never_runs_more_tool
         assert finish.usage.total_tokens <= max_total
 
 
-# --- the agent reducer (rule 14 of core/_agent.py) ----------------------------------------
+# --- a structured output (rule 17 of core/_step.py: the turn is the run) -------------------
 
 RECORD = ToolSpec(name="record", description="The output")
-RATE = ToolSpec(name="rate", description="A helper")
+RATE = ToolSpec(name="rate", description="A tool")
 
 
-def agent_run(budget: Budget, events: list) -> list:
-    """Fold agent events from the start under `budget`; every effect in order."""
-    state = initial_agent_state(
-        AgentConfig(output=PlainOutput(tool=RECORD), helpers=(RATE,), model="m", budget=budget)
-    )
+def structured_run(budget: Budget, events: list) -> tuple[State, list]:
+    """Fold a structured turn's events from the start under `budget`; state and every effect."""
+    config = LoopConfig(output=PlainOutput(tool=RECORD), tools=(RATE,), model="m", budget=budget)
+    state = initial_state(config)
     effects: list = []
     for event in [PromptSubmitted(text="go"), *events]:
-        state, more = agent_step(state, event)
+        state, more = step(state, event)
         effects += more
-    return effects
+    return state, effects
 
 
-def test_an_agent_with_zero_model_calls_fails_over_budget_before_calling() -> None:
-    effects = agent_run(Budget(max_model_calls=0), [])
+def test_a_structured_turn_with_zero_model_calls_ends_over_budget_before_calling() -> None:
+    _, effects = structured_run(Budget(max_model_calls=0), [])
     assert of_type(effects, CallModel) == []
-    (finish,) = of_type(effects, FinishAgent)
-    assert finish.outcome.code is ErrorCode.OVER_BUDGET
-    assert finish.outcome.context.budget == OverBudget(limit_name="model_calls", limit=0, used=0)
+    (finish,) = of_type(effects, Finish)
+    assert finish.outcome == OverBudget(limit_name="model_calls", limit=0, used=0)
 
 
-def test_an_agent_response_past_the_token_limit_ends_the_run_and_drops_its_calls() -> None:
+def test_a_structured_response_past_the_token_limit_ends_the_turn_and_drops_its_calls() -> None:
     events = [*call(0, "r1", "rate", "{}"), done("tool_calls", 90, 20)]
-    effects = agent_run(Budget(max_total_tokens=100), events)
+    state, effects = structured_run(Budget(max_total_tokens=100), events)
     assert of_type(effects, RunTool) == []
-    (finish,) = of_type(effects, FinishAgent)
+    (finish,) = of_type(effects, Finish)
     assert finish.outcome.message == "over budget: total_tokens limit 100 per turn, used 110"
-    assert unanswered_calls(finish.history) == ()
+    assert unanswered_calls(state.history) == ()
+    assert state.history[-1].tool_rounds == ()  # the calls are dropped, not answered
 
 
-def test_an_agents_helper_past_its_limit_is_answered_not_run_and_the_output_still_counts() -> None:
+def test_a_structured_turns_tool_past_its_limit_is_answered_not_run_and_the_output_counts() -> None:
     events = [*call(0, "r1", "rate", "{}"), *call(1, "r2", "rate", "{}")]
     events += [*call(2, "o1", "record", '{"n": 1}'), done("tool_calls")]
     events.append(ToolFinished(call_id="r1", output="1.1"))
-    effects = agent_run(Budget(max_tool_calls=1), events)
+    _, effects = structured_run(Budget(max_tool_calls=1), events)
     assert [effect.call.id for effect in of_type(effects, RunTool)] == ["r1"]
     assert of_type(effects, Validate) == [Validate(output='{"n": 1}', attempt=1)]
 
 
-def test_an_agent_budget_naming_a_helper_it_lacks_is_a_config_error() -> None:
+def test_a_final_answer_is_not_asked_of_a_structured_turn() -> None:
+    budget = Budget(max_total_tokens=100, on_exceeded=BudgetPolicy.FINAL_ANSWER)
+    events = [*call(0, "r1", "rate", "{}"), done("tool_calls", 90, 20)]
+    _, effects = structured_run(budget, events)
+    assert [effect.request.tool_choice for effect in of_type(effects, CallModel)] == ["auto"]
+    assert isinstance(of_type(effects, Finish)[0].outcome, OverBudget)
+
+
+def test_a_structured_budget_naming_a_tool_it_lacks_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="max_calls_per_tool"):
-        AgentConfig(output=PlainOutput(tool=RECORD), budget=Budget(max_calls_per_tool={"x": 1}))
+        LoopConfig(output=PlainOutput(tool=RECORD), budget=Budget(max_calls_per_tool={"x": 1}))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from toolreel.core import (
-    AgentConfig,
     CallModel,
     ChatMessage,
     ConfigError,
@@ -23,8 +22,6 @@ from toolreel.core import (
     ToolCallStarted,
     ToolFinished,
     ToolSpec,
-    agent_step,
-    initial_agent_state,
     initial_state,
     step,
 )
@@ -190,9 +187,9 @@ def test_an_empty_prompt_with_images_is_a_prompt_not_a_continuation() -> None:
     assert effects[0] == Persist(message=ChatMessage(role="user", content="", images=(IMAGE,)))
 
 
-def test_an_agent_runs_first_user_message_carries_the_prompts_images() -> None:
+def test_a_structured_turns_first_user_message_carries_the_prompts_images() -> None:
     output = PlainOutput(tool=ToolSpec(name="answer"))
-    state = initial_agent_state(AgentConfig(model="m", output=output))
-    _, effects = agent_step(state, PromptSubmitted(text="what?", images=[IMAGE]))
+    state = initial_state(LoopConfig(model="m", output=output))
+    _, effects = step(state, PromptSubmitted(text="what?", images=[IMAGE]))
     call = next(e for e in effects if isinstance(e, CallModel))
     assert call.request.messages[0] == ChatMessage(role="user", content="what?", images=(IMAGE,))

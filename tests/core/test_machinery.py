@@ -1,4 +1,4 @@
-"""The machinery both reducers share: tables, model settings and requests, retry timers,
+"""The reducer's machinery: its table, model settings and requests, retry timers,
 rounds in flight, and the slot-filled records of the per-delta hot path."""
 
 from __future__ import annotations
@@ -10,10 +10,6 @@ import pytest
 from loop import ADD, WEATHER, call, done, fold, run, text
 
 from toolreel.core import (
-    AgentConfig,
-    AgentPhase,
-    AgentState,
-    AgentStepError,
     CallModel,
     Cancelled,
     ChatMessage,
@@ -24,6 +20,7 @@ from toolreel.core import (
     PlainOutput,
     PromptSubmitted,
     ReflectiveOutput,
+    ResultReason,
     Spending,
     StartTimer,
     State,
@@ -34,16 +31,19 @@ from toolreel.core import (
     ToolResult,
     ToolSpec,
     Usage,
-    agent_step,
-    initial_agent_state,
     initial_state,
     step,
 )
-from toolreel.core._agent import AGENT_RULES
-from toolreel.core._agent_state import with_stream as agent_with_stream
 from toolreel.core._history import build_request
 from toolreel.core._model import ModelSettings, request
-from toolreel.core._response import PartialCall, Stream, add_fragment, start_call
+from toolreel.core._response import (
+    PIECE,
+    PartialCall,
+    Stream,
+    add_fragment,
+    add_text,
+    start_call,
+)
 from toolreel.core._retry import RetryTimer
 from toolreel.core._round import CANCELLED_RESULT, cancel, not_awaited, open_round, place
 from toolreel.core._state import Turn, with_stream
@@ -57,29 +57,27 @@ B = ToolCall(id="b", name="add")
 # Transition tables -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("table", [RULES, AGENT_RULES])
-def test_transition_tables_are_read_only(table: Any) -> None:
+def test_the_transition_table_is_read_only() -> None:
     with pytest.raises(TypeError):
-        table[(Phase.IDLE, TextDelta)] = lambda state, event: (state, ())
+        RULES[(Phase.IDLE, TextDelta)] = lambda state, event: (state, ())  # type: ignore[index]
 
 
-def test_an_event_outside_the_tables_still_names_phase_and_event() -> None:
+def test_an_event_outside_the_table_still_names_phase_and_event() -> None:
     with pytest.raises(StepError, match=r"can't handle event TimerFired.* when phase=IDLE"):
         step(initial_state(LoopConfig()), TimerFired(token="t"))
-    agent = initial_agent_state(AgentConfig(output=PlainOutput(tool=OUT)))
-    with pytest.raises(AgentStepError, match=r"TimerFired.* when agent phase=IDLE"):
-        agent_step(agent, TimerFired(token="t"))
+    structured = initial_state(LoopConfig(output=PlainOutput(tool=OUT)))
+    with pytest.raises(StepError, match=r"TimerFired.* when phase=IDLE"):
+        step(structured, TimerFired(token="t"))
 
 
 def test_every_phase_answers_a_cancel() -> None:
     assert {phase for phase, kind in RULES if kind is Cancelled} == set(Phase)
-    assert {phase for phase, kind in AGENT_RULES if kind is Cancelled} == set(AgentPhase)
 
 
 # Model settings and the one request builder --------------------------------------
 
 
-def test_both_configs_hold_their_model_fields_as_model_settings() -> None:
+def test_a_config_holds_its_model_fields_as_model_settings_the_output_tool_offered_last() -> None:
     fields: dict[str, Any] = {
         "model": "m",
         "system_prompt": "Be brief.",
@@ -88,14 +86,14 @@ def test_both_configs_hold_their_model_fields_as_model_settings() -> None:
         "temperature": 0.5,
     }
     loop = LoopConfig(tools=(ADD, OUT), **fields)
-    agent = AgentConfig(output=PlainOutput(tool=OUT), helpers=(ADD,), **fields)
+    structured = LoopConfig(output=PlainOutput(tool=OUT), tools=(ADD,), **fields)
     assert loop.settings == ModelSettings(tools=(ADD, OUT), **fields)
-    assert agent.settings == loop.settings
+    assert structured.settings == loop.settings
 
 
-def test_the_reflective_agent_offers_submit_in_its_settings() -> None:
-    agent = AgentConfig(output=ReflectiveOutput(tool=OUT))
-    assert [spec.name for spec in agent.settings.tools] == ["record", "submit"]
+def test_a_reflective_output_offers_submit_in_its_settings() -> None:
+    structured = LoopConfig(output=ReflectiveOutput(tool=OUT))
+    assert [spec.name for spec in structured.settings.tools] == ["record", "submit"]
 
 
 def test_a_tool_choice_without_tools_is_auto_but_a_final_answer_still_forbids_tools() -> None:
@@ -105,11 +103,13 @@ def test_a_tool_choice_without_tools_is_auto_but_a_final_answer_still_forbids_to
     assert request(settings, messages, tool_choice="none").tool_choice == "none"
 
 
-def test_the_loop_and_the_agent_build_the_same_request_from_the_same_settings() -> None:
+def test_text_and_structured_turns_build_the_same_request_from_the_same_settings() -> None:
     loop = LoopConfig(model="m", tools=(ADD, OUT), system_prompt="s")
-    agent = AgentConfig(model="m", output=PlainOutput(tool=OUT), helpers=(ADD,), system_prompt="s")
+    structured = LoopConfig(
+        model="m", output=PlainOutput(tool=OUT), tools=(ADD,), system_prompt="s"
+    )
     effect = run(loop, [PromptSubmitted(text="hi")])[1][-1]
-    _, effects = agent_step(initial_agent_state(agent), PromptSubmitted(text="hi"))
+    _, effects = step(initial_state(structured), PromptSubmitted(text="hi"))
     assert isinstance(effect, CallModel) and isinstance(effects[-1], CallModel)
     assert effect.request == effects[-1].request
     turn = Turn(number=1, prompt="hi")
@@ -125,14 +125,14 @@ def test_a_retry_timer_token_names_scope_iteration_and_retry() -> None:
     assert timer.awaited() == "awaiting timer 'retry:2:3:1'"
 
 
-def test_both_reducers_start_the_same_timer_for_the_same_failure() -> None:
+def test_text_and_structured_turns_start_the_same_timer_for_the_same_failure() -> None:
     failure = ModelCallFailed(retryable=True, message="busy", status=529)
     loop = LoopConfig(model="m", tools=(OUT,))
     _, effects = fold(initial_state(loop), [PromptSubmitted(text="hi"), failure])
-    agent = initial_agent_state(AgentConfig(model="m", output=PlainOutput(tool=OUT)))
-    agent, _ = agent_step(agent, PromptSubmitted(text="hi"))
-    _, (timer,) = agent_step(agent, failure)
-    assert effects[-1][-1] == timer == StartTimer(token="retry:1:1:1", seconds=1.0)
+    structured = LoopConfig(model="m", output=PlainOutput(tool=OUT))
+    _, more = fold(initial_state(structured), [PromptSubmitted(text="hi"), failure])
+    timer = StartTimer(token="retry:1:1:1", seconds=1.0)
+    assert effects[-1][-1] == more[-1][-1] == timer
 
 
 # Rounds in flight -----------------------------------------------------------------
@@ -149,13 +149,15 @@ def test_results_are_placed_at_their_calls_position_whatever_order_they_come() -
 def test_a_cancel_answers_every_call_without_a_result_in_call_order() -> None:
     answered = ToolResult(call_id="a", name="add", content="1")
     closed, made = cancel(open_round("", (), (A, B), (answered, None)))
-    cancelled = ToolResult(call_id="b", name="add", content=CANCELLED_RESULT, is_error=True)
+    cancelled = ToolResult(
+        call_id="b",
+        name="add",
+        content=CANCELLED_RESULT,
+        is_error=True,
+        reason=ResultReason.CANCELLED,
+    )
     assert made == (cancelled,)
     assert closed.results == (answered, cancelled)
-
-
-def test_the_agent_state_keeps_no_record_of_abandoned_calls() -> None:
-    assert "ignored_calls" not in attrs.fields_dict(AgentState)
 
 
 # Slot-filled records (core/_slots.py) ----------------------------------------------
@@ -176,18 +178,9 @@ def test_a_new_partial_response_keeps_every_other_field_of_the_loop_state() -> N
     state, _ = fold(initial_state(config), [PromptSubmitted(text="hi"), *text("a", "b")])
     spent = Spending(usage=Usage(input_tokens=1), model_calls=1)
     state = attrs.evolve(state, spent=spent, ignored_calls=frozenset({"x"}), after_cancel=True)
-    stream = Stream(text="new")
+    stream = add_text(Stream(), "new")
     assert with_stream(state, stream) == attrs.evolve(state, stream=stream)
     assert with_stream(state, stream).usage == Usage(input_tokens=1)  # the spending's tokens
-
-
-def test_a_new_partial_response_keeps_every_other_field_of_the_agent_state() -> None:
-    state = initial_agent_state(AgentConfig(output=PlainOutput(tool=OUT)))
-    state, _ = agent_step(state, PromptSubmitted(text="hi"))
-    spent = Spending(usage=Usage(output_tokens=2), model_calls=1)
-    state = attrs.evolve(state, output="{}", spent=spent, retry=1)
-    stream = Stream(text="new")
-    assert agent_with_stream(state, stream) == attrs.evolve(state, stream=stream)
 
 
 def test_a_whole_turn_folds_to_states_equal_to_ones_built_by_attrs() -> None:
@@ -196,3 +189,21 @@ def test_a_whole_turn_folds_to_states_equal_to_ones_built_by_attrs() -> None:
     state, _ = fold(initial_state(config), events)
     rebuilt = State(**{field.name: getattr(state, field.name) for field in attrs.fields(State)})
     assert rebuilt == state and hash(rebuilt) == hash(state)
+
+
+def test_a_streamed_answer_is_its_pieces_joined_once_whatever_the_cut() -> None:
+    pieces = add_text(add_text(add_text(Stream(), "The "), "answer"), " is 42.")
+    whole = add_text(Stream(), "The answer is 42.")
+    assert pieces.text == whole.text == "The answer is 42."
+    assert pieces == whole and hash(pieces) == hash(whole)  # equal by what they hold
+    assert add_text(pieces, "!") != whole and Stream().text == ""
+
+
+def test_a_long_answer_keeps_every_delta_in_order_across_its_pieces() -> None:
+    deltas = [f"{i:05d}," for i in range(3 * PIECE // 6 + 7)]  # past three pieces
+    stream = Stream()
+    for delta in deltas:
+        stream = add_text(stream, delta)
+    assert stream.text == "".join(deltas)
+    assert stream == add_text(Stream(), "".join(deltas))
+    assert len(stream.tail) <= PIECE + 6  # a delta copies only the short tail

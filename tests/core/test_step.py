@@ -15,6 +15,7 @@ from toolreel.core import (
     ChatMessage,
     Completed,
     Emit,
+    ErrorFormat,
     Failed,
     FailureCode,
     Finish,
@@ -32,6 +33,7 @@ from toolreel.core import (
     Reasoning,
     ReasoningDelta,
     Replaced,
+    ResultReason,
     ResultsRequested,
     RetryPolicy,
     RetryScheduled,
@@ -48,10 +50,12 @@ from toolreel.core import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
+    ToolInterrupted,
     ToolResult,
     ToolResultReady,
     ToolRound,
     ToolSpec,
+    ToolTimedOut,
     Usage,
     initial_state,
     step,
@@ -362,7 +366,11 @@ def test_unknown_tool_gets_an_error_result_and_is_never_run() -> None:
     assert notices(effects, ToolResultReady) == [
         ToolResultReady(
             result=ToolResult(
-                call_id="c1", name="rm_rf", content="Unknown tool: rm_rf", is_error=True
+                call_id="c1",
+                name="rm_rf",
+                content="Unknown tool: rm_rf",
+                is_error=True,
+                reason=ResultReason.UNKNOWN_TOOL,
             )
         )
     ]
@@ -406,6 +414,7 @@ def test_blocked_call_is_answered_with_the_hook_reason_and_stays_in_history() ->
             call_id="c1",
             name="add",
             content="Tool call blocked: adding is forbidden",
+            reason=ResultReason.BLOCKED,
             is_error=True,
         ),
     )
@@ -480,6 +489,75 @@ def test_failed_tool_is_an_error_result_the_model_sees() -> None:
     [tool_round] = of_type(effects, CallModel)[-1].request.messages[-1].tool_rounds
     assert tool_round.results[0].is_error
     assert tool_round.results[0].content == "ZeroDivisionError: division by zero"
+
+
+def _answered(cfg: LoopConfig, answer: object) -> ToolResult:
+    """The result the one call `add` of a round gets from `answer`."""
+    _, effects = run(
+        cfg,
+        [
+            PromptSubmitted(text="x"),
+            *tool_call(0, "c1", "add", '{"a": 1}'),
+            done("tool_calls"),
+            answer,
+        ],
+    )
+    [ready] = notices(effects, ToolResultReady)
+    return ready.result
+
+
+def test_a_timeout_is_answered_in_the_cores_words_with_its_reason() -> None:
+    result = _answered(config(), ToolTimedOut(call_id="c1", seconds=2.5))
+    assert result == ToolResult(
+        call_id="c1",
+        name="add",
+        content="Tool add timed out after 2.5 s",
+        is_error=True,
+        reason=ResultReason.TIMED_OUT,
+    )
+
+
+def test_a_lost_outcome_is_answered_interrupted_with_its_reason() -> None:
+    result = _answered(config(), ToolInterrupted(call_id="c1"))
+    assert (result.content, result.is_error, result.reason) == (
+        "interrupted; outcome unknown",
+        True,
+        ResultReason.INTERRUPTED,
+    )
+
+
+def test_the_cores_words_for_a_timeout_follow_the_error_format() -> None:
+    result = _answered(config(error_format=ErrorFormat.JSON), ToolTimedOut(call_id="c1", seconds=3))
+    assert result.content == '{"error": "Tool add timed out after 3 s", "tool": "add"}'
+
+
+def test_a_tools_own_output_has_no_reason_even_a_failure() -> None:
+    result = _answered(config(), ToolFinished(call_id="c1", output="boom", is_error=True))
+    assert result.reason is None
+
+
+def test_a_late_timeout_of_a_cancelled_call_is_dropped() -> None:
+    cfg = config()
+    events = [PromptSubmitted(text="x"), *tool_call(0, "c1", "add", "{}"), done("tool_calls")]
+    state, _ = fold(initial_state(cfg), [*events, Cancelled()])
+    assert step(state, ToolTimedOut(call_id="c1", seconds=1)) == (state, ())
+    assert step(state, ToolInterrupted(call_id="c1")) == (state, ())
+
+
+@pytest.mark.parametrize(
+    ("arguments", "name", "reason"),
+    [
+        ("{", "add", ResultReason.INVALID_ARGUMENTS),
+        ("{}", "nope", ResultReason.UNKNOWN_TOOL),
+    ],
+)
+def test_a_call_the_core_refuses_says_why_beside_its_text(arguments, name, reason) -> None:
+    _, effects = run(
+        config(),
+        [PromptSubmitted(text="x"), *tool_call(0, "c1", name, arguments), done("tool_calls")],
+    )
+    [ready] = notices(effects, ToolResultReady)
+    assert ready.result.reason is reason and ready.result.is_error
 
 
 # Rule 7: max iterations ----------------------------------------------------------------
@@ -667,7 +745,11 @@ def test_cancel_mid_tool_closes_the_round_and_ignores_late_results() -> None:
     assert tool_round.results == (
         ToolResult(call_id="c1", name="add", content="3"),
         ToolResult(
-            call_id="c2", name="add", content="Cancelled before the tool finished.", is_error=True
+            call_id="c2",
+            name="add",
+            content="Cancelled before the tool finished.",
+            is_error=True,
+            reason=ResultReason.CANCELLED,
         ),
     )
     state, late = step(state, ToolFinished(call_id="c2", output="7"))

@@ -9,9 +9,6 @@ import pytest
 
 import toolreel.core
 from toolreel.core import (
-    AgentEffect,
-    AgentEvent,
-    AgentNotice,
     AskHook,
     Effect,
     Event,
@@ -25,16 +22,12 @@ from toolreel.core import (
 
 
 @pytest.mark.parametrize(
-    ("module", "unions"),
-    [
-        (_events, (Event, AgentEvent)),
-        (_effects, (Effect, AgentEffect)),
-        (_notices, (Notice, AgentNotice)),
-    ],
+    ("module", "union"),
+    [(_events, Event), (_effects, Effect), (_notices, Notice)],
     ids=["events", "effects", "notices"],
 )
-def test_each_direction_is_one_module_whose_docstring_lists_every_member(module, unions) -> None:
-    members = {kind for union in unions for kind in get_args(union)}
+def test_each_direction_is_one_module_whose_docstring_lists_every_member(module, union) -> None:
+    members = set(get_args(union))
     assert {kind.__module__ for kind in members} == {module.__name__}
     assert [k.__name__ for k in members if f"`{k.__name__}`" not in module.__doc__] == []
 
@@ -43,14 +36,15 @@ def test_only_ask_hook_is_answered_and_post_tool_use_is_told() -> None:
     assert AskHook in get_args(Effect) and TellHook in get_args(Effect)
     assert "result" not in attrs.fields_dict(AskHook)  # a told result is TellHook's
     assert set(attrs.fields_dict(TellHook)) == {"call", "result"}
-    assert HookDecided in get_args(AgentEvent)  # only a PreToolUse Ask (held for approval)
+    assert HookDecided in get_args(Event)
 
 
 INTERNAL = [
-    "AGENT_RULES",
+    "RULES",
+    "next_step",
     "MODEL_EVENTS",
     "build_request",
-    "conversation",
+    "so_far",
     "unanswered_calls",
     "Role",
     "SUBMIT_TOOL",
@@ -86,7 +80,7 @@ def test_over_budget_is_an_outcome_and_usage_reported_a_notice() -> None:
     from toolreel.core import Outcome, OverBudget, UsageReported  # noqa: PLC0415
 
     assert OverBudget in get_args(Outcome)
-    assert UsageReported in get_args(Notice) and UsageReported not in get_args(AgentNotice)
+    assert UsageReported in get_args(Notice)
 
 
 def test_images_are_part_of_the_core_api() -> None:
@@ -101,7 +95,6 @@ APPROVAL = [
     "ApprovalRequested",
     "AwaitApproval",
     "awaiting_approval",
-    "agent_awaiting_approval",
 ]
 
 
@@ -110,10 +103,38 @@ def test_the_approval_vocabulary_is_public(name) -> None:
     assert name in toolreel.core.__all__
 
 
-def test_approvals_are_both_reducers_events_and_pausing_is_their_effect_not_a_finish() -> None:
-    for union in (Event, AgentEvent):
-        assert _events.Approved in get_args(union) and _events.Denied in get_args(union)
+def test_approvals_are_events_and_pausing_is_their_effect_not_a_finish() -> None:
+    assert _events.Approved in get_args(Event) and _events.Denied in get_args(Event)
     assert _effects.AwaitApproval in get_args(Effect)
-    assert _effects.AwaitApproval in get_args(AgentEffect)
     assert _effects.AwaitApproval not in get_args(_effects.Outcome)
     assert _events.Ask in get_args(_events.Decision)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "AgentConfig",
+        "AgentState",
+        "AgentPhase",
+        "AgentStepError",
+        "AgentEvent",
+        "AgentEffect",
+        "AgentNotice",
+        "FinishAgent",
+        "AgentOutcome",
+        "AgentOutput",
+        "AgentError",
+        "agent_step",
+        "initial_agent_state",
+        "agent_awaiting_approval",
+        "DEFAULT_MAX_ITERATIONS_PER_ATTEMPT",
+    ],
+)
+def test_there_is_one_reducer_a_structured_output_is_a_setting_of(name) -> None:
+    assert not hasattr(toolreel.core, name)
+
+
+def test_a_structured_output_is_produced_through_the_one_vocabulary() -> None:
+    assert {_effects.Reflect, _effects.Validate} <= set(get_args(Effect))
+    assert _events.ValidationFinished in get_args(Event)
+    assert _effects.Produced in get_args(_effects.Outcome)

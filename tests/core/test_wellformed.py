@@ -10,7 +10,6 @@ import pytest
 
 from toolreel.adapters._serde import event_data, event_of
 from toolreel.core import (
-    AgentConfig,
     Blocked,
     ConfigError,
     Denied,
@@ -119,7 +118,7 @@ def test_a_well_formed_event_is_the_same_object(event: object) -> None:
         (lambda text: Denied(call_id="c1", reason=text), "reason"),
         (lambda text: LoopConfig(model="m", system_prompt=text), "system_prompt"),
         (
-            lambda text: AgentConfig(
+            lambda text: LoopConfig(
                 output=PlainOutput(tool=ToolSpec(name="out")), system_prompt=text
             ),
             "system_prompt",

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import assert_type
 
 from toolreel.core import (
-    AgentConfig,
     HookPoint,
     LoopConfig,
     PlainOutput,
@@ -29,9 +28,9 @@ assert_type(config.hooks, frozenset[HookPoint])
 from_lists = LoopConfig(tools=[add], hooks=[HookPoint.POST_TOOL_USE], max_iterations=3)
 assert_type(from_lists.settings.tools, tuple[ToolSpec, ...])
 
-agent = AgentConfig(output=PlainOutput(tool=record), helpers=[add])
-reflective = AgentConfig(output=ReflectiveOutput(tool=record), helpers=(add,))
-assert_type(agent.helpers, tuple[ToolSpec, ...])
+agent = LoopConfig(output=PlainOutput(tool=record, max_attempts=2), tools=[add])
+reflective = LoopConfig(output=ReflectiveOutput(tool=record), tools=(add,))
+assert_type(agent.offered, tuple[ToolSpec, ...])
 
 checked = ValidationFinished(attempt=1, problems=["$.total: expected a number"])
 assert_type(checked.problems, tuple[str, ...])

@@ -34,7 +34,6 @@ from toolreel.adapters import (
     load_session,
 )
 from toolreel.core import (
-    AgentConfig,
     LoopConfig,
     PlainOutput,
     RetryPolicy,
@@ -124,12 +123,16 @@ CORE: dict[str, Case] = {
     "RetryPolicy(max_retries=-1)": lambda _: RetryPolicy(max_retries=-1),
     "RetryPolicy(multiplier=0.5)": lambda _: RetryPolicy(multiplier=0.5),
     "RetryPolicy(base_delay='1')": lambda _: RetryPolicy(base_delay="1"),  # type: ignore[arg-type]
-    "AgentConfig(max_attempts=0)": lambda _: AgentConfig(output=OUTPUT, max_attempts=0),
-    "AgentConfig(max_iterations_per_attempt=-1)": lambda _: AgentConfig(
-        output=OUTPUT, max_iterations_per_attempt=-1
+    "PlainOutput(max_attempts=0)": lambda _: PlainOutput(tool=SPEC, max_attempts=0),
+    "LoopConfig(structured, max_iterations=-1)": lambda _: LoopConfig(
+        output=OUTPUT, max_iterations=-1
     ),
-    "AgentConfig(tool_choice='none')": lambda _: AgentConfig(output=OUTPUT, tool_choice="none"),
-    "AgentConfig(duplicate tools)": lambda _: AgentConfig(output=OUTPUT, helpers=(SPEC, SPEC)),
+    "LoopConfig(structured, tool_choice='none')": lambda _: LoopConfig(
+        output=OUTPUT, tool_choice="none"
+    ),
+    "LoopConfig(structured, duplicate tools)": lambda _: LoopConfig(
+        output=OUTPUT, tools=(SPEC, SPEC)
+    ),
     "step(event impossible now)": lambda _: step(
         initial_state(LoopConfig()), ToolFinished(call_id="x", output="", is_error=False)
     ),

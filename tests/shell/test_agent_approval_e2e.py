@@ -15,7 +15,7 @@ from agent_approval_defs import definition, options
 from click.testing import CliRunner
 
 from toolreel.adapters import SQLiteJournal
-from toolreel.core import AgentPhase, ApprovalRequested, ToolCall
+from toolreel.core import ApprovalRequested, Phase, ToolCall
 from toolreel.shell import (
     HOOK_PRE_TOOL_USE,
     AgentSuccess,
@@ -77,7 +77,7 @@ def test_a_run_paused_in_one_process_is_approved_and_finished_in_another(tmp_pat
             paused = load_agent_session(kept, "inv")
         finally:
             kept.close()
-        assert (paused.state.phase, paused.finish) == (AgentPhase.AWAITING_APPROVAL, None)
+        assert (paused.state.phase, paused.finish) == (Phase.AWAITING_APPROVAL, None)
         assert paused.approvals == (ApprovalRequested(call=held),)
         listed = CliRunner().invoke(cli, ["sessions", str(journal)])
         assert "awaiting approval (1)" in listed.stdout
@@ -154,3 +154,25 @@ def test_a_hooks_ask_holds_the_call_and_an_approved_call_is_not_asked_again(
         assert isinstance(result, AgentSuccess)
         assert tool_messages(server.requests[1]) == ["0.92"]
     assert asked == ["c1"]
+
+
+def test_every_decision_of_one_resume_is_taken_even_when_the_first_leaves_calls_held(
+    tmp_path: Path,
+) -> None:
+    # bfd8293 stopped after the first decision that left a call held, whatever else it was given
+    journal, effects = tmp_path / "agent.db", tmp_path / "effects.txt"
+    script = [
+        tool_calls(("d1", "delete_row", {"row": 3}), ("d2", "delete_row", {"row": 4})),
+        SCRIPT[1],
+    ]
+    agent = definition(str(effects))
+    with ScriptedServer(script) as server:
+        opts = options(server.url, journal)
+        with pytest.raises(ApprovalPending):
+            anyio.run(lambda: execute_agent(agent, "INV-1", opts))
+        result = anyio.run(
+            lambda: resume_agent("inv", agent, opts, approve=["d1"], deny={"d2": "keep row 4"})
+        )
+        assert isinstance(result, AgentSuccess)
+        assert tool_messages(server.requests[1]) == ["deleted row 3", "keep row 4"]
+    assert effects_of(effects) == ["3"]

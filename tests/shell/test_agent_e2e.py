@@ -13,9 +13,6 @@ import pytest
 from toolreel.adapters import PROVIDERS, EventModel, codec_for
 from toolreel.core import (
     AttemptErrors,
-    ErrorCode,
-    ErrorContext,
-    ErrorPhase,
     ModelCallFailed,
     ModelResponded,
     RetryPolicy,
@@ -29,6 +26,9 @@ from toolreel.shell import (
     AgentFailure,
     AgentOptions,
     AgentSuccess,
+    ErrorCode,
+    ErrorContext,
+    ErrorPhase,
     OutputTool,
     execute_agent,
     tool,
@@ -499,3 +499,13 @@ def test_the_provider_retry_after_sets_the_backoff(monkeypatch) -> None:
     result = anyio.run(lambda: execute_agent(agent(), "INV-1 Widget 40", opts, model=model))
     assert isinstance(result, AgentSuccess)
     assert slept == [7]  # the provider's wait, not the policy's 0.5 s
+
+
+def test_an_attempt_makes_fifteen_model_calls_unless_its_definition_says_otherwise() -> None:
+    # the agent API's default; the core's max_iterations counts the calls of one attempt
+    from toolreel.shell._agent import agent_config  # noqa: PLC0415 - this test's alone
+    from toolreel.shell._connection import Connection  # noqa: PLC0415
+
+    definition = AgentDefinition(build_prompt=str, output=OutputTool.of(Invoice))
+    assert definition.max_iterations_per_attempt == 15
+    assert agent_config(definition, Connection(model="m"), {}).max_iterations == 15

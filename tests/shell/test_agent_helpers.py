@@ -3,21 +3,22 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import attrs
 
 from toolreel.adapters import MemoryJournal, Step
 from toolreel.core import (
-    AgentConfig,
-    AgentEvent,
+    Blocked,
+    HookDecided,
+    ResultReason,
     RunTool,
     ToolCall,
-    ToolFinished,
+    ToolInterrupted,
     ToolResult,
-    agent_step,
-    initial_agent_state,
+    initial_state,
+    step,
 )
 from toolreel.shell import (
     AgentDefinition,
@@ -206,8 +207,11 @@ def test_a_journaled_run_replays_without_running_its_hooks_again(
     session = verify(journal, "s")
     assert isinstance(session, AgentSession)
     assert asked == ["lookup"]
-    blocked = [e.event for e in journal.entries("s") if isinstance(e.event, ToolFinished)]
-    assert [(e.output, e.is_error) for e in blocked] == [("Tool call blocked: no", True)]
+    decided = [e.event for e in journal.entries("s") if isinstance(e.event, HookDecided)]
+    assert decided == [HookDecided(hook_id="pre:c1", decision=Blocked(reason="no"))]  # as a chat's
+    results = [r for m in result.metadata.history for t in m.tool_rounds for r in t.results]
+    [read] = [r for r in results if r.call_id == "c1"]
+    assert (read.content, read.is_error) == ("Tool call blocked: no", True)
 
 
 # --- observers -----------------------------------------------------------------------
@@ -252,8 +256,15 @@ def test_the_observers_see_a_blocked_call_as_the_error_the_model_reads(
         hooks=hooks,
         on_tool_result=results.append,
     )
+    blocked = ResultReason.BLOCKED
     assert results == [
-        ToolResult(call_id="c1", name="lookup", content="Tool call blocked: no", is_error=True)
+        ToolResult(
+            call_id="c1",
+            name="lookup",
+            content="Tool call blocked: no",
+            is_error=True,
+            reason=blocked,
+        )
     ]
 
 
@@ -265,12 +276,12 @@ def crashed_while_running_lookup(scripted_model: MakeScriptedModel, helper: Any)
     whole = MemoryJournal()
     run(scripted_model, agent(helper), [ONE_LOOKUP, FINAL], journal=whole, session_id="s")
     config = whole.config("s")
-    assert isinstance(config, AgentConfig)
+    assert config.structured
     crashed = MemoryJournal()
     lease = crashed.begin("s", config)
-    state = initial_agent_state(config)
+    state = initial_state(config)
     for entry in whole.entries("s"):
-        state, effects = agent_step(state, cast(AgentEvent, entry.event))
+        state, effects = step(state, entry.event)
         crashed.append("s", [Step(seq=entry.seq, event=entry.event, effects=effects)])
         if any(isinstance(effect, RunTool) for effect in effects):
             break
@@ -290,9 +301,11 @@ def test_an_interrupted_run_resumes_and_a_lost_helper_call_is_not_run_again(
     assert isinstance(result, AgentSuccess)
     assert result.output == Answer(total=3)
     assert received == []
-    lost = [e.event for e in journal.entries("s") if isinstance(e.event, ToolFinished)]
-    first = lost[0]
-    assert (first.call_id, first.output, first.is_error) == (
+    lost = [e.event for e in journal.entries("s") if isinstance(e.event, ToolInterrupted)]
+    assert lost == [ToolInterrupted(call_id="c1")]
+    results = [r for m in result.metadata.history for t in m.tool_rounds for r in t.results]
+    [result] = [r for r in results if r.call_id == "c1"]
+    assert (result.call_id, result.content, result.is_error) == (
         "c1",
         "interrupted; outcome unknown",
         True,

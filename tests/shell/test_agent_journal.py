@@ -14,11 +14,10 @@ from click.testing import CliRunner
 
 from toolreel.adapters import JSONLJournal, MemoryJournal, SQLiteJournal
 from toolreel.core import (
-    AgentConfig,
-    AgentOutput,
     CallModel,
-    FinishAgent,
+    Finish,
     LoopConfig,
+    Produced,
     PromptSubmitted,
     RunTool,
     ToolFinished,
@@ -28,6 +27,7 @@ from toolreel.core import (
 from toolreel.shell import (
     AgentDefinition,
     AgentOptions,
+    AgentOutput,
     AgentSession,
     AgentSuccess,
     Divergence,
@@ -105,7 +105,7 @@ def test_every_step_is_journaled_in_order_with_the_agent_config(tmp_path: Path, 
     try:
         assert journal.sessions() == ["invoice-1"]
         config = journal.config("invoice-1")
-        assert isinstance(config, AgentConfig)
+        assert config.structured
         assert config.system_prompt == "You extract invoices."
         entries = list(journal.entries("invoice-1"))
     finally:
@@ -125,9 +125,9 @@ def test_every_step_is_journaled_in_order_with_the_agent_config(tmp_path: Path, 
     assert sum(Validate.__name__ in kinds(e.effects) for e in entries) == 2
     assert isinstance(last.event, ValidationFinished)
     finish = last.effects[-1]
-    assert finish["type"] == FinishAgent.__name__
-    assert finish["outcome"]["type"] == AgentOutput.__name__
-    assert (finish["attempts"], finish["iterations"]) == (2, 3)
+    assert finish["type"] == Finish.__name__
+    assert finish["outcome"]["type"] == Produced.__name__
+    assert (finish["attempts"]["number"], finish["iterations"]) == (2, 3)
 
 
 def test_options_journal_and_session_id_are_honoured(tmp_path: Path) -> None:
@@ -196,9 +196,12 @@ def test_an_agent_run_replays_to_its_outcome() -> None:
     replayed = replay(journal, "s")
     assert isinstance(replayed, AgentSession)
     assert replayed.finish is not None
-    assert replayed.finish.outcome == AgentOutput(output=json.dumps(GOOD))
-    assert (replayed.finish.attempts, replayed.finish.iterations) == (2, 3)
-    assert replayed.finish.history == result.metadata.history
+    assert replayed.outcome == AgentOutput(output=json.dumps(GOOD))
+    assert replayed.finish is not None and replayed.finish.outcome == Produced(
+        output=json.dumps(GOOD)
+    )
+    assert (replayed.attempts, replayed.iterations) == (2, 3)
+    assert replayed.history == result.metadata.history
     assert replayed.events == len(list(journal.entries("s")))
     assert verify(journal, "s") == replayed
 
@@ -214,7 +217,7 @@ def test_a_changed_system_prompt_diverges_at_the_first_step() -> None:
         verify(journal, "s", config=changed)
 
 
-def test_a_loop_config_for_an_agent_run_is_refused() -> None:
+def test_a_chat_config_for_an_agent_run_is_refused() -> None:
     journal, _ = journaled()
     with pytest.raises(SessionError, match="agent run"):
         replay(journal, "s", config=LoopConfig(model="test"))
@@ -269,6 +272,6 @@ def test_an_aborted_run_is_journaled_to_its_end_and_replays() -> None:
     replayed = verify(journal, "s")
     assert isinstance(replayed, AgentSession)
     assert replayed.finish is not None
-    assert replayed.finish.outcome == result.error
+    assert replayed.outcome == result.error
     last = max(entry.seq for entry in journal.entries("s"))
     journal.begin("s", journal.config("s"), from_seq=last)  # SessionBusy if still held

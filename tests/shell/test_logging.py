@@ -293,7 +293,7 @@ def test_an_agent_run_logs_retries_rounds_and_requests(caplog: pytest.LogCapture
     [retry] = lines(caplog, "toolreel.model", logging.WARNING)
     assert "server fell over" in retry and "retry 1 in" in retry
     rounds = [line.split(" (")[0] for line in lines(caplog, "toolreel.loop", logging.INFO)]
-    assert rounds == ["round 1: add"]  # the output tool's call runs nothing: no round of its own
+    assert rounds == ["round 1: add", "round 2: answer"]  # the output tool's call is a round too
     requests = [
         line
         for line in lines(caplog, "toolreel.model", logging.DEBUG)

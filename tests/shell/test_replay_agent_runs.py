@@ -14,9 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from toolreel.adapters import JSONLJournal, render_transcript
-from toolreel.core import AgentOutput, ConfigError
+from toolreel.core import ConfigError
 from toolreel.shell import (
     AgentDefinition,
+    AgentOutput,
     AgentSession,
     AgentSuccess,
     Client,
@@ -184,9 +185,7 @@ def test_an_agent_run_replays_and_verifies_to_the_session_load_agent_session_giv
         assert replayed == verify(journal, "s") == load_agent_session(journal, "s")
         assert isinstance(replayed, AgentSession)
         assert replayed.finish is not None
-        assert replayed.finish.outcome == AgentOutput(
-            output=json.dumps({"number": "INV-1", "total": 40})
-        )
+        assert replayed.outcome == AgentOutput(output=json.dumps({"number": "INV-1", "total": 40}))
     finally:
         journal.close()
 

@@ -20,13 +20,13 @@ from temporalio.client import Client
 from temporalio.worker import Replayer
 
 from toolreel.adapters import Journal, MemoryJournal
-from toolreel.core import AgentOutput
+from toolreel.core import Produced
 from toolreel.shell import AgentOptions, AgentSuccess, execute_agent, tool
 from toolreel.shell._scripted import ScriptedServer, tool_calls
 from toolreel.shell.cli import cli
 from toolreel.temporal import (
-    AgentWorkflow,
     SessionRecord,
+    SessionWorkflow,
     TemporalError,
     agent_finish,
     connect,
@@ -81,13 +81,14 @@ def test_an_agent_run_on_temporal_gives_the_validated_output_execute_agent_gives
 
     assert isinstance(local, AgentSuccess) and local.output == Invoice(number="INV-1", total=40)
     finish = agent_finish(record)
-    assert isinstance(finish.outcome, AgentOutput)
+    assert isinstance(finish.outcome, Produced)
     assert INVOICES.output.structure(finish.outcome.output) == Success(local.output)
-    assert finish.attempts == local.metadata.attempts == 2
+    assert finish.attempts is not None
+    assert finish.attempts.number == local.metadata.attempts == 2
     there = MemoryJournal()
     import_record(record, there, "there")
     assert steps_of(there, "there") == steps_of(here, "here")
-    replayer = Replayer(workflows=[AgentWorkflow], workflow_runner=workflow_runner())
+    replayer = Replayer(workflows=[SessionWorkflow], workflow_runner=workflow_runner())
     asyncio.run(replayer.replay_workflow(history))  # deterministic in Temporal's sandbox
 
 
@@ -111,7 +112,7 @@ def test_a_worker_process_runs_the_agents_its_command_line_names(
             worker.kill()
             worker.wait()
     finish = agent_finish(record)
-    assert isinstance(finish.outcome, AgentOutput)
+    assert isinstance(finish.outcome, Produced)
     assert INVOICES.output.structure(finish.outcome.output) == Success(Invoice("INV-1", 40))
 
 
@@ -142,6 +143,36 @@ def test_an_agent_whose_helpers_require_approval_is_refused_not_run_unasked(
             async with worker:
                 with pytest.raises(TemporalError, match=r"require approval.*refund"):
                     await run_agent(client, "gated", "INV-1", task_queue=task_queue)
+            assert server.requests == []  # refused before the model was asked
+
+    async def main() -> None:
+        await asyncio.wait_for(work(await connect(temporal_address)), 60)
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    ("prompt", "refusal"),
+    [
+        (["INV-1", "40"], r"build_prompt gave a list; on Temporal a prompt is a str"),
+        ("INV-1 " + b"\xff".decode("utf-8", "surrogateescape"), r"prompt="),
+    ],
+    ids=["not-text", "lone-surrogate"],
+)
+def test_an_agent_whose_prompt_no_journal_holds_is_refused_once_not_run(
+    temporal_address: str, prompt: Any, refusal: str
+) -> None:
+    unfit = attrs.evolve(INVOICES, build_prompt=lambda source: prompt)
+
+    async def work(client: Client) -> None:
+        task_queue = f"q-{uuid.uuid4().hex[:8]}"
+        with ScriptedServer(SCRIPT) as server:
+            worker = session_worker(
+                client, options(server), task_queue=task_queue, agents={"unfit": unfit}
+            )
+            async with worker:
+                with pytest.raises(TemporalError, match=refusal):
+                    await run_agent(client, "unfit", "INV-1", task_queue=task_queue)
             assert server.requests == []  # refused before the model was asked
 
     async def main() -> None:

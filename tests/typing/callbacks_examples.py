@@ -13,7 +13,7 @@ from typing import Any, assert_type
 
 import attrs
 
-from toolreel.core import AgentState, Finish, FinishAgent, Notice, ToolCall, ToolResult, ToolRound
+from toolreel.core import Finish, Notice, State, ToolCall, ToolResult, ToolRound
 from toolreel.shell import (
     AgentDefinition,
     AgentOptions,
@@ -78,23 +78,23 @@ chat_watcher: OnNotice = watch_anything  # a wider parameter is fine
 # --- an agent: the definition's callbacks get the run's state first ---------------------------
 
 
-def agent_call(state: AgentState, name: str, input: dict[str, Any]) -> None:
+def agent_call(state: State, name: str, input: dict[str, Any]) -> None:
     print(len(state.history), name, input)
 
 
-async def agent_result(state: AgentState, name: str, output: str) -> None:
+async def agent_result(state: State, name: str, output: str) -> None:
     print(name, output)
 
 
-def attempt(state: AgentState, number: int) -> None:
+def attempt(state: State, number: int) -> None:
     print("attempt", number)
 
 
-def failed(state: AgentState, number: int, problems: list[str]) -> None:
+def failed(state: State, number: int, problems: list[str]) -> None:
     print(number, problems)
 
 
-def watch_agent(notice: Notice | FinishAgent) -> None:
+def watch_agent(notice: Notice | Finish) -> None:
     print(type(notice).__name__)
 
 
@@ -140,8 +140,7 @@ crossed = AgentDefinition(
     on_attempt_start=failed,  # type: ignore[arg-type]
 )
 loop_wants_a_call = AgentOptions(model="m", on_tool_call=agent_call)  # type: ignore[arg-type]
-agent_is_told_finish_agent = AgentRunOptions(
-    connection=connection,
-    on_notice=watch_chat,  # type: ignore[arg-type]
-)
-chat_is_told_finish = AgentOptions(model="m", on_notice=watch_agent)  # type: ignore[arg-type]
+
+# Both APIs tell `on_notice` the same: every notice, then the turn's (the run's) `Finish`.
+agent_is_told_a_finish = AgentRunOptions(connection=connection, on_notice=watch_chat)
+chat_is_told_a_finish = AgentOptions(model="m", on_notice=watch_agent)

@@ -1,10 +1,11 @@
-"""Two whole agent conversations folded through `agent_step` and snapshotted.
+"""Two whole turns with a structured output (agent runs) folded through `step` and snapshotted.
 
 Each step is rendered as the event, then the effects it caused (values through
 the project's cattrs converter, empty fields left out; a `CallModel` shows how
-many messages it sends and its tools by name). The run's conversation follows
-as a transcript in the providers' shape: per iteration one assistant message
-with every call, one message with every result.
+many messages it sends and its tools by name, a `Persist` its message's role,
+text and number of rounds, a `Finish` its number of rounds). The turn's
+conversation follows as a transcript in the providers' shape: per iteration
+one assistant message with every call, one message with every result.
 """
 
 from __future__ import annotations
@@ -12,16 +13,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from test_agent import FIXED, INVOICE, PROMPT, RATE, RECORD, response
+from test_structured import FIXED, INVOICE, PROMPT, RATE, RECORD, response
 
 from toolreel.adapters import unstructure
 from toolreel.adapters._providers._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from toolreel.core import (
-    AgentConfig,
     CallModel,
     ChatMessage,
-    FinishAgent,
+    Finish,
+    LoopConfig,
     ModelCallFailed,
+    Persist,
     PlainOutput,
     PromptSubmitted,
     ReflectiveOutput,
@@ -29,8 +31,8 @@ from toolreel.core import (
     ToolFinished,
     Usage,
     ValidationFinished,
-    agent_step,
-    initial_agent_state,
+    initial_state,
+    step,
 )
 
 
@@ -59,10 +61,12 @@ def _line(value: Any) -> str:
             "messages": len(request.messages),
             "tools": [spec.name for spec in request.tools],
         }
-    elif isinstance(value, FinishAgent):
+    elif isinstance(value, Persist):
+        message = value.message
+        data = {"role": message.role, "text": message.content, "rounds": len(message.tool_rounds)}
+    elif isinstance(value, Finish):
         data = unstructure(value)
-        data["history"] = f"{len(value.history)} messages (below)"
-        data["outcome"] = {"type": type(value.outcome).__name__, **data["outcome"]}
+        data["rounds"] = f"{len(value.rounds)} (below)"
     else:
         data = unstructure(value)
     data = _prune(data)
@@ -91,12 +95,12 @@ def transcript(history: tuple[ChatMessage, ...]) -> list[str]:
     return lines
 
 
-def scenario(config: AgentConfig, events: list[Any]) -> str:
+def scenario(config: LoopConfig, events: list[Any]) -> str:
     """Fold `events` from the initial state; every step, then the final conversation."""
-    state = initial_agent_state(config)
+    state = initial_state(config)
     lines = []
     for number, event in enumerate(events, start=1):
-        state, effects = agent_step(state, event)
+        state, effects = step(state, event)
         lines.append(f"{number:>3}. {_line(event)}")
         lines.extend(f"       -> {_line(effect)}" for effect in effects)
     lines.append(f"final phase: {state.phase.name}; conversation:")
@@ -105,11 +109,12 @@ def scenario(config: AgentConfig, events: list[Any]) -> str:
 
 
 def test_invoice_with_reflection_fails_validation_once_then_passes(snapshot) -> None:
-    config = AgentConfig(
+    config = LoopConfig(
         output=ReflectiveOutput(tool=RECORD),
-        helpers=(RATE,),
+        tools=(RATE,),
         model="test-model",
         system_prompt="You extract invoices.",
+        max_iterations=15,
     )
     events = [
         PromptSubmitted(text=PROMPT.content),
@@ -127,7 +132,9 @@ def test_invoice_with_reflection_fails_validation_once_then_passes(snapshot) -> 
 
 
 def test_plain_output_after_a_retry_a_failing_helper_and_an_unknown_tool(snapshot) -> None:
-    config = AgentConfig(output=PlainOutput(tool=RECORD), helpers=(RATE,), model="test-model")
+    config = LoopConfig(
+        output=PlainOutput(tool=RECORD), tools=(RATE,), model="test-model", max_iterations=15
+    )
     events = [
         PromptSubmitted(text=PROMPT.content),
         ModelCallFailed(retryable=True, message="HTTP 429: slow down", status=429, retry_after=2),

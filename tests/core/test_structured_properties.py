@@ -1,6 +1,6 @@
-"""Invariants of `agent_step` over random valid event sequences (hypothesis).
+"""Invariants of `step` for a structured output over random valid event sequences (hypothesis).
 
-A small simulated world answers the effects `agent_step` returns, sending only
+A small simulated world answers the effects `step` returns, sending only
 events that may occur now — as a shell, a model, a validator or a caller would —
 with random content: bad JSON, unknown tools, `submit` anywhere, failing tools,
 failed validations, provider failures, cancels, late stragglers.
@@ -13,18 +13,17 @@ from typing import Any
 import attrs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_agent import RATE, RECORD
+from test_structured import RATE, RECORD
 
 from toolreel.core import (
-    AgentConfig,
-    AgentEvent,
-    AgentPhase,
-    AgentState,
     CallModel,
     Cancelled,
-    FinishAgent,
+    Event,
+    Finish,
+    LoopConfig,
     ModelCallFailed,
     ModelResponded,
+    Phase,
     PlainOutput,
     PromptSubmitted,
     ReasoningDelta,
@@ -33,6 +32,7 @@ from toolreel.core import (
     RetryPolicy,
     RunTool,
     StartTimer,
+    State,
     TextDelta,
     TimerFired,
     ToolCallArgumentsDelta,
@@ -41,18 +41,20 @@ from toolreel.core import (
     Usage,
     Validate,
     ValidationFinished,
-    agent_step,
-    initial_agent_state,
+    initial_state,
+    step,
 )
 from toolreel.core._history import unanswered_calls
 
-outputs = st.sampled_from([PlainOutput(tool=RECORD), ReflectiveOutput(tool=RECORD)])
+outputs = st.one_of(
+    st.builds(PlainOutput, tool=st.just(RECORD), max_attempts=st.integers(1, 3)),
+    st.builds(ReflectiveOutput, tool=st.just(RECORD), max_attempts=st.integers(1, 3)),
+)
 configs = st.builds(
-    AgentConfig,
+    LoopConfig,
     output=outputs,
-    helpers=st.just((RATE,)),
-    max_attempts=st.integers(1, 3),
-    max_iterations_per_attempt=st.integers(1, 3),
+    tools=st.just((RATE,)),
+    max_iterations=st.integers(1, 3),
     retry=st.builds(RetryPolicy, max_retries=st.integers(0, 2)),
 )
 
@@ -96,7 +98,7 @@ class World:
     finished: bool = False
     late: list[str] = attrs.Factory(list)
 
-    def absorb(self, event: AgentEvent, effects: tuple[Any, ...]) -> None:
+    def absorb(self, event: Event, effects: tuple[Any, ...]) -> None:
         """Update what is awaited after `event` produced `effects`."""
         if isinstance(event, ModelResponded | ModelCallFailed):
             self.streaming, self.deltas = False, 0
@@ -110,12 +112,12 @@ class World:
                     self.timer = token
                 case Validate(attempt=attempt):
                     self.validating = attempt
-                case FinishAgent():
+                case Finish():
                     self.finished = True
                     self.late.extend(self.runs)
 
 
-def next_event(data: st.DataObject, world: World) -> AgentEvent:
+def next_event(data: st.DataObject, world: World) -> Event:
     """One event that may happen now (the model ends a response after at most 6 deltas)."""
     if not world.started:
         world.started = True
@@ -141,9 +143,9 @@ def next_event(data: st.DataObject, world: World) -> AgentEvent:
     return ValidationFinished(attempt=attempt, problems=tuple(data.draw(problems)))
 
 
-def simulate(data: st.DataObject, config: AgentConfig) -> list[tuple[Any, AgentState, tuple]]:
-    """Run the world against the agent until it finishes, plus a few stragglers."""
-    state, world, trace = initial_agent_state(config), World(), []
+def simulate(data: st.DataObject, config: LoopConfig) -> list[tuple[Any, State, tuple]]:
+    """Run the world against the turn until it finishes, plus a few stragglers."""
+    state, world, trace = initial_state(config), World(), []
     after = data.draw(st.integers(0, 3))
     for _ in range(1000):
         if world.finished:
@@ -151,7 +153,7 @@ def simulate(data: st.DataObject, config: AgentConfig) -> list[tuple[Any, AgentS
                 break
             after -= 1
         event = next_event(data, world)
-        state, effects = agent_step(state, event)
+        state, effects = step(state, event)
         world.absorb(event, effects)
         trace.append((event, state, effects))
     assert world.finished, "the run must end within its limits"
@@ -166,11 +168,11 @@ SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[Heal
 def test_every_run_ends_with_exactly_one_finish_as_its_last_effect(config, data) -> None:
     finishes = 0
     for _, state, effects in simulate(data, config):
-        ended = [effect for effect in effects if isinstance(effect, FinishAgent)]
+        ended = [effect for effect in effects if isinstance(effect, Finish)]
         finishes += len(ended)
         if ended:
             assert ended[-1] is effects[-1]
-            assert state.phase is AgentPhase.FINISHED
+            assert state.phase is Phase.IDLE
         if finishes:
             assert effects == () or ended
     assert finishes == 1
@@ -185,27 +187,28 @@ def test_usage_never_decreases(config, data) -> None:
         assert state.usage.output_tokens >= previous.output_tokens
         previous = state.usage
         for effect in effects:
-            if isinstance(effect, FinishAgent):
+            if isinstance(effect, Finish):
                 assert effect.usage == state.usage
 
 
 @SETTINGS
 @given(config=configs, data=st.data())
 def test_every_call_sent_or_kept_has_exactly_one_result(config, data) -> None:
-    for _, _, effects in simulate(data, config):
+    for _, state, effects in simulate(data, config):
         for effect in effects:
             if isinstance(effect, CallModel):
                 assert unanswered_calls(effect.request.messages) == ()
-            if isinstance(effect, FinishAgent):
-                assert unanswered_calls(effect.history) == ()
+            if isinstance(effect, Finish):
+                assert unanswered_calls(state.history) == ()
 
 
 @SETTINGS
 @given(config=configs, data=st.data())
 def test_limits_hold_and_submit_is_offered_only_with_reflection(config, data) -> None:
     for _, state, effects in simulate(data, config):
-        assert state.attempt <= config.max_attempts
-        assert state.iteration <= config.max_iterations_per_attempt
+        if state.turn is not None:
+            assert state.turn.attempt <= config.output.max_attempts
+            assert state.turn.iteration <= config.max_iterations
         for effect in effects:
             if isinstance(effect, CallModel):
                 offered = {spec.name for spec in effect.request.tools}
@@ -218,7 +221,7 @@ def test_limits_hold_and_submit_is_offered_only_with_reflection(config, data) ->
 @given(config=configs, data=st.data())
 def test_the_same_events_fold_to_the_same_states_and_effects(config, data) -> None:
     trace = simulate(data, config)
-    state = initial_agent_state(config)
+    state = initial_state(config)
     for event, recorded_state, recorded_effects in trace:
-        state, effects = agent_step(state, event)
+        state, effects = step(state, event)
         assert (state, effects) == (recorded_state, recorded_effects)

@@ -1,5 +1,5 @@
-"""Rules of core/_agent.py and core/_agent_round.py that mutation testing (`make mutate`)
-found unpinned.
+"""Rule 17 of core/_step.py (a structured output): points mutation testing (`make mutate`)
+found unpinned in the agent reducer this rule replaced, pinned on `step`.
 
 Each test states one rule; together they kill the mutants named in its docstring.
 """
@@ -11,11 +11,9 @@ from typing import Any
 import pytest
 
 from toolreel.core import (
-    AgentConfig,
-    AgentState,
-    AgentStepError,
     ChatMessage,
-    FinishAgent,
+    Finish,
+    LoopConfig,
     ModelCallFailed,
     ModelResponded,
     PlainOutput,
@@ -24,6 +22,8 @@ from toolreel.core import (
     ReasoningDelta,
     RetryPolicy,
     RunTool,
+    State,
+    StepError,
     TextDelta,
     TimerFired,
     ToolCall,
@@ -33,8 +33,8 @@ from toolreel.core import (
     ToolSpec,
     Usage,
     ValidationFinished,
-    agent_step,
-    initial_agent_state,
+    initial_state,
+    step,
 )
 
 RECORD = ToolSpec(name="record_invoice", description="Record the invoice")
@@ -43,10 +43,10 @@ INVOICE = '{"number": "INV-1", "total": 100}'
 USD = '{"currency": "USD"}'
 
 
-def agent(**overrides: Any) -> AgentConfig:
-    """An agent with the currency helper and a plain output tool."""
-    return AgentConfig(
-        model="test-model", helpers=(RATE,), output=PlainOutput(tool=RECORD), **overrides
+def agent(**overrides: Any) -> LoopConfig:
+    """A structured turn with the currency tool and a plain output tool."""
+    return LoopConfig(
+        model="test-model", tools=(RATE,), output=PlainOutput(tool=RECORD), **overrides
     )
 
 
@@ -63,18 +63,24 @@ def responded() -> ModelResponded:
     return ModelResponded(finish_reason="tool_calls", usage=Usage(input_tokens=3, output_tokens=2))
 
 
-def fold(config: AgentConfig, *events: Any) -> tuple[AgentState, tuple[Any, ...]]:
+def fold(config: LoopConfig, *events: Any) -> tuple[State, tuple[Any, ...]]:
     """Start with a prompt and feed `events`; the final state and the last step's effects."""
-    state, effects = agent_step(initial_agent_state(config), PromptSubmitted(text="INV-1"))
+    state, effects = step(initial_state(config), PromptSubmitted(text="INV-1"))
     for event in events:
-        state, effects = agent_step(state, event)
+        state, effects = step(state, event)
     return state, effects
 
 
-def misuse(state: AgentState, event: Any) -> str:
-    """The message of the AgentStepError `event` raises in `state`."""
-    with pytest.raises(AgentStepError) as caught:
-        agent_step(state, event)
+def rounds(state: State) -> Any:
+    """The running attempt's rounds."""
+    assert state.turn is not None
+    return state.turn.rounds
+
+
+def misuse(state: State, event: Any) -> str:
+    """The message of the StepError `event` raises in `state`."""
+    with pytest.raises(StepError) as caught:
+        step(state, event)
     assert caught.value.event == event
     return str(caught.value)
 
@@ -90,7 +96,7 @@ def test_a_redacted_reasoning_block_is_kept_with_its_round() -> None:
         *called(0, "o1", "record_invoice", INVOICE),
         responded(),
     )
-    assert state.rounds[0].reasoning == (Reasoning(redacted="opaque"),)
+    assert rounds(state)[0].reasoning == (Reasoning(redacted="opaque"),)
 
 
 def test_a_calls_signature_is_kept_on_the_call() -> None:
@@ -98,7 +104,7 @@ def test_a_calls_signature_is_kept_on_the_call() -> None:
     state, _ = fold(
         agent(), *called(0, "o1", "record_invoice", INVOICE, signature="sig"), responded()
     )
-    assert state.rounds[0].tool_calls == (
+    assert rounds(state)[0].tool_calls == (
         ToolCall(id="o1", name="record_invoice", arguments=INVOICE, signature="sig"),
     )
 
@@ -113,8 +119,8 @@ def test_a_call_without_id_is_named_after_its_attempt_iteration_and_index() -> N
         *called(0, "", "currency_rate", USD),
         responded(),
     )
-    assert effects == (
-        RunTool(call=ToolCall(id="call_1_2_0", name="currency_rate", arguments=USD)),
+    assert effects[-1] == RunTool(
+        call=ToolCall(id="call_1_2_0", name="currency_rate", arguments=USD)
     )
 
 
@@ -123,15 +129,14 @@ def test_a_call_without_id_is_named_after_its_attempt_iteration_and_index() -> N
 
 def test_a_response_without_calls_keeps_its_reasoning_in_the_conversation() -> None:
     """Kills _on_responded mutant 30 (the reasoning of the tool-less answer dropped)."""
-    _, effects = fold(
+    state, effects = fold(
         agent(),
         ReasoningDelta(text="no tool fits", signature="sig"),
         TextDelta(text="INV-1 totals 100"),
         ModelResponded(finish_reason="stop", usage=Usage()),
     )
-    [finished] = effects
-    assert isinstance(finished, FinishAgent)
-    assert finished.history[-1] == ChatMessage(
+    assert isinstance(effects[-1], Finish)
+    assert state.history[-1] == ChatMessage(
         role="assistant",
         content="INV-1 totals 100",
         reasoning=(Reasoning(text="no tool fits", signature="sig"),),
@@ -152,7 +157,7 @@ def test_a_result_for_no_awaited_call_names_only_the_calls_still_running() -> No
     )
     stray = ToolFinished(call_id="r9", output="1")
     assert misuse(state, stray) == (
-        f"can't handle event {stray!r} when agent phase=RUNNING_TOOLS: "
+        f"can't handle event {stray!r} when phase=RUNNING_TOOLS: "
         "no call 'r9' awaits a result; awaiting ['r2']"
     )
 
@@ -162,7 +167,7 @@ def test_a_validation_of_another_attempt_is_misuse_naming_the_awaited_attempt() 
     state, _ = fold(agent(), *called(0, "o1", "record_invoice", INVOICE), responded())
     stray = ValidationFinished(attempt=2, problems=())
     assert misuse(state, stray) == (
-        f"can't handle event {stray!r} when agent phase=VALIDATING: awaiting attempt 1"
+        f"can't handle event {stray!r} when phase=VALIDATING: awaiting attempt 1"
     )
 
 
@@ -173,11 +178,11 @@ def test_a_timer_other_than_the_awaited_retry_is_misuse_naming_the_awaited_token
     )
     stray = TimerFired(token="retry:1:1:2")
     assert misuse(state, stray) == (
-        f"can't handle event {stray!r} when agent phase=BACKING_OFF: awaiting timer 'retry:1:1:1'"
+        f"can't handle event {stray!r} when phase=BACKING_OFF: awaiting timer 'retry:1:1:1'"
     )
 
 
-def test_an_event_after_a_finished_run_is_misuse_saying_the_run_has_finished() -> None:
+def test_an_event_after_a_finished_run_is_misuse_naming_it_and_the_idle_phase() -> None:
     """Kills _late mutants 5 and 10 (event or reason dropped from the error)."""
     state, _ = fold(
         agent(),
@@ -186,9 +191,4 @@ def test_an_event_after_a_finished_run_is_misuse_saying_the_run_has_finished() -
         ValidationFinished(attempt=1, problems=()),
     )
     stray = TextDelta(text="late")
-    assert misuse(state, stray) == (
-        f"can't handle event {stray!r} when agent phase=FINISHED: the run has finished"
-    )
-
-
-# Rule 9: cancel closes the round in flight ------------------------------------------------
+    assert misuse(state, stray) == (f"can't handle event {stray!r} when phase=IDLE")
