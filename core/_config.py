@@ -154,6 +154,18 @@ class LoopConfig:
     `budget` limits what is spent (rule 16);
     their defaults are toolreel's
     own behaviour, the other values open_agent's (toolreel.open_agent).
+
+    Attributes:
+        model: The model the requests name.
+        system_prompt: The system prompt of every request.
+        tools: The tools offered (names, descriptions, JSON Schemas).
+        max_iterations: Model calls a turn may make before `on_max_iterations` decides.
+        on_max_iterations: What the cap does: stop, raise, a final answer, one more call.
+        retry: How failed model calls are retried (attempts, backoff).
+        hooks: The hook points the loop asks (`AskHook`) or tells (`TellHook`).
+        auto_execute: Run tools (`RunTool`); False: the caller answers (`ResultsRequested`).
+        budget: Limits on what a turn or a session spends.
+        approval_required: Tools whose calls wait for `Approved` or `Denied`.
     """
 
     model: str = ""
