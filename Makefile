@@ -5,9 +5,9 @@ PY      = $(VENV)/bin/python
 DEPS    = $(VENV)/.deps-installed
 LINKS   = $(VENV)/.links-installed
 
-.PHONY: test lint typecheck layers unit live demo bench compat mutate clean
+.PHONY: test lint typecheck layers docs docs-serve unit live demo bench compat mutate clean
 
-test: lint typecheck layers unit
+test: lint typecheck layers docs unit
 
 # Dependencies come from pyproject.toml alone; rerun when it changes.
 $(DEPS): pyproject.toml
@@ -27,17 +27,28 @@ $(LINKS): $(DEPS) core adapters adapters/_providers shell shell/testing shell/_s
 	touch $@
 
 lint: $(LINKS)
-	$(VENV)/bin/ruff check core adapters shell tests
-	$(VENV)/bin/ruff format --check core adapters shell tests
+	$(VENV)/bin/ruff check core adapters shell tests examples docs/hooks
+	$(VENV)/bin/ruff format --check core adapters shell tests examples docs/hooks
 
 # Everything shipped, strict (pyproject.toml [tool.mypy]); tests/typing checks users' view.
 typecheck: $(LINKS)
 	$(VENV)/bin/mypy -p toolreel.core -p toolreel.adapters -p toolreel.shell -p toolreel.testing \
 		-p toolreel.otel -p toolreel.web -p toolreel.open_agent -p toolreel.mcp -p toolreel.temporal \
 		-m toolreel.__main__
+	$(VENV)/bin/mypy examples docs/hooks
 
 layers: $(LINKS)
 	$(VENV)/bin/lint-imports
+
+# The docs site (mkdocs.yml, docs/) into build/site, strict: a broken link, a reference
+# that does not resolve or a docstring that does not parse fails it. Needs no network.
+export NO_MKDOCS_2_WARNING = 1
+DOCS_ADDRESS ?= 127.0.0.1:8001
+docs: $(LINKS)
+	$(VENV)/bin/mkdocs build --strict --quiet
+
+docs-serve: $(LINKS)
+	$(VENV)/bin/mkdocs serve --strict --dev-addr $(DOCS_ADDRESS)
 
 # Tests marked `live` talk to real providers: never in `make test`, only here.
 unit: $(LINKS)

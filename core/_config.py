@@ -209,6 +209,21 @@ class LoopConfig:
     after `tools` (then `max_iterations` counts the model calls of one attempt).
     The policies' defaults are toolreel's own behaviour, the other values
     open_agent's (toolreel.open_agent).
+
+    Attributes:
+        model: The model the requests name.
+        system_prompt: The system prompt of every request.
+        tools: The tools offered (names, descriptions, JSON Schemas).
+        max_iterations: Model calls a turn (an attempt, for a structured output) may make
+            before `on_max_iterations` decides.
+        on_max_iterations: What the cap does: stop, raise, a final answer, one more call.
+        retry: How failed model calls are retried (attempts, backoff).
+        hooks: The hook points the loop asks (`AskHook`) or tells (`TellHook`).
+        auto_execute: Run tools (`RunTool`); False: the caller answers (`ResultsRequested`).
+        budget: Limits on what a turn or a session spends.
+        approval_required: Tools whose calls wait for `Approved` or `Denied`.
+        output: What the answer is: text (`TextOutput`), or a validated output through an
+            output tool (`PlainOutput`, `ReflectiveOutput`).
     """
 
     model: str = ""

@@ -164,5 +164,13 @@ def with_stream(state: State, stream: Stream) -> State:
 
 
 def initial_state(config: LoopConfig, history: tuple[ChatMessage, ...] = ()) -> State:
-    """The state before the first prompt, optionally continuing an earlier history."""
+    """The state before the first prompt, optionally continuing an earlier history.
+
+    Args:
+        config: How the loop runs: model, tools, limits and policies.
+        history: The conversation so far (`ChatMessage`s), to continue it.
+
+    Returns:
+        An idle state, ready for `PromptSubmitted`.
+    """
     return State(config=config, history=tuple(history))

@@ -211,7 +211,22 @@ Handler = Callable[[State, Any], Step]
 
 
 def step(state: State, event: Event) -> Step:
-    """Apply one event: the new state and the effects the shell must carry out."""
+    """Apply one event: the new state and the effects the shell must carry out.
+
+    Pure: no I/O, no clock, no randomness; the same state and event always give the
+    same result. What a model, a tool or the network sent never makes it raise.
+
+    Args:
+        state: The loop's state (`initial_state(config)` before the first prompt).
+        event: What happened: a prompt, a model delta, a tool's result, a decision, ...
+
+    Returns:
+        The new state and the effects to carry out, in order (call the model, run
+        tools, persist, emit, finish, ...); zero effects is a valid answer.
+
+    Raises:
+        StepError: The event cannot occur in the state's phase (the caller's misuse).
+    """
     handler = _handler((state.phase, type(event)))
     if handler is None:
         raise StepError(state.phase, event)

@@ -339,6 +339,26 @@ async def execute_agent(
     "interrupted; outcome unknown". A finished run's id (or a tool loop's) is
     a `SessionError`. Without a journal nothing is kept. (A resumed run
     goes on with the prompt and images it was given first.)
+
+    Args:
+        definition: The agent: its prompt, helper tools, output tool, validators and
+            attempts.
+        input: What `definition.build_prompt(input)` turns into the prompt.
+        options: How to reach the model and run the helpers (see above).
+        model: A model port to use instead of the one the options describe.
+        abort: An event that, once set, ends the run `EXECUTION_CANCELLED`.
+        journal: Journal every step here (a path or a `Journal`).
+        session_id: The run's id in the journal (default: a new one).
+        images: Images sent after the prompt's text.
+
+    Returns:
+        `AgentSuccess` with the validated, typed `output`, or `AgentFailure` with the
+        `error` (its `code` says why); both with `metadata` (usage, attempts,
+        iterations, the conversation).
+
+    Raises:
+        ApprovalPending: A helper call waits for a person (`resume_agent` goes on).
+        ConfigError: The options set a tool-loop field, or an argument is invalid.
     """
     options = AgentRunOptions.of(options)
     helpers = registry(definition.helpers)

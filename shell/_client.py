@@ -140,7 +140,19 @@ async def sources_opened(options: AgentOptions) -> AsyncIterator[AgentOptions]:
 
 
 class Client:
-    """One conversation with a model, its tools and its journal (use `async with`)."""
+    """One conversation with a model, its tools and its journal (use `async with`).
+
+    `query` sends a prompt; `events()` yields what the loop does about it as it
+    happens (text as it streams, each call before it runs, each result, each
+    round), then the turn's `Finish`; `wait()` gives the `Finish` alone. Each
+    prompt continues the same conversation.
+
+    Args:
+        options: The model, the tools, the journal and the loop's limits.
+        model: A model port to use instead of the one the options describe
+            (a `TestModel`, a `Recording`, `openai_sdk_model(client)`, ...);
+            the Client never closes a model it was given.
+    """
 
     def __init__(
         self,
@@ -216,6 +228,14 @@ class Client:
         A turn paused for approval stays paused (`paused`, `pending_approvals`)
         until `approve` / `deny`. (A Client whose `session_id` is already in its
         journal continues it the same way; `resume` also insists that it is there.)
+
+        Args:
+            session_id: The session to continue; it must be in `options.journal`.
+            options: The session's options (the journal, the tools, the connection).
+            **kwargs: As for `Client(...)`: `model=`.
+
+        Returns:
+            A Client to open with `async with`; `wait()` finishes an interrupted turn.
         """
         return cls(attrs.evolve(options, session_id=session_id), _resume=True, **kwargs)
 
@@ -345,6 +365,15 @@ class Client:
         shell/_images.py) follow the prompt's; a model that cannot take them is
         refused here (`ContentRefused`). While a turn runs (or waits for results
         or approval) a new prompt is refused (`TurnInProgress`).
+
+        Args:
+            prompt: The user's prompt: a str, or a list of texts and `ImagePart`s.
+            images: Images sent after the prompt's text: paths, bytes, URLs or `ImagePart`s.
+
+        Raises:
+            NotOpen: The Client is not open (`async with`).
+            TurnInProgress: A turn is still running, or waits for results or approval.
+            ConfigError: The prompt or an image is not valid; nothing was sent.
         """
         self._require_open()
         event = self._prompt(prompt, images)
@@ -405,6 +434,9 @@ class Client:
 
         Its `Finish`; None when no turn finished: none ran, or it is paused for
         approval (`paused` says how; `approve` / `deny` each of `pending_approvals`).
+
+        Returns:
+            The turn's `Finish` (its outcome, `text`, `rounds`, `usage`), or None.
         """
         self._require_open()
         await self._turns.until_done(self._turns.wait())
@@ -459,6 +491,12 @@ class Client:
         """Approve a held call; once the last held call is decided, the turn goes on.
 
         Returns once the decision is journaled; `wait()` or `events()` give what follows.
+
+        Args:
+            call_id: The held call's id (`pending_approvals[i].call.id`).
+
+        Raises:
+            UnknownApproval: No such call is held (unknown, or already decided).
         """
         await self._decide(Approved(call_id=call_id))
 
@@ -467,6 +505,13 @@ class Client:
 
         An empty reason reads "The user denied this tool call."; otherwise as `approve`.
         A reason that is not valid Unicode text is a `ConfigError`.
+
+        Args:
+            call_id: The held call's id (`pending_approvals[i].call.id`).
+            reason: What the model reads as the call's result.
+
+        Raises:
+            UnknownApproval: No such call is held (unknown, or already decided).
         """
         await self._decide(Denied(call_id=call_id, reason=reason))
 
@@ -580,6 +625,22 @@ async def run(
     Raises `RunFailed` if it failed. A turn that pauses for approval raises
     `ApprovalPending` (it is journaled: a Client can resume it, if the options
     journal it).
+
+    Args:
+        prompt: The user's prompt: a str, or a list of texts and `ImagePart`s.
+        options: The model, the tools, the journal and the loop's limits.
+        model: A model port to use instead of the one the options describe
+            (a `TestModel`, a `Recording`, `openai_sdk_model(client)`, ...).
+        images: Images sent after the prompt's text: paths, bytes, URLs or `ImagePart`s.
+
+    Returns:
+        The turn's answer (`text`), its tool `rounds`, `usage`, finish `reason`, and
+        what it spent; `over_budget` when a budget ended it.
+
+    Raises:
+        RunFailed: The turn failed (the provider's error past its retries, a fatal one).
+        ApprovalPending: The turn waits for a person to approve or deny a call.
+        ConfigError: The prompt or the options are not valid; nothing was sent.
     """
     options = attrs.evolve(options, auto_execute_tools=True)
     submitted(prompt)  # no prompt (a `ConfigError`): no session begun

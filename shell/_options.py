@@ -166,6 +166,31 @@ class AgentOptions:
     shell/_callbacks.py) may be sync or async; one that raises is recorded in
     `client.metadata.callback_errors`. Each field is checked as the options
     are built (`ConfigError`).
+
+    Attributes:
+        model: The model to ask for (empty: a hosted provider's default).
+        provider: The wire format: "openai" (and any OpenAI-compatible server),
+            "openai-responses", "anthropic", "gemini" or "ollama".
+        base_url: The server, e.g. "http://127.0.0.1:11434/v1" (default: the provider's).
+        api_key: The key (default: the provider's environment variable).
+        system_prompt: The system prompt of every turn.
+        tools: `@tool` functions, `Tool`s or plain typed functions.
+        mcp_servers: MCP servers whose tools are offered too (`toolreel.mcp.MCPServer`).
+        auto_execute_tools: Run the tools the model calls (else manual mode: you answer
+            each call with `add_tool_result`).
+        max_tool_iterations: Model calls a turn may make.
+        on_max_iterations: At that cap: "stop", "raise" or "final_answer".
+        hooks: PreToolUse, PostToolUse and UserPromptSubmit hooks, by point.
+        tool_timeout: Seconds a tool call may take (a tool's own `timeout` wins).
+        max_concurrent_tools: How many tool calls run at once (None: all of a round).
+        journal: Where the session is kept: a path, a `postgresql://` URL or a `Journal`.
+        session_id: The session's id in the journal (default: a new one).
+        budget: Limits on tokens, tool calls, model calls and cost.
+        on_tool_call: Told each tool call as it starts.
+        on_tool_result: Told each tool result.
+        on_round: Told each finished round.
+        on_finish: Told each turn's `Finish`.
+        on_notice: Told every notice of a turn, then its `Finish`.
     """
 
     system_prompt: str | None = attrs.field(

@@ -128,6 +128,16 @@ def replay(
     session may have changed it), or all under `config` when one is given (of
     the session's kind, else `SessionError`). An unknown `session_id` is
     `SessionNotFound`.
+
+    Args:
+        journal: The journal holding the session.
+        session_id: The session to replay (a chat session or an agent run).
+        config: Replay every step under this config instead of the recorded one, to see
+            what a change would change.
+
+    Returns:
+        The rebuilt `Session` (or `AgentSession`), or the first `Divergence`: the step,
+        the event, and both sides' effects.
     """
     if session_id not in journal.sessions():
         raise SessionNotFound(session_id, journal_name(journal))
@@ -236,7 +246,19 @@ def _recorded_requests(fold: JournalFold, seq: int) -> list[ModelRequest]:
 def verify(
     journal: Journal, session_id: str, *, config: SessionConfig | None = None
 ) -> Session | AgentSession:
-    """Like `replay`, but a divergence raises `ReplayDiverged`."""
+    """Like `replay`, but a divergence raises `ReplayDiverged`.
+
+    Args:
+        journal: The journal holding the session.
+        session_id: The session to replay.
+        config: Replay every step under this config instead of the recorded one.
+
+    Returns:
+        The rebuilt `Session` (or `AgentSession`).
+
+    Raises:
+        ReplayDiverged: A step's effects differ from the recorded ones.
+    """
     result = replay(journal, session_id, config=config)
     if isinstance(result, Divergence):
         raise ReplayDiverged(result)

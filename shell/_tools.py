@@ -363,10 +363,27 @@ def tool(  # the overloads above type it for callers
 ) -> Any:
     """Declare a tool: `@tool`, `@tool(timeout=5)`, or `@tool("add", "Add", {"a": float})`.
 
-    `timeout` (seconds) overrides the run's tool timeout for this tool;
-    `idempotent=True` lets a resumed session run the call again when a crash
-    left its outcome unknown; `requires_approval=True` holds each call until a
-    human approves or denies it (`Client.approve` / `Client.deny`).
+    A typed function is offered to the model as its signature and docstring say
+    (the parameters' descriptions from its Google, NumPy or Sphinx parameter
+    section); its arguments are checked and converted before each call. The
+    decorated function is still the plain function when called directly.
+
+    Args:
+        name: The function itself (`@tool`), or the tool's name (`@tool("add", ...)`;
+            default: the function's name).
+        description: What the tool does (default: the docstring, less its parameters).
+        schema: The arguments' JSON Schema, or a mapping of names to Python types; the
+            function then takes the arguments as one dict.
+        timeout: Seconds a call may take; overrides the run's `tool_timeout`.
+        idempotent: A call may run again when a crash left its outcome unknown.
+        requires_approval: Each call waits until a person approves or denies it
+            (`Client.approve` / `Client.deny`).
+
+    Returns:
+        A `Tool` (with `@tool(...)`: a decorator that makes one).
+
+    Raises:
+        ConfigError: A parameter's type has no JSON Schema, or an argument is invalid.
     """
     if callable(name):
         return _make_tool(

@@ -22,6 +22,13 @@ def test_readme_has_the_two_commands() -> None:
     assert "make test" in text
 
 
+def test_readme_points_at_the_docs_site() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert "make docs" in text
+    assert "examples/first_agent.py" in text
+    assert (README.parent / "examples" / "first_agent.py").exists()
+
+
 def test_readme_core_example_runs(capsys) -> None:
     [block] = [b for b in python_blocks() if "from toolreel.core import (" in b]
     exec(compile(block, str(README), "exec"), {})

@@ -107,6 +107,20 @@ def app(
     cookie `/?token=...` sets); a POST must be JSON from this server's page or
     a `cors_origins` page (else 403); a body over `max_body_bytes` is 413, one not
     arrived within `body_timeout` seconds 408.
+
+    Args:
+        options: The model, the tools and the loop's limits every chat runs with.
+        journal: Where sessions are kept: a path, a `postgresql://` URL or a `Journal`.
+        model: A model port to use instead of the one the options describe.
+        scripted: The model is the offline scripted one (the page says so).
+        cors_origins: Pages on other origins that may call the API.
+        allowed_hosts: Host names served besides the loopback ones ("*": any).
+        token: The access token every request must carry (required off loopback).
+        max_body_bytes: The largest request body taken.
+        body_timeout: Seconds a request body may take to arrive.
+
+    Returns:
+        A Starlette app: serve it with uvicorn, or mount it in your own site.
     """
     guards = _guards(
         cors_origins, allowed_hosts, token, max_body_bytes=max_body_bytes, timeout=body_timeout
