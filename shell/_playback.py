@@ -31,9 +31,11 @@ from toolreel.core import (
     ModelRequest,
     StepError,
     ToolCall,
+    ToolFinished,
 )
 
 from ._errors import ReplayError
+from ._images import ToolOutput
 from ._tools import Tool, as_tool
 
 #: A tool call as the recording files its answers: its name and its arguments (JSON text).
@@ -79,7 +81,7 @@ class Playback:
         self,
         calls: Sequence[RecordedCall],
         model_name: str,
-        outputs: Mapping[CallKey, Sequence[tuple[str, bool]]],
+        outputs: Mapping[CallKey, Sequence[ToolFinished]],
         decisions: Mapping[CallKey, Sequence[Approved | Denied]],
     ) -> None:
         """Start at the recording's beginning: nothing served yet."""
@@ -106,15 +108,15 @@ class Playback:
         for event in recorded.events:
             yield event
 
-    def output(self, name: str, arguments: str) -> tuple[str, bool]:
-        """The recorded output (and whether it was an error) of the next call of `name` with
-        these arguments."""
+    def output(self, name: str, arguments: str) -> ToolFinished:
+        """The recorded outcome (output, error or not, images) of the next call of `name`
+        with these arguments."""
         queue = self._outputs.get((name, arguments))
         if not queue:
             mismatch(f"tool call {name}({arguments}) was never recorded")
         return queue.popleft()
 
-    def result(self, call: ToolCall) -> tuple[str, bool]:
+    def result(self, call: ToolCall) -> ToolFinished:
         """Manual mode: the result the recorded session's caller gave `call`."""
         queue = self._outputs.get((call.name, call.arguments))
         if not queue:
@@ -151,10 +153,15 @@ class RecordedTool(Tool):
         fields = {a.name: getattr(tool, a.name) for a in attrs.fields(Tool) if a.init}
         return cls(playback=playback, **fields)
 
-    async def run(self, arguments_json: str) -> Result[str, str]:
-        """The recorded outcome of this call."""
-        output, is_error = self.playback.output(self.name, arguments_json)
-        return Failure(output) if is_error else Success(output)
+    async def run(self, arguments_json: str) -> Result[str | ToolOutput, str]:
+        """The recorded outcome of this call (with the images it returned, if any)."""
+        told = self.playback.output(self.name, arguments_json)
+        if told.is_error:
+            return Failure(told.output)
+        output: str | ToolOutput = told.output
+        if told.images:
+            output = ToolOutput(text=told.output, images=told.images)
+        return Success(output)
 
 
 def mismatch(message: str, diff: RequestDiff | None = None) -> NoReturn:

@@ -89,9 +89,10 @@ class Recording:
         #: The session's config: a structured output's for an agent run (rerun it with `agent=`).
         self.config = journal.config(session_id)
         self.prompts: list[str] = []
+        self._prompted: list[PromptSubmitted] = []  # the prompts with their images
         self.calls: list[RecordedCall] = []
         #: Each tool call's recorded outcomes (a tool's, or a manual caller's), in order.
-        self._outputs: dict[CallKey, list[tuple[str, bool]]] = defaultdict(list)
+        self._outputs: dict[CallKey, list[ToolFinished]] = defaultdict(list)
         #: Each held call's recorded decisions, in order.
         self._decisions: dict[CallKey, list[Approved | Denied]] = defaultdict(list)
         self._read(journal)
@@ -126,6 +127,7 @@ class Recording:
             event = entry.event
             if isinstance(event, PromptSubmitted):
                 self.prompts.append(event.text)
+                self._prompted.append(event)
             elif isinstance(event, ModelEvent) and current is not None:
                 current.append(event)
                 if isinstance(event, ModelResponded | ModelCallFailed):
@@ -134,10 +136,11 @@ class Recording:
                     self.calls.append(call)
                     current = None
             elif isinstance(event, ToolFinished) and event.call_id in pending:
-                self._outputs[pending.pop(event.call_id)].append((event.output, event.is_error))
+                self._outputs[pending.pop(event.call_id)].append(event)
             elif isinstance(event, ToolTimedOut | ToolInterrupted) and event.call_id in pending:
                 told = _worded(entry.effects, event.call_id)  # as the core worded it then
-                self._outputs[pending.pop(event.call_id)].append((told, True))
+                lost = ToolFinished(call_id=event.call_id, output=told, is_error=True)
+                self._outputs[pending.pop(event.call_id)].append(lost)
             elif isinstance(event, Approved | Denied) and event.call_id in held:
                 self._decisions[held.pop(event.call_id)].append(event)
             for effect in entry.effects:
@@ -169,7 +172,8 @@ class Recording:
 
     def output(self, name: str, arguments: str) -> tuple[str, bool]:
         """The recorded output of the next call of `name` with these arguments."""
-        return self._direct.output(name, arguments)
+        told = self._direct.output(name, arguments)
+        return told.output, told.is_error
 
     def tools(self, tools: Sequence[Tool | Callable[..., Any]]) -> list[Tool]:
         """The given tools (same specs) answering with the recorded outputs instead of running."""
@@ -223,8 +227,8 @@ class Recording:
         )
         reasons = []
         async with Client(chat, model=playback) as client:
-            for prompt in self.prompts:
-                await client.query(prompt)
+            for prompt in self._prompted:
+                await client.query(prompt.text, images=prompt.images)
                 reasons.append((await _finished(client, playback)).reason)
             self.history = client.history
         return reasons
@@ -235,13 +239,22 @@ class Recording:
         """Run the recorded prompt through `agent`, its helpers answering from the recording
         and its held calls decided as they were (through `resume_agent`, which reads the run
         from a journal: one in memory)."""
-        prompt = self.prompts[0] if self.prompts else ""
+        prompt = self._prompted[0] if self._prompted else PromptSubmitted(text="")
         rerun = attrs.evolve(
-            agent, build_prompt=lambda _input: prompt, helpers=playback.tools(list(agent.helpers))
+            agent,
+            build_prompt=lambda _input: prompt.text,
+            helpers=playback.tools(list(agent.helpers)),
         )
         journal, sid = MemoryJournal(), self.session_id
         run: Callable[[], Awaitable[AgentSuccess[T] | AgentFailure]] = partial(
-            execute_agent, rerun, None, options, model=playback, journal=journal, session_id=sid
+            execute_agent,
+            rerun,
+            None,
+            options,
+            model=playback,
+            journal=journal,
+            session_id=sid,
+            images=prompt.images,
         )
         while True:
             try:
@@ -293,8 +306,9 @@ async def _answer(client: Client, playback: Playback, asked: list[ToolCall]) -> 
     owed = client.pending_tool_calls()
     for call in asked:
         if call.id in owed:
-            output, is_error = playback.result(call)
-            await client.add_tool_result(call.id, output, is_error=is_error)
+            told = playback.result(call)
+            given = [told.output, *told.images] if told.images else told.output
+            await client.add_tool_result(call.id, given, is_error=told.is_error)
     return bool(held or owed)
 
 

@@ -27,6 +27,7 @@ from toolreel.shell import (
     AgentSuccess,
     ApprovalPending,
     Client,
+    ImagePart,
     OutputTool,
     Recording,
     RequestMismatch,
@@ -57,6 +58,21 @@ def delete(path: str) -> str:
     """Delete a file (recorded instead)."""
     RAN.append(f"delete({path})")
     return f"deleted {path}"
+
+
+#: A 1x1 PNG.
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360f8cf00000301010018dd8db00000000049454e44ae426082"
+)
+DOT = ImagePart(media_type="image/png", data=PNG)
+
+
+@tool
+def snapshot() -> list[Any]:
+    """A picture and its caption."""
+    RAN.append("snapshot()")
+    return ["a dot", DOT]
 
 
 @pytest.fixture(autouse=True)
@@ -172,6 +188,33 @@ def test_a_manual_session_left_unanswered_fails_its_rerun_clearly(tmp_path: Path
         within(lambda: recording.rerun(offline()))
 
 
+@pytest.mark.parametrize("auto_execute", [True, False], ids=["tools ran", "manual"])
+def test_a_session_with_images_reruns_with_them(tmp_path: Path, auto_execute: bool) -> None:
+    model = ScriptedModel([tool_calls(("c1", "snapshot", {})), text("a dot")], http=False)
+    journal = tmp_path / "images.jsonl"
+    options = model.options(
+        tools=[snapshot], auto_execute_tools=auto_execute, journal=str(journal), session_id="s"
+    )
+
+    async def record() -> None:
+        async with Client(options, model=model.model) as client:
+            await client.query("what is this?", images=[DOT])  # a prompt with an image
+            async for item in client.events():
+                if isinstance(item, ResultsRequested):  # manual: the caller's picture
+                    await client.add_tool_result(item.calls[0].id, ["a dot", DOT])
+            assert await client.wait() is not None
+
+    within(record)
+    RAN.clear()
+    recording = Recording.from_file(journal)
+    for _ in range(2):
+        assert within(lambda: recording.rerun(offline(snapshot))) == [FinishReason.COMPLETED]
+        assert recording.history[0].images == (DOT,)
+        result = recording.history[-1].tool_rounds[0].results[0]
+        assert (result.content, result.images) == ("a dot", (DOT,))
+    assert RAN == []
+
+
 def recorded_decisions(tmp_path: Path) -> Recording:
     """A session in which a person approved one held call and denied the other."""
     model = ScriptedModel(
@@ -270,4 +313,28 @@ def test_an_agent_run_with_approvals_reruns_with_the_recorded_decisions(tmp_path
     assert isinstance(result, AgentSuccess)
     assert result.output == Removed(paths=["a"])
     assert result.metadata.journal is None  # the rerun journals nothing of its own
+    assert RAN == []
+
+
+def test_an_agent_run_with_images_reruns_with_them(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [tool_calls(("c1", "snapshot", {})), tool_calls(("o1", "report", {"paths": ["dot"]}))],
+        http=False,
+    )
+    journal = tmp_path / "agent-images.jsonl"
+    options = AgentOptions(model="scripted", journal=str(journal), session_id="s")
+    definition = AgentDefinition(
+        build_prompt=lambda what: f"describe {what}",
+        output=OutputTool.of(Removed, name="report"),
+        helpers=[snapshot],
+    )
+    recorded = within(
+        lambda: execute_agent(definition, "this", options, model=model.model, images=[DOT])
+    )
+    assert isinstance(recorded, AgentSuccess)
+    RAN.clear()
+    recording = Recording.from_file(journal)
+    result = within(lambda: recording.rerun(AgentOptions(model="scripted"), agent=definition))
+    assert isinstance(result, AgentSuccess)
+    assert result.output == Removed(paths=["dot"])
     assert RAN == []
