@@ -118,9 +118,12 @@ def test_a_session_recorded_by_run_reruns_with_default_options(tmp_path: Path) -
     assert recording.history[-1].content == "5"
 
 
-def test_a_recording_reruns_twice_from_its_beginning(tmp_path: Path) -> None:
+@pytest.mark.parametrize("auto_execute", [True, False])
+def test_a_recording_reruns_again_and_again_from_its_beginning(
+    tmp_path: Path, auto_execute: bool
+) -> None:
     recording = recorded_run(tmp_path)
-    options = offline(auto_execute_tools=True)
+    options = offline(auto_execute_tools=auto_execute)
     assert within(lambda: recording.rerun(options)) == [FinishReason.COMPLETED]
     assert within(lambda: recording.rerun(options)) == [FinishReason.COMPLETED]
     with pytest.raises(RequestMismatch, match="model call 1 differs"):
@@ -130,11 +133,12 @@ def test_a_recording_reruns_twice_from_its_beginning(tmp_path: Path) -> None:
 
 def test_two_reruns_of_one_recording_at_once_do_not_share_their_progress(tmp_path: Path) -> None:
     recording = recorded_run(tmp_path)
+    options = offline(auto_execute_tools=True)  # as recorded: this pins the sharing alone
     reasons: list[list[FinishReason]] = []
 
     async def both() -> None:
         async def one() -> None:
-            reasons.append(await recording.rerun(offline()))
+            reasons.append(await recording.rerun(options))
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(one)
