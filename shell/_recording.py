@@ -201,7 +201,7 @@ class Recording:
 
         Tool calls are answered the way the recorded session answered them,
         whatever `options.auto_execute_tools` says: with the recorded outputs
-        when its tools ran, with its caller's results (`add_tool_result`) in
+        (and images) when its tools ran, with its caller's results (`add_tool_result`) in
         manual mode, and a call held for approval is approved or denied as it
         was. One the recording holds no answer for is a `RequestMismatch`.
         """
