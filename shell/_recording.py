@@ -57,7 +57,14 @@ from ._client import Client
 from ._errors import ApprovalPending
 from ._journal_files import is_sqlite, journal_name, open_path
 from ._options import AgentOptions
-from ._playback import CallKey, Playback, RecordedCall, RequestMismatch, rebuilt_requests
+from ._playback import (
+    CallKey,
+    Playback,
+    RecordedCall,
+    RequestMismatch,
+    mismatch,
+    rebuilt_requests,
+)
 from ._tools import Tool
 
 T = TypeVar("T")
@@ -289,8 +296,8 @@ async def _finished(client: Client, playback: Playback) -> Finish:
                 asked.extend(item.calls)
         if finish is not None:
             return finish
-        answered = await _answer(client, playback, asked)
-        assert answered, "events() ends unfinished only at a pause or a request for results"
+        if not await _answer(client, playback, asked):  # not a loop for ever, even under -O
+            mismatch("a rerun turn ended unfinished with no call awaiting an answer")
 
 
 async def _answer(client: Client, playback: Playback, asked: list[ToolCall]) -> bool:
