@@ -231,10 +231,15 @@ CONNECTION = [
         type=PROVIDER,
         default="openai",
         envvar="TOOLREEL_PROVIDER",
+        show_envvar=True,
         help=PROVIDER_HELP,
     ),
-    click.option("--model", metavar="NAME", envvar="TOOLREEL_MODEL", help=MODEL_HELP),
-    click.option("--base-url", metavar="URL", envvar="TOOLREEL_BASE_URL", help=URL_HELP),
+    click.option(
+        "--model", metavar="NAME", envvar="TOOLREEL_MODEL", show_envvar=True, help=MODEL_HELP
+    ),
+    click.option(
+        "--base-url", metavar="URL", envvar="TOOLREEL_BASE_URL", show_envvar=True, help=URL_HELP
+    ),
     click.option("--api-key", metavar="KEY", help="Default: OPENAI_API_KEY, ... per provider."),
     TOOLS,
     mcp.MCP,
