@@ -56,12 +56,16 @@ from . import _temporal as temporal_cli
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROVIDER = click.Choice(sorted(PROVIDERS))
-PROVIDER_HELP = "Wire format [default: openai, for any OpenAI-compatible server]."
+PROVIDER_HELP = (
+    "Wire format [default: openai, for any OpenAI-compatible server; or TOOLREEL_PROVIDER]."
+)
 MODEL_HELP = (
     "Model [default: gpt-4o-mini, ... per provider; required with --base-url]; "
-    '"test": a stand-in that calls each tool once (no key, no server).'
+    '"test": a stand-in that calls each tool once (no key, no server). Or TOOLREEL_MODEL.'
 )
-URL_HELP = "Any server, e.g. Ollama's http://127.0.0.1:11434/v1 or LM Studio's."
+URL_HELP = (
+    "Any server, e.g. Ollama's http://127.0.0.1:11434/v1 or LM Studio's (or TOOLREEL_BASE_URL)."
+)
 JOURNAL_HELP = (
     "Keep the session in FILE: SQLite, or JSON lines if it ends .jsonl; "
     "or in PostgreSQL: postgresql://user:password@host/db (pip install 'toolreel[postgres]')."

@@ -7,7 +7,7 @@ so. The budget flags give every chat served the same `Budget`. It binds
 port when `--port 0`) to stderr once it is listening; a port it cannot listen
 on is one `error:` line. Off loopback it warns, and every request must carry
 an access token (`--token`, TOOLREEL_TOKEN, else one made and printed once in
-the link to open); README "Security".
+the link to open); docs/guides/security.md.
 """
 
 from __future__ import annotations

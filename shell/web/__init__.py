@@ -17,7 +17,7 @@
 
 `app` answers only to its own host names, takes a POST only as JSON from its
 own page or `cors_origins`, bounds bodies, and with `token=` wants the token on
-every request (README "Security"). `toolreel serve` runs `app` with uvicorn on
+every request (docs/guides/security.md). `toolreel serve` runs `app` with uvicorn on
 127.0.0.1 (off loopback: with a token).
 """
 

@@ -1,7 +1,6 @@
 """`app(options)`: the loop served over HTTP — the AI SDK chat route, plain events, sessions, page.
 
-Routes (the contract with the page: /work/wt/WEB_CONTRACT.md, README "Serving
-the loop to a browser"):
+Routes (the contract with the page; docs/guides/streaming.md):
 
 - `GET /`: the page (shell/web/static/index.html).
 - `GET /api/info`: provider, model, and whether the model is the scripted one.
@@ -101,7 +100,7 @@ def app(
     `mcp_servers` are connected once when the app's lifespan starts and shared by
     every request (an app mounted where its lifespan never runs connects per turn).
 
-    Who may call it (README "Security"): requests naming a host other than
+    Who may call it (docs/guides/security.md): requests naming a host other than
     127.0.0.1, localhost, [::1] and `allowed_hosts` are 400 ("*": any);
     with a `token`, every request must carry it (`Authorization: Bearer`, or the
     cookie `/?token=...` sets); a POST must be JSON from this server's page or
