@@ -932,6 +932,11 @@ def worker(address: str, task_queue: str, sticky_seconds: float, **params: Any) 
     return temporal_cli.serve_worker(options, address, task_queue, sticky_seconds, agents)
 
 
+from ._mcp_serve import mcp_serve  # noqa: E402 - its options are the ones above
+
+cli.add_command(mcp_serve)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script: run the command line; its exit code."""
     code = cli.main(argv, "toolreel", standalone_mode=False)

@@ -1,0 +1,404 @@
+"""`agent_server`: a toolreel agent as an MCP server (the `mcp` SDK's low-level `Server`).
+
+The tools it lists:
+
+1. `chat` (unless `chat=None`): one turn of the tool loop the `AgentOptions`
+   describe; its input `{"prompt": str}`, its result the answer's text.
+2. one tool per `agents` entry (name -> `AgentDefinition`): its input the
+   schema of the definition's `build_prompt` parameter (as `@tool` would offer
+   that function), its result the validated output as structured content,
+   with the output tool's schema as the MCP tool's `outputSchema` (and its
+   JSON as text, as the specification asks).
+3. with `expose_tools=True`, the plain tools themselves (the options' tools and
+   those of their MCP servers), run once per call; not a tool that requires
+   approval, which an MCP call would run unasked.
+
+Rules of a call:
+
+- each call of 1 or 2 is a new journaled session (the options' journal; with
+  none, an in-memory one that lives as long as the server); the result's
+  `_meta["toolreel/session_id"]` names it, for `toolreel show` / `replay`;
+- progress: when the request carries a progress token, one
+  `notifications/progress` per round of the loop (per attempt, helper result
+  and failed validation of an agent run), its message saying what happened;
+- a turn that did not complete is a tool error result (`isError`) with the
+  reason, never a protocol error; so are arguments that do not fit the input
+  schema (the specification's "input validation errors" are tool execution
+  errors, which a calling model can read and correct); an unknown tool name is
+  the protocol's invalid-params error;
+- a call held for approval: if the client declared the elicitation capability,
+  the server asks it (a form with `approve` and `reason`) and goes on with its
+  decision; else the result is an error saying the call is held in session S
+  and how to decide it (`toolreel approve --journal J --session S CALL_ID`),
+  the session staying paused in the journal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shlex
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from returns.result import Failure
+
+from toolreel.adapters import Journal, ModelPort
+from toolreel.core import (
+    AttemptStarted,
+    AwaitApproval,
+    Finish,
+    FinishReason,
+    RoundFinished,
+    ToolResultReady,
+    ValidationFailed,
+)
+from toolreel.shell import (
+    AgentDefinition,
+    AgentFailure,
+    AgentOptions,
+    AgentRunOptions,
+    Client,
+    Tool,
+    execute_agent,
+    open_journal,
+    tool,
+)
+
+from ._served_input import Input, chat_input, definition_input
+from ._server import MCPServer
+
+#: The `_meta` key of a result that names the call's session in the journal.
+SESSION_META = "toolreel/session_id"
+#: What an elicited approval asks for.
+APPROVAL_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approve": {"type": "boolean", "title": "Approve", "description": "Run the call?"},
+        "reason": {
+            "type": "string",
+            "title": "Reason",
+            "description": "If denied: what the model reads.",
+        },
+    },
+    "required": ["approve"],
+}
+
+Context = ServerRequestContext["Served", Any]
+
+
+@attrs.define(kw_only=True, eq=False)
+class Served:
+    """What a running server holds: the options (their MCP servers' tools added), the journal."""
+
+    options: AgentOptions
+    journal: Journal
+    location: str | None
+    model: ModelPort | None
+
+
+@attrs.frozen(kw_only=True)
+class _Offer:
+    """One MCP tool: how it is listed, and how a call to it is answered."""
+
+    listed: types.Tool
+    input: Input | None = None
+    definition: AgentDefinition[Any, Any] | None = None
+    plain: Tool | None = None
+
+
+def agent_server(
+    options: AgentOptions,
+    *,
+    agents: Mapping[str, AgentDefinition[Any, Any]] | None = None,
+    chat: str | None = "chat",
+    expose_tools: bool = False,
+    name: str = "toolreel",
+    model: ModelPort | None = None,
+) -> Server[Served]:
+    """The MCP server exposing `options`' chat loop as the tool `chat`, and each of `agents`.
+
+    Serve it with `serve(...)`, `http_app(server)`, or the SDK (`server.run(...)`).
+    `model` replaces the model the options describe (a `TestModel`, ...).
+    """
+    agents = dict(agents or {})
+    if chat is not None and chat in agents:
+        raise ValueError(f"the agent name {chat!r} is the chat tool's; rename one")
+    fixed = _fixed_offers(options, agents, chat)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Server[Served]) -> AsyncIterator[Served]:
+        """Open the journal and the options' MCP servers for the server's life."""
+        async with contextlib.AsyncExitStack() as stack:
+            tools = list(options.tools)
+            for source in options.mcp_servers:
+                assert isinstance(source, MCPServer)
+                tools += (await stack.enter_async_context(source.open())).tools()
+            journal = open_journal(options.journal)
+            if options.journal is None or isinstance(options.journal, str | Path):
+                stack.callback(journal.close)  # opened here, so closed here
+            yield Served(
+                options=attrs.evolve(options, tools=tools, mcp_servers=(), journal=journal),
+                journal=journal,
+                location=_location(options.journal),
+                model=model,
+            )
+
+    def offers(served: Served) -> dict[str, _Offer]:
+        """Every tool listed, by name."""
+        found = dict(fixed)
+        if expose_tools:
+            for item in map(_as_tool, served.options.tools):
+                if not item.requires_approval and item.name not in found:
+                    found[item.name] = _plain_offer(item)
+        return found
+
+    async def list_tools(
+        ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        """Every tool on one page."""
+        return types.ListToolsResult(tools=[o.listed for o in offers(ctx.lifespan_context).values()])
+
+    async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
+        """Answer one call (module docstring); an unknown tool is a protocol error."""
+        offer = offers(ctx.lifespan_context).get(params.name)
+        if offer is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        arguments = dict(params.arguments or {})
+        if offer.plain is not None:
+            return await _run_plain(offer.plain, arguments)
+        assert offer.input is not None
+        given = offer.input.read(arguments)
+        if isinstance(given, Failure):
+            return _error(f"Invalid arguments for {params.name}: {given.failure()}")
+        if offer.definition is None:
+            return await _run_chat(ctx, given.unwrap())
+        return await _run_agent(ctx, offer.definition, given.unwrap())
+
+    return Server(
+        name,
+        version=_version(),
+        instructions="Tools that run a toolreel agent; each call is a journaled session.",
+        lifespan=lifespan,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _fixed_offers(
+    options: AgentOptions, agents: Mapping[str, AgentDefinition[Any, Any]], chat: str | None
+) -> dict[str, _Offer]:
+    """The chat tool and one tool per agent, as listed."""
+    found: dict[str, _Offer] = {}
+    if chat is not None:
+        entry = chat_input()
+        described = "Ask the agent: one turn of its tool loop; the result is its answer."
+        if options.system_prompt:
+            described += f" Its instructions: {options.system_prompt[:500]}"
+        found[chat] = _Offer(
+            listed=types.Tool(name=chat, description=described, input_schema=entry.schema),
+            input=entry,
+        )
+    for agent_name, definition in agents.items():
+        entry = definition_input(definition)
+        output = definition.output
+        found[agent_name] = _Offer(
+            listed=types.Tool(
+                name=agent_name,
+                description=f"Run the agent {agent_name}: {output.description}",
+                input_schema=entry.schema,
+                output_schema=dict(output.parameters),
+            ),
+            input=entry,
+            definition=definition,
+        )
+    return found
+
+
+def _as_tool(item: Any) -> Tool:
+    """A Tool as it is, a plain function as `@tool` makes it."""
+    return item if isinstance(item, Tool) else tool(item)
+
+
+def _plain_offer(item: Tool) -> _Offer:
+    """A plain tool listed as it is offered to the model."""
+    return _Offer(
+        listed=types.Tool(
+            name=item.name, description=item.description, input_schema=dict(item.parameters)
+        ),
+        plain=item,
+    )
+
+
+async def _run_plain(item: Tool, arguments: dict[str, Any]) -> types.CallToolResult:
+    """One call of a plain tool: its output text, or its error as an error result."""
+    done = await item.run(json.dumps(arguments))
+    value = done.value_or(None)
+    if value is None:
+        return _error(str(done.failure()))
+    return _text(value if isinstance(value, str) else value.text)
+
+
+async def _run_chat(ctx: Context, given: Any) -> types.CallToolResult:
+    """One turn of the loop in a new session: its answer, or why there is none."""
+    served = ctx.lifespan_context
+    session = uuid.uuid4().hex
+    options = attrs.evolve(served.options, session_id=session)
+    async with Client(options, model=served.model) as client:
+        await client.query(given)
+        rounds = 0
+        while True:
+            paused: AwaitApproval | None = None
+            async for item in client.events():
+                if isinstance(item, RoundFinished):
+                    rounds += 1
+                    names = ", ".join(call.name for call in item.round.tool_calls)
+                    await ctx.session.report_progress(rounds, message=f"round {rounds}: {names}")
+                elif isinstance(item, AwaitApproval):
+                    paused = item
+            if paused is None:
+                return _finished(client.last_finish, session)
+            if not _can_elicit(ctx):
+                return _held(paused, session, served.location)
+            await _decide(ctx, client, paused)
+
+
+def _can_elicit(ctx: Context) -> bool:
+    """Whether the client said it takes form elicitations."""
+    capabilities = ctx.session.client_capabilities
+    return capabilities is not None and capabilities.elicitation is not None
+
+
+async def _decide(ctx: Context, client: Client, paused: AwaitApproval) -> None:
+    """Ask the client about each held call (elicitation); approve or deny as it answers."""
+    for request in paused.requests:
+        call = request.call
+        why = f" ({request.reason})" if request.reason else ""
+        answer = await ctx.session.elicit_form(
+            f"Approve the call {call.name}({call.arguments}){why}?",
+            APPROVAL_FORM,
+            related_request_id=ctx.request_id,
+        )
+        content = answer.content or {}
+        if answer.action == "accept" and content.get("approve") is True:
+            await client.approve(call.id)
+        else:
+            reason = content.get("reason") if answer.action == "accept" else None
+            await client.deny(call.id, str(reason or f"The MCP client's user chose {answer.action}."))
+
+
+def _held(paused: AwaitApproval, session: str, location: str | None) -> types.CallToolResult:
+    """The error result of a turn left paused: which calls, and how to decide them."""
+    calls = ", ".join(f"{r.call.name} ({r.call.id})" for r in paused.requests)
+    ids = " ".join(r.call.id for r in paused.requests)
+    how = (
+        f"decide with `toolreel approve --journal {location} --session {session} {ids}` "
+        "(or `toolreel deny ...`), giving the server's connection and --tools flags again"
+        if location is not None
+        else "this server keeps no journal file, so nobody can decide it (give it --journal)"
+    )
+    return _error(
+        f"held for approval: {calls}; this MCP client takes no elicitation, so the call "
+        f"waits in session {session}: {how}",
+        session,
+    )
+
+
+def _finished(finish: Finish | None, session: str) -> types.CallToolResult:
+    """A turn's answer, or (not completed) an error result with the reason."""
+    if finish is None:
+        return _error("the turn ended without an answer", session)
+    if finish.reason is FinishReason.COMPLETED:
+        return _text(finish.text, session)
+    error = finish.error
+    why = error.message if error is not None else finish.reason.value
+    tail = f"; its last text: {finish.text}" if finish.text else ""
+    return _error(f"the turn did not complete ({finish.reason.value}): {why}{tail}", session)
+
+
+async def _run_agent(
+    ctx: Context, definition: AgentDefinition[Any, Any], given: Any
+) -> types.CallToolResult:
+    """One agent run in a new session: the validated output as structured content."""
+    served = ctx.lifespan_context
+    options = served.options
+    session = uuid.uuid4().hex
+    steps = 0
+    finished: list[Finish] = []
+
+    async def told(notice: object) -> None:
+        """Progress for each attempt, helper result and failed validation; keep the Finish."""
+        nonlocal steps
+        message = _step_message(notice)
+        if isinstance(notice, Finish):
+            finished.append(notice)
+        elif message is not None:
+            steps += 1
+            await ctx.session.report_progress(steps, message=message)
+
+    run = AgentRunOptions(
+        connection=options.connection,
+        tool_timeout=options.tool_timeout,
+        max_concurrent_tools=options.max_concurrent_tools,
+        journal=served.journal,
+        session_id=session,
+        on_notice=told,
+        budget=options.budget,
+    )
+    result = await execute_agent(definition, given, run, model=served.model)
+    if isinstance(result, AgentFailure):
+        error = result.error
+        return _error(f"the agent run failed ({error.code}): {error.message}", session)
+    text = finished[-1].text if finished else "{}"
+    structured = json.loads(text)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=structured,
+        _meta={SESSION_META: session},
+    )
+
+
+def _step_message(notice: object) -> str | None:
+    """The progress message of an agent run's notice, None for one that is no step."""
+    if isinstance(notice, AttemptStarted):
+        return f"attempt {notice.attempt}"
+    if isinstance(notice, ToolResultReady):
+        return f"{notice.result.name}: done"
+    if isinstance(notice, ValidationFailed):
+        return f"attempt {notice.attempt} failed validation: {'; '.join(notice.problems)}"
+    return None
+
+
+def _text(text: str, session: str | None = None) -> types.CallToolResult:
+    """A result of one text block (naming its session, if any)."""
+    meta = {SESSION_META: session} if session else None
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], _meta=meta)
+
+
+def _error(text: str, session: str | None = None) -> types.CallToolResult:
+    """A tool error result (`isError`): the caller reads why."""
+    return _text(text, session).model_copy(update={"is_error": True})
+
+
+def _location(journal: str | Path | Journal | None) -> str | None:
+    """The journal as a command line names it: a file's path (a URL: a placeholder, as it
+    may hold a password); None for a Journal object or none."""
+    if not isinstance(journal, str | Path):
+        return None
+    return "URL" if "://" in str(journal) else shlex.quote(str(journal))
+
+
+def _version() -> str:
+    """toolreel's installed version ("" when not installed)."""
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return version("toolreel")
+    except PackageNotFoundError:
+        return ""

@@ -1,0 +1,42 @@
+"""Tools and agents that tests/mcp/test_mcp_serve.py serves with `toolreel mcp-serve`."""
+
+from __future__ import annotations
+
+import attrs
+
+from toolreel.shell import AgentDefinition, OutputTool, tool
+
+
+def add(a: float, b: float) -> float:
+    """Add two numbers."""
+    return a + b
+
+
+@tool(requires_approval=True)
+def wipe(path: str) -> str:
+    """Delete a file (held for approval)."""
+    return f"wiped {path}"
+
+
+TOOLS = [add]
+GUARDED = [add, wipe]
+
+
+@attrs.frozen
+class Summary:
+    """What the summarise agent outputs."""
+
+    title: str
+    words: int
+
+
+def summarise_prompt(text: str) -> str:
+    """The prompt of the summarise agent."""
+    return f"Summarise, with a title and the number of words:\n{text}"
+
+
+AGENTS = {
+    "summarise": AgentDefinition(
+        build_prompt=summarise_prompt, output=OutputTool.of(Summary, name="record_summary")
+    )
+}
