@@ -16,10 +16,20 @@ import attrs
 import click
 
 from .._journal_files import DatabaseUrl
-from . import CONNECTION, JOURNAL_HELP, JOURNAL_TYPE, MAX_HELP, RECOVERY, _with
+from . import (
+    CONNECTION,
+    JOURNAL_HELP,
+    JOURNAL_TYPE,
+    MAX_HELP,
+    RECOVERY,
+    _with,
+    agent_options,
+    check_journal,
+    check_key,
+    test_model,
+)
 from . import _budget as budgets
 from . import _temporal as agents_option
-from . import agent_options, check_journal, check_key, test_model
 
 
 def _ready(url: str, token: str | None) -> None:
@@ -121,7 +131,9 @@ def mcp_serve(
     try:
         from toolreel.mcp import agent_server, serve  # noqa: PLC0415 - the mcp extra
     except ImportError as exc:
-        raise click.UsageError(f"mcp-serve needs the MCP SDK: pip install 'toolreel[mcp]' ({exc})") from exc
+        raise click.UsageError(
+            f"mcp-serve needs the MCP SDK: pip install 'toolreel[mcp]' ({exc})"
+        ) from exc
     server = agent_server(options, agents=agents, expose_tools=expose_tools)
     run = functools.partial(
         serve,

@@ -39,12 +39,12 @@ from ._server import MCPConnectError, MCPConnection, MCPServer, MCPTool, MCPTool
 from ._serving import http_app, serve
 
 __all__ = [
+    "SESSION_META",
     "MCPConnectError",
     "MCPConnection",
     "MCPServer",
     "MCPTool",
     "MCPToolError",
-    "SESSION_META",
     "agent_server",
     "http_app",
     "result_text",

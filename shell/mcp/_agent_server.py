@@ -163,7 +163,9 @@ def agent_server(
         ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         """Every tool on one page."""
-        return types.ListToolsResult(tools=[o.listed for o in offers(ctx.lifespan_context).values()])
+        return types.ListToolsResult(
+            tools=[o.listed for o in offers(ctx.lifespan_context).values()]
+        )
 
     async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
         """Answer one call (module docstring); an unknown tool is a protocol error."""
@@ -290,7 +292,9 @@ async def _decide(ctx: Context, client: Client, paused: AwaitApproval) -> None:
             await client.approve(call.id)
         else:
             reason = content.get("reason") if answer.action == "accept" else None
-            await client.deny(call.id, str(reason or f"The MCP client's user chose {answer.action}."))
+            await client.deny(
+                call.id, str(reason or f"The MCP client's user chose {answer.action}.")
+            )
 
 
 def _held(paused: AwaitApproval, session: str, location: str | None) -> types.CallToolResult:

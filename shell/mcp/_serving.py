@@ -57,7 +57,7 @@ class BearerToken:
         """Pass a request carrying the token on; answer any other with 401."""
         if scope["type"] == "http" and not self._carries(scope):
             refusal = JSONResponse(
-                {"error": "this server needs its access token: send 'Authorization: Bearer <token>'"},
+                {"error": "this server needs its access token: 'Authorization: Bearer <token>'"},
                 status_code=401,
                 headers={"WWW-Authenticate": "Bearer"},
             )
