@@ -41,20 +41,25 @@ def multiply(a: float, b: float) -> float:
 
 
 @contextlib.contextmanager
-def model() -> Iterator[dict[str, str | None]]:
-    """The model's connection: OpenAI's with a key, else the offline calculator."""
+def model() -> Iterator[tuple[str, str | None, str | None]]:
+    """The model, server and key: OpenAI's with a key, else the offline calculator."""
     if os.environ.get("OPENAI_API_KEY"):
-        yield {"model": "gpt-4o-mini", "base_url": None, "api_key": None}
+        yield "gpt-4o-mini", None, None  # the key: OPENAI_API_KEY
     else:
         with ScriptedServer(calculator) as server:
-            yield {"model": "calculator", "base_url": server.url, "api_key": "none"}
+            yield "calculator", server.url, "none"  # it takes any key
 
 
 def be_the_server() -> None:
     """Serve the calculator agent over stdio until the client goes (stdout is the protocol's)."""
-    with model() as connection:
+    with model() as (name, base_url, key):
         options = AgentOptions(
-            **connection, tools=[add, multiply], auto_execute_tools=True, journal=str(JOURNAL)
+            model=name,
+            base_url=base_url,
+            api_key=key,
+            tools=[add, multiply],
+            auto_execute_tools=True,
+            journal=str(JOURNAL),
         )
         anyio.run(serve, agent_server(options))
 
@@ -67,11 +72,11 @@ async def ask() -> str:
         listed = await session.list_tools()
         print("tools:", ", ".join(item.name for item in listed.tools))
 
-        async def progress(value: float, total: float | None, message: str | None) -> None:
-            print(f"progress {value:g}: {message}")
+        async def told(progress: float, total: float | None, message: str | None) -> None:
+            print(f"progress {progress:g}: {message}")
 
         result = await session.call_tool(
-            "chat", {"prompt": "What's 7 times 8, then add 5?"}, progress_callback=progress
+            "chat", {"prompt": "What's 7 times 8, then add 5?"}, progress_callback=told
         )
     for block in result.content:
         if isinstance(block, types.TextContent):

@@ -56,6 +56,7 @@ from toolreel.core import (
     Finish,
     FinishReason,
     RoundFinished,
+    ToolreelError,
     ToolResultReady,
     ValidationFailed,
 )
@@ -179,9 +180,12 @@ def agent_server(
         given = offer.input.read(arguments)
         if isinstance(given, Failure):
             return _error(f"Invalid arguments for {params.name}: {given.failure()}")
-        if offer.definition is None:
-            return await _run_chat(ctx, given.unwrap())
-        return await _run_agent(ctx, offer.definition, given.unwrap())
+        try:
+            if offer.definition is None:
+                return await _run_chat(ctx, given.unwrap())
+            return await _run_agent(ctx, offer.definition, given.unwrap())
+        except ToolreelError as exc:  # a journal that gave up, content the model refuses, ...
+            return _error(f"{params.name} failed: {exc}")
 
     return Server(
         name,
