@@ -33,10 +33,11 @@ optionally the plain tools; each call a journaled session named in the result's
 
 from __future__ import annotations
 
-from ._agent_server import SESSION_META, agent_server
+from ._agent_server import agent_server
 from ._results import result_text
 from ._server import MCPConnectError, MCPConnection, MCPServer, MCPTool, MCPToolError
 from ._serving import http_app, serve
+from ._tool_results import SESSION_META
 
 __all__ = [
     "SESSION_META",

@@ -54,7 +54,6 @@ from toolreel.core import (
     AttemptStarted,
     AwaitApproval,
     Finish,
-    FinishReason,
     RoundFinished,
     ToolreelError,
     ToolResultReady,
@@ -74,9 +73,8 @@ from toolreel.shell import (
 
 from ._served_input import Input, chat_input, definition_input
 from ._server import MCPServer
+from ._tool_results import SESSION_META, error_result, finished, held, text_result
 
-#: The `_meta` key of a result that names the call's session in the journal.
-SESSION_META = "toolreel/session_id"
 #: What an elicited approval asks for.
 APPROVAL_FORM: dict[str, Any] = {
     "type": "object",
@@ -179,13 +177,13 @@ def agent_server(
         assert offer.input is not None
         given = offer.input.read(arguments)
         if isinstance(given, Failure):
-            return _error(f"Invalid arguments for {params.name}: {given.failure()}")
+            return error_result(f"Invalid arguments for {params.name}: {given.failure()}")
         try:
             if offer.definition is None:
                 return await _run_chat(ctx, given.unwrap())
             return await _run_agent(ctx, offer.definition, given.unwrap())
         except ToolreelError as exc:  # a journal that gave up, content the model refuses, ...
-            return _error(f"{params.name} failed: {exc}")
+            return error_result(f"{params.name} failed: {exc}")
 
     return Server(
         name,
@@ -247,8 +245,8 @@ async def _run_plain(item: Tool, arguments: dict[str, Any]) -> types.CallToolRes
     done = await item.run(json.dumps(arguments))
     value = done.value_or(None)
     if value is None:
-        return _error(str(done.failure()))
-    return _text(value if isinstance(value, str) else value.text)
+        return error_result(str(done.failure()))
+    return text_result(value if isinstance(value, str) else value.text)
 
 
 async def _run_chat(ctx: Context, given: Any) -> types.CallToolResult:
@@ -269,9 +267,9 @@ async def _run_chat(ctx: Context, given: Any) -> types.CallToolResult:
                 elif isinstance(item, AwaitApproval):
                     paused = item
             if paused is None:
-                return _finished(client.last_finish, session)
+                return finished(client.last_finish, session)
             if not _can_elicit(ctx):
-                return _held(paused, session, served.location)
+                return held(paused, session, served.location)
             await _decide(ctx, client, paused)
 
 
@@ -301,35 +299,6 @@ async def _decide(ctx: Context, client: Client, paused: AwaitApproval) -> None:
             )
 
 
-def _held(paused: AwaitApproval, session: str, location: str | None) -> types.CallToolResult:
-    """The error result of a turn left paused: which calls, and how to decide them."""
-    calls = ", ".join(f"{r.call.name} ({r.call.id})" for r in paused.requests)
-    ids = " ".join(r.call.id for r in paused.requests)
-    how = (
-        f"decide with `toolreel approve --journal {location} --session {session} {ids}` "
-        "(or `toolreel deny ...`), giving the server's connection and --tools flags again"
-        if location is not None
-        else "this server keeps no journal file, so nobody can decide it (give it --journal)"
-    )
-    return _error(
-        f"held for approval: {calls}; this MCP client takes no elicitation, so the call "
-        f"waits in session {session}: {how}",
-        session,
-    )
-
-
-def _finished(finish: Finish | None, session: str) -> types.CallToolResult:
-    """A turn's answer, or (not completed) an error result with the reason."""
-    if finish is None:
-        return _error("the turn ended without an answer", session)
-    if finish.reason is FinishReason.COMPLETED:
-        return _text(finish.text, session)
-    error = finish.error
-    why = error.message if error is not None else finish.reason.value
-    tail = f"; its last text: {finish.text}" if finish.text else ""
-    return _error(f"the turn did not complete ({finish.reason.value}): {why}{tail}", session)
-
-
 async def _run_agent(
     ctx: Context, definition: AgentDefinition[Any, Any], given: Any
 ) -> types.CallToolResult:
@@ -338,14 +307,14 @@ async def _run_agent(
     options = served.options
     session = uuid.uuid4().hex
     steps = 0
-    finished: list[Finish] = []
+    ends: list[Finish] = []
 
     async def told(notice: object) -> None:
         """Progress for each attempt, helper result and failed validation; keep the Finish."""
         nonlocal steps
         message = _step_message(notice)
         if isinstance(notice, Finish):
-            finished.append(notice)
+            ends.append(notice)
         elif message is not None:
             steps += 1
             await ctx.session.report_progress(steps, message=message)
@@ -362,8 +331,8 @@ async def _run_agent(
     result = await execute_agent(definition, given, run, model=served.model)
     if isinstance(result, AgentFailure):
         error = result.error
-        return _error(f"the agent run failed ({error.code}): {error.message}", session)
-    text = finished[-1].text if finished else "{}"
+        return error_result(f"the agent run failed ({error.code}): {error.message}", session)
+    text = ends[-1].text if ends else "{}"
     structured = json.loads(text)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
@@ -381,17 +350,6 @@ def _step_message(notice: object) -> str | None:
     if isinstance(notice, ValidationFailed):
         return f"attempt {notice.attempt} failed validation: {'; '.join(notice.problems)}"
     return None
-
-
-def _text(text: str, session: str | None = None) -> types.CallToolResult:
-    """A result of one text block (naming its session, if any)."""
-    meta = {SESSION_META: session} if session else None
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], _meta=meta)
-
-
-def _error(text: str, session: str | None = None) -> types.CallToolResult:
-    """A tool error result (`isError`): the caller reads why."""
-    return _text(text, session).model_copy(update={"is_error": True})
 
 
 def _location(journal: str | Path | Journal | None) -> str | None:

@@ -97,13 +97,19 @@ def test_stdio_lists_the_chat_and_agent_tools_answers_and_journals_each_call(
             chat = await session.call_tool(
                 "chat", {"prompt": "Add two numbers"}, progress_callback=noted
             )
-            agent = await session.call_tool("summarise", {"text": "one two three"})
+            chat_progress = list(progress)
+            progress.clear()
+            agent = await session.call_tool(
+                "summarise", {"text": "one two three"}, progress_callback=noted
+            )
+            progress[:0] = chat_progress
             return chat, agent
 
     chat, agent = anyio.run(main)
     assert not chat.is_error, text_of(chat)
     assert '"add"' in text_of(chat)  # the TestModel's answer: the results of the tools it called
-    assert progress == [(1.0, "round 1: add")]  # one round, one notification
+    # The chat's one round; the agent's attempt, then its output tool's call.
+    assert progress == [(1.0, "round 1: add"), (1.0, "attempt 1"), (2.0, "record_summary: done")]
     assert not agent.is_error, text_of(agent)
     assert agent.structured_content is not None
     assert set(agent.structured_content) == {"title", "words"}
