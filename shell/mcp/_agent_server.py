@@ -292,11 +292,9 @@ async def _decide(ctx: Context, client: Client, paused: AwaitApproval) -> None:
         content = answer.content or {}
         if answer.action == "accept" and content.get("approve") is True:
             await client.approve(call.id)
-        else:
+        else:  # declined, cancelled, or not approved: denied, in the core's words unless given
             reason = content.get("reason") if answer.action == "accept" else None
-            await client.deny(
-                call.id, str(reason or f"The MCP client's user chose {answer.action}.")
-            )
+            await client.deny(call.id, reason if isinstance(reason, str) else "")
 
 
 async def _run_agent(

@@ -138,6 +138,13 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def access_token(host: str, token: str | None) -> str | None:
+    """The token HTTP requests must carry: the one given; off loopback, else one made now."""
+    if token is None and not is_loopback(host):
+        return secrets.token_urlsafe(32)
+    return token
+
+
 async def serve(
     server: Server[Any],
     *,
@@ -165,8 +172,7 @@ async def serve(
         return
     if transport != "http":
         raise ConfigError("transport", transport, "'stdio' or 'http'")
-    if token is None and not is_loopback(host):
-        token = secrets.token_urlsafe(32)
+    token = access_token(host, token)
     app = http_app(
         server, host=host, allowed_hosts=allowed_hosts, token=token, max_body_bytes=max_body_bytes
     )

@@ -181,6 +181,34 @@ def test_a_held_call_is_elicited_from_a_client_that_takes_elicitation(tmp_path: 
     assert "wiped " in text_of(result)  # the approved call ran
 
 
+@pytest.mark.parametrize(
+    ("answer", "read"),
+    [
+        (types.ElicitResult(action="decline"), "The user denied this tool call."),
+        (
+            types.ElicitResult(action="accept", content={"approve": False, "reason": "not today"}),
+            "not today",
+        ),
+    ],
+)
+def test_a_declined_or_refused_elicitation_denies_the_call(
+    tmp_path: Path, answer: types.ElicitResult, read: str
+) -> None:
+    async def decide(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return answer
+
+    async def main() -> types.CallToolResult:
+        async with over_stdio(
+            tmp_path / "j.db", elicit=decide, tools="served_agent:GUARDED"
+        ) as session:
+            return await session.call_tool("chat", {"prompt": "Clean up"})
+
+    result = anyio.run(main)
+    assert not result.is_error, text_of(result)  # the turn completed: the model read the denial
+    assert "wiped " not in text_of(result)
+    assert read in text_of(result)
+
+
 def test_without_elicitation_a_held_call_is_an_error_saying_how_to_decide_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
