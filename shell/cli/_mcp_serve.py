@@ -33,9 +33,9 @@ from . import _temporal as agents_option
 
 
 def _ready(url: str, token: str | None) -> None:
-    """Say where the server listens (HTTP), and the token a client must send."""
+    """Say where the server listens (HTTP), and the token a client must send; over stdio
+    nothing (the client shows a server's stderr as its own, e.g. `toolreel run --mcp`)."""
     if url == "stdio":
-        click.echo("toolreel MCP server on stdio", err=True)
         return
     click.echo(f"toolreel MCP server on {url}", err=True)
     if token is not None:
