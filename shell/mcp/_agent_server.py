@@ -117,6 +117,7 @@ def agent_server(
     *,
     agents: Mapping[str, AgentDefinition[Any, Any]] | None = None,
     chat: str | None = "chat",
+    description: str | None = None,
     expose_tools: bool = False,
     name: str = "toolreel",
     model: ModelPort | None = None,
@@ -124,12 +125,14 @@ def agent_server(
     """The MCP server exposing `options`' chat loop as the tool `chat`, and each of `agents`.
 
     Serve it with `serve(...)`, `http_app(server)`, or the SDK (`server.run(...)`).
+    `chat` names the chat tool (None: no chat tool), `description` says what it
+    is for (default: a sentence naming its tools, never the system prompt);
     `model` replaces the model the options describe (a `TestModel`, ...).
     """
     agents = dict(agents or {})
     if chat is not None and chat in agents:
         raise ValueError(f"the agent name {chat!r} is the chat tool's; rename one")
-    fixed = _fixed_offers(options, agents, chat)
+    fixed = _fixed_offers(options, agents, chat, description)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Server[Served]) -> AsyncIterator[Served]:
@@ -196,15 +199,21 @@ def agent_server(
 
 
 def _fixed_offers(
-    options: AgentOptions, agents: Mapping[str, AgentDefinition[Any, Any]], chat: str | None
+    options: AgentOptions,
+    agents: Mapping[str, AgentDefinition[Any, Any]],
+    chat: str | None,
+    description: str | None,
 ) -> dict[str, _Offer]:
     """The chat tool and one tool per agent, as listed."""
     found: dict[str, _Offer] = {}
     if chat is not None:
         entry = chat_input()
-        described = "Ask the agent: one turn of its tool loop; the result is its answer."
-        if options.system_prompt:
-            described += f" Its instructions: {options.system_prompt[:500]}"
+        # Never the system prompt: what the operator told the model is not the callers' to read.
+        tools = ", ".join(_as_tool(item).name for item in options.tools)
+        described = description or (
+            "Ask the agent: one turn of its tool loop; the result is its answer."
+            + (f" Its tools: {tools}." if tools else "")
+        )
         found[chat] = _Offer(
             listed=types.Tool(name=chat, description=described, input_schema=entry.schema),
             input=entry,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import anyio
 import attrs
 
 from toolreel.shell import AgentDefinition, OutputTool, tool
@@ -18,7 +19,14 @@ def wipe(path: str) -> str:
     return f"wiped {path}"
 
 
+async def slow() -> str:
+    """Take a minute (a call the client gives up on)."""
+    await anyio.sleep(60)
+    return "done"
+
+
 TOOLS = [add]
+SLOW = [slow]
 GUARDED = [add, wipe]
 
 

@@ -232,11 +232,33 @@ def test_without_elicitation_a_held_call_is_an_error_saying_how_to_decide_it(
     assert "wiped " in decided.output
 
 
+def test_a_call_the_client_gives_up_on_is_a_cancelled_turn_in_the_journal(
+    tmp_path: Path,
+) -> None:
+    journal = tmp_path / "j.db"
+
+    def last_finish() -> str:
+        return run_cli("sessions", str(journal)).output
+
+    async def main() -> list[str]:
+        async with over_stdio(journal, tools="served_agent:SLOW") as session:
+            with anyio.move_on_after(2):  # the SDK's client sends notifications/cancelled
+                await session.call_tool("chat", {"prompt": "Take your time"})
+            with anyio.fail_after(30):  # while still connected: the cancel, not the shutdown
+                while "cancelled" not in last_finish():
+                    await anyio.sleep(0.1)
+            return [item.name for item in (await session.list_tools()).tools]
+
+    assert anyio.run(main) == ["chat", "summarise"]  # the server goes on serving
+    assert run_cli("replay", str(journal)).exit_code == 0
+
+
 @contextlib.contextmanager
-def over_http(journal: Path, *flags: str) -> Iterator[str]:
+def over_http(journal: Path, *flags: str, tools: str = "served_agent:TOOLS") -> Iterator[str]:
     """`toolreel mcp-serve --transport http --port 0` as a child process; its endpoint URL."""
+    args = serve_args(journal, "--transport", "http", "--port", "0", *flags, tools=tools)
     child = subprocess.Popen(
-        [*SERVE[:1], *serve_args(journal, "--transport", "http", "--port", "0", *flags)],
+        [*SERVE[:1], *args],
         cwd=HERE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
@@ -278,6 +300,25 @@ def test_streamable_http_answers_the_sdk_client_and_refuses_other_hosts(tmp_path
         huge = httpx2.post(url, content=b"x" * (4 * 1024 * 1024 + 1), headers=accept)
         assert huge.status_code == 413
     assert run_cli("replay", str(journal)).exit_code == 0
+
+
+def test_over_http_a_held_call_is_elicited_too(tmp_path: Path) -> None:
+    async def approve(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    with over_http(tmp_path / "j.db", tools="served_agent:GUARDED") as url:
+
+        async def main() -> types.CallToolResult:
+            async with (
+                streamable_http_client(url) as (read, write),
+                ClientSession(read, write, elicitation_callback=approve) as session,
+            ):
+                await session.initialize()
+                return await session.call_tool("chat", {"prompt": "Clean up"})
+
+        result = anyio.run(main)
+    assert not result.is_error, text_of(result)
+    assert "wiped " in text_of(result)
 
 
 def test_with_a_token_every_http_request_must_carry_it(tmp_path: Path) -> None:
