@@ -64,30 +64,20 @@ from toolreel.shell import (
     AgentFailure,
     AgentOptions,
     AgentRunOptions,
+    AgentSuccess,
+    ApprovalPending,
     Client,
     Tool,
     execute_agent,
     open_journal,
+    resume_agent,
     tool,
 )
 
+from ._elicited import ask, can_elicit
 from ._served_input import Input, chat_input, definition_input
 from ._server import MCPServer
 from ._tool_results import SESSION_META, error_result, finished, held, text_result
-
-#: What an elicited approval asks for.
-APPROVAL_FORM: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "approve": {"type": "boolean", "title": "Approve", "description": "Run the call?"},
-        "reason": {
-            "type": "string",
-            "title": "Reason",
-            "description": "If denied: what the model reads.",
-        },
-    },
-    "required": ["approve"],
-}
 
 Context = ServerRequestContext["Served", Any]
 
@@ -277,33 +267,29 @@ async def _run_chat(ctx: Context, given: Any) -> types.CallToolResult:
                     paused = item
             if paused is None:
                 return finished(client.last_finish, session)
-            if not _can_elicit(ctx):
-                return held(paused, session, served.location)
+            if not can_elicit(ctx):
+                return held(paused.requests, session, _approve_command(served, session, paused))
             await _decide(ctx, client, paused)
 
 
-def _can_elicit(ctx: Context) -> bool:
-    """Whether the client said it takes form elicitations."""
-    capabilities = ctx.session.client_capabilities
-    return capabilities is not None and capabilities.elicitation is not None
+def _approve_command(served: Served, session: str, paused: AwaitApproval) -> str | None:
+    """The `toolreel approve` command deciding a paused chat turn (None: no journal file)."""
+    if served.location is None:
+        return None
+    ids = " ".join(request.call.id for request in paused.requests)
+    return (
+        f"`toolreel approve --journal {served.location} --session {session} {ids}` (or "
+        "`toolreel deny`), giving the server's connection and --tools flags again"
+    )
 
 
 async def _decide(ctx: Context, client: Client, paused: AwaitApproval) -> None:
     """Ask the client about each held call (elicitation); approve or deny as it answers."""
-    for request in paused.requests:
-        call = request.call
-        why = f" ({request.reason})" if request.reason else ""
-        answer = await ctx.session.elicit_form(
-            f"Approve the call {call.name}({call.arguments}){why}?",
-            APPROVAL_FORM,
-            related_request_id=ctx.request_id,
-        )
-        content = answer.content or {}
-        if answer.action == "accept" and content.get("approve") is True:
-            await client.approve(call.id)
-        else:  # declined, cancelled, or not approved: denied, in the core's words unless given
-            reason = content.get("reason") if answer.action == "accept" else None
-            await client.deny(call.id, reason if isinstance(reason, str) else "")
+    decided = await ask(ctx, paused.requests)
+    for call_id in decided.approve:
+        await client.approve(call_id)
+    for call_id, reason in decided.deny.items():
+        await client.deny(call_id, reason)
 
 
 async def _run_agent(
@@ -335,7 +321,13 @@ async def _run_agent(
         on_notice=told,
         budget=options.budget,
     )
-    result = await execute_agent(definition, given, run, model=served.model)
+    try:
+        result = await execute_agent(definition, given, run, model=served.model)
+    except ApprovalPending as paused:
+        found = await _resumed(ctx, definition, run, paused)
+        if isinstance(found, types.CallToolResult):
+            return found
+        result = found
     if isinstance(result, AgentFailure):
         error = result.error
         return error_result(f"the agent run failed ({error.code}): {error.message}", session)
@@ -346,6 +338,34 @@ async def _run_agent(
         structured_content=structured,
         _meta={SESSION_META: session},
     )
+
+
+async def _resumed(
+    ctx: Context,
+    definition: AgentDefinition[Any, Any],
+    run: AgentRunOptions,
+    paused: ApprovalPending,
+) -> AgentSuccess[Any] | AgentFailure | types.CallToolResult:
+    """A paused agent run gone on with the client's decisions; without elicitation, the
+    error result saying it is held."""
+    session = paused.session_id
+    while True:
+        if not can_elicit(ctx):
+            ids = [request.call.id for request in paused.requests]
+            how = f"`resume_agent({session!r}, definition, options, approve={ids})` in Python"
+            return held(paused.requests, session, how)
+        decided = await ask(ctx, paused.requests)
+        try:
+            return await resume_agent(
+                session,
+                definition,
+                run,
+                approve=decided.approve,
+                deny=decided.deny,
+                model=ctx.lifespan_context.model,
+            )
+        except ApprovalPending as again:
+            paused = again
 
 
 def _step_message(notice: object) -> str | None:

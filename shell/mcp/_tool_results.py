@@ -5,27 +5,29 @@ Each names the call's session in its `_meta` (`SESSION_META`), when one began.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import mcp_types as types
 
-from toolreel.core import AwaitApproval, Finish, FinishReason
+from toolreel.core import ApprovalRequested, Finish, FinishReason
 
 #: The `_meta` key of a result that names the call's session in the journal.
 SESSION_META = "toolreel/session_id"
 
 
-def held(paused: AwaitApproval, session: str, location: str | None) -> types.CallToolResult:
-    """The error result of a turn left paused: which calls, and how to decide them."""
-    calls = ", ".join(f"{r.call.name} ({r.call.id})" for r in paused.requests)
-    ids = " ".join(r.call.id for r in paused.requests)
-    how = (
-        f"decide with `toolreel approve --journal {location} --session {session} {ids}` "
-        "(or `toolreel deny ...`), giving the server's connection and --tools flags again"
-        if location is not None
-        else "this server keeps no journal file, so nobody can decide it (give it --journal)"
+def held(
+    requests: Iterable[ApprovalRequested], session: str, how: str | None
+) -> types.CallToolResult:
+    """The error result of a turn left paused: which calls, and `how` to decide them."""
+    calls = ", ".join(f"{r.call.name} ({r.call.id})" for r in requests)
+    decide = (
+        f"decide it with {how}"
+        if how is not None
+        else "this server keeps no journal file, so nobody can decide it (give it a journal)"
     )
     return error_result(
         f"held for approval: {calls}; this MCP client takes no elicitation, so the call "
-        f"waits in session {session}: {how}",
+        f"waits in session {session}: {decide}",
         session,
     )
 

@@ -48,3 +48,17 @@ AGENTS = {
         build_prompt=summarise_prompt, output=OutputTool.of(Summary, name="record_summary")
     )
 }
+
+
+def tidy_prompt(folder: str) -> str:
+    """The prompt of the tidy agent, whose helper `wipe` is held for approval."""
+    return f"Tidy {folder}, then summarise what you did."
+
+
+GUARDED_AGENTS = {
+    "tidy": AgentDefinition(
+        build_prompt=tidy_prompt,
+        output=OutputTool.of(Summary, name="record_summary"),
+        helpers=[wipe],
+    )
+}

@@ -181,6 +181,33 @@ def test_a_held_call_is_elicited_from_a_client_that_takes_elicitation(tmp_path: 
     assert "wiped " in text_of(result)  # the approved call ran
 
 
+def test_an_agents_held_helper_is_elicited_or_said_held_with_how_to_resume(
+    tmp_path: Path,
+) -> None:
+    journal = tmp_path / "j.db"
+
+    async def approve(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async def main() -> tuple[types.CallToolResult, types.CallToolResult]:
+        flags = ("--agents", "served_agent:GUARDED_AGENTS")
+        async with over_stdio(journal, *flags, elicit=approve) as session:
+            elicited = await session.call_tool("tidy", {"folder": "/tmp"})
+        async with over_stdio(journal, *flags) as session:
+            return elicited, await session.call_tool("tidy", {"folder": "/tmp"})
+
+    elicited, held = anyio.run(main)
+    assert not elicited.is_error, text_of(elicited)
+    assert elicited.structured_content is not None
+    assert set(elicited.structured_content) == {"title", "words"}
+    assert held.is_error
+    session = held.meta[SESSION_META]  # type: ignore[index]
+    assert f"waits in session {session}" in text_of(held)
+    assert f"`resume_agent({session!r}, definition, options, approve=['call_1'])`" in text_of(held)
+    replayed = run_cli("replay", str(journal))
+    assert replayed.exit_code == 0 and "awaiting approval (1)" in replayed.output
+
+
 @pytest.mark.parametrize(
     ("answer", "read"),
     [
