@@ -26,11 +26,14 @@ Rules of a call:
   schema (the specification's "input validation errors" are tool execution
   errors, which a calling model can read and correct); an unknown tool name is
   the protocol's invalid-params error;
-- a call held for approval: if the client declared the elicitation capability,
-  the server asks it (a form with `approve` and `reason`) and goes on with its
-  decision; else the result is an error saying the call is held in session S
-  and how to decide it (`toolreel approve --journal J --session S CALL_ID`),
-  the session staying paused in the journal.
+- a call held for approval (a chat turn's, or an agent's helper): if the client
+  declared the elicitation capability, the server asks it (shell/mcp/_elicited.py)
+  and goes on with its decisions; else the result is an error saying the call
+  is held in session S and how to decide it (`toolreel approve --journal J
+  --session S CALL_ID`; an agent run: `resume_agent(...)`), the session staying
+  paused in the journal;
+- a call the client cancels ends its turn `cancelled`, journaled; a toolreel
+  error (a journal that gave up, ...) is an error result naming the tool.
 """
 
 from __future__ import annotations
@@ -267,9 +270,13 @@ async def _run_chat(ctx: Context, given: Any) -> types.CallToolResult:
                     paused = item
             if paused is None:
                 return finished(client.last_finish, session)
-            if not can_elicit(ctx):
+            decided = await ask(ctx, paused.requests) if can_elicit(ctx) else None
+            if decided is None:
                 return held(paused.requests, session, _approve_command(served, session, paused))
-            await _decide(ctx, client, paused)
+            for call_id in decided.approve:
+                await client.approve(call_id)
+            for call_id, reason in decided.deny.items():
+                await client.deny(call_id, reason)
 
 
 def _approve_command(served: Served, session: str, paused: AwaitApproval) -> str | None:
@@ -281,15 +288,6 @@ def _approve_command(served: Served, session: str, paused: AwaitApproval) -> str
         f"`toolreel approve --journal {served.location} --session {session} {ids}` (or "
         "`toolreel deny`), giving the server's connection and --tools flags again"
     )
-
-
-async def _decide(ctx: Context, client: Client, paused: AwaitApproval) -> None:
-    """Ask the client about each held call (elicitation); approve or deny as it answers."""
-    decided = await ask(ctx, paused.requests)
-    for call_id in decided.approve:
-        await client.approve(call_id)
-    for call_id, reason in decided.deny.items():
-        await client.deny(call_id, reason)
 
 
 async def _run_agent(
@@ -350,11 +348,11 @@ async def _resumed(
     error result saying it is held."""
     session = paused.session_id
     while True:
-        if not can_elicit(ctx):
+        decided = await ask(ctx, paused.requests) if can_elicit(ctx) else None
+        if decided is None:
             ids = [request.call.id for request in paused.requests]
             how = f"`resume_agent({session!r}, definition, options, approve={ids})` in Python"
             return held(paused.requests, session, how)
-        decided = await ask(ctx, paused.requests)
         try:
             return await resume_agent(
                 session,

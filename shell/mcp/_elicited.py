@@ -5,7 +5,8 @@ call, related to the tool call's request (over HTTP it rides that request's stre
 form with `approve` (boolean) and `reason` (what the model reads if denied). Accepted
 with `approve: true` approves; anything else (declined, cancelled, `approve: false`)
 denies, with the reason given, else the core's own words ("The user denied this tool
-call.").
+call."). A client that cannot be asked after all (no back channel, an error answer)
+leaves the calls held, as a client without the capability does.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import attrs
 from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
 
 from toolreel.core import ApprovalRequested
 
@@ -49,8 +51,19 @@ def can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
 
 async def ask(
     ctx: ServerRequestContext[Any, Any], requests: Iterable[ApprovalRequested]
+) -> Decisions | None:
+    """Ask the client about each held call, in call order: its decisions, or None when it
+    cannot be asked after all (no back channel, an error answer): the calls stay held."""
+    try:
+        return await _asked(ctx, requests)
+    except MCPError:  # NoBackChannelError included (a stateless modern-era request)
+        return None
+
+
+async def _asked(
+    ctx: ServerRequestContext[Any, Any], requests: Iterable[ApprovalRequested]
 ) -> Decisions:
-    """Ask the client about each held call, in call order; its decisions."""
+    """Each held call asked, in call order."""
     approve: list[str] = []
     deny: dict[str, str] = {}
     for request in requests:
