@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import ipaddress
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +34,34 @@ from . import _budget as budgets
 from . import _temporal as agents_option
 
 
-def _ready(url: str, token: str | None) -> None:
-    """Say where the server listens (HTTP), and the token a client must send; over stdio
-    nothing (the client shows a server's stderr as its own, e.g. `toolreel run --mcp`)."""
-    if url == "stdio":
-        return
-    click.echo(f"toolreel MCP server on {url}", err=True)
-    if token is not None:
-        click.echo(f"every request must carry 'Authorization: Bearer {token}'", err=True)
+def _ready(host: str, given: str | None) -> Callable[[str, str | None], None]:
+    """What to say once the server listens: where (HTTP), and the token a client must send
+    (shown only when made here, never one given); over stdio nothing (a client shows a
+    server's stderr as its own, e.g. `toolreel run --mcp`)."""
+
+    def told(url: str, token: str | None) -> None:
+        if url == "stdio":
+            return
+        click.echo(f"toolreel MCP server on {url}", err=True)
+        if _loopback(host):
+            return
+        click.echo(
+            "warning: serving beyond this machine: whoever holds the token can run its tools "
+            "and spend its model key; keep it secret",
+            err=True,
+        )
+        shown = "the token given (--token or TOOLREEL_TOKEN)" if given else token
+        click.echo(f"every request must carry 'Authorization: Bearer {shown}'", err=True)
+
+    return told
+
+
+def _loopback(host: str) -> bool:
+    """Whether `host` is `localhost` or a loopback address."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host.lower() == "localhost"
 
 
 @click.command("mcp-serve")
@@ -144,7 +166,7 @@ def mcp_serve(
         allowed_hosts=hosts,
         token=token,
         max_body_bytes=max_body,
-        ready=_ready,
+        ready=_ready(host, token),
     )
     try:
         with test_model() if testing else contextlib.nullcontext():

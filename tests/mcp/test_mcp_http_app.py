@@ -74,3 +74,18 @@ def test_off_loopback_a_token_is_made_unless_given() -> None:
     assert made is not None and len(made) >= 32
     assert access_token("192.168.1.5", "given-token-xxxxxxxx") == "given-token-xxxxxxxx"
     assert not is_loopback("example.com")
+
+
+def test_mcp_serve_shows_a_token_it_made_never_one_given(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from toolreel.shell.cli._mcp_serve import _ready
+
+    made = "m" * 43
+    _ready("0.0.0.0", None)("http://0.0.0.0:8000/mcp", made)
+    _ready("0.0.0.0", "g" * 20)("http://0.0.0.0:8000/mcp", "g" * 20)
+    _ready("127.0.0.1", "g" * 20)("http://127.0.0.1:8000/mcp", "g" * 20)
+    told = capsys.readouterr().err
+    assert told.count("warning: serving beyond this machine") == 2  # not on loopback
+    assert f"Authorization: Bearer {made}" in told
+    assert "g" * 20 not in told
