@@ -17,6 +17,7 @@ from toolreel.core import ConfigError
 from toolreel.mcp import agent_server, http_app
 from toolreel.mcp._serving import access_token, is_loopback
 from toolreel.shell import AgentOptions
+from toolreel.shell.cli._mcp_serve import _ready
 
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 INITIALIZE = {
@@ -79,8 +80,6 @@ def test_off_loopback_a_token_is_made_unless_given() -> None:
 def test_mcp_serve_shows_a_token_it_made_never_one_given(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from toolreel.shell.cli._mcp_serve import _ready
-
     made = "m" * 43
     _ready("0.0.0.0", None)("http://0.0.0.0:8000/mcp", made)
     _ready("0.0.0.0", "g" * 20)("http://0.0.0.0:8000/mcp", "g" * 20)
