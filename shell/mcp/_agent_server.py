@@ -56,6 +56,7 @@ from toolreel.adapters import Journal, ModelPort
 from toolreel.core import (
     AttemptStarted,
     AwaitApproval,
+    ConfigError,
     Finish,
     RoundFinished,
     ToolreelError,
@@ -124,7 +125,7 @@ def agent_server(
     """
     agents = dict(agents or {})
     if chat is not None and chat in agents:
-        raise ValueError(f"the agent name {chat!r} is the chat tool's; rename one")
+        raise ConfigError("agents", chat, "names other than the chat tool's (or chat=None)")
     fixed = _fixed_offers(options, agents, chat, description)
 
     @contextlib.asynccontextmanager
