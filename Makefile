@@ -34,6 +34,7 @@ lint: $(LINKS)
 typecheck: $(LINKS)
 	$(VENV)/bin/mypy -p toolreel.core -p toolreel.adapters -p toolreel.shell -p toolreel.testing \
 		-p toolreel.otel -p toolreel.web -p toolreel.open_agent -p toolreel.mcp -p toolreel.temporal \
+		-p toolreel.cli \
 		-m toolreel.__main__
 	$(VENV)/bin/mypy examples docs/hooks
 

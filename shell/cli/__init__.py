@@ -38,15 +38,15 @@ from toolreel.adapters._providers import (
 from toolreel.adapters._redact import LOG_FILTER
 from toolreel.adapters._transcript import render_agent_transcript
 from toolreel.core import ConfigError, ImagePart, LoopConfig, ToolreelError, UsageError
+from toolreel.shell import demo as demo_module
+from toolreel.shell._images import image, submitted
+from toolreel.shell._journal_files import DatabaseUrl, is_sqlite, open_location
+from toolreel.shell._options import AgentOptions
+from toolreel.shell._replay import Divergence, load_agent_session
+from toolreel.shell._replay import replay as replay_session
+from toolreel.shell._tools import Tool, tools_from_spec
+from toolreel.shell._transfer import export_session, import_session
 
-from .. import demo as demo_module
-from .._images import image, submitted
-from .._journal_files import DatabaseUrl, is_sqlite, open_location
-from .._options import AgentOptions
-from .._replay import Divergence, load_agent_session
-from .._replay import replay as replay_session
-from .._tools import Tool, tools_from_spec
-from .._transfer import export_session, import_session
 from . import _budget as budgets
 from . import _converse as live
 from . import _mcp as mcp
@@ -387,8 +387,8 @@ def _converse(
 @contextlib.contextmanager
 def test_model() -> Iterator[None]:
     """`--model test`: every model opened inside is a TestModel (see toolreel.testing)."""
-    from .._connection import MODEL_OVERRIDE  # noqa: PLC0415 - only for --model test
-    from .._scripted._models import TestModel  # noqa: PLC0415
+    from toolreel.shell._connection import MODEL_OVERRIDE  # noqa: PLC0415 - only for --model test
+    from toolreel.shell._scripted._models import TestModel  # noqa: PLC0415
 
     token = MODEL_OVERRIDE.set(TestModel())
     try:

@@ -31,10 +31,10 @@ from toolreel.core import (
     LoopConfig,
     Phase,
 )
+from toolreel.shell._client import Client
+from toolreel.shell._images import image
+from toolreel.shell._options import AgentOptions
 
-from .._client import Client
-from .._images import image
-from .._options import AgentOptions
 from ._render import TurnView, call_text
 
 #: The exit code of a turn left paused for approval.

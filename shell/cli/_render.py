@@ -36,8 +36,7 @@ from toolreel.core import (
     ToolResultReady,
     well_formed,
 )
-
-from .._replay import AgentSession
+from toolreel.shell._replay import AgentSession
 
 #: How much of a tool's result the live view shows (`toolreel show --expand` shows it all).
 RESULT_LIMIT = 200

@@ -27,10 +27,10 @@ import click
 
 from toolreel.adapters import Journal
 from toolreel.adapters._providers import api_key, codec_for
+from toolreel.shell._client import sources_opened
+from toolreel.shell._options import AgentOptions
+from toolreel.shell._scripted import ScriptedServer, openai_reply
 
-from .._client import sources_opened
-from .._options import AgentOptions
-from .._scripted import ScriptedServer, openai_reply
 from ._budget import budget_of
 from ._mcp import mcp_servers
 
@@ -54,7 +54,7 @@ def wants_scripted(params: dict[str, Any]) -> bool:
 @contextlib.contextmanager
 def scripted_options(params: dict[str, Any]) -> Iterator[AgentOptions]:
     """Options pointed at the scripted calculator model, served on 127.0.0.1 meanwhile."""
-    from .. import demo  # noqa: PLC0415 - its tools, only when scripted
+    from toolreel.shell import demo  # noqa: PLC0415 - its tools, only when scripted
 
     with ScriptedServer(openai_reply) as server:
         yield AgentOptions(

@@ -17,9 +17,8 @@ import click
 
 from toolreel.adapters import Journal
 from toolreel.core import FinishReason
-
-from .._agent import AgentDefinition
-from .._options import AgentOptions
+from toolreel.shell._agent import AgentDefinition
+from toolreel.shell._options import AgentOptions
 
 if TYPE_CHECKING:
     from temporalio.client import Client

@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from toolreel.adapters import HttpModel, ResponsesCodec, Secret
+from toolreel.cli import cli
 from toolreel.core import Finish, TextStreamed, ToolCall, ToolCallAnnounced
 from toolreel.shell import AgentOptions, Client, tool
 from toolreel.shell._scripted import LocalServer, Request
-from toolreel.shell.cli import cli
 
 ENCRYPTED = "gAAAAB-opaque-reasoning"
 

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from fault_server import FaultServer, answer, echo_error
 
 from toolreel.adapters import EventModel, http_model, load_session, render_transcript
+from toolreel.cli import cli
 from toolreel.core import (
     ConfigError,
     ModelCallFailed,
@@ -36,7 +37,6 @@ from toolreel.shell import (
     run,
     tool,
 )
-from toolreel.shell.cli import cli
 
 KEY = "sk-proj-Zq8vN3xR7tLw2Yp5Kd9Hs4Bm6Jc1Fg0"
 RAW_KEY = KEY + "\n"  # as read from a file

@@ -15,6 +15,7 @@ from agent_approval_defs import definition, options
 from click.testing import CliRunner
 
 from toolreel.adapters import SQLiteJournal
+from toolreel.cli import cli
 from toolreel.core import ApprovalRequested, Phase, ToolCall
 from toolreel.shell import (
     HOOK_PRE_TOOL_USE,
@@ -30,7 +31,6 @@ from toolreel.shell import (
     resume_agent,
 )
 from toolreel.shell._scripted import ScriptedServer, tool_calls
-from toolreel.shell.cli import cli
 
 WORKER = Path(__file__).with_name("agent_approval_worker.py")
 GOOD = {"number": "INV-1", "total": 40}

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolreel.adapters import JSONLJournal, MemoryJournal, SQLiteJournal
+from toolreel.cli import cli
 from toolreel.core import (
     CallModel,
     Finish,
@@ -42,7 +43,6 @@ from toolreel.shell import (
     verify,
 )
 from toolreel.shell._scripted import Reply, ScriptedServer, tool_calls
-from toolreel.shell.cli import cli
 
 
 @attrs.frozen

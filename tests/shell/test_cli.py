@@ -24,11 +24,11 @@ from rich.console import Console
 
 from toolreel.adapters import SQLiteJournal
 from toolreel.adapters._journal import config_data
+from toolreel.cli import cli, main
+from toolreel.cli._render import TurnView
 from toolreel.core import ReasoningStreamed, RetryScheduled, TextStreamed
 from toolreel.shell import JournalUnavailable, Runner
 from toolreel.shell._scripted import Reply, ScriptedServer, http_error, openai_reply
-from toolreel.shell.cli import cli, main
-from toolreel.shell.cli._render import TurnView
 
 HERE = Path(__file__).parent
 TOOLREEL = Path(sys.executable).with_name("toolreel")

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 from click.testing import CliRunner, Result
 
+from toolreel.cli import cli
 from toolreel.shell._scripted import ScriptedServer, openai_reply
-from toolreel.shell.cli import cli
 
 CHAINED = "What's 7 times 8, then add 5?"
 

@@ -25,11 +25,11 @@ import pytest
 from approval_tools import DELETED
 from click.testing import CliRunner, Result
 
-import toolreel.shell.cli as cli_module
+import toolreel.cli as cli_module
 from toolreel.adapters import SQLiteJournal
+from toolreel.cli import cli
 from toolreel.core import RetryPolicy
 from toolreel.shell._scripted import Reply, ScriptedServer, http_error, openai_reply, text
-from toolreel.shell.cli import cli
 
 HERE = Path(__file__).parent
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")

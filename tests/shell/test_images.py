@@ -17,6 +17,7 @@ from toolreel.adapters import SQLiteJournal, load_session, persisted_messages, r
 from toolreel.adapters._providers import EventModel
 from toolreel.adapters._providers._anthropic import AnthropicCodec
 from toolreel.adapters._serde import event_data
+from toolreel.cli import cli
 from toolreel.core import (
     ChatMessage,
     ConfigError,
@@ -42,7 +43,6 @@ from toolreel.shell import (
     verify,
 )
 from toolreel.shell._scripted import ScriptedServer, text, tool_calls
-from toolreel.shell.cli import cli
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
 B64 = base64.b64encode(PNG).decode()

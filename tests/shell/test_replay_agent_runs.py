@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolreel.adapters import JSONLJournal, render_transcript
+from toolreel.cli import cli
 from toolreel.core import ConfigError
 from toolreel.shell import (
     AgentDefinition,
@@ -30,7 +31,6 @@ from toolreel.shell import (
     tool,
     verify,
 )
-from toolreel.shell.cli import cli
 from toolreel.testing import MakeScriptedModel, text, tool_calls
 
 RATES: list[str] = []

@@ -16,11 +16,11 @@ from temporalio.worker import Replayer
 
 from toolreel.adapters import Journal, MemoryJournal
 from toolreel.adapters._serde import unstructure
+from toolreel.cli import cli
 from toolreel.core import Finish
 from toolreel.shell import AgentOptions, open_journal
 from toolreel.shell import Client as LocalClient
 from toolreel.shell._scripted import ScriptedServer
-from toolreel.shell.cli import cli
 from toolreel.shell.demo import TOOLS
 from toolreel.temporal import (
     SessionRecord,

@@ -24,6 +24,7 @@ from temporalio.worker import Replayer
 
 from toolreel.adapters import Journal, MemoryJournal
 from toolreel.adapters._serde import event_of
+from toolreel.cli import cli
 from toolreel.core import FinishReason, ModelResponded, ToolInterrupted
 from toolreel.core import _finish as rules
 from toolreel.shell import AgentOptions, run
@@ -35,7 +36,6 @@ from toolreel.shell._scripted import (
     text,
     tool_calls,
 )
-from toolreel.shell.cli import cli
 from toolreel.shell.demo import TOOLS
 from toolreel.temporal import (
     SessionRecord,

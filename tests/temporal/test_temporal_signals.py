@@ -171,7 +171,7 @@ def test_a_chat_takes_prompts_as_updates_and_a_cancel_as_a_signal(temporal_addre
 
 
 def test_importing_toolreel_shell_does_not_load_temporalio() -> None:
-    code = "import sys, toolreel.shell, toolreel.shell.cli; print('temporalio' in sys.modules)"
+    code = "import sys, toolreel.shell, toolreel.cli; print('temporalio' in sys.modules)"
     loaded = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )

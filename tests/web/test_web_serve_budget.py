@@ -9,9 +9,9 @@ import pytest
 from test_web_app import call, chat_body, ui_parts_of
 
 from toolreel.adapters import Journal
+from toolreel.cli import _serve, main
 from toolreel.shell import AgentOptions
 from toolreel.shell._scripted import ScriptedServer, openai_reply
-from toolreel.shell.cli import _serve, main
 from toolreel.web import app
 
 
