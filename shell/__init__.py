@@ -12,15 +12,15 @@ carries out the core's effects (for a chat session and an agent run alike) and t
 `TurnTask` a client runs it in.
 """
 
-from toolreel.adapters import Secret
-from toolreel.adapters._agent_outcome import (
+from toolreel.adapters import (
     AgentError,
     AgentOutput,
     ErrorCode,
     ErrorContext,
     ErrorPhase,
+    Secret,
+    render_agent_transcript,
 )
-from toolreel.adapters._transcript import render_agent_transcript
 from toolreel.core import (
     Budget,
     BudgetPolicy,

@@ -41,12 +41,19 @@ from typing import Any, Generic, TypeVar
 import anyio
 import attrs
 
-from toolreel.adapters import Journal, ModelPort, SessionError, SessionNotFound
-from toolreel.adapters._agent_outcome import AgentError, AgentOutput, agent_outcome
-from toolreel.adapters._errors import ContentRefused
-from toolreel.adapters._legacy import current
-from toolreel.adapters._providers._images import refusal
-from toolreel.adapters._transcript import output_tool
+from toolreel.adapters import (
+    AgentError,
+    AgentOutput,
+    ContentRefused,
+    Journal,
+    ModelPort,
+    SessionError,
+    SessionNotFound,
+    agent_outcome,
+)
+from toolreel.adapters.providers import refusal
+from toolreel.adapters.replay import current
+from toolreel.adapters.transcript import output_tool
 from toolreel.core import (
     Approved,
     AttemptErrors,

@@ -36,10 +36,18 @@ import anyio
 import anyio.abc
 import attrs
 
-from toolreel.adapters import Journal, Lease, MemoryJournal, Session, load_session
-from toolreel.adapters._errors import ContentRefused, JournalUnavailable, SessionNotFound
-from toolreel.adapters._providers import ModelPort
-from toolreel.adapters._providers._images import refusal
+from toolreel.adapters import (
+    ContentRefused,
+    Journal,
+    JournalUnavailable,
+    Lease,
+    MemoryJournal,
+    ModelPort,
+    Session,
+    SessionNotFound,
+    load_session,
+)
+from toolreel.adapters.providers import refusal
 from toolreel.core import (
     ApprovalRequested,
     Approved,

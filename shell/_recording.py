@@ -22,11 +22,12 @@ from returns.result import Failure, Result, Success
 from toolreel.adapters import (
     Journal,
     JournalUnavailable,
+    RequestDiff,
     SessionError,
     SessionNotFound,
+    diff_requests,
 )
-from toolreel.adapters._fold import fold_journal
-from toolreel.adapters._request_diff import RequestDiff, diff_requests, request_form
+from toolreel.adapters.replay import fold_journal, request_form
 from toolreel.core import (
     CallModel,
     ConfigError,

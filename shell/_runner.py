@@ -47,9 +47,8 @@ import anyio
 import attrs
 from returns.result import Failure, Result, Success
 
-from toolreel.adapters import Journal
-from toolreel.adapters._providers import ModelPort
-from toolreel.adapters._redact import Redactor
+from toolreel.adapters import Journal, ModelPort
+from toolreel.adapters.redaction import Redactor
 from toolreel.core import (
     ApprovalRequested,
     Approved,

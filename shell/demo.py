@@ -26,7 +26,7 @@ from pathlib import Path
 import anyio
 
 from toolreel.adapters import Journal, JournalError, Session, render_transcript
-from toolreel.adapters._providers import DEFAULT_MODELS
+from toolreel.adapters.providers import DEFAULT_MODELS
 from toolreel.core import (
     Finish,
     FinishReason,
@@ -39,8 +39,8 @@ from ._client import Client
 from ._journal_files import open_location
 from ._options import AgentOptions
 from ._replay import Divergence, replay
-from ._scripted import ScriptedServer, calculator
 from ._tools import Tool, tool
+from .scripted import ScriptedServer, calculator
 
 PROMPTS = (
     "What is 25 plus 17?",

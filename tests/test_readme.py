@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from toolreel.shell._scripted import ScriptedServer, openai_reply
+from toolreel.shell.scripted import ScriptedServer, calculator
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 LOCAL_SERVER = "http://localhost:1234/v1"
@@ -38,7 +38,7 @@ def test_readme_core_example_runs(capsys) -> None:
 def test_readme_client_example_runs_against_a_local_server(capsys, tmp_path, monkeypatch) -> None:
     [block] = [b for b in python_blocks() if LOCAL_SERVER in b]
     monkeypatch.chdir(tmp_path)
-    with ScriptedServer(openai_reply) as server:
+    with ScriptedServer(calculator) as server:
         exec(compile(block.replace(LOCAL_SERVER, server.url), str(README), "exec"), {})
     out = capsys.readouterr().out
     assert "tool: multiply {'a': 7, 'b': 8}" in out

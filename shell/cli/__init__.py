@@ -25,27 +25,35 @@ import anyio
 import attrs
 import click
 
-from toolreel.adapters import PROVIDERS, Journal, load_session, render_transcript
-from toolreel.adapters._dsn import is_dsn
-from toolreel.adapters._providers import (
-    DEFAULT_MODELS,
-    RECOVERY_MODES,
+from toolreel.adapters import (
+    PROVIDERS,
+    Journal,
     api_key,
     codec_for,
+    load_session,
+    render_agent_transcript,
+    render_transcript,
+)
+from toolreel.adapters.providers import (
+    DEFAULT_MODELS,
+    RECOVERY_MODES,
     environment_keys,
     require_key,
 )
-from toolreel.adapters._redact import LOG_FILTER
-from toolreel.adapters._transcript import render_agent_transcript
+from toolreel.adapters.redaction import LOG_FILTER, is_dsn
 from toolreel.core import ConfigError, ImagePart, LoopConfig, ToolreelError, UsageError
+from toolreel.shell import (
+    AgentOptions,
+    Divergence,
+    Tool,
+    export_session,
+    image,
+    import_session,
+    load_agent_session,
+)
 from toolreel.shell import demo as demo_module
-from toolreel.shell._images import image, submitted
-from toolreel.shell._journal_files import DatabaseUrl, is_sqlite, open_location
-from toolreel.shell._options import AgentOptions
-from toolreel.shell._replay import Divergence, load_agent_session
-from toolreel.shell._replay import replay as replay_session
-from toolreel.shell._tools import Tool, tools_from_spec
-from toolreel.shell._transfer import export_session, import_session
+from toolreel.shell import replay as replay_session
+from toolreel.shell.engine import DatabaseUrl, is_sqlite, open_location, submitted, tools_from_spec
 
 from . import _budget as budgets
 from . import _converse as live
@@ -387,8 +395,8 @@ def _converse(
 @contextlib.contextmanager
 def test_model() -> Iterator[None]:
     """`--model test`: every model opened inside is a TestModel (see toolreel.testing)."""
-    from toolreel.shell._connection import MODEL_OVERRIDE  # noqa: PLC0415 - only for --model test
-    from toolreel.shell._scripted._models import TestModel  # noqa: PLC0415
+    from toolreel.shell.engine import MODEL_OVERRIDE  # noqa: PLC0415 - only for --model test
+    from toolreel.shell.scripted import TestModel  # noqa: PLC0415
 
     token = MODEL_OVERRIDE.set(TestModel())
     try:

@@ -31,9 +31,7 @@ from toolreel.core import (
     LoopConfig,
     Phase,
 )
-from toolreel.shell._client import Client
-from toolreel.shell._images import image
-from toolreel.shell._options import AgentOptions
+from toolreel.shell import AgentOptions, Client, image
 
 from ._render import TurnView, call_text
 

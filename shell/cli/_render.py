@@ -18,8 +18,7 @@ from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
-from toolreel.adapters import Session
-from toolreel.adapters._agent_outcome import AgentError
+from toolreel.adapters import AgentError, Session
 from toolreel.core import (
     ApprovalRequested,
     AwaitApproval,
@@ -36,7 +35,7 @@ from toolreel.core import (
     ToolResultReady,
     well_formed,
 )
-from toolreel.shell._replay import AgentSession
+from toolreel.shell import AgentSession
 
 #: How much of a tool's result the live view shows (`toolreel show --expand` shows it all).
 RESULT_LIMIT = 200

@@ -25,11 +25,10 @@ from typing import Any
 import attrs
 import click
 
-from toolreel.adapters import Journal
-from toolreel.adapters._providers import api_key, codec_for
-from toolreel.shell._client import sources_opened
-from toolreel.shell._options import AgentOptions
-from toolreel.shell._scripted import ScriptedServer, openai_reply
+from toolreel.adapters import Journal, api_key, codec_for
+from toolreel.shell import AgentOptions
+from toolreel.shell.engine import sources_opened
+from toolreel.shell.scripted import ScriptedServer, calculator
 
 from ._budget import budget_of
 from ._mcp import mcp_servers
@@ -56,7 +55,7 @@ def scripted_options(params: dict[str, Any]) -> Iterator[AgentOptions]:
     """Options pointed at the scripted calculator model, served on 127.0.0.1 meanwhile."""
     from toolreel.shell import demo  # noqa: PLC0415 - its tools, only when scripted
 
-    with ScriptedServer(openai_reply) as server:
+    with ScriptedServer(calculator) as server:
         yield AgentOptions(
             system_prompt=params["system"] or demo.SYSTEM,
             model=SCRIPTED_MODEL,

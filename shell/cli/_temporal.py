@@ -17,8 +17,7 @@ import click
 
 from toolreel.adapters import Journal
 from toolreel.core import FinishReason
-from toolreel.shell._agent import AgentDefinition
-from toolreel.shell._options import AgentOptions
+from toolreel.shell import AgentDefinition, AgentOptions
 
 if TYPE_CHECKING:
     from temporalio.client import Client

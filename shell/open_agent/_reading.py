@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 from returns.result import Failure, Result, Success
 
-from toolreel.adapters._providers._openai_sdk import close_stream, plain
+from toolreel.adapters.providers import close_stream, plain
 from toolreel.core import (
     AwaitApproval,
     Finish,
@@ -32,8 +32,8 @@ from toolreel.core import (
     ToolResultReady,
     arguments_object,
 )
-from toolreel.shell import _hooks as shell_hooks
-from toolreel.shell._tools import Tool as RunnerTool
+from toolreel.shell import Tool as RunnerTool
+from toolreel.shell import hooks as shell_hooks
 
 from .hooks import (
     HOOK_POST_TOOL_USE,

@@ -43,8 +43,8 @@ from typing import Any
 import anyio
 import attrs
 
-from toolreel.adapters import Journal, Lease
-from toolreel.adapters._providers._openai_sdk import OpenAISdkModel, close_stream, openai_sdk_model
+from toolreel.adapters import Journal, Lease, OpenAISdkModel, openai_sdk_model
+from toolreel.adapters.providers import close_stream
 from toolreel.core import (
     AnnouncePolicy,
     BlockedCallPolicy,

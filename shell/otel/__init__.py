@@ -61,7 +61,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - the extra is what provi
 
 import anyio
 
-from toolreel.adapters._agent_outcome import AgentError, ErrorCode, agent_outcome
+from toolreel.adapters import AgentError, ErrorCode, agent_outcome
 from toolreel.core import (
     CallModel,
     Cancelled,
@@ -74,7 +74,7 @@ from toolreel.core import (
     ToolTimedOut,
     Usage,
 )
-from toolreel.shell._telemetry import (
+from toolreel.shell.telemetry import (
     ModelOutcome,
     Observer,
     ToolOutcome,

@@ -34,11 +34,9 @@ from returns.result import Failure, Success
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from toolreel.adapters._held import held_back
-from toolreel.adapters._journal import config_data
-from toolreel.adapters._providers import ModelPort
-from toolreel.adapters._redact import Redactor
-from toolreel.adapters._serde import event_data, get_converter, structure, unstructure
+from toolreel.adapters import ModelPort, structure, unstructure
+from toolreel.adapters.records import config_data, event_data, get_converter
+from toolreel.adapters.redaction import Redactor, held_back
 from toolreel.core import (
     Ask,
     AskHook,
@@ -59,12 +57,20 @@ from toolreel.core import (
     ToolFinished,
     ValidationFinished,
 )
-from toolreel.shell._agent import AgentDefinition, agent_config
-from toolreel.shell._agent_output import check_output
-from toolreel.shell._client import loop_config
-from toolreel.shell._connection import AGENT_OUTPUT_TOOL
-from toolreel.shell._driver import STREAM_ENDED, limiter_for, run_call, run_within
-from toolreel.shell._hooks import (
+from toolreel.shell import AgentDefinition, AgentOptions, Tool
+from toolreel.shell.engine import (
+    AGENT_OUTPUT_TOOL,
+    STREAM_ENDED,
+    agent_config,
+    call_arguments,
+    check_output,
+    limiter_for,
+    loop_config,
+    registry,
+    run_call,
+    run_within,
+)
+from toolreel.shell.hooks import (
     Hook,
     PostToolUseEvent,
     PreToolUseEvent,
@@ -73,8 +79,6 @@ from toolreel.shell._hooks import (
     decide,
     hook_points,
 )
-from toolreel.shell._options import AgentOptions
-from toolreel.shell._tools import Tool, call_arguments, registry
 
 from ._wire import (
     ASK_HOOK,

@@ -12,7 +12,8 @@ import hashlib
 import json
 from typing import Any
 
-from toolreel.adapters._journal import StepEffect, effect_record
+from toolreel.adapters import effect_record
+from toolreel.core import Effect as StepEffect
 
 #: The workflow's registered name, and the task queue a worker serves by default.
 WORKFLOW = "toolreel.Session"

@@ -23,8 +23,8 @@ import anyio
 import attrs
 
 from toolreel.adapters import ModelPort, diff_requests
-from toolreel.adapters._providers import environment_keys
-from toolreel.adapters._redact import Redactor
+from toolreel.adapters.providers import environment_keys
+from toolreel.adapters.redaction import Redactor
 from toolreel.core import (
     ModelCallFailed,
     ModelEvent,

@@ -24,7 +24,7 @@ from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.amber import AmberSnapshotExtension
 
 from toolreel.adapters import Session, render_transcript
-from toolreel.adapters._transcript import hidden
+from toolreel.adapters.transcript import hidden
 from toolreel.core import UsageError
 from toolreel.shell import AgentFailure, AgentSession, AgentSuccess, Client, RunResult
 

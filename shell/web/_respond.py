@@ -24,8 +24,7 @@ import attrs
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from toolreel.adapters import ModelPort
-from toolreel.adapters._errors import JournalError, SessionBusy, SessionNotFound
+from toolreel.adapters import JournalError, ModelPort, SessionBusy, SessionNotFound
 from toolreel.core import (
     AwaitApproval,
     ConfigError,

@@ -13,8 +13,8 @@ from toolreel.adapters import (
     Step,
     effect_record,
 )
-from toolreel.adapters._fold import JournalFold, fold_journal
 from toolreel.adapters._journal import Damage, JournalEntry
+from toolreel.adapters.replay import JournalFold, fold_journal
 from toolreel.core import (
     CallModel,
     Cancelled,

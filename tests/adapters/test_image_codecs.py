@@ -9,14 +9,12 @@ import anyio
 import httpx2
 import pytest
 
-from toolreel.adapters._errors import ContentRefused
-from toolreel.adapters._providers import http_model
+from toolreel.adapters import ContentRefused, OpenAISdkModel, http_model
 from toolreel.adapters._providers._anthropic import AnthropicCodec
 from toolreel.adapters._providers._gemini import GeminiCodec
 from toolreel.adapters._providers._http import HttpModel
 from toolreel.adapters._providers._ollama import OllamaCodec
 from toolreel.adapters._providers._openai import OpenAICodec
-from toolreel.adapters._providers._openai_sdk import OpenAISdkModel
 from toolreel.adapters._providers._responses import ResponsesCodec
 from toolreel.core import (
     ChatMessage,

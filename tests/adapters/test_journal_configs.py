@@ -20,8 +20,9 @@ from toolreel.adapters import (
     load_session,
     unstructure,
 )
-from toolreel.adapters._journal import config_data, config_of
-from toolreel.adapters._legacy import LegacyAgentConfig, current
+from toolreel.adapters._legacy import LegacyAgentConfig
+from toolreel.adapters.records import config_data, config_of
+from toolreel.adapters.replay import current
 from toolreel.core import LoopConfig, PlainOutput, ReflectiveOutput, RetryPolicy, ToolSpec
 
 ANSWER = ToolSpec(name="answer", description="The answer.")

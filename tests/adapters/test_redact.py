@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolreel.adapters import Secret, api_key, codec_for
-from toolreel.adapters._redact import HTTP_LOGGERS, RedactingFilter, Redactor, clean_key
+from toolreel.adapters._redact import HTTP_LOGGERS, RedactingFilter
+from toolreel.adapters.redaction import Redactor, clean_key
 from toolreel.core import (
     Blocked,
     ConfigError,

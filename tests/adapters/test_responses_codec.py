@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from toolreel.adapters._providers import PROVIDERS, codec_for
+from toolreel.adapters import codec_for
+from toolreel.adapters._providers import PROVIDERS
 from toolreel.adapters._providers._responses import ResponsesCodec
 from toolreel.core import (
     CallModel,

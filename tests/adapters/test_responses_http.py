@@ -16,7 +16,7 @@ from toolreel.adapters import HttpModel, ResponsesCodec, Secret
 from toolreel.cli import cli
 from toolreel.core import Finish, TextStreamed, ToolCall, ToolCallAnnounced
 from toolreel.shell import AgentOptions, Client, tool
-from toolreel.shell._scripted import LocalServer, Request
+from toolreel.shell.scripted._local import LocalServer, Request
 
 ENCRYPTED = "gAAAAB-opaque-reasoning"
 

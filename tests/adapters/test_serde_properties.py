@@ -25,9 +25,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from toolreel.adapters import effect_record, structure
 from toolreel.adapters._agent_outcome import AgentOutcome
-from toolreel.adapters._journal import effect_record
-from toolreel.adapters._serde import event_data, event_of, get_converter, structure
+from toolreel.adapters._serde import get_converter
+from toolreel.adapters.records import event_data, event_of
 from toolreel.core import (
     MEDIA_TYPES,
     Decision,

@@ -14,8 +14,7 @@ import anyio
 import pytest
 from oa_stub import StubOpenAI, call_chunks, options, text_chunks, use
 
-from toolreel.adapters import MemoryJournal, SQLiteJournal
-from toolreel.adapters._errors import JournalUnavailable
+from toolreel.adapters import JournalUnavailable, MemoryJournal, SQLiteJournal
 from toolreel.core import (
     AnnouncePolicy,
     BlockedCallPolicy,

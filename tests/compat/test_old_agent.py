@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolreel.core as new
-from toolreel.adapters._agent_outcome import agent_outcome
+from toolreel.adapters import agent_outcome
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMIT = "bfd8293"

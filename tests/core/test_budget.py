@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from loop import call, config, done, notices, of_type, run, text
 
-from toolreel.adapters._journal import config_data, config_of
-from toolreel.adapters._serde import effect_data, get_converter
+from toolreel.adapters._serde import get_converter
+from toolreel.adapters.records import config_data, config_of, effect_data
 from toolreel.core import (
     Budget,
     BudgetPolicy,

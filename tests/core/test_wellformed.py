@@ -8,7 +8,7 @@ import math
 import orjson
 import pytest
 
-from toolreel.adapters._serde import event_data, event_of
+from toolreel.adapters.records import event_data, event_of
 from toolreel.core import (
     Blocked,
     ConfigError,

@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolreel.adapters import EventModel
-from toolreel.adapters._held import held_back
-from toolreel.adapters._redact import Redactor
+from toolreel.adapters.redaction import Redactor, held_back
 from toolreel.core import (
     Finish,
     ModelEvent,

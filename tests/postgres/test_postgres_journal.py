@@ -38,7 +38,7 @@ from toolreel.adapters._postgres import LIST_SESSIONS
 from toolreel.cli import cli
 from toolreel.core import LoopConfig, PromptSubmitted, initial_state, step
 from toolreel.shell import AgentOptions, Client, Divergence, replay, tool
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 CONFIG = LoopConfig(model="m")
 WORKER = str(Path(__file__).with_name("pg_worker.py"))

@@ -27,7 +27,7 @@ from toolreel.adapters import load_session, render_transcript
 from toolreel.cli import cli
 from toolreel.core import Finish, RetryPolicy, TextStreamed
 from toolreel.shell import AgentOptions, Client, export_session, open_journal, tool
-from toolreel.shell._scripted import Reply, ScriptedServer, http_error, tool_calls
+from toolreel.shell.scripted import Reply, ScriptedServer, http_error, tool_calls
 from toolreel.web import app
 
 KEY = "sk-proj-Zq8vN3xR7tLw2Yp5Kd9Hs4ABCDEFGH1234567890"

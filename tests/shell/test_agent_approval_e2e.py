@@ -30,7 +30,7 @@ from toolreel.shell import (
     replay,
     resume_agent,
 )
-from toolreel.shell._scripted import ScriptedServer, tool_calls
+from toolreel.shell.scripted import ScriptedServer, tool_calls
 
 WORKER = Path(__file__).with_name("agent_approval_worker.py")
 GOOD = {"number": "INV-1", "total": 40}

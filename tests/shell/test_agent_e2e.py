@@ -34,7 +34,7 @@ from toolreel.shell import (
     tool,
 )
 from toolreel.shell._driver import Driver
-from toolreel.shell._scripted import (
+from toolreel.shell.scripted import (
     Reply,
     ScriptedServer,
     http_error,
@@ -503,8 +503,8 @@ def test_the_provider_retry_after_sets_the_backoff(monkeypatch) -> None:
 
 def test_an_attempt_makes_fifteen_model_calls_unless_its_definition_says_otherwise() -> None:
     # the agent API's default; the core's max_iterations counts the calls of one attempt
-    from toolreel.shell._agent import agent_config  # noqa: PLC0415 - this test's alone
-    from toolreel.shell._connection import Connection  # noqa: PLC0415
+    from toolreel.shell import Connection  # noqa: PLC0415
+    from toolreel.shell.engine import agent_config  # noqa: PLC0415 - this test's alone
 
     definition = AgentDefinition(build_prompt=str, output=OutputTool.of(Invoice))
     assert definition.max_iterations_per_attempt == 15

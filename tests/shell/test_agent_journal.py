@@ -42,7 +42,7 @@ from toolreel.shell import (
     tool,
     verify,
 )
-from toolreel.shell._scripted import Reply, ScriptedServer, tool_calls
+from toolreel.shell.scripted import Reply, ScriptedServer, tool_calls
 
 
 @attrs.frozen

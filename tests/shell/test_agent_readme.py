@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from toolreel.shell import AgentOptions, AgentSuccess, execute_agent
-from toolreel.shell._scripted import ScriptedServer, tool_calls
+from toolreel.shell.scripted import ScriptedServer, tool_calls
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 LOCAL_SERVER = "http://localhost:11434/v1"  # Ollama; tests/test_readme.py owns :1234

@@ -13,7 +13,7 @@ from approval_tools import DELETED
 from click.testing import CliRunner, Result
 
 from toolreel.cli import cli
-from toolreel.shell._scripted import Reply, ScriptedServer
+from toolreel.shell.scripted import Reply, ScriptedServer
 
 
 def model(request: dict) -> Reply:

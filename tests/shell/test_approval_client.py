@@ -34,7 +34,7 @@ from toolreel.shell import (
     run,
     tool,
 )
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 WORKER = Path(__file__).with_name("approval_worker.py")
 DELETED: list[str] = []

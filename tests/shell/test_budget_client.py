@@ -28,7 +28,7 @@ from toolreel.shell import (
     tool,
     verify,
 )
-from toolreel.shell._scripted import ScriptedServer, openai_reply, text, tool_calls
+from toolreel.shell.scripted import ScriptedServer, calculator, text, tool_calls
 from toolreel.testing import MakeScriptedModel
 
 ran: list[int] = []
@@ -171,7 +171,7 @@ def test_the_readme_budget_example_runs_as_written(capsys) -> None:
     readme = Path(__file__).resolve().parents[2] / "README.md"
     blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), re.S)
     [block] = [b for b in blocks if "BUDGETED_SERVER" in b]
-    with ScriptedServer(openai_reply) as server:
+    with ScriptedServer(calculator) as server:
         code = block.replace("http://127.0.0.1:8080/v1", server.url)
         exec(compile(code, "README.md", "exec"), {})
     expected = [line.removeprefix("# ") for line in block.splitlines() if line.startswith("# ")]

@@ -39,7 +39,7 @@ from toolreel.shell import (
     run,
     tool,
 )
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 
 def options(server: ScriptedServer, **extra) -> AgentOptions:

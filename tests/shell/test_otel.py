@@ -42,13 +42,7 @@ from toolreel.shell import (
     execute_agent,
     tool,
 )
-from toolreel.shell._scripted import (
-    Reply,
-    ScriptedServer,
-    http_error,
-    text,
-    tool_calls,
-)
+from toolreel.shell.scripted import Reply, ScriptedServer, http_error, text, tool_calls
 
 KEY = "sk-live-0123456789abcdefghijklmnop"
 FAST = RetryPolicy(base_delay=0.001, max_delay=0.001)

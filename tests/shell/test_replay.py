@@ -53,14 +53,7 @@ from toolreel.shell import (
     tool,
     verify,
 )
-from toolreel.shell._scripted import (
-    Reply,
-    ScriptedServer,
-    cut_off,
-    http_error,
-    text,
-    tool_calls,
-)
+from toolreel.shell.scripted import Reply, ScriptedServer, cut_off, http_error, text, tool_calls
 from toolreel.testing import NetworkBlocked, ScriptedModel
 from toolreel.testing._guard import guard_network
 

@@ -27,13 +27,7 @@ from toolreel.core import (
 )
 from toolreel.core._history import unanswered_calls
 from toolreel.shell import AgentOptions, Client, RunFailed, run, tool
-from toolreel.shell._scripted import (
-    ScriptedServer,
-    cut_off,
-    http_error,
-    text,
-    tool_calls,
-)
+from toolreel.shell.scripted import ScriptedServer, cut_off, http_error, text, tool_calls
 
 FAST_RETRY = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05)
 

@@ -52,7 +52,7 @@ from toolreel.shell import (
     run,
     tool,
 )
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 LONE = "\ud800"
 BYTE = b"\xff".decode("utf-8", "surrogateescape")  # "\udcff"

@@ -23,7 +23,7 @@ from toolreel.adapters import Journal, MemoryJournal
 from toolreel.cli import cli
 from toolreel.core import Produced
 from toolreel.shell import AgentOptions, AgentSuccess, execute_agent, tool
-from toolreel.shell._scripted import ScriptedServer, tool_calls
+from toolreel.shell.scripted import ScriptedServer, tool_calls
 from toolreel.temporal import (
     SessionRecord,
     SessionWorkflow,

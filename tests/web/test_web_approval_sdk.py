@@ -21,7 +21,7 @@ from web_support import schema_errors
 from toolreel.adapters import MemoryJournal
 from toolreel.core import ToolResult, ToolResultReady
 from toolreel.shell import AgentOptions, tool
-from toolreel.shell._scripted import Reply, ScriptedServer
+from toolreel.shell.scripted import Reply, ScriptedServer
 from toolreel.web import app, ui_parts, ui_start
 
 DELETED: list[str] = []

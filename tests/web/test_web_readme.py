@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import httpx2
 
-from toolreel.shell._scripted import ScriptedServer, openai_reply
+from toolreel.shell.scripted import ScriptedServer, calculator
 
 README = Path(__file__).resolve().parent.parent.parent / "README.md"
 OPTIONS = 'AgentOptions(model="gpt-4o-mini",'
@@ -20,7 +20,7 @@ def test_the_mount_and_own_route_example_serves_turns(tmp_path, monkeypatch) -> 
     [block] = [b for b in blocks if "toolreel_app(options))," in b]
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, Any] = {}
-    with ScriptedServer(openai_reply) as server:
+    with ScriptedServer(calculator) as server:
         pointed = block.replace(OPTIONS, f"{OPTIONS} base_url={server.url!r},")
         exec(compile(pointed, str(README), "exec"), namespace)
 

@@ -25,7 +25,7 @@ import pytest
 from web_support import HERE, check_ui
 
 from toolreel.cli import main
-from toolreel.shell._scripted import ScriptedServer, http_error
+from toolreel.shell.scripted import ScriptedServer, http_error
 
 T = TypeVar("T")
 TOOLREEL = str(Path(sys.executable).parent / "toolreel")
