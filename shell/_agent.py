@@ -56,13 +56,10 @@ from toolreel.adapters.replay import current
 from toolreel.adapters.transcript import output_tool
 from toolreel.core import (
     Approved,
-    AttemptErrors,
-    AttemptStarted,
     AwaitApproval,
     ChatMessage,
     Denied,
     Finish,
-    HookPoint,
     ImagePart,
     LoopConfig,
     Phase,
@@ -74,10 +71,12 @@ from toolreel.core import (
     ToolResult,
     Usage,
     UsageError,
-    ValidationFailed,
     awaiting_approval,
     misuse,
 )
+from toolreel.core.hooks import HookPoint
+from toolreel.core.notices import AttemptStarted, ValidationFailed
+from toolreel.core.outcomes import AttemptErrors
 
 from . import _checks as check
 from ._agent_output import OutputTool, Validator

@@ -49,7 +49,6 @@ from toolreel.adapters import (
 )
 from toolreel.adapters.providers import refusal
 from toolreel.core import (
-    ApprovalRequested,
     Approved,
     AwaitApproval,
     Cancelled,
@@ -57,15 +56,9 @@ from toolreel.core import (
     ConfigError,
     Denied,
     Finish,
-    FinishReason,
     LoopConfig,
-    MaxIterationsPolicy,
-    Notice,
-    OverBudget,
     Phase,
     PromptSubmitted,
-    ResultsRequested,
-    Spending,
     ToolFinished,
     ToolRound,
     Usage,
@@ -73,6 +66,10 @@ from toolreel.core import (
     misuse,
     well_formed,
 )
+from toolreel.core.budget import OverBudget, Spending
+from toolreel.core.notices import ApprovalRequested, Notice, ResultsRequested
+from toolreel.core.outcomes import FinishReason
+from toolreel.core.policies import MaxIterationsPolicy
 
 from ._connection import Connection
 from ._errors import (

@@ -31,7 +31,8 @@ from toolreel.adapters.providers import (
     redactor_for,
 )
 from toolreel.adapters.redaction import MASK, Redactor, clean_key
-from toolreel.core import ConfigError, RetryPolicy
+from toolreel.core import ConfigError
+from toolreel.core.policies import RetryPolicy
 
 from . import _checks as check
 

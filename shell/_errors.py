@@ -12,14 +12,8 @@ from toolreel.adapters import (
     SessionError,
     SessionNotFound,
 )
-from toolreel.core import (
-    ApprovalRequested,
-    ConfigError,
-    Finish,
-    StepError,
-    ToolreelError,
-    UsageError,
-)
+from toolreel.core import ConfigError, Finish, StepError, ToolreelError, UsageError
+from toolreel.core.notices import ApprovalRequested
 
 __all__ = [
     "ApprovalPending",

@@ -27,7 +27,10 @@ import attrs
 from toolreel.adapters import Journal, Secret, Timeouts
 from toolreel.adapters.providers import ToolCallRecovery
 from toolreel.adapters.redaction import is_dsn, redacted_dsn
-from toolreel.core import Budget, ConfigError, HookPoint, MaxIterationsPolicy, RetryPolicy
+from toolreel.core import ConfigError
+from toolreel.core.budget import Budget
+from toolreel.core.hooks import HookPoint
+from toolreel.core.policies import MaxIterationsPolicy, RetryPolicy
 
 from . import _checks as check
 from ._callbacks import OnAgentNotice, OnFinish, OnNotice, OnRound, OnToolCall, OnToolResult

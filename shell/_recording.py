@@ -31,18 +31,18 @@ from toolreel.adapters.replay import fold_journal, request_form
 from toolreel.core import (
     CallModel,
     ConfigError,
-    FinishReason,
     ModelCallFailed,
     ModelEvent,
     ModelRequest,
     ModelResponded,
     PromptSubmitted,
-    RetryPolicy,
     StepError,
     ToolFinished,
     ToolInterrupted,
     ToolTimedOut,
 )
+from toolreel.core.outcomes import FinishReason
+from toolreel.core.policies import RetryPolicy
 
 from ._agent import AgentDefinition, AgentFailure, AgentSuccess, execute_agent
 from ._client import Client

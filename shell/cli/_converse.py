@@ -22,15 +22,8 @@ import anyio.lowlevel
 import attrs
 from rich.text import Text
 
-from toolreel.core import (
-    AwaitApproval,
-    ConfigError,
-    Finish,
-    FinishReason,
-    ImagePart,
-    LoopConfig,
-    Phase,
-)
+from toolreel.core import AwaitApproval, ConfigError, Finish, ImagePart, LoopConfig, Phase
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import AgentOptions, Client, image
 
 from ._render import TurnView, call_text

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from toolreel.adapters import Journal
-from toolreel.core import FinishReason
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import AgentDefinition, AgentOptions
 
 if TYPE_CHECKING:

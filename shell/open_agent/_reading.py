@@ -20,18 +20,9 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from toolreel.adapters.providers import close_stream, plain
-from toolreel.core import (
-    AwaitApproval,
-    Finish,
-    HookPoint,
-    Notice,
-    ResultReason,
-    TextStreamed,
-    ToolCall,
-    ToolCallAnnounced,
-    ToolResultReady,
-    arguments_object,
-)
+from toolreel.core import AwaitApproval, Finish, ResultReason, ToolCall, arguments_object
+from toolreel.core.hooks import HookPoint
+from toolreel.core.notices import Notice, TextStreamed, ToolCallAnnounced, ToolResultReady
 from toolreel.shell import Tool as RunnerTool
 from toolreel.shell import hooks as shell_hooks
 

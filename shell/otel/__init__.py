@@ -65,7 +65,6 @@ from toolreel.adapters import AgentError, ErrorCode, agent_outcome
 from toolreel.core import (
     CallModel,
     Cancelled,
-    Failed,
     Finish,
     ModelCallFailed,
     ModelResponded,
@@ -74,6 +73,7 @@ from toolreel.core import (
     ToolTimedOut,
     Usage,
 )
+from toolreel.core.outcomes import Failed
 from toolreel.shell.telemetry import (
     ModelOutcome,
     Observer,

@@ -38,14 +38,11 @@ from toolreel.adapters import ModelPort, structure, unstructure
 from toolreel.adapters.records import config_data, event_data, get_converter
 from toolreel.adapters.redaction import Redactor, held_back
 from toolreel.core import (
-    Ask,
     AskHook,
-    Blocked,
     ChatMessage,
     ConfigError,
     Effect,
     HookDecided,
-    HookPoint,
     LoopConfig,
     ModelCallFailed,
     ModelEvent,
@@ -57,6 +54,7 @@ from toolreel.core import (
     ToolFinished,
     ValidationFinished,
 )
+from toolreel.core.hooks import Ask, Blocked, HookPoint
 from toolreel.shell import AgentDefinition, AgentOptions, Tool
 from toolreel.shell.engine import (
     AGENT_OUTPUT_TOOL,

@@ -32,7 +32,6 @@ from temporalio.service import RPCError
 from toolreel.adapters import Journal, SessionError, Step, structure
 from toolreel.adapters.records import config_of, event_data, event_of
 from toolreel.core import (
-    ApprovalRequested,
     Approved,
     Denied,
     Finish,
@@ -43,6 +42,7 @@ from toolreel.core import (
     misuse,
     step,
 )
+from toolreel.core.notices import ApprovalRequested
 from toolreel.shell.errors import UnknownApproval
 
 from ._errors import TemporalError

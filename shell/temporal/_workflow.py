@@ -57,7 +57,6 @@ from toolreel.adapters.records import config_of, effect_data, event_data, event_
 from toolreel.adapters.transcript import output_tool
 from toolreel.core import (
     AskHook,
-    Blocked,
     CallModel,
     Cancelled,
     Event,
@@ -83,6 +82,7 @@ from toolreel.core import (
     step,
     well_formed,
 )
+from toolreel.core.hooks import Blocked
 from toolreel.shell.engine import in_progress
 
 from ._activity_options import ATTEMPTS, MARGIN, activity_options, cause, spawn

@@ -33,7 +33,8 @@ from toolreel.core import (
     TextDelta,
     ToolCallArgumentsDelta,
 )
-from toolreel.shell import AgentOptions, Connection, RequestMismatch
+from toolreel.shell import AgentOptions, Connection
+from toolreel.shell.errors import RequestMismatch
 
 from ._tape import TapeCall, request_form
 

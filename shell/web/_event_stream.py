@@ -38,26 +38,22 @@ from typing import Any, TypeAlias, assert_never
 
 import attrs
 
-from toolreel.core import (
+from toolreel.core import AwaitApproval, Finish, ToolCall, Usage, arguments_object
+from toolreel.core.budget import Spending
+from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
-    AwaitApproval,
-    Finish,
     MessageRecorded,
     Notice,
     ReasoningStreamed,
     ResultsRequested,
     RetryScheduled,
     RoundFinished,
-    Spending,
     TextStreamed,
-    ToolCall,
     ToolCallAnnounced,
     ToolResultReady,
-    Usage,
     UsageReported,
     ValidationFailed,
-    arguments_object,
 )
 
 #: One event of the plain stream: its type and its data.

@@ -29,13 +29,12 @@ from toolreel.core import (
     AwaitApproval,
     ConfigError,
     Finish,
-    Notice,
     Phase,
     PromptSubmitted,
-    ToolCallAnnounced,
     ToolreelError,
     UsageError,
 )
+from toolreel.core.notices import Notice, ToolCallAnnounced
 from toolreel.shell import AgentOptions, Client
 
 from ._approvals import ApprovalDecision, refusal, waiting_response

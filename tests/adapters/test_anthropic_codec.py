@@ -18,7 +18,6 @@ from toolreel.core import (
     ChatMessage,
     Event,
     Finish,
-    FinishReason,
     LoopConfig,
     ModelCallFailed,
     ModelRequest,
@@ -41,6 +40,7 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core.outcomes import FinishReason
 
 CODEC = AnthropicCodec()
 WEATHER = ToolSpec(

@@ -144,9 +144,9 @@ def test_a_step_recorded_before_reason_codes_replays_the_same() -> None:
         ResultReason,
         ToolCall,
         ToolResult,
-        ToolResultReady,
         ToolRound,
     )
+    from toolreel.core.notices import ToolResultReady  # noqa: PLC0415
 
     made = ToolResult(
         call_id="c",

@@ -23,7 +23,8 @@ from toolreel.adapters import (
 from toolreel.adapters._legacy import LegacyAgentConfig
 from toolreel.adapters.records import config_data, config_of
 from toolreel.adapters.replay import current
-from toolreel.core import LoopConfig, PlainOutput, ReflectiveOutput, RetryPolicy, ToolSpec
+from toolreel.core import LoopConfig, PlainOutput, ReflectiveOutput, ToolSpec
+from toolreel.core.policies import RetryPolicy
 
 ANSWER = ToolSpec(name="answer", description="The answer.")
 LOOKUP = ToolSpec(name="lookup", description="Look a word up.")

@@ -19,11 +19,11 @@ from toolreel.core import (
     ModelCallFailed,
     ModelRequest,
     ModelResponded,
-    RetryPolicy,
     ToolCall,
     ToolResult,
     ToolRound,
 )
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import AgentOptions, Client, tool
 from toolreel.shell.scripted import Reply, ScriptedServer, http_error, text, tool_calls
 

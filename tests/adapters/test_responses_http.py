@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from toolreel.adapters import HttpModel, ResponsesCodec, Secret
 from toolreel.cli import cli
-from toolreel.core import Finish, TextStreamed, ToolCall, ToolCallAnnounced
+from toolreel.core import Finish, ToolCall
+from toolreel.core.notices import TextStreamed, ToolCallAnnounced
 from toolreel.shell import AgentOptions, Client, tool
 from toolreel.shell.scripted._local import LocalServer, Request
 

@@ -30,18 +30,18 @@ from toolreel.adapters._agent_outcome import AgentOutcome
 from toolreel.adapters._serde import get_converter
 from toolreel.adapters.records import event_data, event_of
 from toolreel.core import (
-    MEDIA_TYPES,
-    Decision,
     Effect,
     Event,
     ImagePart,
-    Notice,
-    Outcome,
     OutputSpec,
     ToolreelError,
     ToolSpec,
     ValidationFinished,
 )
+from toolreel.core.hooks import Decision
+from toolreel.core.images import MEDIA_TYPES
+from toolreel.core.notices import Notice
+from toolreel.core.outcomes import Outcome
 
 UNIONS: dict[str, Any] = {
     "Decision": Decision,

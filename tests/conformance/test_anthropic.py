@@ -38,7 +38,6 @@ from toolreel.core import (
     ChatMessage,
     Event,
     Finish,
-    FinishReason,
     LoopConfig,
     ModelCallFailed,
     ModelRequest,
@@ -59,6 +58,7 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core.outcomes import FinishReason
 
 CODEC = AnthropicCodec()
 

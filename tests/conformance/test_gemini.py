@@ -39,7 +39,6 @@ from toolreel.core import (
     CallModel,
     Effect,
     Finish,
-    FinishReason,
     LoopConfig,
     ModelCallFailed,
     ModelEvent,
@@ -58,6 +57,7 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core.outcomes import FinishReason
 
 CODEC = GeminiCodec()
 

@@ -43,7 +43,6 @@ from toolreel.core import (
     Effect,
     Event,
     Finish,
-    FinishReason,
     LoopConfig,
     ModelCallFailed,
     ModelEvent,
@@ -64,6 +63,7 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core.outcomes import FinishReason
 
 CODEC = OpenAICodec()
 

@@ -26,8 +26,8 @@ import attrs
 import pytest
 
 from toolreel.adapters import SQLiteJournal, load_session
-from toolreel.core import FinishReason
 from toolreel.core._history import unanswered_calls
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import (
     AgentDefinition,
     AgentOptions,

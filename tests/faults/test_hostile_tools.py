@@ -25,8 +25,9 @@ import click
 import pytest
 
 from toolreel.adapters import SQLiteJournal, load_session
-from toolreel.core import FinishReason, ToolCallAnnounced
 from toolreel.core._history import unanswered_calls
+from toolreel.core.notices import ToolCallAnnounced
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import AgentOptions, Client, run, tool
 from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 

@@ -20,10 +20,10 @@ from toolreel.core import (
     ModelResponded,
     ReasoningDelta,
     TextDelta,
-    TextStreamed,
     ToolCallArgumentsDelta,
     ToolCallStarted,
 )
+from toolreel.core.notices import TextStreamed
 from toolreel.shell import AgentOptions, Client, tool
 
 KEY = "sk-proj-Zq8vN3xR7tLw2Yp5Kd9Hs4Bm6Jc1Fg0"

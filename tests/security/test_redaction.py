@@ -25,7 +25,9 @@ from click.testing import CliRunner
 
 from toolreel.adapters import load_session, render_transcript
 from toolreel.cli import cli
-from toolreel.core import Finish, RetryPolicy, TextStreamed
+from toolreel.core import Finish
+from toolreel.core.notices import TextStreamed
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import AgentOptions, Client, export_session, open_journal, tool
 from toolreel.shell.scripted import Reply, ScriptedServer, http_error, tool_calls
 from toolreel.web import app

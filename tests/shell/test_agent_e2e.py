@@ -10,25 +10,22 @@ import anyio
 import attrs
 import pytest
 
-from toolreel.adapters import PROVIDERS, EventModel, codec_for
+from toolreel.adapters import PROVIDERS, ErrorCode, ErrorContext, ErrorPhase, EventModel, codec_for
 from toolreel.core import (
-    AttemptErrors,
     ModelCallFailed,
     ModelResponded,
-    RetryPolicy,
     TimerFired,
     ToolCallArgumentsDelta,
     ToolCallStarted,
     Usage,
 )
+from toolreel.core.outcomes import AttemptErrors
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import (
     AgentDefinition,
     AgentFailure,
     AgentOptions,
     AgentSuccess,
-    ErrorCode,
-    ErrorContext,
-    ErrorPhase,
     OutputTool,
     execute_agent,
     tool,

@@ -26,8 +26,9 @@ from toolreel.adapters import SQLiteJournal
 from toolreel.adapters.records import config_data
 from toolreel.cli import cli, main
 from toolreel.cli._render import TurnView
-from toolreel.core import ReasoningStreamed, RetryScheduled, TextStreamed
-from toolreel.shell import JournalUnavailable, Runner
+from toolreel.core.notices import ReasoningStreamed, RetryScheduled, TextStreamed
+from toolreel.shell.engine import Runner
+from toolreel.shell.errors import JournalUnavailable
 from toolreel.shell.scripted import Reply, ScriptedServer, calculator, http_error
 
 HERE = Path(__file__).parent

@@ -28,7 +28,7 @@ from click.testing import CliRunner, Result
 import toolreel.cli as cli_module
 from toolreel.adapters import SQLiteJournal
 from toolreel.cli import cli
-from toolreel.core import RetryPolicy
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import scripted
 from toolreel.shell.scripted import Reply, ScriptedServer, http_error, text
 

@@ -33,15 +33,14 @@ from toolreel.shell import (
     AgentOptions,
     AgentSuccess,
     Client,
-    ContentRefused,
     OutputTool,
-    RunFailed,
     execute_agent,
     image,
     run,
     tool,
     verify,
 )
+from toolreel.shell.errors import ContentRefused, RunFailed
 from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8

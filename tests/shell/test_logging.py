@@ -18,7 +18,9 @@ import attrs
 import pytest
 
 from toolreel.adapters import SQLiteJournal
-from toolreel.core import Finish, FinishReason, RetryPolicy
+from toolreel.core import Finish
+from toolreel.core.outcomes import FinishReason
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import (
     AgentDefinition,
     AgentFailure,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from toolreel.adapters import JSONLJournal, Session, SQLiteJournal
-from toolreel.shell import AgentSession, replay
+from toolreel.adapters import AgentSession, JSONLJournal, Session, SQLiteJournal
+from toolreel.shell import replay
 
 HERE = Path(__file__).parent / "journals"
 SESSIONS = ["budget", "approvals", "images", "agent"]

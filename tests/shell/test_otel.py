@@ -31,7 +31,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 from opentelemetry.trace import SpanKind, StatusCode
 
 from toolreel import otel
-from toolreel.core import Finish, FinishReason, RetryPolicy
+from toolreel.core import Finish
+from toolreel.core.outcomes import FinishReason
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import (
     AgentDefinition,
     AgentFailure,

@@ -19,6 +19,7 @@ import attrs
 import pytest
 
 from toolreel.adapters import (
+    AgentSession,
     EventModel,
     Journal,
     JSONLJournal,
@@ -37,21 +38,19 @@ from toolreel.core import (
     UsageError,
 )
 from toolreel.shell import (
-    HOOK_PRE_TOOL_USE,
     AgentDefinition,
     AgentOptions,
     AgentRunOptions,
-    AgentSession,
     AgentSuccess,
     Client,
     Connection,
-    HookDecision,
     OutputTool,
     execute_agent,
     replay,
     run,
     tool,
 )
+from toolreel.shell.hooks import HOOK_PRE_TOOL_USE, HookDecision
 from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 LONE = "\ud800"

@@ -21,7 +21,7 @@ from temporalio.worker import Replayer
 
 from toolreel.adapters import Journal, MemoryJournal
 from toolreel.cli import cli
-from toolreel.core import Produced
+from toolreel.core.outcomes import Produced
 from toolreel.shell import AgentOptions, AgentSuccess, execute_agent, tool
 from toolreel.shell.scripted import ScriptedServer, tool_calls
 from toolreel.temporal import (

@@ -25,8 +25,9 @@ from temporalio.worker import Replayer
 from toolreel.adapters import Journal, MemoryJournal
 from toolreel.adapters.records import event_of
 from toolreel.cli import cli
-from toolreel.core import FinishReason, ModelResponded, ToolInterrupted
+from toolreel.core import ModelResponded, ToolInterrupted
 from toolreel.core import _finish as rules
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import AgentOptions, run
 from toolreel.shell.demo import TOOLS
 from toolreel.shell.scripted import ScriptedServer, text, tool_calls

@@ -16,10 +16,12 @@ from temporalio.client import Client
 
 from toolreel.adapters import structure
 from toolreel.adapters.records import event_data
-from toolreel.core import Cancelled, Finish, FinishReason, ToolCall, ToolFinished
-from toolreel.shell import HOOK_PRE_TOOL_USE, AgentOptions, HookDecision, PreToolUseEvent, tool
+from toolreel.core import Cancelled, Finish, ToolCall, ToolFinished
+from toolreel.core.outcomes import FinishReason
+from toolreel.shell import AgentOptions, tool
 from toolreel.shell.demo import TOOLS
 from toolreel.shell.errors import UnknownApproval
+from toolreel.shell.hooks import HOOK_PRE_TOOL_USE, HookDecision, PreToolUseEvent
 from toolreel.shell.scripted import ScriptedServer, calculator, text, tool_calls
 from toolreel.temporal import (
     SessionStart,

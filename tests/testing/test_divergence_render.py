@@ -9,7 +9,8 @@ import pytest
 from toolreel.adapters import MemoryJournal, RequestChange, RequestDiff, diff_requests
 from toolreel.adapters.replay import request_form
 from toolreel.core import ChatMessage, ModelRequest, ToolCall, ToolResult, ToolRound, ToolSpec
-from toolreel.shell import Client, Divergence, Recording, RequestMismatch, replay, tool
+from toolreel.shell import Client, Divergence, Recording, replay, tool
+from toolreel.shell.errors import RequestMismatch
 from toolreel.testing import ScriptedModel, text, tool_calls
 
 ADD = ToolSpec(

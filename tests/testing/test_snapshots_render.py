@@ -8,7 +8,8 @@ import pytest
 
 from toolreel.adapters import MemoryJournal, load_session, render_transcript
 from toolreel.adapters._retries import Retry
-from toolreel.core import ConfigError, RetryPolicy
+from toolreel.core import ConfigError
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import (
     AgentDefinition,
     AgentSuccess,

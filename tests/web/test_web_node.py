@@ -29,11 +29,12 @@ from web_support import (
     fold_ui,
 )
 
-from toolreel.core import ResultsRequested, TextStreamed, ToolCallAnnounced
+from toolreel.core.notices import ResultsRequested, TextStreamed, ToolCallAnnounced
 from toolreel.shell import AgentOptions
 from toolreel.shell.demo import TOOLS
 from toolreel.shell.scripted import ScriptedServer, calculator
-from toolreel.web import app, ui_error, ui_parts, ui_start
+from toolreel.web import app
+from toolreel.web.streams import ui_error, ui_parts, ui_start
 
 AI_SDK = Path(os.environ.get("TOOLREEL_AI_SDK") or Path.home() / ".cache/toolreel/ai-sdk")
 NODE = shutil.which("node")
