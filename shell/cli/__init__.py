@@ -62,6 +62,9 @@ from . import _render as render
 from . import _serve as serving
 from . import _temporal as temporal_cli
 
+#: The command (the click group) and the console script's entry point; the rest is its own.
+__all__ = ["cli", "main"]
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROVIDER = click.Choice(sorted(PROVIDERS))
 PROVIDER_HELP = "Wire format [default: openai, for any OpenAI-compatible server]."
