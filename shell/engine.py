@@ -21,6 +21,9 @@ shell: a program should use `toolreel.shell`'s API instead.
   (toolreel.testing's overrides and recordings), `sources_opened` (options with
   their MCP servers opened), `open_location`, `DatabaseUrl`, `is_sqlite`.
 - `submitted`: the `PromptSubmitted` a prompt (text and images) makes.
+- Hooks as toolreel runs them: `hook_points` (a caller's hooks by core point),
+  `call_hook` (one hook called, sync or async) and `decide` (the core `Decision`
+  a list of hooks comes to).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from ._agent_output import check_output
 from ._client import loop_config, sources_opened
 from ._connection import AGENT_OUTPUT_TOOL, MODEL_OPENER, MODEL_OVERRIDE
 from ._driver import STREAM_ENDED, limiter_for, run_call, run_within
+from ._hooks import call_hook, decide, hook_points
 from ._images import submitted
 from ._journal_files import DatabaseUrl, is_sqlite, open_location
 from ._runner import Observers, RunMetadata, Runner, in_progress
@@ -48,8 +52,11 @@ __all__ = [
     "TurnTask",
     "agent_config",
     "call_arguments",
+    "call_hook",
     "check_output",
+    "decide",
     "describe",
+    "hook_points",
     "in_progress",
     "is_sqlite",
     "limiter_for",

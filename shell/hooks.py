@@ -8,9 +8,8 @@ list of hooks or one per point. A hook is given the point's event
 `HookDecision`, or None to allow; sync or async. The core asks them (`AskHook`) and
 journals each decision, so a replay needs no hook.
 
-`hook_points`, `call_hook` and `decide` are how toolreel runs them (the shell's
-runner, toolreel.temporal's activities and toolreel.open_agent use them): hooks by
-core point, one hook called, and the core `Decision` a list of hooks comes to.
+How toolreel runs them (`hook_points`, `call_hook`, `decide`) is in
+`toolreel.shell.engine`, for toolreel's own extension packages.
 """
 
 from __future__ import annotations
@@ -27,9 +26,6 @@ from ._hooks import (
     PostToolUseEvent,
     PreToolUseEvent,
     UserPromptSubmitEvent,
-    call_hook,
-    decide,
-    hook_points,
 )
 
 __all__ = [
@@ -44,7 +40,4 @@ __all__ = [
     "PostToolUseEvent",
     "PreToolUseEvent",
     "UserPromptSubmitEvent",
-    "call_hook",
-    "decide",
-    "hook_points",
 ]

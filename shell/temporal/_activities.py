@@ -61,7 +61,10 @@ from toolreel.shell.engine import (
     STREAM_ENDED,
     agent_config,
     call_arguments,
+    call_hook,
     check_output,
+    decide,
+    hook_points,
     limiter_for,
     loop_config,
     registry,
@@ -73,9 +76,6 @@ from toolreel.shell.hooks import (
     PostToolUseEvent,
     PreToolUseEvent,
     UserPromptSubmitEvent,
-    call_hook,
-    decide,
-    hook_points,
 )
 
 from ._wire import (
