@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolreel.adapters._providers._anthropic import AnthropicCodec
-from toolreel.adapters._providers._http import HttpModel, Secret
+from toolreel.adapters import AnthropicCodec, HttpModel, Secret
 from toolreel.core import (
     CallModel,
     ChatMessage,

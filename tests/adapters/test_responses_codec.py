@@ -9,9 +9,7 @@ from typing import Any
 
 import pytest
 
-from toolreel.adapters import codec_for
-from toolreel.adapters._providers import PROVIDERS
-from toolreel.adapters._providers._responses import ResponsesCodec
+from toolreel.adapters import PROVIDERS, ResponsesCodec, codec_for
 from toolreel.core import (
     CallModel,
     ChatMessage,

@@ -27,8 +27,7 @@ from hypothesis import strategies as st
 
 from toolreel.adapters import effect_record, structure
 from toolreel.adapters._agent_outcome import AgentOutcome
-from toolreel.adapters._serde import get_converter
-from toolreel.adapters.records import event_data, event_of
+from toolreel.adapters.records import event_data, event_of, get_converter
 from toolreel.core import (
     Effect,
     Event,

@@ -31,8 +31,7 @@ from traffic import (
     sse_from_chunks_jsonl,
 )
 
-from toolreel.adapters._providers._anthropic import AnthropicCodec
-from toolreel.adapters._providers._http import HttpModel, Secret
+from toolreel.adapters import AnthropicCodec, HttpModel, Secret
 from toolreel.core import (
     CallModel,
     ChatMessage,

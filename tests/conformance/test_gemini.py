@@ -33,8 +33,7 @@ from traffic import (
     sse_from_chunks_jsonl,
 )
 
-from toolreel.adapters._providers._gemini import GeminiCodec
-from toolreel.adapters._providers._http import HttpModel, Secret
+from toolreel.adapters import GeminiCodec, HttpModel, Secret
 from toolreel.core import (
     CallModel,
     Effect,

@@ -35,8 +35,7 @@ from traffic import (
     sse_from_chunks_jsonl,
 )
 
-from toolreel.adapters._providers._http import HttpModel, Secret
-from toolreel.adapters._providers._openai import OpenAICodec
+from toolreel.adapters import HttpModel, OpenAICodec, Secret
 from toolreel.core import (
     CallModel,
     ChatMessage,

@@ -7,8 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from loop import call, config, done, notices, of_type, run, text
 
-from toolreel.adapters._serde import get_converter
-from toolreel.adapters.records import config_data, config_of, effect_data
+from toolreel.adapters.records import config_data, config_of, effect_data, get_converter
 from toolreel.core import (
     CallModel,
     ConfigError,

@@ -22,8 +22,8 @@ from toolreel.core import (
     initial_state,
     step,
 )
-from toolreel.core._content import MAX_IMAGE_BYTES
 from toolreel.core.hooks import HookPoint, Replaced
+from toolreel.core.images import MAX_IMAGE_BYTES
 from toolreel.core.policies import EmptyPromptPolicy
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8

@@ -13,9 +13,14 @@ import attrs
 import pytest
 from click.testing import CliRunner
 
-from toolreel.adapters import SQLiteJournal, load_session, persisted_messages, render_transcript
-from toolreel.adapters._providers import EventModel
-from toolreel.adapters._providers._anthropic import AnthropicCodec
+from toolreel.adapters import (
+    AnthropicCodec,
+    EventModel,
+    SQLiteJournal,
+    load_session,
+    persisted_messages,
+    render_transcript,
+)
 from toolreel.adapters.records import event_data
 from toolreel.cli import cli
 from toolreel.core import (

@@ -18,7 +18,7 @@ from toolreel.adapters import (
     load_session,
     render_transcript,
 )
-from toolreel.adapters._journal import Step as JournalStep
+from toolreel.adapters import Step as JournalStep
 from toolreel.core import (
     HookDecided,
     LoopConfig,
