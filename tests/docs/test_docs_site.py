@@ -77,7 +77,7 @@ def test_there_is_a_guide_and_an_example_for_each_subject(site: Path) -> None:
 
 #: The public submodules, each documented on its package's reference page.
 SUBMODULES = {
-    "core": ["notices", "outcomes", "budget", "policies", "hooks", "images"],
+    "core": ["notices", "outcomes", "budget", "policies", "hooks", "images", "bulk"],
     "adapters": ["providers", "redaction", "records", "replay", "transcript"],
     "shell": ["errors", "hooks", "callbacks", "telemetry", "scripted", "engine"],
     "web": ["streams"],
