@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from types import TracebackType
 
+import anyio
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
@@ -112,10 +113,11 @@ class WorkflowChat:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        """Cancel the turn this caller began and did not read to its end (as a `Client` does)."""
+        """Cancel the turn this caller began and did not read to its end (as a `Client` does);
+        shielded: a caller cancelled (a browser gone) still cancels its turn."""
         reading, self._reading = self._reading, None
         if reading is not None and self._handle is not None:
-            with contextlib.suppress(RPCError):
+            with anyio.CancelScope(shield=True), contextlib.suppress(RPCError):
                 await self._handle.signal(SessionWorkflow.cancel)
 
     @property

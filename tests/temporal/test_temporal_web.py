@@ -23,10 +23,23 @@ import pytest
 from temporalio.client import Client
 
 from toolreel.adapters import MemoryJournal
-from toolreel.core import ModelEvent, ModelRequest, ModelResponded, TextDelta, Usage
+from toolreel.core import (
+    FinishReason,
+    ModelEvent,
+    ModelRequest,
+    ModelResponded,
+    TextDelta,
+    Usage,
+)
 from toolreel.shell import AgentOptions, tool
 from toolreel.shell._scripted import Reply, ScriptedServer
-from toolreel.temporal import WorkflowChats, connect, session_worker
+from toolreel.temporal import (
+    SessionWorkflow,
+    WorkflowChats,
+    connect,
+    last_finish,
+    session_worker,
+)
 from toolreel.web import app
 
 sys.path.append(str(Path(__file__).parents[1] / "web"))  # the UI stream's schema checks
@@ -143,8 +156,15 @@ async def get(web: Any, path: str) -> Any:
         return response.json()
 
 
-async def streamed(web: Any, path: str, body: dict[str, Any], chunk: Callable[[str], None]) -> str:
-    """POST to the ASGI app itself, telling `chunk` each body chunk as the app sends it."""
+async def streamed(
+    web: Any,
+    path: str,
+    body: dict[str, Any],
+    chunk: Callable[[str], None],
+    leave: asyncio.Event | None = None,
+) -> str:
+    """POST to the ASGI app itself, telling `chunk` each body chunk as the app sends it;
+    the page goes away once `leave` is set (else once the response is over)."""
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -166,7 +186,7 @@ async def streamed(web: Any, path: str, body: dict[str, Any], chunk: Callable[[s
         if not sent:
             sent = True
             return {"type": "http.request", "body": json.dumps(body).encode(), "more_body": False}
-        await done.wait()
+        await (leave or done).wait()
         return {"type": "http.disconnect"}
 
     async def send(message: dict[str, Any]) -> None:
@@ -224,6 +244,33 @@ def test_the_ui_stream_of_a_temporal_session_shows_text_while_the_model_writes(
         ui_parts(asyncio.run(locally()))
     )  # the parts a local app sends
     assert parts[-1]["messageMetadata"]["reason"] == "completed"
+
+
+def test_a_page_that_leaves_mid_turn_cancels_the_session_workflows_turn(
+    temporal_address: str,
+) -> None:
+    model = Waiting()
+    task_queue = queue()
+    options = AgentOptions(model="m", base_url="http://127.0.0.1:9", api_key="k")
+    leave = asyncio.Event()
+
+    def page(chunk: str) -> None:
+        if '"text-delta"' in chunk:
+            leave.set()  # the browser's Stop, while the model still writes
+
+    async def work(client: Client) -> Any:
+        web = app(options, sessions=WorkflowChats(client, task_queue=task_queue))
+        async with session_worker(client, options, task_queue=task_queue, model=model):
+            await streamed(web, "/api/chat", chat_body("Say hello", "web-gone"), page, leave)
+            handle = client.get_workflow_handle("web-gone")
+            while await handle.query(SessionWorkflow.phase) != "idle":
+                await asyncio.sleep(0.05)
+            record = await handle.query(SessionWorkflow.record)
+            model.read.set()
+            return record
+
+    finish = last_finish(on_temporal(temporal_address, work))
+    assert finish is not None and finish.reason is FinishReason.CANCELLED
 
 
 def test_a_temporal_session_pauses_for_approval_and_use_chats_answer_goes_on(
