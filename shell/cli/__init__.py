@@ -854,6 +854,13 @@ def _text(value: Any) -> str:
     help="Largest request body accepted (413 beyond) [default: 10485760, 10 MiB].",
 )
 @_with(budgets.options())
+@click.option(
+    "--temporal",
+    "address",
+    metavar="HOST:PORT",
+    help="Serve chats as session workflows there (the workers hold the model and the tools).",
+)
+@click.option("--task-queue", default=temporal_cli.DEFAULT_QUEUE, help=temporal_cli.QUEUE_HELP)
 def serve(
     *,
     host: str,
@@ -862,6 +869,8 @@ def serve(
     hosts: tuple[str, ...],
     token: str | None,
     max_body: int | None,
+    address: str | None,
+    task_queue: str,
     **params: Any,
 ) -> int:
     """Serve the loop to a browser: chat page, AI SDK endpoint, sessions.
@@ -873,11 +882,15 @@ def serve(
     flags (as for `run`) hold for every chat served. Only this server's page
     and --cors-origin pages may post to it, under the names it is served by;
     off loopback (--host 0.0.0.0), every request must carry the access token.
+    With --temporal each chat is a session workflow on that server, run by
+    `toolreel worker`s of --task-queue, its text streamed as the model writes.
     """
     params.update(session=None, no_stream=False)
     access = serving.Access(
         cors_origins=cors, allowed_hosts=hosts, token=token, max_body_bytes=max_body
     )
+    if address is not None:
+        return _serve_on_temporal(address, task_queue, params, host=host, port=port, access=access)
     path: Path | DatabaseUrl | None = params["journal"]
     journal = writing(path) if path else None
     try:
@@ -892,6 +905,35 @@ def serve(
     finally:
         if journal is not None:
             journal.close()
+
+
+def _serve_on_temporal(
+    address: str,
+    task_queue: str,
+    params: dict[str, Any],
+    *,
+    host: str,
+    port: int,
+    access: serving.Access,
+) -> int:
+    """`serve --temporal`: no journal, model or tools here (the workers hold them)."""
+    refuse_on_temporal(params)
+    held = {"journal": "--journal", "tools": "--tools", "mcp_commands": "--mcp"}
+    for name, flag in {**held, "mcp_urls": "--mcp-url"}.items():
+        if params.get(name):
+            raise click.BadParameter("the workers hold it with --temporal", param_hint=f"'{flag}'")
+    if not params["model"]:  # what /api/info shows: the workers' model is theirs to say
+        params["model"] = "temporal-workers"
+    chats = temporal_cli.Chats(
+        address=address,
+        task_queue=task_queue,
+        system=params["system"],
+        max_iterations=params["max_iterations"],
+    )
+    options = agent_options(params, None)
+    return serving.serve(
+        options, None, host=host, port=port, scripted=False, access=access, temporal=chats
+    )
 
 
 @cli.command()
