@@ -52,6 +52,7 @@ from ._approvals import ApprovalDecision, approval_responses
 from ._conversations import Conversations
 from ._guard import Check, Guard
 from ._hosts import AllowedHosts, HostCheck
+from ._json import json_text
 from ._limits import BODY_TIMEOUT, MAX_BODY_BYTES, MAX_JSON_DEPTH, BodyLimit, json_depth
 from ._origins import OriginCheck
 from ._respond import approval_response, chat_response, decision_response, error_response
@@ -402,9 +403,7 @@ async def _session(served: Served, request: Request) -> Response:
     detail = session_detail(await _journal(served, session_id), session_id)
     if detail is None:
         return JSONResponse({"error": f"no session {session_id!r}"}, status_code=404)
-    return Response(
-        json.dumps(detail, ensure_ascii=False), media_type="application/json; charset=utf-8"
-    )
+    return Response(json_text(detail), media_type="application/json; charset=utf-8")
 
 
 async def _journal(served: Served, session_id: str | None = None) -> Journal:
