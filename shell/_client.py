@@ -36,12 +36,19 @@ import anyio
 import anyio.abc
 import attrs
 
-from toolreel.adapters import Journal, Lease, MemoryJournal, Session, load_session
-from toolreel.adapters._errors import ContentRefused, JournalUnavailable, SessionNotFound
-from toolreel.adapters._providers import ModelPort
-from toolreel.adapters._providers._images import refusal
+from toolreel.adapters import (
+    ContentRefused,
+    Journal,
+    JournalUnavailable,
+    Lease,
+    MemoryJournal,
+    ModelPort,
+    Session,
+    SessionNotFound,
+    load_session,
+)
+from toolreel.adapters.providers import refusal
 from toolreel.core import (
-    ApprovalRequested,
     Approved,
     AwaitApproval,
     Cancelled,
@@ -49,15 +56,9 @@ from toolreel.core import (
     ConfigError,
     Denied,
     Finish,
-    FinishReason,
     LoopConfig,
-    MaxIterationsPolicy,
-    Notice,
-    OverBudget,
     Phase,
     PromptSubmitted,
-    ResultsRequested,
-    Spending,
     ToolFinished,
     ToolRound,
     Usage,
@@ -65,6 +66,10 @@ from toolreel.core import (
     misuse,
     well_formed,
 )
+from toolreel.core.budget import OverBudget, Spending
+from toolreel.core.notices import ApprovalRequested, Notice, ResultsRequested
+from toolreel.core.outcomes import FinishReason
+from toolreel.core.policies import MaxIterationsPolicy
 
 from ._connection import Connection
 from ._errors import (

@@ -25,34 +25,45 @@ import anyio
 import attrs
 import click
 
-from toolreel.adapters import PROVIDERS, Journal, load_session, render_transcript
-from toolreel.adapters._dsn import is_dsn
-from toolreel.adapters._providers import (
-    DEFAULT_MODELS,
-    RECOVERY_MODES,
+from toolreel.adapters import (
+    PROVIDERS,
+    Journal,
     api_key,
     codec_for,
+    load_session,
+    render_agent_transcript,
+    render_transcript,
+)
+from toolreel.adapters.providers import (
+    DEFAULT_MODELS,
+    RECOVERY_MODES,
     environment_keys,
     require_key,
 )
-from toolreel.adapters._redact import LOG_FILTER
-from toolreel.adapters._transcript import render_agent_transcript
+from toolreel.adapters.redaction import LOG_FILTER, is_dsn
 from toolreel.core import ConfigError, ImagePart, LoopConfig, ToolreelError, UsageError
+from toolreel.shell import (
+    AgentOptions,
+    Divergence,
+    Tool,
+    export_session,
+    image,
+    import_session,
+    load_agent_session,
+)
+from toolreel.shell import demo as demo_module
+from toolreel.shell import replay as replay_session
+from toolreel.shell.engine import DatabaseUrl, is_sqlite, open_location, submitted, tools_from_spec
 
-from .. import demo as demo_module
-from .._images import image, submitted
-from .._journal_files import DatabaseUrl, is_sqlite, open_location
-from .._options import AgentOptions
-from .._replay import Divergence, load_agent_session
-from .._replay import replay as replay_session
-from .._tools import Tool, tools_from_spec
-from .._transfer import export_session, import_session
 from . import _budget as budgets
 from . import _converse as live
 from . import _mcp as mcp
 from . import _render as render
 from . import _serve as serving
 from . import _temporal as temporal_cli
+
+#: The command (the click group) and the console script's entry point; the rest is its own.
+__all__ = ["cli", "main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROVIDER = click.Choice(sorted(PROVIDERS))
@@ -391,8 +402,8 @@ def _converse(
 @contextlib.contextmanager
 def test_model() -> Iterator[None]:
     """`--model test`: every model opened inside is a TestModel (see toolreel.testing)."""
-    from .._connection import MODEL_OVERRIDE  # noqa: PLC0415 - only for --model test
-    from .._scripted._models import TestModel  # noqa: PLC0415
+    from toolreel.shell.engine import MODEL_OVERRIDE  # noqa: PLC0415 - only for --model test
+    from toolreel.shell.scripted import TestModel  # noqa: PLC0415
 
     token = MODEL_OVERRIDE.set(TestModel())
     try:

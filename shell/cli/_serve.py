@@ -27,12 +27,11 @@ from typing import Any
 import attrs
 import click
 
-from toolreel.adapters import Journal
-from toolreel.adapters._providers import api_key, codec_for
+from toolreel.adapters import Journal, api_key, codec_for
+from toolreel.shell import AgentOptions
+from toolreel.shell.engine import sources_opened
+from toolreel.shell.scripted import ScriptedServer, calculator
 
-from .._client import sources_opened
-from .._options import AgentOptions
-from .._scripted import ScriptedServer, openai_reply
 from ._budget import budget_of
 from ._mcp import mcp_servers
 from ._temporal import Chats
@@ -57,9 +56,9 @@ def wants_scripted(params: dict[str, Any]) -> bool:
 @contextlib.contextmanager
 def scripted_options(params: dict[str, Any]) -> Iterator[AgentOptions]:
     """Options pointed at the scripted calculator model, served on 127.0.0.1 meanwhile."""
-    from .. import demo  # noqa: PLC0415 - its tools, only when scripted
+    from toolreel.shell import demo  # noqa: PLC0415 - its tools, only when scripted
 
-    with ScriptedServer(openai_reply) as server:
+    with ScriptedServer(calculator) as server:
         yield AgentOptions(
             system_prompt=params["system"] or demo.SYSTEM,
             model=SCRIPTED_MODEL,

@@ -18,10 +18,8 @@ import attrs
 import click
 
 from toolreel.adapters import Journal
-from toolreel.core import FinishReason
-
-from .._agent import AgentDefinition
-from .._options import AgentOptions
+from toolreel.core.outcomes import FinishReason
+from toolreel.shell import AgentDefinition, AgentOptions
 
 if TYPE_CHECKING:
     from temporalio.client import Client

@@ -35,20 +35,15 @@ from returns.result import Failure, Success
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from toolreel.adapters._held import held_back
-from toolreel.adapters._journal import config_data
-from toolreel.adapters._providers import ModelPort
-from toolreel.adapters._redact import Redactor
-from toolreel.adapters._serde import event_data, get_converter, structure, unstructure
+from toolreel.adapters import ModelPort, structure, unstructure
+from toolreel.adapters.records import config_data, event_data, get_converter
+from toolreel.adapters.redaction import Redactor, held_back
 from toolreel.core import (
-    Ask,
     AskHook,
-    Blocked,
     ChatMessage,
     ConfigError,
     Effect,
     HookDecided,
-    HookPoint,
     LoopConfig,
     ModelCallFailed,
     ModelEvent,
@@ -60,22 +55,29 @@ from toolreel.core import (
     ToolFinished,
     ValidationFinished,
 )
-from toolreel.shell._agent import AgentDefinition, agent_config
-from toolreel.shell._agent_output import check_output
-from toolreel.shell._client import loop_config
-from toolreel.shell._connection import AGENT_OUTPUT_TOOL
-from toolreel.shell._driver import STREAM_ENDED, limiter_for, run_call, run_within
-from toolreel.shell._hooks import (
+from toolreel.core.hooks import Ask, Blocked, HookPoint
+from toolreel.shell import AgentDefinition, AgentOptions, Tool
+from toolreel.shell.engine import (
+    AGENT_OUTPUT_TOOL,
+    STREAM_ENDED,
+    agent_config,
+    call_arguments,
+    call_hook,
+    check_output,
+    decide,
+    hook_points,
+    limiter_for,
+    loop_config,
+    registry,
+    run_call,
+    run_within,
+)
+from toolreel.shell.hooks import (
     Hook,
     PostToolUseEvent,
     PreToolUseEvent,
     UserPromptSubmitEvent,
-    call_hook,
-    decide,
-    hook_points,
 )
-from toolreel.shell._options import AgentOptions
-from toolreel.shell._tools import Tool, call_arguments, registry
 
 from ._live import Tell, live
 from ._wire import (

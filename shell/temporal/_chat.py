@@ -36,16 +36,9 @@ from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.service import RPCError, RPCStatusCode
 
 from toolreel.adapters import Journal, MemoryJournal, SessionNotFound, structure
-from toolreel.core import (
-    ApprovalRequested,
-    AwaitApproval,
-    Finish,
-    Notice,
-    Phase,
-    PromptSubmitted,
-    UsageError,
-)
-from toolreel.shell import TurnInProgress
+from toolreel.core import AwaitApproval, Finish, Phase, PromptSubmitted, UsageError
+from toolreel.core.notices import ApprovalRequested, Notice
+from toolreel.shell.errors import TurnInProgress
 
 from ._errors import TemporalError
 from ._sessions import approve, deny, fetch_record, import_record, open_chat

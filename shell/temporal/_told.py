@@ -48,14 +48,16 @@ from toolreel.core import (
     Emit,
     Event,
     Finish,
-    MessageRecorded,
-    Notice,
     Persist,
     ReasoningDelta,
+    TextDelta,
+)
+from toolreel.core.notices import (
+    MessageRecorded,
+    Notice,
     ReasoningStreamed,
     ResultsRequested,
     RetryScheduled,
-    TextDelta,
     TextStreamed,
 )
 

@@ -14,7 +14,8 @@ from typing import Any
 
 from temporalio.contrib.workflow_streams import WorkflowStreamState
 
-from toolreel.adapters._journal import StepEffect, effect_record
+from toolreel.adapters import effect_record
+from toolreel.core import Effect as StepEffect
 
 #: The workflow's registered name, and the task queue a worker serves by default.
 WORKFLOW = "toolreel.Session"

@@ -60,13 +60,12 @@ from typing import Any, cast
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from toolreel.adapters._journal import config_of
-from toolreel.adapters._serde import effect_data, event_data, event_of, structure, unstructure
-from toolreel.adapters._transcript import output_tool
+from toolreel.adapters import structure, unstructure
+from toolreel.adapters.records import config_of, effect_data, event_data, event_of
+from toolreel.adapters.transcript import output_tool
 from toolreel.core import (
     AskHook,
     AwaitApproval,
-    Blocked,
     CallModel,
     Cancelled,
     ConfigError,
@@ -95,7 +94,8 @@ from toolreel.core import (
     step,
     well_formed,
 )
-from toolreel.shell._runner import in_progress
+from toolreel.core.hooks import Blocked
+from toolreel.shell.engine import in_progress
 
 from ._activity_options import ATTEMPTS, MARGIN, activity_options, cause, spawn
 from ._telling import Telling

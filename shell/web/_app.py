@@ -46,7 +46,7 @@ from starlette.routing import Route
 from toolreel.adapters import Journal, ModelPort
 from toolreel.core import ConfigError, ToolreelError, UsageError
 from toolreel.shell import AgentOptions, open_journal
-from toolreel.shell._client import sources_opened
+from toolreel.shell.engine import sources_opened
 
 from ._approvals import ApprovalDecision, approval_responses
 from ._conversations import Conversations

@@ -20,7 +20,8 @@ from typing import Protocol
 import attrs
 
 from toolreel.adapters import Journal, ModelPort
-from toolreel.core import ApprovalRequested, AwaitApproval, Finish, Notice, Phase, UsageError
+from toolreel.core import AwaitApproval, Finish, Phase, UsageError
+from toolreel.core.notices import ApprovalRequested, Notice
 from toolreel.shell import AgentOptions, Client
 
 

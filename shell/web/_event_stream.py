@@ -37,26 +37,22 @@ from typing import Any, TypeAlias, assert_never
 
 import attrs
 
-from toolreel.core import (
+from toolreel.core import AwaitApproval, Finish, ToolCall, Usage, arguments_object
+from toolreel.core.budget import Spending
+from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
-    AwaitApproval,
-    Finish,
     MessageRecorded,
     Notice,
     ReasoningStreamed,
     ResultsRequested,
     RetryScheduled,
     RoundFinished,
-    Spending,
     TextStreamed,
-    ToolCall,
     ToolCallAnnounced,
     ToolResultReady,
-    Usage,
     UsageReported,
     ValidationFailed,
-    arguments_object,
 )
 
 from ._json import json_text

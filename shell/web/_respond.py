@@ -25,19 +25,17 @@ import attrs
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from toolreel.adapters import ModelPort
-from toolreel.adapters._errors import JournalError, SessionBusy, SessionNotFound
+from toolreel.adapters import JournalError, ModelPort, SessionBusy, SessionNotFound
 from toolreel.core import (
     AwaitApproval,
     ConfigError,
     Finish,
-    Notice,
     Phase,
     PromptSubmitted,
-    ToolCallAnnounced,
     ToolreelError,
     UsageError,
 )
+from toolreel.core.notices import Notice, ToolCallAnnounced
 from toolreel.shell import AgentOptions
 
 from ._approvals import ApprovalDecision, refusal, waiting_response

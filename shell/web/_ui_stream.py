@@ -60,12 +60,10 @@ from typing import Any, TypeAlias, assert_never
 
 import attrs
 
-from toolreel.core import (
+from toolreel.core import AwaitApproval, Finish, ToolCall, ToolResult, arguments_object
+from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
-    AwaitApproval,
-    Finish,
-    FinishReason,
     MessageRecorded,
     Notice,
     ReasoningStreamed,
@@ -73,14 +71,12 @@ from toolreel.core import (
     RetryScheduled,
     RoundFinished,
     TextStreamed,
-    ToolCall,
     ToolCallAnnounced,
-    ToolResult,
     ToolResultReady,
     UsageReported,
     ValidationFailed,
-    arguments_object,
 )
+from toolreel.core.outcomes import FinishReason
 
 from ._event_stream import budget_json, elapsed_ms, retry_json, spending_json, usage_json
 from ._json import json_text

@@ -9,37 +9,31 @@ import anyio
 import pytest
 
 from toolreel.adapters import Lease, MemoryJournal, SQLiteJournal
-from toolreel.core import (
-    ChatMessage,
-    Finish,
-    FinishReason,
+from toolreel.core import ChatMessage, Finish, ToolCall, ToolFinished, ToolResult, arguments_object
+from toolreel.core.notices import (
     MessageRecorded,
     ResultsRequested,
     TextStreamed,
-    ToolCall,
     ToolCallAnnounced,
-    ToolFinished,
-    ToolResult,
     ToolResultReady,
-    arguments_object,
 )
-from toolreel.shell import (
-    HOOK_POST_TOOL_USE,
-    HOOK_PRE_TOOL_USE,
-    HOOK_USER_PROMPT_SUBMIT,
-    AgentOptions,
-    Client,
-    HookDecision,
+from toolreel.core.outcomes import FinishReason
+from toolreel.shell import AgentOptions, Client, run, tool
+from toolreel.shell.errors import (
     JournalUnavailable,
     NotOpen,
     SessionNotFound,
     StepError,
     TurnInProgress,
     UnknownToolCall,
-    run,
-    tool,
 )
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.hooks import (
+    HOOK_POST_TOOL_USE,
+    HOOK_PRE_TOOL_USE,
+    HOOK_USER_PROMPT_SUBMIT,
+    HookDecision,
+)
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 
 def options(server: ScriptedServer, **extra) -> AgentOptions:

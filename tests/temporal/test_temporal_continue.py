@@ -14,14 +14,13 @@ from click.testing import CliRunner
 from temporalio.client import Client
 from temporalio.worker import Replayer
 
-from toolreel.adapters import Journal, MemoryJournal
-from toolreel.adapters._serde import unstructure
+from toolreel.adapters import Journal, MemoryJournal, unstructure
+from toolreel.cli import cli
 from toolreel.core import Finish
 from toolreel.shell import AgentOptions, open_journal
 from toolreel.shell import Client as LocalClient
-from toolreel.shell._scripted import ScriptedServer
-from toolreel.shell.cli import cli
 from toolreel.shell.demo import TOOLS
+from toolreel.shell.scripted import ScriptedServer
 from toolreel.temporal import (
     SessionRecord,
     SessionStart,

@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner
 from temporal_workers import free_port, start_worker, worker_command
 
-from toolreel.shell._scripted import ScriptedServer
-from toolreel.shell.cli import cli
+from toolreel.cli import cli
+from toolreel.shell.scripted import ScriptedServer
 
 TOOLREEL = str(Path(sys.executable).parent / "toolreel")
 #: Variables that would give `serve` a model of its own.

@@ -20,18 +20,18 @@ from temporalio.client import Client
 from toolreel.core import (
     AwaitApproval,
     Finish,
-    FinishReason,
     ModelEvent,
     ModelRequest,
     ModelResponded,
-    Notice,
     ReasoningDelta,
     TextDelta,
-    TextStreamed,
     Usage,
 )
-from toolreel.shell import AgentOptions, TurnInProgress
+from toolreel.core.notices import Notice, TextStreamed
+from toolreel.core.outcomes import FinishReason
+from toolreel.shell import AgentOptions
 from toolreel.shell import Client as LocalClient
+from toolreel.shell.errors import TurnInProgress
 from toolreel.temporal import (
     SessionStart,
     SessionWorkflow,

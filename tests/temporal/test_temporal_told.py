@@ -12,20 +12,17 @@ from toolreel.adapters import converter
 from toolreel.core import (
     AwaitApproval,
     ChatMessage,
-    Completed,
     Effect,
     Emit,
     Event,
     Finish,
-    MessageRecorded,
     Persist,
     ReasoningDelta,
-    ReasoningStreamed,
-    RetryScheduled,
     TextDelta,
-    TextStreamed,
     Usage,
 )
+from toolreel.core.notices import MessageRecorded, ReasoningStreamed, RetryScheduled, TextStreamed
+from toolreel.core.outcomes import Completed
 from toolreel.temporal._told import Reading, Said, calling_item, live_item, read, told_item
 
 CALL = "3.0-abc"

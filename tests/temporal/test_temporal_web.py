@@ -23,16 +23,10 @@ import pytest
 from temporalio.client import Client
 
 from toolreel.adapters import MemoryJournal
-from toolreel.core import (
-    FinishReason,
-    ModelEvent,
-    ModelRequest,
-    ModelResponded,
-    TextDelta,
-    Usage,
-)
+from toolreel.core import ModelEvent, ModelRequest, ModelResponded, TextDelta, Usage
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import AgentOptions, tool
-from toolreel.shell._scripted import Reply, ScriptedServer
+from toolreel.shell.scripted import Reply, ScriptedServer
 from toolreel.temporal import (
     SessionWorkflow,
     WorkflowChats,
