@@ -21,16 +21,8 @@ import anyio
 import attrs
 
 from toolreel.adapters import JSONLJournal, render_transcript
-from toolreel.shell import (
-    AgentOptions,
-    Divergence,
-    Recording,
-    RequestMismatch,
-    replay,
-    run,
-    tool,
-    verify,
-)
+from toolreel.shell import AgentOptions, Divergence, Recording, replay, run, tool, verify
+from toolreel.shell.errors import RequestMismatch
 from toolreel.testing import ScriptedServer, calculator
 
 

@@ -21,8 +21,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from toolreel.adapters import Journal, RequestDiff, SessionError, diff_requests
-from toolreel.adapters._fold import fold_journal
-from toolreel.adapters._request_diff import request_form
+from toolreel.adapters.replay import fold_journal, request_form
 from toolreel.core import (
     Approved,
     CallModel,

@@ -37,19 +37,19 @@ from toolreel.core import (
     ConfigError,
     Denied,
     Finish,
-    FinishReason,
     ModelCallFailed,
     ModelEvent,
     ModelRequest,
     ModelResponded,
     PromptSubmitted,
-    ResultsRequested,
-    RetryPolicy,
     ToolCall,
     ToolFinished,
     ToolInterrupted,
     ToolTimedOut,
 )
+from toolreel.core.notices import ResultsRequested
+from toolreel.core.outcomes import FinishReason
+from toolreel.core.policies import RetryPolicy
 
 from ._agent import AgentDefinition, AgentFailure, AgentSuccess, execute_agent
 from ._agent_approval import resume_agent

@@ -14,17 +14,17 @@ import anyio.to_thread
 import attrs
 
 from toolreel.adapters import Journal, Step
-from toolreel.adapters._journal import StepEffect, StepEvent
+from toolreel.core import Effect, Event
 
-E = TypeVar("E", bound=StepEffect)
+E = TypeVar("E", bound=Effect)
 
 
 @attrs.frozen
 class Record:
     """The runner's own effect, first in every step: keep the step for the journal."""
 
-    event: StepEvent
-    effects: tuple[StepEffect, ...]
+    event: Event
+    effects: tuple[Effect, ...]
 
 
 @attrs.frozen
@@ -36,7 +36,7 @@ FLUSH = Flush()
 
 
 def framed(
-    event: StepEvent, effects: tuple[E, ...], *, durable: bool
+    event: Event, effects: tuple[E, ...], *, durable: bool
 ) -> tuple[E | Record | Flush, ...]:
     """A step's effects between the runner's own: `Record` first, `FLUSH` last if `durable`."""
     if durable:

@@ -17,7 +17,8 @@ import anyio
 import attrs
 import click
 
-from .._journal_files import DatabaseUrl
+from toolreel.shell.engine import DatabaseUrl
+
 from . import (
     CONNECTION,
     JOURNAL_HELP,

@@ -53,23 +53,14 @@ from mcp.shared.exceptions import MCPError
 from returns.result import Failure
 
 from toolreel.adapters import Journal, ModelPort
-from toolreel.core import (
-    AttemptStarted,
-    AwaitApproval,
-    ConfigError,
-    Finish,
-    RoundFinished,
-    ToolreelError,
-    ToolResultReady,
-    ValidationFailed,
-)
+from toolreel.core import AwaitApproval, ConfigError, Finish, ToolreelError
+from toolreel.core.notices import AttemptStarted, RoundFinished, ToolResultReady, ValidationFailed
 from toolreel.shell import (
     AgentDefinition,
     AgentFailure,
     AgentOptions,
     AgentRunOptions,
     AgentSuccess,
-    ApprovalPending,
     Client,
     Tool,
     execute_agent,
@@ -77,6 +68,7 @@ from toolreel.shell import (
     resume_agent,
     tool,
 )
+from toolreel.shell.errors import ApprovalPending
 
 from ._elicited import ask, can_elicit
 from ._served_input import Input, chat_input, definition_input

@@ -18,7 +18,7 @@ import attrs
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from toolreel.core import ApprovalRequested
+from toolreel.core.notices import ApprovalRequested
 
 #: What an elicited approval asks for.
 APPROVAL_FORM: dict[str, Any] = {

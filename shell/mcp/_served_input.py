@@ -19,7 +19,8 @@ from typing import Any
 import attrs
 from returns.result import Failure, Result, Success
 
-from toolreel.shell import AgentDefinition, ConfigError, tool
+from toolreel.core import ConfigError
+from toolreel.shell import AgentDefinition, tool
 
 #: The chat tool's input schema.
 CHAT_SCHEMA: dict[str, Any] = {

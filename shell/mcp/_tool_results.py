@@ -9,7 +9,9 @@ from collections.abc import Iterable
 
 import mcp_types as types
 
-from toolreel.core import ApprovalRequested, Finish, FinishReason
+from toolreel.core import Finish
+from toolreel.core.notices import ApprovalRequested
+from toolreel.core.outcomes import FinishReason
 
 #: The `_meta` key of a result that names the call's session in the journal.
 SESSION_META = "toolreel/session_id"

@@ -13,10 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from toolreel.adapters import HttpModel, ResponsesCodec, Secret
-from toolreel.core import Finish, TextStreamed, ToolCall, ToolCallAnnounced
+from toolreel.cli import cli
+from toolreel.core import Finish, ToolCall
+from toolreel.core.notices import TextStreamed, ToolCallAnnounced
 from toolreel.shell import AgentOptions, Client, tool
-from toolreel.shell._scripted import LocalServer, Request
-from toolreel.shell.cli import cli
+from toolreel.shell.scripted._local import LocalServer, Request
 
 ENCRYPTED = "gAAAAB-opaque-reasoning"
 

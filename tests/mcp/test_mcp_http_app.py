@@ -13,11 +13,11 @@ pytest.importorskip("mcp", reason="toolreel.mcp needs the MCP SDK: pip install '
 
 from starlette.testclient import TestClient
 
+from toolreel.cli._mcp_serve import _ready
 from toolreel.core import ConfigError
 from toolreel.mcp import agent_server, http_app
 from toolreel.mcp._serving import access_token, is_loopback
 from toolreel.shell import AgentOptions
-from toolreel.shell.cli._mcp_serve import _ready
 
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 INITIALIZE = {

@@ -30,8 +30,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from toolreel.cli import cli
 from toolreel.mcp import SESSION_META
-from toolreel.shell.cli import cli
 
 HERE = Path(__file__).parent
 SERVE = [sys.executable, "-m", "toolreel", "mcp-serve", "--model", "test"]

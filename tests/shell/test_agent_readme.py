@@ -8,7 +8,7 @@ import anyio
 from pages import python_block
 
 from toolreel.shell import AgentOptions, AgentSuccess, execute_agent
-from toolreel.shell._scripted import ScriptedServer, tool_calls
+from toolreel.shell.scripted import ScriptedServer, tool_calls
 
 LOCAL_SERVER = "http://localhost:11434/v1"  # Ollama
 

@@ -10,24 +10,22 @@ import attrs
 import pytest
 
 from toolreel.adapters import SQLiteJournal
-from toolreel.core import FinishReason
+from toolreel.core.budget import Budget, OverBudget, Price
+from toolreel.core.notices import UsageReported
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import (
     AgentDefinition,
     AgentFailure,
     AgentOptions,
-    Budget,
     Client,
-    ConfigError,
     OutputTool,
-    OverBudget,
-    Price,
-    UsageReported,
     execute_agent,
     run,
     tool,
     verify,
 )
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.errors import ConfigError
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 from toolreel.testing import MakeScriptedModel
 
 ran: list[int] = []

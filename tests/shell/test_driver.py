@@ -27,7 +27,8 @@ from toolreel.core import (
     Usage,
     UsageError,
 )
-from toolreel.shell._driver import STREAM_ENDED, Driver
+from toolreel.shell._driver import Driver
+from toolreel.shell.engine import STREAM_ENDED
 
 REQUEST = ModelRequest(
     model="m", system=None, messages=(ChatMessage(role="user", content="hi"),), tools=()

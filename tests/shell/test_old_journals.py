@@ -14,9 +14,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from toolreel.adapters import JSONLJournal, Session, SQLiteJournal
-from toolreel.core import FinishReason
-from toolreel.shell import AgentOptions, AgentSession, Recording, replay, tool
+from toolreel.adapters import AgentSession, JSONLJournal, Session, SQLiteJournal
+from toolreel.core.outcomes import FinishReason
+from toolreel.shell import AgentOptions, Recording, replay, tool
 
 HERE = Path(__file__).parent / "journals"
 SESSIONS = ["budget", "approvals", "images", "agent"]

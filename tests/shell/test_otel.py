@@ -28,7 +28,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 from opentelemetry.trace import SpanKind, StatusCode
 
 from toolreel import otel
-from toolreel.core import Finish, FinishReason, RetryPolicy
+from toolreel.core import Finish
+from toolreel.core.outcomes import FinishReason
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import (
     AgentDefinition,
     AgentFailure,
@@ -39,13 +41,7 @@ from toolreel.shell import (
     execute_agent,
     tool,
 )
-from toolreel.shell._scripted import (
-    Reply,
-    ScriptedServer,
-    http_error,
-    text,
-    tool_calls,
-)
+from toolreel.shell.scripted import Reply, ScriptedServer, http_error, text, tool_calls
 
 KEY = "sk-live-0123456789abcdefghijklmnop"
 FAST = RetryPolicy(base_delay=0.001, max_delay=0.001)

@@ -20,22 +20,22 @@ import anyio
 import attrs
 import pytest
 
-from toolreel.core import Finish, FinishReason, ResultsRequested
+from toolreel.core import Finish, ImagePart
+from toolreel.core.notices import ResultsRequested
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import (
     AgentDefinition,
     AgentOptions,
     AgentSuccess,
-    ApprovalPending,
     Client,
-    ImagePart,
     OutputTool,
     Recording,
-    RequestMismatch,
     execute_agent,
     resume_agent,
     run,
     tool,
 )
+from toolreel.shell.errors import ApprovalPending, RequestMismatch
 from toolreel.testing import ScriptedModel, text, tool_calls
 
 T = TypeVar("T")
