@@ -25,6 +25,7 @@ from ._journal import (
 )
 from ._jsonl import JSONLJournal
 from ._lease import Lease
+from ._origin import SessionOrigin
 from ._providers import PROVIDERS, EventModel, ModelPort, api_key, codec_for, http_model
 from ._providers._anthropic import AnthropicCodec
 from ._providers._codec import Codec, StreamDecoder
@@ -76,6 +77,7 @@ __all__ = [
     "SessionConfig",
     "SessionError",
     "SessionNotFound",
+    "SessionOrigin",
     "Step",
     "StreamDecoder",
     "Timeouts",

@@ -53,6 +53,7 @@ from ._journal import (
     effect_record,
 )
 from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, check_current, check_free, now
+from ._origin import SessionOrigin, origin_of, origin_text
 from ._rows import Item, StepData, decode_items, decode_row, encode_row
 from ._serde import event_data
 
@@ -77,6 +78,10 @@ CREATE TABLE IF NOT EXISTS steps (
     body TEXT NOT NULL,
     digest TEXT,
     PRIMARY KEY (session_id, first_seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS origins (
+    session_id TEXT PRIMARY KEY,
+    origin TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS leases (
     session_id TEXT PRIMARY KEY,
@@ -432,6 +437,29 @@ class SQLiteJournal:
         """Session ids, oldest first."""
         rows = self._read("SELECT id FROM sessions ORDER BY started", ())
         return [row[0] for row in rows]
+
+    def set_origin(self, session_id: str, origin: SessionOrigin) -> None:
+        """Record where the session came from (a file older than origins gets their table on
+        open)."""
+        text = origin_text(origin)
+        self._transaction(
+            lambda: self._db.execute(
+                "INSERT OR REPLACE INTO origins VALUES (?, ?)", (session_id, text)
+            ),
+            "write",
+        )
+
+    def origin(self, session_id: str) -> SessionOrigin | None:
+        """Where the session came from, if it was forked or rerun."""
+        rows = self._read("SELECT origin FROM origins WHERE session_id = ?", (session_id,))
+        if not rows:
+            return None
+        try:
+            return origin_of(rows[0][0])
+        except (ValueError, TypeError) as exc:
+            raise JournalCorrupt(
+                str(self.path), f"undecodable origin ({exc})", session_id=session_id
+            ) from exc
 
     def close(self) -> None:
         """Write what is pending, give up the leases, checkpoint the WAL, close the connection."""

@@ -152,7 +152,7 @@ def replay(
             builder.see(entry.event, effects)
     except StepError as exc:
         return _refused(session_id, fold.entry, exc)
-    return builder.session(fold.state)
+    return attrs.evolve(builder.session(fold.state), origin=journal.origin(session_id))
 
 
 def load_agent_session(journal: Journal, session_id: str) -> AgentSession:
@@ -182,7 +182,8 @@ def _agent_run(fold: JournalFold, *, compare: bool = True) -> AgentSession | Div
             builder.see(effects, entry.event)
     except StepError as exc:
         return _refused(fold.session_id, fold.entry, exc)
-    return builder.session(fold.state)
+    origin = fold.journal.origin(fold.session_id)
+    return attrs.evolve(builder.session(fold.state), origin=origin)
 
 
 def _refused(session_id: str, entry: JournalEntry | None, exc: StepError) -> Divergence:
