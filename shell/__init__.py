@@ -69,6 +69,7 @@ from ._errors import (
     UnknownToolCall,
     UsageError,
 )
+from ._fork import Edit, fork
 from ._hooks import (
     HOOK_POST_TOOL_USE,
     HOOK_PRE_TOOL_USE,
@@ -109,6 +110,7 @@ __all__ = [
     "Connection",
     "ContentRefused",
     "Divergence",
+    "Edit",
     "ErrorCode",
     "ErrorContext",
     "ErrorPhase",
@@ -162,6 +164,7 @@ __all__ = [
     "agent_approvals",
     "execute_agent",
     "export_session",
+    "fork",
     "image",
     "import_session",
     "load_agent_session",
