@@ -58,6 +58,7 @@ from ._errors import (
     JournalUnavailable,
     NotOpen,
     ReplayError,
+    RerunStopped,
     RunFailed,
     SessionBusy,
     SessionError,
@@ -83,6 +84,7 @@ from ._images import ImageSource, image
 from ._options import AgentOptions, AgentRunOptions
 from ._recording import Recording, RequestMismatch
 from ._replay import AgentSession, Divergence, ReplayDiverged, load_agent_session, replay, verify
+from ._rerun import RerunResult, ToolMode, rerun
 from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, tool
 from ._transfer import export_session, import_session
@@ -141,6 +143,8 @@ __all__ = [
     "ReplayDiverged",
     "ReplayError",
     "RequestMismatch",
+    "RerunResult",
+    "RerunStopped",
     "RunFailed",
     "RunMetadata",
     "RunResult",
@@ -152,6 +156,7 @@ __all__ = [
     "Spending",
     "StepError",
     "Tool",
+    "ToolMode",
     "ToolreelError",
     "TurnInProgress",
     "TurnTask",
@@ -171,6 +176,7 @@ __all__ = [
     "open_journal",
     "render_agent_transcript",
     "replay",
+    "rerun",
     "resume_agent",
     "run",
     "tool",

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import attrs
 import pytest
-from whatif_tools import RUNS, TOOLS, arith
+from whatif_tools import PROMPT, RUNS, arith, options, record
 
 from toolreel.adapters import (
     JournalEntry,
@@ -27,7 +27,6 @@ from toolreel.adapters import (
 )
 from toolreel.core import ConfigError, FinishReason
 from toolreel.shell import (
-    AgentOptions,
     Client,
     Edit,
     ReplayDiverged,
@@ -36,8 +35,6 @@ from toolreel.shell import (
     replay,
 )
 from toolreel.shell._scripted import ScriptedServer
-
-PROMPT = "What is 2+3 then times 4?"
 
 
 @pytest.fixture(scope="module")
@@ -56,26 +53,6 @@ def journal(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     }[request.param]()
     yield made
     made.close()
-
-
-def options(server: ScriptedServer, journal: Any, **changes: Any) -> AgentOptions:
-    """The options of a session with both scripted models' tools, on `journal`."""
-    base = AgentOptions(
-        base_url=server.url, model="arith-a", tools=TOOLS, auto_execute_tools=True, journal=journal
-    )
-    return attrs.evolve(base, **changes)
-
-
-def record(opts: AgentOptions, *prompts: str) -> None:
-    """Run the prompts as the turns of session `opts.session_id`."""
-
-    async def turns() -> None:
-        async with Client(opts) as client:
-            for prompt in prompts:
-                await client.query(prompt)
-                await client.wait()
-
-    anyio.run(turns)
 
 
 def go_on(client: Client) -> Session:

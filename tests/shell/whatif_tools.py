@@ -20,8 +20,14 @@ import json
 import re
 from typing import Any
 
-from toolreel.shell import tool
+import anyio
+import attrs
+
+from toolreel.shell import AgentOptions, Client, tool
 from toolreel.shell._scripted import Reply, text, tool_calls
+
+#: The first prompt of the recorded sessions.
+PROMPT = "What is 2+3 then times 4?"
 
 RUNS: list[str] = []
 
@@ -90,3 +96,23 @@ def arith(body: dict[str, Any]) -> Reply:
         return text(f"Published: {results[-1]}.")
     answer = f"B says {total}." if newer else f"The answer is {total}."
     return text(answer + (f" [{system}]" if system else ""))
+
+
+def options(server: Any, journal: Any, **changes: Any) -> AgentOptions:
+    """The options of a session with both scripted models' tools, on `journal`."""
+    base = AgentOptions(
+        base_url=server.url, model="arith-a", tools=TOOLS, auto_execute_tools=True, journal=journal
+    )
+    return attrs.evolve(base, **changes)
+
+
+def record(opts: AgentOptions, *prompts: str) -> None:
+    """Run the prompts as the turns of session `opts.session_id`."""
+
+    async def turns() -> None:
+        async with Client(opts) as client:
+            for prompt in prompts:
+                await client.query(prompt)
+                await client.wait()
+
+    anyio.run(turns)
