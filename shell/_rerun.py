@@ -46,6 +46,7 @@ from toolreel.adapters import (
     SessionError,
     SessionNotFound,
     SessionOrigin,
+    canonical_arguments,
     load_session,
 )
 from toolreel.core import (
@@ -74,15 +75,6 @@ ToolMode = Literal["recorded", "live", "strict"]
 MODES: tuple[ToolMode, ...] = ("recorded", "live", "strict")
 
 
-def canonical(arguments: str) -> str:
-    """A call's arguments as canonical JSON (sorted keys, no spaces); not JSON: as sent."""
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        return arguments
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 @attrs.frozen(kw_only=True)
 class Outcome:
     """A recorded tool run's outcome: its output (or error text) and images."""
@@ -99,14 +91,14 @@ class ToolRecording:
         """Keep each run's outcome under its call's key."""
         self._left: dict[tuple[str, str], deque[Outcome]] = {}
         for call, outcome in runs:
-            key = (call.name, canonical(call.arguments))
+            key = (call.name, canonical_arguments(call.arguments))
             self._left.setdefault(key, deque()).append(outcome)
         self.served = 0
         self.unmatched: list[ToolCall] = []
 
     def take(self, call: ToolCall) -> Outcome | None:
         """The next recorded outcome of this call (consumed), or None (noted as unmatched)."""
-        left = self._left.get((call.name, canonical(call.arguments)))
+        left = self._left.get((call.name, canonical_arguments(call.arguments)))
         if not left:
             self.unmatched.append(call)
             return None
@@ -178,7 +170,7 @@ class ServedTool(Tool[..., Any]):
             raise RerunStopped(call)
         return Failure(
             f"no recording has a call of {self.name} with these arguments "
-            f"({canonical(arguments_json)}): this rerun serves only recorded tool outputs"
+            f"({canonical_arguments(arguments_json)}): this rerun serves only recorded tool outputs"
         )
 
 

@@ -22,6 +22,7 @@ from toolreel.adapters import (
     Session,
     SessionOrigin,
     SQLiteJournal,
+    canonical_arguments,
     load_session,
 )
 from toolreel.core import ConfigError, ToolCall
@@ -33,7 +34,7 @@ from toolreel.shell import (
     replay,
     rerun,
 )
-from toolreel.shell._rerun import Outcome, ToolRecording, canonical
+from toolreel.shell._rerun import Outcome, ToolRecording
 from toolreel.shell._scripted import ScriptedServer
 
 
@@ -89,7 +90,7 @@ def test_a_recorded_rerun_serves_matched_calls_and_answers_others_with_an_error(
 
     assert RUNS == []  # nothing ran: add was served, multiply(4, 5) was not recorded
     assert result.served == 1
-    assert [(call.name, canonical(call.arguments)) for call in result.unmatched] == [
+    assert [(call.name, canonical_arguments(call.arguments)) for call in result.unmatched] == [
         ("multiply", '{"a":4,"b":5}')
     ]
     answer = result.session.turns[0].text
