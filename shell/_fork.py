@@ -163,7 +163,8 @@ def fork(
 
     Raises:
         ReplayDiverged: The original's steps before the fork point do not replay.
-        ConfigError: No such turn or round, or an edit that does not fit the fork point.
+        ConfigError: No such turn or round, an edit that does not fit the fork point, or a
+            tool of the original the options do not give.
         SessionError: `into` exists already, or the session is an agent run.
     """
     edit = edit or Edit()
@@ -175,6 +176,7 @@ def fork(
     store = open_journal(journal)
     try:
         _check_ids(store, session_id, into)
+        _check_tools(store.config(session_id), config)
         point = locate(store.entries(session_id), at_turn=at_turn, at_round=at_round, edit=edit)
         redact = options.connection.redactor(model)
         events = tuple(redact.event(well_formed(event)) for event in _edited(point, edit))
@@ -206,6 +208,16 @@ def _check_ids(journal: Journal, session_id: str, into: str) -> None:
         raise SessionError(f"session {into!r} already exists in {journal_name(journal)}")
     if journal.config(session_id).structured:
         raise SessionError(f"session {session_id!r} is an agent run: only chat sessions fork (yet)")
+
+
+def _check_tools(original: LoopConfig, config: LoopConfig) -> None:
+    """The fork goes on with the original's tools: each must be given (importable here)."""
+    given = {spec.name for spec in config.tools}
+    missing = [spec.name for spec in original.tools if spec.name not in given]
+    if missing:
+        raise ConfigError(
+            "tools", ", ".join(missing), "the original's tools, given (importable) for the fork"
+        )
 
 
 def locate(

@@ -234,6 +234,15 @@ def test_a_fork_point_that_is_not_there_is_refused_before_anything_is_written(
     assert recorded.sessions() == ["orig"]
 
 
+def test_a_fork_without_the_original_s_tools_names_the_missing_ones(
+    server: ScriptedServer, recorded: MemoryJournal
+) -> None:
+    bare = options(server, recorded, tools=[])
+    with pytest.raises(ConfigError, match="add, multiply, publish"):
+        fork(recorded, "orig", at_turn=1, into="f", options=bare)
+    assert recorded.sessions() == ["orig"]
+
+
 def test_a_fork_into_a_session_that_exists_is_refused(
     server: ScriptedServer, recorded: MemoryJournal
 ) -> None:
