@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from toolreel.core import FinishReason, PromptSubmitted, ToolCall, ToolResult, Usage
+from toolreel.core import FinishReason, ToolCall, ToolResult, Usage
 
 from ._journal import Journal, JournalEntry
 from ._request_diff import ChangeKind, _pretty, _unified
@@ -235,16 +235,6 @@ def first_difference(a: Iterable[JournalEntry], b: Iterable[JournalEntry]) -> in
         seq += 1
         if one is None or other is None or one.event != other.event or one.effects != other.effects:
             return seq
-
-
-def turn_of(entries: Iterable[JournalEntry], seq: int) -> int:
-    """The turn (1-based) step `seq` belongs to."""
-    turns = 0
-    for entry in entries:
-        turns += isinstance(entry.event, PromptSubmitted)
-        if entry.seq >= seq:
-            break
-    return turns
 
 
 def _at(turns: Sequence[TurnSummary], index: int) -> TurnSummary | None:

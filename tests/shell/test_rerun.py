@@ -25,7 +25,7 @@ from toolreel.adapters import (
     canonical_arguments,
     load_session,
 )
-from toolreel.core import ConfigError, ToolCall
+from toolreel.core import ConfigError, ImagePart, ToolCall
 from toolreel.shell import (
     Client,
     RerunResult,
@@ -200,3 +200,20 @@ def test_a_rerun_into_a_session_that_exists_or_with_an_unknown_mode_is_refused(
     with pytest.raises(ConfigError, match="'recorded', 'live' or 'strict'"):
         anyio.run(lambda: rerun(journal, "orig", options=opts, tools="cached", into="c"))  # type: ignore[arg-type]
     assert journal.sessions() == ["orig"]
+
+
+def test_a_rerun_asks_each_prompt_with_its_images(server: ScriptedServer) -> None:
+    journal = MemoryJournal()
+    png = ImagePart(media_type="image/png", data=b"\x89PNG\r\n\x1a\n" + b"\x00" * 8)
+
+    async def with_image() -> None:
+        async with Client(options(server, journal, session_id="orig")) as client:
+            await client.query(PROMPT, images=[png])
+            await client.wait()
+
+    anyio.run(with_image)
+    result = rerun_now(journal, server, options=options(server, None), tools="strict")
+    assert result.session.turns[0].images == result.original.turns[0].images == (png,)
+    assert result.session.turns[0].text == "The answer is 20."
+    sent = server.requests[-1]["messages"][0]["content"]
+    assert isinstance(sent, list) and any(part.get("type") == "image_url" for part in sent)
