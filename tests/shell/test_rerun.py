@@ -8,6 +8,8 @@ no recording has) — tests/shell/whatif_tools.py.
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,10 +25,12 @@ from toolreel.adapters import (
     SessionOrigin,
     SQLiteJournal,
     canonical_arguments,
+    diff_sessions,
     load_session,
 )
 from toolreel.core import ConfigError, ImagePart, ToolCall
 from toolreel.shell import (
+    AgentOptions,
     Client,
     RerunResult,
     RerunStopped,
@@ -217,3 +221,53 @@ def test_a_rerun_asks_each_prompt_with_its_images(server: ScriptedServer) -> Non
     assert result.session.turns[0].text == "The answer is 20."
     sent = server.requests[-1]["messages"][0]["content"]
     assert isinstance(sent, list) and any(part.get("type") == "image_url" for part in sent)
+
+
+# --- sessions written by older code (tests/shell/journals, bfd8293) -----------------------
+
+JOURNALS = Path(__file__).parent / "journals"
+
+
+def _old_model(session_id: str) -> Any:
+    """The model that wrote `session_id` of the bfd8293 journals, giving its replies again."""
+    spec = importlib.util.spec_from_file_location("make_journals", JOURNALS / "make_journals.py")
+    assert spec is not None and spec.loader is not None
+    made = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(made)
+    replies = {
+        "budget": [
+            made.calls(("add", '{"a":1,"b":2}')),
+            made.calls(("add", '{"a":3,"b":4}'), ("add", '{"a":5,"b":6}')),
+            made.answer("3, 7 and 11"),
+        ],
+        "approvals": [
+            made.calls(("delete", '{"path":"a.txt"}'), ("delete", '{"path":"b.txt"}')),
+            made.answer("one deleted"),
+        ],
+        "images": [made.calls(("snapshot", "{}")), made.answer("a dot")],
+    }[session_id]
+    return made.scripted(*replies)
+
+
+@pytest.mark.parametrize("suffix", ["db", "jsonl"])
+@pytest.mark.parametrize("session_id", ["budget", "approvals", "images"])
+def test_an_older_journal_s_session_reruns_to_the_same_history_without_its_tools(
+    tmp_path: Path, suffix: str, session_id: str
+) -> None:
+    path = tmp_path / f"old.{suffix}"
+    shutil.copy(JOURNALS / f"bfd8293.{suffix}", path)
+    opened = SQLiteJournal(path) if suffix == "db" else JSONLJournal(path)
+    try:
+        bare = AgentOptions(model="m", budget=opened.config(session_id).budget)
+        result = anyio.run(
+            lambda: rerun(
+                opened, session_id, options=bare, tools="strict", into="again",
+                model=_old_model(session_id),
+            )
+        )  # fmt: skip
+        assert result.session.history == result.original.history  # approvals, images and all
+        assert diff_sessions(result.original, result.session).parted_turn is None
+        assert result.unmatched == () and not result.paused
+        assert isinstance(replay(opened, "again"), Session)
+    finally:
+        opened.close()
