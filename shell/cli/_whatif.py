@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import click
 
-from toolreel.adapters import Journal, diff_sessions
+from toolreel.adapters import Journal, Session, diff_sessions
 from toolreel.core import AwaitApproval, ConfigError, Finish, FinishReason, LoopConfig, Phase
 
 from .._client import Client
@@ -225,8 +225,10 @@ def rerun_command(
         )
     finally:
         store.close()
+    made, original = result.session, result.original
+    assert isinstance(made, Session) and isinstance(original, Session)  # chat sessions only
     out, _ = render.consoles()
-    for number, turn in enumerate(result.session.turns, start=1):
+    for number, turn in enumerate(made.turns, start=1):
         out.print(f"turn {number}: {render.one_line(turn.text or '(no answer)', 200)}")
     spent = result.spent
     cost = f", ${spent.cost:.6f}" if spent.cost else ""
@@ -238,7 +240,7 @@ def rerun_command(
     if result.paused:
         return EXIT_PAUSED
     done = all(finish.reason is FinishReason.COMPLETED for finish in result.finishes)
-    return EXIT_OK if done and len(result.finishes) == len(result.original.turns) else EXIT_FAILED
+    return EXIT_OK if done and len(result.finishes) == len(original.turns) else EXIT_FAILED
 
 
 @click.command(name="diff")

@@ -30,8 +30,11 @@ from toolreel.adapters import (
 )
 from toolreel.core import ConfigError, ImagePart, ToolCall
 from toolreel.shell import (
+    AgentDefinition,
     AgentOptions,
+    AgentSession,
     Client,
+    OutputTool,
     RerunResult,
     RerunStopped,
     SessionError,
@@ -271,3 +274,44 @@ def test_an_older_journal_s_session_reruns_to_the_same_history_without_its_tools
         assert isinstance(replay(opened, "again"), Session)
     finally:
         opened.close()
+
+
+@pytest.mark.parametrize("helpers", ["declared", "given"])
+def test_an_agent_run_reruns_through_its_definition_its_helpers_served(
+    tmp_path: Path, helpers: str
+) -> None:
+    spec = importlib.util.spec_from_file_location("make_journals", JOURNALS / "make_journals.py")
+    assert spec is not None and spec.loader is not None
+    made = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(made)
+    path = tmp_path / "old.db"
+    shutil.copy(JOURNALS / "bfd8293.db", path)
+    journal = SQLiteJournal(path)
+    try:
+        definition = AgentDefinition(
+            build_prompt=lambda text: f"Sum: {text}",
+            output=OutputTool.of(made.Total, name="total"),
+            helpers=[made.add] if helpers == "given" else [],
+        )
+        model = made.scripted(
+            made.calls(("add", '{"a":20,"b":22}')), made.calls(("total", '{"total":42}'))
+        )
+        opts = AgentOptions(model="m")
+        with pytest.raises(ConfigError, match="AgentDefinition"):
+            anyio.run(lambda: rerun(journal, "agent", options=opts, into="x", model=model))
+        result = anyio.run(
+            lambda: rerun(
+                journal, "agent", options=opts, tools="strict", into="again", model=model,
+                agent=definition,
+            )
+        )  # fmt: skip
+        assert isinstance(result.session, AgentSession)
+        assert result.session.outcome == result.original.outcome  # type: ignore[union-attr]
+        assert result.session.history == result.original.history
+        assert result.served == 1 and len(result.finishes) == 1
+        assert journal.origin("again") == SessionOrigin(
+            kind="rerun", session_id="agent", note="model m, tools strict"
+        )
+        assert isinstance(replay(journal, "again"), AgentSession)
+    finally:
+        journal.close()
