@@ -22,7 +22,7 @@ import anyio
 import click
 
 from toolreel.adapters import Journal, Session, diff_sessions
-from toolreel.core import AwaitApproval, ConfigError, Finish, FinishReason, LoopConfig, Phase
+from toolreel.core import AwaitApproval, Finish, FinishReason, LoopConfig, Phase
 
 from .._client import Client
 from .._fork import Edit, fork
@@ -251,15 +251,13 @@ def rerun_command(
 def diff_command(journal: Path | DatabaseUrl, a: str, b: str, as_json: bool) -> None:
     """Show where two sessions part and how each turn differs (a fork or rerun and its original).
 
-    A and B are ids, or unique prefixes of them. Prints the first differing
+    A and B are ids, or unique prefixes of them (an agent run compares as one turn whose
+    answer is its output). Prints the first differing
     step, then per turn the answer (a unified diff), the tool calls added,
     removed or changed, the outcome and the usage, then the totals and cost.
     """
     with reading(journal) as store:
         first, second = session_in(store, journal, a), session_in(store, journal, b)
-        for sid in (first, second):
-            if store.config(sid).structured:
-                raise ConfigError("session", sid, "a chat session (agent runs are not compared)")
         diff = diff_sessions(first, second, journal=store)
     if as_json:
         click.echo(json.dumps(diff.data(), indent=2, ensure_ascii=False))

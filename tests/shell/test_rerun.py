@@ -313,5 +313,7 @@ def test_an_agent_run_reruns_through_its_definition_its_helpers_served(
             kind="rerun", session_id="agent", note="model m, tools strict"
         )
         assert isinstance(replay(journal, "again"), AgentSession)
+        same = diff_sessions("agent", "again", journal=journal)
+        assert same.parted_turn is None and same.turns[0].answer_b == '{"total":42}'
     finally:
         journal.close()
