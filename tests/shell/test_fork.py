@@ -290,3 +290,27 @@ def test_a_session_of_an_older_journal_forks_and_the_fork_replays(
         assert isinstance(replay(journal, "f"), Session)
     finally:
         journal.close()
+
+
+def test_a_fork_keeps_the_config_changes_of_the_steps_it_shares(
+    server: ScriptedServer, journal: Any
+) -> None:
+    record(options(server, journal, session_id="orig"), PROMPT)
+    terse = options(server, journal, session_id="orig", system_prompt="be terse")
+    record(terse, "What is 1+1 then times 3?")  # the session goes on under another config
+    edit = Edit(results={"a_add": "7"})
+    client = fork(
+        journal,
+        "orig",
+        at_turn=2,
+        at_round=1,
+        edit=edit,
+        into="f",
+        options=attrs.evolve(terse, session_id=None),
+    )
+    forked = go_on(client)
+    assert forked.turns[1].text == "The answer is 21. [be terse]"
+    assert journal.configs("f") == journal.configs("orig")  # the same change, at the same step
+    shared = forked.origin.seq
+    assert entries(journal, "f")[:shared] == entries(journal, "orig")[:shared]
+    assert isinstance(replay(journal, "f"), Session)
