@@ -14,6 +14,7 @@ helpers are defined (their commands are registered there).
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,9 @@ import click
 
 from toolreel.adapters import Journal, Session, diff_sessions
 from toolreel.core import AwaitApproval, Finish, FinishReason, LoopConfig, Phase
+from toolreel.shell import Client, Edit, RerunResult, ToolMode, fork, rerun
 
-from .._client import Client
-from .._fork import Edit, fork
 from .._journal_files import DatabaseUrl
-from .._rerun import MODES, RerunResult, rerun
 from . import (
     CONNECTION,
     EXIT_FAILED,
@@ -47,6 +46,9 @@ from . import (
 from . import _budget as budgets
 from . import _render as render
 from ._converse import EXIT_PAUSED, exit_code, follow, paused_note
+
+#: The tool modes of a rerun (`--tools recorded|live|strict`).
+MODES: tuple[str, ...] = typing.get_args(ToolMode)
 
 INTO = click.option("--into", required=True, metavar="NEW", help="The new session's id.")
 
