@@ -179,22 +179,9 @@ class ServedTool(Tool[..., Any]):
 
 
 def _served(real: Tool[..., Any], recording: ToolRecording, mode: ToolMode) -> ServedTool:
-    """A real tool, served from the recording first."""
-    return ServedTool(
-        name=real.name,
-        description=real.description,
-        parameters=real.parameters,
-        handler=real.handler,
-        argument_types=real.argument_types,
-        required=real.required,
-        takes_args_dict=real.takes_args_dict,
-        timeout=real.timeout,
-        idempotent=real.idempotent,
-        requires_approval=real.requires_approval,
-        recording=recording,
-        mode=mode,
-        real=real,
-    )
+    """A real tool (its spec and settings), served from the recording first."""
+    fields = {field.name: getattr(real, field.name) for field in attrs.fields(Tool) if field.init}
+    return ServedTool(recording=recording, mode=mode, real=real, **fields)
 
 
 def _declared(
@@ -258,7 +245,8 @@ class RerunResult:
         spent: Tokens, model and tool calls, and cost (with the options' budget prices).
         seconds: Wall-clock time of the rerun.
         served: Tool calls answered from the recording.
-        unmatched: Tool calls no recording had (run live, or answered with an error).
+        unmatched: Tool calls no recording had, by name and arguments (their ids are not
+            kept): run live, or answered with an error.
         paused: The rerun ended with a turn paused for approval (the original had no more
             decisions).
     """
