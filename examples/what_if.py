@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 
-from toolreel.adapters import SQLiteJournal, diff_sessions
+from toolreel.adapters import Session, SQLiteJournal, diff_sessions
 from toolreel.shell import AgentOptions, Edit, fork, rerun, run, tool
 from toolreel.testing import Reply, ScriptedServer, text, tool_calls
 
@@ -87,6 +87,7 @@ async def main() -> None:
             base_url=server.url, model="new", api_key="none", tools=[price, convert]
         )
         result = await rerun(journal, "original", options=newer, tools="recorded", into="rerun")
+        assert isinstance(result.session, Session)  # a chat's (an agent run's: AgentSession)
         print("3. rerun:", result.session.turns[0].text)
         print(
             f"   {result.served} call served from the recording, {len(result.unmatched)} unmatched"
