@@ -38,6 +38,7 @@ from ._journal import (
 )
 from ._jsonl import JSONLJournal
 from ._lease import Lease
+from ._origin import SessionOrigin
 from ._providers import (
     PROVIDERS,
     AnthropicCodec,
@@ -62,6 +63,7 @@ from ._request_diff import RequestChange, RequestDiff, diff_requests
 from ._retries import Retry
 from ._serde import event_from_json, event_to_json, get_converter, structure, unstructure
 from ._session import AgentSession, Session, SessionBuilder, TurnSummary, load_session
+from ._session_diff import CallChange, SessionDiff, TurnDiff, canonical_arguments, diff_sessions
 from ._sqlite import SQLiteJournal
 from ._transcript import render_agent_transcript, render_transcript
 
@@ -74,6 +76,7 @@ __all__ = [
     "AgentOutput",
     "AgentSession",
     "AnthropicCodec",
+    "CallChange",
     "Codec",
     "ContentRefused",
     "DecodeError",
@@ -106,17 +109,22 @@ __all__ = [
     "SessionBuilder",
     "SessionBusy",
     "SessionConfig",
+    "SessionDiff",
     "SessionError",
     "SessionNotFound",
+    "SessionOrigin",
     "Step",
     "StreamDecoder",
     "Timeouts",
+    "TurnDiff",
     "TurnSummary",
     "agent_outcome",
     "api_key",
+    "canonical_arguments",
     "codec_for",
     "converter",
     "diff_requests",
+    "diff_sessions",
     "effect_record",
     "event_from_json",
     "event_to_json",

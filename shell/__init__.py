@@ -4,7 +4,8 @@
 `AgentOptions`/`tool`, `run()` for scripts, structured-output agents
 (`AgentDefinition`, `OutputTool`, `execute_agent` with `AgentRunOptions`),
 the `Connection` both share, images (`image`), replay and recordings
-(`replay`, `verify`, `Recording`), and moving sessions between journals.
+(`replay`, `verify`, `Recording`), what-if (`fork` with an `Edit`, `rerun` giving a
+`RerunResult`), and moving sessions between journals.
 
 Namespaced public submodules hold the rest, each with its own `__all__`:
 `toolreel.shell.errors` (every error toolreel raises, drawn as one tree),
@@ -22,10 +23,12 @@ from ._agent_approval import agent_approvals, resume_agent
 from ._agent_output import OutputTool, Validator
 from ._client import Client, RunResult, open_journal, run
 from ._connection import Connection
+from ._fork import Edit, fork
 from ._images import ImageSource, image
 from ._options import AgentOptions, AgentRunOptions
 from ._recording import Recording
 from ._replay import Divergence, load_agent_session, replay, verify
+from ._rerun import RerunResult, ToolMode, rerun
 from ._tools import Tool, tool
 from ._transfer import export_session, import_session
 
@@ -39,20 +42,25 @@ __all__ = [
     "Client",
     "Connection",
     "Divergence",
+    "Edit",
     "ImageSource",
     "OutputTool",
     "Recording",
+    "RerunResult",
     "RunResult",
     "Tool",
+    "ToolMode",
     "Validator",
     "agent_approvals",
     "execute_agent",
     "export_session",
+    "fork",
     "image",
     "import_session",
     "load_agent_session",
     "open_journal",
     "replay",
+    "rerun",
     "resume_agent",
     "run",
     "tool",

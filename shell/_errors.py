@@ -12,7 +12,7 @@ from toolreel.adapters import (
     SessionError,
     SessionNotFound,
 )
-from toolreel.core import ConfigError, Finish, StepError, ToolreelError, UsageError
+from toolreel.core import ConfigError, Finish, StepError, ToolCall, ToolreelError, UsageError
 from toolreel.core.notices import ApprovalRequested
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "JournalUnavailable",
     "NotOpen",
     "ReplayError",
+    "RerunStopped",
     "RunFailed",
     "SessionBusy",
     "SessionError",
@@ -96,3 +97,15 @@ class RunFailed(ToolreelError):
 
 class ReplayError(ToolreelError, AssertionError):
     """A recording and the program disagree (AssertionError, so pytest shows it as a failure)."""
+
+
+class RerunStopped(ReplayError):
+    """A session rerun with tools="strict" met a tool call no recording has (shell/_rerun.py)."""
+
+    def __init__(self, call: ToolCall) -> None:
+        """Name the call and what to do instead."""
+        super().__init__(
+            f"the rerun stopped: no recording has a call of {call.name} with arguments "
+            f"{call.arguments} (tools='recorded' answers it with an error, 'live' runs it)"
+        )
+        self.call = call

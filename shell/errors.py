@@ -31,7 +31,8 @@
     ├── TemporalError               (temporal)       a Temporal server or workflow that cannot serve
     └── ReplayError (AssertionError)                      a recording does not match
         ├── ReplayDiverged                                replay(strict) found a divergence
-        └── RequestMismatch                               rerun asked something unrecorded
+        ├── RequestMismatch                               rerun asked something unrecorded
+        └── RerunStopped                                  a strict rerun met an unrecorded call
 
 Messages are one line saying what happened and what to do. Anything else
 reaching a caller of a public function is a bug.
@@ -52,6 +53,7 @@ from ._errors import (
     JournalUnavailable,
     NotOpen,
     ReplayError,
+    RerunStopped,
     RunFailed,
     SessionBusy,
     SessionError,
@@ -78,6 +80,7 @@ __all__ = [
     "ReplayDiverged",
     "ReplayError",
     "RequestMismatch",
+    "RerunStopped",
     "RunFailed",
     "SessionBusy",
     "SessionError",

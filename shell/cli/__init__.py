@@ -985,7 +985,15 @@ def worker(address: str, task_queue: str, sticky_seconds: float, **params: Any) 
     return temporal_cli.serve_worker(options, address, task_queue, sticky_seconds, agents)
 
 
-from ._mcp_serve import mcp_serve  # noqa: E402 - its options are the ones above
+# The what-if commands (fork, rerun, diff) live in their own module, which uses the helpers
+# above: imported once they are defined.
+from . import _whatif as whatif  # noqa: E402
+
+for _command in whatif.COMMANDS:
+    cli.add_command(_command)
+
+# `mcp-serve` too (it imports toolreel.mcp, and the MCP SDK, only when it runs).
+from ._mcp_serve import mcp_serve  # noqa: E402
 
 cli.add_command(mcp_serve)
 

@@ -41,14 +41,17 @@ from toolreel.shell import (
     AgentDefinition,
     AgentOptions,
     AgentRunOptions,
-    Budget,
     Client,
     Connection,
     OutputTool,
-    Price,
     execute_agent,
     tool,
 )
+
+try:
+    from toolreel.core.budget import Budget, Price
+except ImportError:  # bfd8293 exported them from the shell
+    from toolreel.shell import Budget, Price  # type: ignore[attr-defined,no-redef]
 
 #: A 1x1 PNG.
 PNG = bytes.fromhex(
