@@ -30,6 +30,7 @@ from toolreel.core import (
     Notice,
     Outcome,
     OutputSpec,
+    Price,
     PromptSubmitted,
     State,
     TextDelta,
@@ -37,6 +38,7 @@ from toolreel.core import (
     ToolCallStarted,
     ToolFinished,
     ToolResult,
+    Usage,
 )
 
 if TYPE_CHECKING:
@@ -65,6 +67,7 @@ def _make_converter() -> cattrs.Converter:
         _is_set, lambda value: sorted(conv.unstructure(item) for item in value)
     )
     _configure_images(conv)
+    _configure_cache_counters(conv)
     _configure_stream(conv)
     for union in (Outcome, OutputSpec):  # before the records holding them are configured
         configure_tagged_union(union, conv, tag_name="type")
@@ -108,6 +111,24 @@ def _configure_images(conv: cattrs.Converter) -> None:
         conv.register_unstructure_hook(kind, make_dict_unstructure_fn(kind, conv, images=omit))
     result = make_dict_unstructure_fn(ToolResult, conv, images=omit, reason=omit)
     conv.register_unstructure_hook(ToolResult, result)  # a tool's own output: no reason
+
+
+def _configure_cache_counters(conv: cattrs.Converter) -> None:
+    """A `Usage`'s and a `Price`'s cache fields left out when unset (zero, None).
+
+    Registered before any record holding them, so a call that cached nothing, and a price
+    with no cache rates, write what they wrote before caching was counted: older journals
+    read and replay unchanged.
+    """
+    from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415 - when built
+
+    omit = override(omit_if_default=True)
+    usage = make_dict_unstructure_fn(Usage, conv, cache_read_tokens=omit, cache_write_tokens=omit)
+    conv.register_unstructure_hook(Usage, usage)
+    price = make_dict_unstructure_fn(
+        Price, conv, cache_read_per_million=omit, cache_write_per_million=omit
+    )
+    conv.register_unstructure_hook(Price, price)
 
 
 def _configure_defaults(conv: cattrs.Converter) -> None:

@@ -59,9 +59,6 @@ Json = dict[str, Any]
 #: 429 rate_limit_error, 500 api_error, 504 timeout_error, 529 overloaded_error.
 RETRYABLE_ERRORS = frozenset({"rate_limit_error", "api_error", "timeout_error", "overloaded_error"})
 
-#: Usage counters kept besides input and output tokens (when nonzero).
-EXTRA_COUNTERS = ("cache_creation_input_tokens", "cache_read_input_tokens")
-
 _TOOL_CHOICES: dict[str, Json] = {
     "auto": {"type": "auto"},
     "required": {"type": "any"},
@@ -334,13 +331,20 @@ class AnthropicStreamDecoder(SSEJsonDecoder):
                 self._counters[name] = value
 
     def _usage(self) -> Usage:
-        """The call's usage: tokens in and out, nonzero cache counters as extras."""
+        """The call's usage: every input token (uncached, read from and written to the cache).
+
+        The API's `input_tokens` counts only the tokens after the last cache breakpoint;
+        cache reads and writes are counted apart (prompt caching docs, "Tracking cache
+        performance"), so the three are summed as OpenAI and Gemini report input.
+        """
         counters = self._counters
-        extra = tuple((name, counters[name]) for name in EXTRA_COUNTERS if counters.get(name))
+        read = counters.get("cache_read_input_tokens", 0)
+        written = counters.get("cache_creation_input_tokens", 0)
         return Usage(
-            input_tokens=counters.get("input_tokens", 0),
+            input_tokens=counters.get("input_tokens", 0) + read + written,
             output_tokens=counters.get("output_tokens", 0),
-            extra=extra,
+            cache_read_tokens=read,
+            cache_write_tokens=written,
         )
 
     def _stream_error(self, error: Json) -> ModelCallFailed:

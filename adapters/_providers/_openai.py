@@ -447,14 +447,18 @@ def _text_events(message: Mapping[str, Any]) -> list[ModelEvent]:
 
 
 def openai_usage(data: Mapping[str, Any], sent: str = "prompt", made: str = "completion") -> Usage:
-    """`<sent>_tokens`/`<made>_tokens` (Responses: input/output), plus cached and reasoning."""
+    """`<sent>_tokens`/`<made>_tokens` (Responses: input/output), cache reads, reasoning.
+
+    `<sent>_tokens_details.cached_tokens` are input tokens read from the prompt cache
+    (counted inside `<sent>_tokens`); reasoning tokens stay an extra.
+    """
     cached = count(as_dict(data.get(f"{sent}_tokens_details")).get("cached_tokens"))
     reasoning = count(as_dict(data.get(f"{made}_tokens_details")).get("reasoning_tokens"))
-    extra = [("cached_tokens", cached), ("reasoning_tokens", reasoning)]
     return Usage(
         input_tokens=count(data.get(f"{sent}_tokens")),
         output_tokens=count(data.get(f"{made}_tokens")),
-        extra=tuple((name, value) for name, value in extra if value),
+        extra=(("reasoning_tokens", reasoning),) if reasoning else (),
+        cache_read_tokens=cached,
     )
 
 
