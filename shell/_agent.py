@@ -91,6 +91,7 @@ from ._images import ImageSource, Prompt, submitted
 from ._images import images as to_images
 from ._journal_files import journal_at
 from ._options import AgentOptions, AgentRunOptions
+from ._prices import priced
 from ._replay import AgentSession, load_agent_session
 from ._runner import Observers, Runner
 from ._tools import Tool, call_arguments, registry
@@ -392,8 +393,10 @@ def run_config(
     """The config of a run of `definition` under `options` (its hooks and budget); `port`:
     the caller's model, if any (`agent_config`)."""
     hooks = frozenset(hook_points(options.hooks))
-    config = agent_config(definition, options.connection, helpers, hooks, port)
-    return attrs.evolve(config, budget=options.budget)
+    connection = options.connection
+    config = agent_config(definition, connection, helpers, hooks, port)
+    budget = priced(options.budget, config.model, connection.provider, connection.base_url)
+    return attrs.evolve(config, budget=budget)
 
 
 @attrs.frozen(kw_only=True)

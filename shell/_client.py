@@ -80,6 +80,7 @@ from ._images import ImageSource, Prompt, ToolOutput, submitted, tool_output
 from ._images import images as to_images
 from ._journal_files import journal_at, open_location
 from ._options import AgentOptions
+from ._prices import priced
 from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, output_text, registry
 from ._turn_task import TurnTask
@@ -106,8 +107,9 @@ def loop_config(
 
     `port`: the model port given for the session, for its own name (`Connection.model_for`).
     """
+    model = connection.model_for(port)
     return LoopConfig(
-        model=connection.model_for(port),
+        model=model,
         system_prompt=options.system_prompt,
         tools=tuple(item.spec for item in tools.values()),
         tool_choice=options.tool_choice,
@@ -120,7 +122,10 @@ def loop_config(
         auto_execute=options.auto_execute_tools,
         # Before its MCP servers are open the session lacks their tools, which per-tool
         # limits may name: the budget joins the config built once they are (`_open_sources`).
-        budget=None if options.mcp_servers else options.budget,
+        # A budget with no price for the model gets genai-prices' (`_prices.py`).
+        budget=None
+        if options.mcp_servers
+        else priced(options.budget, model, connection.provider, connection.base_url),
         approval_required=frozenset(name for name, item in tools.items() if item.requires_approval),
     )
 

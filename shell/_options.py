@@ -39,6 +39,7 @@ from ._hooks import (
     Hooks,
     hook_points,
 )
+from ._prices import priced
 from ._tools import Tool, as_tool
 
 if TYPE_CHECKING:
@@ -268,8 +269,7 @@ class AgentOptions:
         """The checks that read two fields: the model for the provider, tool_choice for tools,
         a cost budget's price for the model."""
         self.connection  # noqa: B018 - building it checks the model for the provider
-        if self.budget is not None:
-            self.budget.check_price(self.model_name)
+        priced(self.budget, self.model_name, self.provider, self.base_url)  # max_cost: a price
         names = [as_tool(item).name for item in self.tools]
         if self.tool_choice not in TOOL_CHOICE_MODES and self.tool_choice not in names:
             offered = ", ".join(repr(name) for name in [*TOOL_CHOICE_MODES, *names])
@@ -371,9 +371,9 @@ class AgentRunOptions:
     )
 
     def __attrs_post_init__(self) -> None:
-        """A cost budget needs a price for the connection's model."""
-        if self.budget is not None:
-            self.budget.check_price(self.connection.model_name)
+        """A cost budget needs a price for the connection's model (given, or genai-prices')."""
+        connection = self.connection
+        priced(self.budget, connection.model_name, connection.provider, connection.base_url)
 
     @classmethod
     def of(cls, options: AgentRunOptions | Connection | AgentOptions) -> AgentRunOptions:
