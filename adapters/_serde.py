@@ -27,6 +27,7 @@ from toolreel.core import (
     Finish,
     ImagePart,
     LoopConfig,
+    ModelRequest,
     Notice,
     Outcome,
     OutputSpec,
@@ -114,11 +115,11 @@ def _configure_images(conv: cattrs.Converter) -> None:
 
 
 def _configure_cache_counters(conv: cattrs.Converter) -> None:
-    """A `Usage`'s and a `Price`'s cache fields left out when unset (zero, None).
+    """A `Usage`'s, a `Price`'s and a `ModelRequest`'s cache fields left out when unset.
 
-    Registered before any record holding them, so a call that cached nothing, and a price
-    with no cache rates, write what they wrote before caching was counted: older journals
-    read and replay unchanged.
+    Registered before any record holding them, so a call that cached nothing, a price
+    with no cache rates and a request with no cache key write what they wrote before
+    caching existed: older journals read and replay unchanged.
     """
     from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415 - when built
 
@@ -129,16 +130,18 @@ def _configure_cache_counters(conv: cattrs.Converter) -> None:
         Price, conv, cache_read_per_million=omit, cache_write_per_million=omit
     )
     conv.register_unstructure_hook(Price, price)
+    request = make_dict_unstructure_fn(ModelRequest, conv, cache_key=omit)
+    conv.register_unstructure_hook(ModelRequest, request)
 
 
 def _configure_defaults(conv: cattrs.Converter) -> None:
-    """A config's text `output` and a `Finish`'s `attempts` left out when a chat has them."""
+    """A config's text `output` and no `cache_key`, a `Finish`'s `attempts`, left out when
+    a chat has them."""
     from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415 - when built
 
     omit = override(omit_if_default=True)
-    conv.register_unstructure_hook(
-        LoopConfig, make_dict_unstructure_fn(LoopConfig, conv, output=omit)
-    )
+    config = make_dict_unstructure_fn(LoopConfig, conv, output=omit, cache_key=omit)
+    conv.register_unstructure_hook(LoopConfig, config)
     conv.register_unstructure_hook(Finish, make_dict_unstructure_fn(Finish, conv, attempts=omit))
 
 

@@ -201,7 +201,8 @@ class ModelRequest:
     `tool_choice` is "auto", "none", "required", or the name of the one tool
     the model must call. `messages` ends with the turn in progress: the user
     message, then (after the first round) an assistant message holding the
-    rounds so far with empty content.
+    rounds so far with empty content. `cache_key` groups the session's requests
+    in a provider's prompt cache (OpenAI's `prompt_cache_key`), when set.
     """
 
     model: str
@@ -211,6 +212,7 @@ class ModelRequest:
     tool_choice: str = "auto"
     max_tokens: int | None = None
     temperature: float | None = None
+    cache_key: str | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -101,11 +101,16 @@ def open_journal(journal: str | Path | Journal | None) -> Journal:
 
 
 def loop_config(
-    options: AgentOptions, tools: dict[str, Tool], connection: Connection, port: object = None
+    options: AgentOptions,
+    tools: dict[str, Tool],
+    connection: Connection,
+    port: object = None,
+    session_id: str = "",
 ) -> LoopConfig:
     """The core config the options (and their connection, built once by the caller) describe.
 
-    `port`: the model port given for the session, for its own name (`Connection.model_for`).
+    `port`: the model port given for the session, for its own name (`Connection.model_for`);
+    `session_id`: the session's, the default key of the provider's prompt cache.
     """
     model = connection.model_for(port)
     return LoopConfig(
@@ -127,6 +132,7 @@ def loop_config(
         if options.mcp_servers
         else priced(options.budget, model, connection.provider, connection.base_url),
         approval_required=frozenset(name for name, item in tools.items() if item.requires_approval),
+        cache_key=connection.cache_key(session_id) if session_id else None,
     )
 
 
@@ -172,13 +178,13 @@ class Client:
         self.options = options
         self.connection = options.connection
         self._tools = registry(options.tools)
-        self.config = loop_config(options, self._tools, self.connection, model)
+        self.session_id = options.session_id or uuid.uuid4().hex
+        self.config = loop_config(options, self._tools, self.connection, model, self.session_id)
         self._own_model = model is None
         self._model: ModelPort = model or self.connection.open_model()
         self.redactor = self.connection.redactor(self._model)
         self._own_journal = options.journal is None or isinstance(options.journal, str | Path)
         self.journal = open_journal(options.journal)
-        self.session_id = options.session_id or uuid.uuid4().hex
         self._resume = _resume
         self._lease: Lease | None = None  # the session, held from `begin` until `release`
         self.runner = self._new_runner()
@@ -223,7 +229,9 @@ class Client:
         self._sources = contextlib.AsyncExitStack()
         options = await self._sources.enter_async_context(sources_opened(self.options))
         self._tools = registry(options.tools)  # a name two servers share: ConfigError
-        self.config = loop_config(options, self._tools, self.connection, self._model)
+        self.config = loop_config(
+            options, self._tools, self.connection, self._model, self.session_id
+        )
         self.runner = self._turns.runner = self._new_runner()
 
     @classmethod

@@ -31,7 +31,7 @@ from toolreel.core import Budget, ConfigError, HookPoint, MaxIterationsPolicy, R
 
 from . import _checks as check
 from ._callbacks import OnAgentNotice, OnFinish, OnNotice, OnRound, OnToolCall, OnToolResult
-from ._connection import CONNECTION_FIELDS, Connection, shared, to_secret
+from ._connection import CONNECTION_FIELDS, Connection, PromptCache, shared, to_secret
 from ._hooks import (
     HOOK_POST_TOOL_USE,
     HOOK_PRE_TOOL_USE,
@@ -155,7 +155,7 @@ class AgentOptions:
 
     The connection fields (provider, base_url, api_key, model, stream, the
     timeouts, max_tokens, temperature, retry, http_client, tool_call_recovery,
-    model_images)
+    model_images, prompt_cache, prompt_cache_key)
     are `Connection`'s,
     with its defaults and checks; `.connection` is them as one frozen value.
     `api_key` is kept as a `Secret` from the moment it is given (a str is
@@ -234,6 +234,10 @@ class AgentOptions:
     tool_call_recovery: ToolCallRecovery | None = shared("tool_call_recovery")  # noqa: RUF009
     #: False for a text-only model: images are refused, never dropped (see `Connection`).
     model_images: bool = shared("model_images")
+    #: Prompt caching: "auto", "off", or the places to mark (see `Connection`).
+    prompt_cache: PromptCache = shared("prompt_cache")  # noqa: RUF009 - as above
+    #: The key the provider's prompt cache groups the session by (default: the session id).
+    prompt_cache_key: str | None = shared("prompt_cache_key")
     session_id: str | None = attrs.field(default=None, validator=check.optional_id)
     #: Limits on what each turn (or the session) spends; the turn ends `OverBudget` past them.
     budget: Budget | None = attrs.field(

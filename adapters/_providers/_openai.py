@@ -159,6 +159,8 @@ class OpenAICodec:
             body[self.max_tokens_field] = request.max_tokens
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if request.cache_key is not None:  # routes the session's requests to one prompt cache
+            body["prompt_cache_key"] = request.cache_key
         body["stream"] = stream
         if stream and self.stream_usage:
             body["stream_options"] = {"include_usage": True}

@@ -254,6 +254,11 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--system", metavar="TEXT", help="System prompt."),
         *SETTINGS,
         click.option("--no-stream", is_flag=True, help="Ask for whole responses, not streams."),
+        click.option(
+            "--no-prompt-cache",
+            is_flag=True,
+            help="Send no prompt-cache hints (Anthropic breakpoints, OpenAI's prompt_cache_key).",
+        ),
         RECOVERY,
         *budgets.options(),
     ]
@@ -333,6 +338,7 @@ def _options(params: dict[str, Any], model: str, journal: Journal | None) -> Age
         journal=journal,
         session_id=params["session"],
         tool_call_recovery=params.get("tool_call_recovery"),
+        prompt_cache="off" if params.get("no_prompt_cache") else "auto",
         budget=params.get("budget") or budgets.budget_of(params),
     )
 
