@@ -19,7 +19,7 @@ import functools
 from decimal import Decimal
 from typing import Any
 
-from toolreel.core import Budget, ConfigError, Price, Usage
+from toolreel.core import Budget, ConfigError, LoopConfig, Price, Usage
 
 #: genai-prices' provider id for each toolreel provider it prices ("ollama": none, a local model).
 PROVIDER_IDS = {
@@ -130,9 +130,23 @@ def _why_unpriced(model: str, provider: str | None, base_url: str | None) -> str
     )
 
 
-def cost_of(usage: Usage, model: str, budget: Budget | None = None) -> float | None:
-    """What `usage` of `model` cost: at the budget's price, else the table's; None: unknown."""
-    price = None if budget is None else budget.price(model)
-    if price is None:
-        price = known_price(model)
+def session_price(config: LoopConfig) -> Price | None:
+    """The price a stored session's calls cost: its budget's (journaled), else the table's.
+
+    The journal keeps the model's name, not its provider or server, so the table is asked
+    for the model by its name alone (None: the table lacks it, or is not installed).
+    """
+    budget = config.budget
+    price = None if budget is None else budget.price(config.model)
+    return price if price is not None else known_price(config.model)
+
+
+def cost_of(usage: Usage, config: LoopConfig) -> float | None:
+    """What `usage` of a stored session cost (`session_price`); None: no price known."""
+    price = session_price(config)
     return None if price is None else price.cost(usage)
+
+
+def dollars(amount: float) -> str:
+    """A cost as `toolreel sessions` shows it: "$0.0123", "$1.50" (as transcripts do)."""
+    return f"${amount:.2f}" if amount >= 1 else f"${amount:.4g}"

@@ -164,11 +164,11 @@ class Recording:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Serve the next recorded call's events, if the request matches the recorded one."""
-        asked = request_form(request)
+        asked = _matched(request_form(request))
         if self._served >= len(self.calls):
             self._stop(_unrecorded(self._served + 1, request))
         recorded = self.calls[self._served]
-        if asked != recorded.request:  # the digest check: the journal keeps no more
+        if asked != _matched(recorded.request):  # the digest check: the journal keeps no more
             diff = diff_requests(recorded.full or recorded.request, request, labels=LABELS)
             self._stop(f"model call {self._served + 1} differs from the recording:\n{diff}", diff)
         self._served += 1
@@ -286,6 +286,16 @@ def _unrecorded(number: int, request: ModelRequest) -> str:
 
 #: How a mismatch names the two sides.
 LABELS = ("recorded", "asked")
+
+
+def _matched(form: dict[str, Any]) -> dict[str, Any]:
+    """What of a request's journal form a rerun must ask again: all but the prompt-cache key.
+
+    The key is the session's id (core `LoopConfig.cache_key`), and a rerun is a new session.
+    """
+    if "cache_key" not in form:
+        return form
+    return {name: value for name, value in form.items() if name != "cache_key"}
 
 
 def _rebuilt_requests(journal: Journal, session_id: str) -> list[ModelRequest | None]:

@@ -37,6 +37,7 @@ from toolreel.core import (
     well_formed,
 )
 
+from .._prices import dollars
 from .._replay import AgentSession
 
 #: How much of a tool's result the live view shows (`toolreel show --expand` shows it all).
@@ -224,27 +225,38 @@ def last_reason(session: Session) -> str:
     return reason.value if reason is not None else "unfinished"
 
 
-def sessions_table(sessions: Sequence[Session | AgentSession]) -> Table:
-    """Stored sessions: id, turns, events, last finish reason, tokens."""
+def sessions_table(
+    sessions: Sequence[Session | AgentSession], costs: Sequence[float | None] = ()
+) -> Table:
+    """Stored sessions: id, turns, events, last finish reason, tokens, and their `costs`.
+
+    A cost is None where the model's price is unknown; no costs: no cost column.
+    """
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("session", no_wrap=True)
     table.add_column("turns", justify="right")
     table.add_column("events", justify="right")
     table.add_column("last finish")
     table.add_column("tokens (in / out)", justify="right")
-    for session in sessions:
+    if costs:
+        table.add_column("cost", justify="right")
+    for number, session in enumerate(sessions):
         usage = session.usage
         if isinstance(session, AgentSession):
             turns, last = "agent run", _agent_ended(session)
         else:
             turns, last = str(len(session.turns)), last_reason(session)
-        table.add_row(
+        row: list[Text | str] = [
             Text(session.session_id),
             turns,
             str(session.events),
             last,
             f"{usage.input_tokens} / {usage.output_tokens}",
-        )
+        ]
+        if costs:
+            cost = costs[number]
+            row.append("unknown" if cost is None else dollars(cost))
+        table.add_row(*row)
     return table
 
 

@@ -14,12 +14,14 @@ from pathlib import Path
 import anyio
 import genai_prices
 import pytest
+from click.testing import CliRunner
 
 from toolreel.adapters import SQLiteJournal
 from toolreel.core import FinishReason, Usage
 from toolreel.shell import AgentOptions, Budget, ConfigError, Price, run, tool, verify
 from toolreel.shell._prices import known_price
 from toolreel.shell._scripted import Reply, ScriptedServer, text, tool_calls
+from toolreel.shell.cli import cli
 
 MODEL = "gpt-4o-mini"
 
@@ -115,3 +117,18 @@ def test_without_the_table_a_cost_limit_says_what_to_install(monkeypatch) -> Non
         AgentOptions(model=MODEL, base_url="http://127.0.0.1:9/v1", budget=Budget())
     finally:
         known_price.cache_clear()
+
+
+def test_sessions_prints_unknown_for_a_model_with_no_price(tmp_path: Path) -> None:
+    journal = tmp_path / "j.db"
+    with ScriptedServer([costly(text("hi")), costly(text("hi"))]) as server:
+        anyio.run(run, "hello", options(server, Budget(), journal=journal, session_id="known"))
+        local = AgentOptions(
+            model="my-local-llama", base_url=server.url, journal=journal, session_id="local"
+        )
+        anyio.run(run, "hello", local)
+    listed = CliRunner().invoke(cli, ["sessions", str(journal)])
+    assert listed.exit_code == 0, listed.output
+    rows = {line.split()[0]: line for line in listed.output.splitlines() if line.strip()}
+    assert f"${table_cost(100_000, 20_000):.4g}" in rows["known"]
+    assert rows["local"].rstrip().endswith("unknown")

@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from click.testing import CliRunner
 
 from toolreel.core import RetryPolicy, Usage
 from toolreel.shell import (
@@ -31,6 +32,7 @@ from toolreel.shell import (
     tool,
 )
 from toolreel.shell._scripted import LocalServer, Request, ScriptedServer, text
+from toolreel.shell.cli import cli
 
 EPHEMERAL = {"type": "ephemeral"}
 SYSTEM = "You add numbers. " * 10
@@ -263,3 +265,24 @@ def test_the_hosted_api_gets_the_session_id_as_its_cache_key(provider: str) -> N
     anyio.run(ask)
     anyio.run(lambda: ask(prompt_cache="off"))
     assert [body.get("prompt_cache_key") for body in sent] == ["session-42", None]
+
+
+def test_show_and_sessions_print_cached_tokens_and_cost(tmp_path) -> None:
+    journal = tmp_path / "cached.db"
+    with AnthropicServer(SCRIPT, CACHED) as server:
+        anyio.run(two_turns, options(server, journal=journal, session_id="cached"))
+    shown = CliRunner().invoke(cli, ["show", str(journal), "cached"])
+    assert shown.exit_code == 0, shown.output
+    # each turn: 2 calls of 125 input tokens (100 read from the cache, 20 written, 5 not)
+    turn_cost = (2 * 5 * 3 + 2 * 100 * 0.3 + 2 * 20 * 3.75 + 2 * 5 * 15) / 1e6
+    assert (
+        f"250 in (200 cached, 40 written to cache) / 10 out tokens · ${turn_cost:.4g}"
+        in shown.output
+    )
+    assert f"500 in (400 cached, 80 written to cache) / 20 out tokens · ${2 * turn_cost:.4g}" in (
+        shown.output
+    )
+    listed = CliRunner().invoke(cli, ["sessions", str(journal)])
+    assert listed.exit_code == 0, listed.output
+    assert "cost" in listed.output
+    assert f"${2 * turn_cost:.4g}" in listed.output
