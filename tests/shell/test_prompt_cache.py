@@ -20,6 +20,7 @@ import httpx2
 import pytest
 from click.testing import CliRunner
 
+from toolreel.adapters import SQLiteJournal
 from toolreel.core import RetryPolicy, Usage
 from toolreel.shell import (
     AgentOptions,
@@ -30,6 +31,7 @@ from toolreel.shell import (
     RunFailed,
     run,
     tool,
+    verify,
 )
 from toolreel.shell._scripted import LocalServer, Request, ScriptedServer, text
 from toolreel.shell.cli import cli
@@ -242,8 +244,9 @@ def test_a_base_url_server_gets_no_cache_key_unless_one_is_given() -> None:
 
 
 @pytest.mark.parametrize("provider", ["openai", "openai-responses"])
-def test_the_hosted_api_gets_the_session_id_as_its_cache_key(provider: str) -> None:
+def test_the_hosted_api_gets_the_session_id_as_its_cache_key(provider: str, tmp_path) -> None:
     sent: list[dict[str, Any]] = []
+    journal = tmp_path / "keyed.db"
 
     def answer(request: httpx2.Request) -> httpx2.Response:
         sent.append(json.loads(request.content))
@@ -262,9 +265,14 @@ def test_the_hosted_api_gets_the_session_id_as_its_cache_key(provider: str) -> N
             with pytest.raises(RunFailed):  # the request was all this test wanted
                 await run("hello", opts)
 
-    anyio.run(ask)
+    anyio.run(lambda: ask(journal=journal))
     anyio.run(lambda: ask(prompt_cache="off"))
     assert [body.get("prompt_cache_key") for body in sent] == ["session-42", None]
+    store = SQLiteJournal(journal)
+    try:  # the key is the config's, journaled with the request: the session replays
+        assert verify(store, "session-42").config.cache_key == "session-42"
+    finally:
+        store.close()
 
 
 def test_show_and_sessions_print_cached_tokens_and_cost(tmp_path) -> None:
@@ -286,3 +294,6 @@ def test_show_and_sessions_print_cached_tokens_and_cost(tmp_path) -> None:
     assert listed.exit_code == 0, listed.output
     assert "cost" in listed.output
     assert f"${2 * turn_cost:.4g}" in listed.output
+    replayed = CliRunner().invoke(cli, ["replay", str(journal)])  # cache counters journaled
+    assert replayed.exit_code == 0, replayed.output
+    assert replayed.output.startswith("OK cached")
