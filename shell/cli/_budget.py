@@ -77,9 +77,7 @@ def options() -> list[Callable[[Any], Any]]:
     ]
 
 
-COST_HELP = (
-    "USD per turn at most (needs --price for the model, unless toolreel[prices] knows it)."
-)
+COST_HELP = "USD per turn at most (needs --price for the model, unless toolreel[prices] knows it)."
 
 
 def budget_of(params: dict[str, Any]) -> Budget | None:

@@ -288,7 +288,7 @@ def test_a_per_tool_limit_on_a_tool_the_session_lacks_is_a_config_error() -> Non
 
 def test_a_cost_limit_needs_a_price_for_the_sessions_model_by_the_time_it_runs() -> None:
     # the shell fills a known model's price in; the core refuses a session without one
-    with pytest.raises(ConfigError, match="a Price for the model 'test-model'.*no model"):
+    with pytest.raises(ConfigError, match=r"a Price for the model 'test-model'.*no model"):
         config(budget=Budget(max_cost=1.0))
     other = {"other-model": Price(input_per_million=1, output_per_million=1)}
     with pytest.raises(ConfigError, match="a Price for the model 'test-model'"):
