@@ -363,7 +363,9 @@ async def execute_agent(
     """
     options = AgentRunOptions.of(options)
     helpers = registry(definition.helpers)
-    config = run_config(definition, options, helpers, model)
+    # the run's id before its config: the default key of the provider's prompt cache
+    sid = session_id or options.session_id or uuid.uuid4().hex
+    config = run_config(definition, options, helpers, model, sid)
     attached = to_images(images)
     port: ModelPort = model or options.connection.open_model()
     try:
@@ -376,7 +378,7 @@ async def execute_agent(
             config=config,
             helpers=helpers,
             journal=journal,
-            session_id=session_id,
+            session_id=sid,
         )
     finally:
         if model is None:  # a caller's own model is the caller's to close
@@ -389,14 +391,17 @@ def run_config(
     options: AgentRunOptions,
     helpers: dict[str, Tool],
     port: object = None,
+    session_id: str = "",
 ) -> LoopConfig:
     """The config of a run of `definition` under `options` (its hooks and budget); `port`:
-    the caller's model, if any (`agent_config`)."""
+    the caller's model, if any (`agent_config`); `session_id`: the run's, the default key
+    of the provider's prompt cache."""
     hooks = frozenset(hook_points(options.hooks))
     connection = options.connection
     config = agent_config(definition, connection, helpers, hooks, port)
     budget = priced(options.budget, config.model, connection.provider, connection.base_url)
-    return attrs.evolve(config, budget=budget)
+    cache_key = connection.cache_key(session_id) if session_id else None
+    return attrs.evolve(config, budget=budget, cache_key=cache_key)
 
 
 @attrs.frozen(kw_only=True)

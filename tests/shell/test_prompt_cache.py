@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 import anyio
+import attrs
 import httpx2
 import pytest
 from click.testing import CliRunner
@@ -23,12 +24,17 @@ from click.testing import CliRunner
 from toolreel.adapters import SQLiteJournal
 from toolreel.core import RetryPolicy, Usage
 from toolreel.shell import (
+    AgentDefinition,
+    AgentFailure,
     AgentOptions,
+    AgentRunOptions,
     Budget,
     Client,
     ConfigError,
     Connection,
+    OutputTool,
     RunFailed,
+    execute_agent,
     run,
     tool,
     verify,
@@ -297,3 +303,31 @@ def test_show_and_sessions_print_cached_tokens_and_cost(tmp_path) -> None:
     replayed = CliRunner().invoke(cli, ["replay", str(journal)])  # cache counters journaled
     assert replayed.exit_code == 0, replayed.output
     assert replayed.output.startswith("OK cached")
+
+
+@attrs.frozen
+class Sum:
+    total: int
+
+
+def test_an_agent_run_gives_the_hosted_api_its_own_id_as_the_cache_key() -> None:
+    sent: list[dict[str, Any]] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        sent.append(json.loads(request.content))
+        return httpx2.Response(400, json={"error": {"message": "stop here"}})
+
+    definition = AgentDefinition(build_prompt=lambda text: text, output=OutputTool.of(Sum))
+
+    async def ask(**extra: Any) -> None:
+        async with httpx2.AsyncClient(transport=httpx2.MockTransport(answer)) as http:
+            opts = AgentRunOptions(
+                connection=Connection(api_key="sk-test", http_client=http), **extra
+            )
+            result = await execute_agent(definition, "add", opts)
+            assert isinstance(result, AgentFailure)
+
+    anyio.run(lambda: ask(session_id="run-7"))
+    anyio.run(ask)
+    assert sent[0]["prompt_cache_key"] == "run-7"
+    assert sent[1]["prompt_cache_key"] not in ("", "run-7")  # a new id of its own
