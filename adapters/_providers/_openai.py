@@ -452,9 +452,11 @@ def openai_usage(data: Mapping[str, Any], sent: str = "prompt", made: str = "com
     """`<sent>_tokens`/`<made>_tokens` (Responses: input/output), cache reads, reasoning.
 
     `<sent>_tokens_details.cached_tokens` are input tokens read from the prompt cache
-    (counted inside `<sent>_tokens`); reasoning tokens stay an extra.
+    (counted inside `<sent>_tokens`), or DeepSeek's `prompt_cache_hit_tokens`; reasoning
+    tokens stay an extra.
     """
-    cached = count(as_dict(data.get(f"{sent}_tokens_details")).get("cached_tokens"))
+    details = as_dict(data.get(f"{sent}_tokens_details"))
+    cached = count(details.get("cached_tokens")) or count(data.get("prompt_cache_hit_tokens"))
     reasoning = count(as_dict(data.get(f"{made}_tokens_details")).get("reasoning_tokens"))
     return Usage(
         input_tokens=count(data.get(f"{sent}_tokens")),

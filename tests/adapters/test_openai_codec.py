@@ -531,3 +531,15 @@ def test_chunking_never_changes_the_events(pieces: list[bytes], cuts: list[int])
     decoder = CODEC.stream_decoder()
     events = [e for chunk in chunks for e in decoder.feed(chunk)] + decoder.close()
     assert events == decode(body)
+
+
+def test_deepseeks_cache_hit_tokens_are_counted_as_cached() -> None:
+    usage = {
+        "prompt_tokens": 100,
+        "completion_tokens": 5,
+        "prompt_cache_hit_tokens": 80,
+        "prompt_cache_miss_tokens": 20,
+    }
+    [done] = decode(sse(delta(finish_reason="stop"), {"choices": [], "usage": usage}))
+    assert isinstance(done, ModelResponded)
+    assert done.usage == Usage(input_tokens=100, output_tokens=5, cache_read_tokens=80)
