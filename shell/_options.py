@@ -273,7 +273,8 @@ class AgentOptions:
         """The checks that read two fields: the model for the provider, tool_choice for tools,
         a cost budget's price for the model."""
         self.connection  # noqa: B018 - building it checks the model for the provider
-        priced(self.budget, self.model_name, self.provider, self.base_url)  # max_cost: a price
+        if self.budget is not None and self.budget.max_cost is not None:  # a price, known now
+            priced(self.budget, self.model_name, self.provider, self.base_url)
         names = [as_tool(item).name for item in self.tools]
         if self.tool_choice not in TOOL_CHOICE_MODES and self.tool_choice not in names:
             offered = ", ".join(repr(name) for name in [*TOOL_CHOICE_MODES, *names])
@@ -377,7 +378,8 @@ class AgentRunOptions:
     def __attrs_post_init__(self) -> None:
         """A cost budget needs a price for the connection's model (given, or genai-prices')."""
         connection = self.connection
-        priced(self.budget, connection.model_name, connection.provider, connection.base_url)
+        if self.budget is not None and self.budget.max_cost is not None:  # a price, known now
+            priced(self.budget, connection.model_name, connection.provider, connection.base_url)
 
     @classmethod
     def of(cls, options: AgentRunOptions | Connection | AgentOptions) -> AgentRunOptions:

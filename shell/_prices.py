@@ -36,6 +36,7 @@ _INSTALL = (
 )
 
 
+@functools.cache
 def _table() -> Any:
     """genai-prices' `calc_price` and `Usage`, or None when the package is not installed."""
     try:

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from toolreel.adapters import SQLiteJournal
 from toolreel.core import FinishReason, Usage
 from toolreel.shell import AgentOptions, Budget, ConfigError, Price, run, tool, verify
-from toolreel.shell._prices import known_price
+from toolreel.shell._prices import _table, known_price
 from toolreel.shell._scripted import Reply, ScriptedServer, text, tool_calls
 from toolreel.shell.cli import cli
 
@@ -110,6 +110,7 @@ def test_a_cost_limit_on_a_model_with_no_known_price_says_so() -> None:
 def test_without_the_table_a_cost_limit_says_what_to_install(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "genai_prices", None)  # import fails: not installed
     known_price.cache_clear()
+    _table.cache_clear()
     try:
         with pytest.raises(ConfigError, match=r"install toolreel\[prices\]"):
             AgentOptions(model=MODEL, base_url="http://127.0.0.1:9/v1", budget=Budget(max_cost=1))
@@ -117,6 +118,7 @@ def test_without_the_table_a_cost_limit_says_what_to_install(monkeypatch) -> Non
         AgentOptions(model=MODEL, base_url="http://127.0.0.1:9/v1", budget=Budget())
     finally:
         known_price.cache_clear()
+        _table.cache_clear()
 
 
 def test_sessions_prints_unknown_for_a_model_with_no_price(tmp_path: Path) -> None:
