@@ -181,10 +181,17 @@ class Client:
         self.session_id = options.session_id or uuid.uuid4().hex
         self.config = loop_config(options, self._tools, self.connection, model, self.session_id)
         self._own_model = model is None
-        self._model: ModelPort = model or self.connection.open_model()
-        self.redactor = self.connection.redactor(self._model)
         self._own_journal = options.journal is None or isinstance(options.journal, str | Path)
+        # The journal first: it may fail (a folder that is not there, a database that is
+        # down), and then no model has taken a pooled connection that nothing would close.
         self.journal = open_journal(options.journal)
+        try:
+            self._model: ModelPort = model or self.connection.open_model()
+        except BaseException:
+            if self._own_journal:
+                self.journal.close()
+            raise
+        self.redactor = self.connection.redactor(self._model)
         self._resume = _resume
         self._lease: Lease | None = None  # the session, held from `begin` until `release`
         self.runner = self._new_runner()

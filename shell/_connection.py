@@ -126,7 +126,7 @@ class Connection:
     closes it); without one, calls share a pool per provider and base URL.
     `tool_call_recovery` ("auto", "hermes", "llama3", "mistral"; openai and
     ollama only) turns tool calls a small local model writes as text into real
-    calls (README: "Tool calls from small local models"). `model_images` False
+    calls (docs/guides/providers.md). `model_images` False
     says the model is text-only: a prompt or tool result with images is
     refused, never sent without them.
 

@@ -10,7 +10,8 @@ redacted before Temporal records it.
   run, its definition's (a structured output's) and its prompt (text a journal
   holds, else the run is refused, not retried).
 - `call_model`: one model call, streamed (told a structured output's tool); its
-  events, in order.
+  events, in order. While it runs, the text the model writes goes to the
+  session's stream for its callers (shell/temporal/_live.py).
 - `run_tool`: one tool call (the worker's, or the agent's helper), with the
   tool's timeout; its `ToolFinished` (or `ToolTimedOut`). `reflect`: an agent's
   reflection handler on one output-tool call.
@@ -76,6 +77,7 @@ from toolreel.shell._hooks import (
 from toolreel.shell._options import AgentOptions
 from toolreel.shell._tools import Tool, call_arguments, registry
 
+from ._live import Tell, live
 from ._wire import (
     ASK_HOOK,
     CALL_MODEL,
@@ -116,11 +118,14 @@ async def heartbeating() -> AsyncIterator[None]:
             await task
 
 
-async def streamed(model: ModelPort, request: ModelRequest, redactor: Redactor) -> list[ModelEvent]:
+async def streamed(
+    model: ModelPort, request: ModelRequest, redactor: Redactor, tell: Tell | None = None
+) -> list[ModelEvent]:
     """One model call's events, ending in `ModelResponded` or `ModelCallFailed` (as the Driver).
 
     What the port raises is the model's failure; a stream that ends short is a
-    retryable one. Every event is redacted: no key reaches the history.
+    retryable one. Every event is redacted (no key reaches the history) and told
+    to `tell` as it comes.
     """
     events = model.stream(request)
     if redactor.secrets:
@@ -129,6 +134,8 @@ async def streamed(model: ModelPort, request: ModelRequest, redactor: Redactor) 
     try:
         async for event in events:
             found.append(redactor.event(event))
+            if tell is not None:
+                tell(found[-1])
             activity.heartbeat()
             if isinstance(event, ModelResponded | ModelCallFailed):
                 return found
@@ -236,9 +243,9 @@ class SessionActivities:
         """Stream one model call (a test model told a structured output's tool); its events."""
         told = AGENT_OUTPUT_TOOL.set(call.output_tool or None)
         try:
-            async with heartbeating():
+            async with heartbeating(), live(call.stream_seconds) as tell:
                 request = structure(call.request, ModelRequest)
-                events = await streamed(self.model, request, self.redactor)
+                events = await streamed(self.model, request, self.redactor, tell)
         finally:
             AGENT_OUTPUT_TOOL.reset(told)
         return [event_data(event) for event in events]

@@ -3,7 +3,9 @@
 - `app(options, journal=..., model=...)`: a Starlette app (mount it in FastAPI or
   Starlette) with `POST /api/chat` (the AI SDK UI message stream `useChat()`
   reads), `POST /api/events` (a plain JSON event stream), `GET /api/sessions`,
-  `GET /api/sessions/{id}` and the page at `/`.
+  `GET /api/sessions/{id}` and the page at `/`. With `sessions=
+  toolreel.temporal.WorkflowChats(client)` each chat is a session workflow on
+  Temporal instead, served the same way (its text streamed as the model writes).
 - `chat_response(options, prompt, ...)`: one turn as a streaming response, for
   your own routes; `ui_message_stream(client.events())` and
   `event_stream(client.events(), session_id=...)`: the SSE text of any turn.
@@ -17,7 +19,7 @@
 
 `app` answers only to its own host names, takes a POST only as JSON from its
 own page or `cors_origins`, bounds bodies, and with `token=` wants the token on
-every request (README "Security"). `toolreel serve` runs `app` with uvicorn on
+every request (docs/guides/security.md). `toolreel serve` runs `app` with uvicorn on
 127.0.0.1 (off loopback: with a token).
 """
 

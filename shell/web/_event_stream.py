@@ -34,7 +34,6 @@ the `(type, data)` pairs one notice (or the turn's `Finish`) stands for.
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypeAlias, assert_never
 
 import attrs
@@ -61,6 +60,8 @@ from toolreel.core import (
     arguments_object,
 )
 
+from ._json import json_text
+
 #: One event of the plain stream: its type and its data.
 PlainEvent: TypeAlias = tuple[str, dict[str, Any]]
 
@@ -79,7 +80,7 @@ class PlainStream:
 
 def sse_event(kind: str, data: dict[str, Any]) -> str:
     """One event as SSE: `event: kind`, `data: {json}`, a blank line."""
-    encoded = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    encoded = json_text(data)
     return f"event: {kind}\ndata: {encoded}\n\n"
 
 

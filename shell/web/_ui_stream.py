@@ -55,7 +55,6 @@ the client's rules are those of its `processUIMessageStream`):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any, TypeAlias, assert_never
 
@@ -84,6 +83,7 @@ from toolreel.core import (
 )
 
 from ._event_stream import budget_json, elapsed_ms, retry_json, spending_json, usage_json
+from ._json import json_text
 
 #: One UI message stream part (a JSON object).
 Part: TypeAlias = dict[str, Any]
@@ -133,7 +133,7 @@ class UIStream:
 
 def sse(part: Part) -> str:
     """One part as an SSE event (`data: {json}` and a blank line)."""
-    return f"data: {json.dumps(part, ensure_ascii=False, separators=(',', ':'))}\n\n"
+    return f"data: {json_text(part)}\n\n"
 
 
 def ui_start(message_id: str, *, denied: Iterable[str] = ()) -> tuple[UIStream, list[Part]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from toolreel.shell import (
     tool,
     verify,
 )
-from toolreel.shell._scripted import ScriptedServer, openai_reply, text, tool_calls
+from toolreel.shell._scripted import ScriptedServer, text, tool_calls
 from toolreel.testing import MakeScriptedModel
 
 ran: list[int] = []
@@ -165,17 +164,6 @@ def test_an_agent_run_refuses_helpers_past_the_budget_and_fails_over_budget(
     assert result.error.code == "OVER_BUDGET"
     assert result.error.context.budget == OverBudget(limit_name="model_calls", limit=2, used=2)
     assert result.error.message == "over budget: model_calls limit 2 per turn, used 2"
-
-
-def test_the_readme_budget_example_runs_as_written(capsys) -> None:
-    readme = Path(__file__).resolve().parents[2] / "README.md"
-    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), re.S)
-    [block] = [b for b in blocks if "BUDGETED_SERVER" in b]
-    with ScriptedServer(openai_reply) as server:
-        code = block.replace("http://127.0.0.1:8080/v1", server.url)
-        exec(compile(code, "README.md", "exec"), {})
-    expected = [line.removeprefix("# ") for line in block.splitlines() if line.startswith("# ")]
-    assert capsys.readouterr().out.splitlines() == expected
 
 
 def test_a_per_tool_limit_may_name_an_mcp_servers_tool() -> None:

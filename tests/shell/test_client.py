@@ -514,3 +514,23 @@ def test_the_event_stream_tells_each_message_that_enters_the_history() -> None:
     ]
     assert isinstance(items[-1], Finish)
     assert isinstance(items[-2], MessageRecorded)
+
+
+def test_a_journal_that_cannot_open_leaves_no_pooled_connection_behind(tmp_path) -> None:
+    """The journal opens before the model: a Client refused for it took no connection."""
+    from toolreel.adapters import http_model  # noqa: PLC0415 - a sharer of the pool, to see it
+
+    with ScriptedServer([text("hi")]) as server:
+
+        async def main() -> bool:
+            bad = AgentOptions(
+                base_url=server.url, model="m", api_key="k", journal=tmp_path / "no" / "j.db"
+            )
+            with pytest.raises(JournalUnavailable):
+                Client(bad)
+            sharer = http_model("openai", base_url=server.url, key="k")  # made in the loop:
+            shared = sharer._client  # it takes the pool its settings share at once
+            await sharer.aclose()
+            return shared is not None and shared.is_closed  # no other holder kept it open
+
+        assert anyio.run(main)

@@ -8,12 +8,9 @@ is not installed (`pip install 'toolreel[otel]'`).
 
 from __future__ import annotations
 
-import logging
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -362,22 +359,6 @@ def test_a_failed_agent_run_sets_error_status_with_its_code(spans: InMemorySpanE
     [agent] = named(spans)["invoke_agent"]
     assert agent.status.status_code is StatusCode.ERROR
     assert dict(agent.attributes or {})["error.type"] == "MAX_ITERATIONS"
-
-
-def test_the_readme_example_instruments(monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    [block] = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "toolreel.otel" in b]
-    model_logger = logging.getLogger("toolreel.model")
-    monkeypatch.setattr(model_logger, "level", model_logger.level)  # restored after the test
-    otel.uninstrument()
-    namespace: dict[str, Any] = {}
-    exec(compile(block, "README.md", "exec"), namespace)
-    try:
-        assert otel.is_instrumented()
-        assert model_logger.level == logging.DEBUG
-    finally:
-        otel.uninstrument()
-        namespace["provider"].shutdown()
 
 
 def test_importing_toolreel_otel_loads_the_api_not_the_sdk() -> None:
