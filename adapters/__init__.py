@@ -25,6 +25,7 @@ from ._journal import (
 )
 from ._jsonl import JSONLJournal
 from ._lease import Lease
+from ._origin import SessionOrigin
 from ._providers import PROVIDERS, EventModel, ModelPort, api_key, codec_for, http_model
 from ._providers._anthropic import AnthropicCodec
 from ._providers._codec import Codec, StreamDecoder
@@ -38,6 +39,7 @@ from ._request_diff import RequestChange, RequestDiff, diff_requests
 from ._retries import Retry
 from ._serde import event_from_json, event_to_json, get_converter, structure, unstructure
 from ._session import Session, SessionBuilder, TurnSummary, load_session
+from ._session_diff import CallChange, SessionDiff, TurnDiff, canonical_arguments, diff_sessions
 from ._sqlite import SQLiteJournal
 from ._transcript import render_transcript
 
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PROVIDERS",
     "AnthropicCodec",
+    "CallChange",
     "Codec",
     "EventModel",
     "GeminiCodec",
@@ -74,16 +77,21 @@ __all__ = [
     "SessionBuilder",
     "SessionBusy",
     "SessionConfig",
+    "SessionDiff",
     "SessionError",
     "SessionNotFound",
+    "SessionOrigin",
     "Step",
     "StreamDecoder",
     "Timeouts",
+    "TurnDiff",
     "TurnSummary",
     "api_key",
+    "canonical_arguments",
     "codec_for",
     "converter",
     "diff_requests",
+    "diff_sessions",
     "effect_record",
     "event_from_json",
     "event_to_json",

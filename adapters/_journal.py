@@ -27,6 +27,10 @@ naming file, session and step; data that decodes but fails its checksum, or a
 session missing steps, is told to a `Damage` (`load_session` turns it into
 `Session.warnings`).
 
+A session forked from another, or rerun from one, also has its origin
+(`SessionOrigin`, adapters/_origin.py): metadata beside its steps, never read
+by replay; a journal written before origins existed has none.
+
 `MemoryJournal` is the default; `SQLiteJournal` (adapters/_sqlite.py) and
 `JSONLJournal` (adapters/_jsonl.py) keep sessions on disk, `PostgresJournal`
 (adapters/_postgres.py) in a database many processes share.
@@ -70,6 +74,7 @@ from ._errors import JournalCorrupt, SessionBusy, SessionNotFound
 from ._lease import Holds, Lease, Owner, check_current
 from ._legacy import LegacyAgentConfig, is_legacy, legacy_config, legacy_data
 from ._memo import IdentityMemo
+from ._origin import SessionOrigin
 from ._serde import effect_data, event_of, get_converter, structure, unstructure
 
 #: The config a journal keeps for a session (an agent run's too: its `output` says so).
@@ -138,6 +143,14 @@ class Journal(Protocol):
 
     def sessions(self) -> list[str]:
         """Session ids, oldest first."""
+        ...
+
+    def set_origin(self, session_id: str, origin: SessionOrigin) -> None:
+        """Record where the session came from (a fork, a rerun): metadata, never a step."""
+        ...
+
+    def origin(self, session_id: str) -> SessionOrigin | None:
+        """Where the session came from (None: it began with a prompt, or is unknown)."""
         ...
 
     def release(self, lease: Lease) -> None:
@@ -516,6 +529,7 @@ class MemoryJournal:
         self.owner = Owner.here()
         self._configs: dict[str, list[tuple[int, SessionConfig]]] = {}
         self._steps: dict[str, list[Step | JournalEntry]] = {}
+        self._origins: dict[str, SessionOrigin] = {}
         self._holds = Holds(self.owner)
 
     def begin(self, session_id: str, config: SessionConfig, *, from_seq: int = 0) -> Lease:
@@ -561,6 +575,14 @@ class MemoryJournal:
     def sessions(self) -> list[str]:
         """Session ids in the order they began."""
         return list(self._configs)
+
+    def set_origin(self, session_id: str, origin: SessionOrigin) -> None:
+        """Remember where the session came from."""
+        self._origins[session_id] = origin
+
+    def origin(self, session_id: str) -> SessionOrigin | None:
+        """Where the session came from, if it was forked or rerun."""
+        return self._origins.get(session_id)
 
     def release(self, lease: Lease) -> None:
         """Give the session `lease` holds back."""

@@ -1,6 +1,6 @@
 """JSONLJournal: sessions as JSON lines in one file — human-readable and diffable.
 
-Each line is `{"session", "kind": "config" | "step", ..., "digest"}`, the
+Each line is `{"session", "kind": "config" | "step" | "origin", ..., "digest"}`, the
 digest (last) a checksum of the line without it, checked on read; `append`
 writes its lines, flushes and fsyncs before returning, holding an exclusive
 `flock` on the file so writers in several processes never interleave.
@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+import attrs
 import orjson
 
 from ._errors import JournalCorrupt, JournalUnavailable, SessionNotFound
@@ -39,6 +40,7 @@ from ._journal import (
     effect_record,
 )
 from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, check_current, check_free, now
+from ._origin import SessionOrigin, origin_of
 from ._serde import event_data
 
 if sys.platform != "win32":  # Windows has no flock: one writing process per file there
@@ -303,6 +305,26 @@ class JSONLJournal:
                 for item in entries
             ],
         )
+
+    def set_origin(self, session_id: str, origin: SessionOrigin) -> None:
+        """Record where the session came from (an `origin` line; older readers skip it)."""
+        data = {key: value for key, value in attrs.asdict(origin).items() if value is not None}
+        self._write(session_id, [{"session": session_id, "kind": "origin", "origin": data}])
+
+    def origin(self, session_id: str) -> SessionOrigin | None:
+        """Where the session came from (its last `origin` line), if it was forked or rerun."""
+        found = None
+        for line in self._lines():
+            if line.get("session") == session_id and line.get("kind") == "origin":
+                found = line.get("origin")
+        if found is None:
+            return None
+        try:
+            return origin_of(found)
+        except (ValueError, TypeError) as exc:
+            raise JournalCorrupt(
+                str(self.path), f"undecodable origin ({exc})", session_id=session_id
+            ) from exc
 
     def flush(self) -> None:
         """Nothing is kept back: each append is written (or fails) at once."""

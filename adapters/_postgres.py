@@ -1,7 +1,8 @@
 """PostgresJournal: sessions in one PostgreSQL database, shared by many worker processes.
 
 The SQLite journal's layout in four tables (`toolreel_sessions`, `_configs`,
-`_steps`, `_leases`, in the schema the connection's `search_path` names):
+`_steps`, `_leases`, in the schema the connection's `search_path` names; a fifth,
+`_origins`, once a session is forked or rerun):
 steps are stored in rows of up to 256 consecutive steps as the same JSON text
 (`_rows.py`) with its digest, checked on read; a replay reads `stored_items`.
 Bodies are `text`, not `jsonb`: stored byte for byte, so the digest holds and
@@ -58,6 +59,7 @@ from ._journal import (
     effect_record,
 )
 from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, check_current
+from ._origin import SessionOrigin, origin_of, origin_text
 from ._redact import MASK
 from ._rows import Item, StepData, decode_items, decode_row, encode_row
 from ._serde import event_data
@@ -101,6 +103,14 @@ CREATE TABLE IF NOT EXISTS toolreel_leases (
     owner text NOT NULL,
     expires timestamptz NOT NULL
 );
+"""
+#: Where forked and rerun sessions came from: made by the first `set_origin`, so that opening
+#: a database older than origins never needs the right to create a table.
+_ORIGINS = """
+CREATE TABLE IF NOT EXISTS toolreel_origins (
+    session_id text PRIMARY KEY,
+    origin text NOT NULL
+)
 """
 #: Take the lease, or renew it: only if it is ours, or has expired (one statement, atomic).
 _TAKE = """
@@ -162,6 +172,7 @@ class PostgresJournal:
         self._pending: list[Row] = []  # rows a lost connection kept us from writing
         self._heartbeat = Heartbeat(self.heartbeat, lease_seconds / 3)
         self._db: Connection | None = None
+        self._origins = False  # the origins' table is known to exist
         with self._lock:
             self._guarded(self._prepare, "open")
 
@@ -486,6 +497,50 @@ class PostgresJournal:
     def sessions(self) -> list[str]:
         """Session ids, oldest first."""
         return [row[0] for row in self._read(LIST_SESSIONS, ())]
+
+    def set_origin(self, session_id: str, origin: SessionOrigin) -> None:
+        """Record where the session came from (the origins' table made first if missing)."""
+        text = origin_text(origin)
+
+        def work(db: Connection) -> None:
+            with db.transaction():
+                if not self._has_origins(db):
+                    db.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+                    db.execute(_ORIGINS)
+                db.execute(
+                    "INSERT INTO toolreel_origins VALUES (%s, %s) ON CONFLICT (session_id) "
+                    "DO UPDATE SET origin = excluded.origin",
+                    (session_id, text),
+                )
+
+        self._run(work, "write")
+
+    def _has_origins(self, db: Connection) -> bool:
+        """Whether the origins' table exists (once it does, it is not asked again)."""
+        if not self._origins:
+            found = db.execute("SELECT to_regclass('toolreel_origins') IS NOT NULL").fetchone()
+            self._origins = bool(found and found[0])
+        return self._origins
+
+    def origin(self, session_id: str) -> SessionOrigin | None:
+        """Where the session came from, if it was forked or rerun (a database without the
+        origins' table has none)."""
+
+        def read(db: Connection) -> list[Any]:
+            if not self._has_origins(db):
+                return []
+            query = "SELECT origin FROM toolreel_origins WHERE session_id = %s"
+            return db.execute(query, (session_id,)).fetchall()
+
+        rows = self._run(read, "read")
+        if not rows:
+            return None
+        try:
+            return origin_of(rows[0][0])
+        except (ValueError, TypeError) as exc:
+            raise JournalCorrupt(
+                self.name, f"undecodable origin ({exc})", session_id=session_id
+            ) from exc
 
     def close(self) -> None:
         """Write what is pending, give up the leases, close the connection."""

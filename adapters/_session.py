@@ -39,6 +39,7 @@ from ._agent_outcome import AgentOutcome, agent_outcome
 from ._errors import JournalCorrupt, SessionError
 from ._fold import fold_journal, journal_name
 from ._journal import Damage, Journal, StepEvent
+from ._origin import SessionOrigin
 from ._retries import Retry, retries_of
 from ._rows import Run
 
@@ -66,7 +67,8 @@ class Session:
     """A session as its events made it.
 
     `approvals` are the calls its last turn holds for a human's decision: the
-    turn is paused (`phase` AWAITING_APPROVAL), not unfinished.
+    turn is paused (`phase` AWAITING_APPROVAL), not unfinished. `origin` says
+    where a fork or a rerun came from (None: the session began with a prompt).
     """
 
     session_id: str
@@ -77,6 +79,7 @@ class Session:
     phase: Phase
     warnings: tuple[str, ...] = ()
     approvals: tuple[ApprovalRequested, ...] = ()
+    origin: SessionOrigin | None = None
 
     @property
     def usage(self) -> Usage:
@@ -95,7 +98,7 @@ class AgentSession:
     `outcome` a `Produced` output or why there is none; `outcome` here, the
     agent API's `AgentOutput` or `AgentError`), or None when the run never
     ended (a crash, a pause); `events` how many steps were folded; `warnings`
-    as a `Session`'s.
+    and `origin` as a `Session`'s.
     """
 
     session_id: str
@@ -105,6 +108,7 @@ class AgentSession:
     events: int
     warnings: tuple[str, ...] = ()
     retries: tuple[Retry, ...] = ()
+    origin: SessionOrigin | None = None
 
     @property
     def history(self) -> tuple[ChatMessage, ...]:
@@ -277,4 +281,5 @@ def load_session(journal: Journal, session_id: str) -> Session:
         raise JournalCorrupt(
             journal_name(journal), detail, session_id=session_id, seq=fold.seq
         ) from exc
-    return builder.session(fold.state, tuple(damage.warnings))
+    session = builder.session(fold.state, tuple(damage.warnings))
+    return attrs.evolve(session, origin=journal.origin(session_id))

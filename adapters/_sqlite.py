@@ -53,6 +53,7 @@ from ._journal import (
     effect_record,
 )
 from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, check_current, check_free, now
+from ._origin import SessionOrigin, origin_of, origin_text
 from ._rows import Item, StepData, decode_items, decode_row, encode_row
 from ._serde import event_data
 
@@ -83,6 +84,14 @@ CREATE TABLE IF NOT EXISTS leases (
     owner TEXT NOT NULL,
     expires REAL NOT NULL
 );
+"""
+
+#: Made by the first `set_origin`, so that opening a file older than origins never writes it.
+_ORIGINS = """
+CREATE TABLE IF NOT EXISTS origins (
+    session_id TEXT PRIMARY KEY,
+    origin TEXT NOT NULL
+) WITHOUT ROWID
 """
 
 Row = tuple[str, int, int, str, str]
@@ -432,6 +441,32 @@ class SQLiteJournal:
         """Session ids, oldest first."""
         rows = self._read("SELECT id FROM sessions ORDER BY started", ())
         return [row[0] for row in rows]
+
+    def set_origin(self, session_id: str, origin: SessionOrigin) -> None:
+        """Record where the session came from (the first one makes the origins' table)."""
+        text = origin_text(origin)
+
+        def write() -> None:
+            self._db.execute(_ORIGINS)
+            self._db.execute("INSERT OR REPLACE INTO origins VALUES (?, ?)", (session_id, text))
+
+        self._transaction(write, "write")
+
+    def origin(self, session_id: str) -> SessionOrigin | None:
+        """Where the session came from, if it was forked or rerun (none in a file without
+        the origins' table)."""
+        made = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'origins'"
+        if not self._read(made, ()):
+            return None
+        rows = self._read("SELECT origin FROM origins WHERE session_id = ?", (session_id,))
+        if not rows:
+            return None
+        try:
+            return origin_of(rows[0][0])
+        except (ValueError, TypeError) as exc:
+            raise JournalCorrupt(
+                str(self.path), f"undecodable origin ({exc})", session_id=session_id
+            ) from exc
 
     def close(self) -> None:
         """Write what is pending, give up the leases, checkpoint the WAL, close the connection."""

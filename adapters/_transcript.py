@@ -195,6 +195,11 @@ def _turn_lines(
     return [*lines, _summary_line(turn, hide, len(held)), ""]
 
 
+def _origin_lines(session: Session | AgentSession) -> list[str]:
+    """Where a fork or a rerun came from, in one line (none for a session that began so)."""
+    return [] if session.origin is None else [f"from: {session.origin.describe()}"]
+
+
 def render_transcript(
     session: Session | AgentSession,
     *,
@@ -213,6 +218,7 @@ def render_transcript(
     ids = ids and "ids" not in hide
     lines = [f"# Session {session.session_id}" if ids else "# Session", ""]
     config = session.config
+    lines += _origin_lines(session)
     lines += [f"model: {config.model}"]
     settings = [
         f"{name} {value:g}"
@@ -303,6 +309,7 @@ def render_agent_transcript(
     ids = ids and "ids" not in hide
     config = session.config
     lines = [f"# Agent run {session.session_id}" if ids else "# Agent run", ""]
+    lines += _origin_lines(session)
     lines.append(f"model: {config.model}")
     if config.system_prompt:
         lines.append(f"system: {config.system_prompt}")

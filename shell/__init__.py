@@ -58,6 +58,7 @@ from ._errors import (
     JournalUnavailable,
     NotOpen,
     ReplayError,
+    RerunStopped,
     RunFailed,
     SessionBusy,
     SessionError,
@@ -69,6 +70,7 @@ from ._errors import (
     UnknownToolCall,
     UsageError,
 )
+from ._fork import Edit, fork
 from ._hooks import (
     HOOK_POST_TOOL_USE,
     HOOK_PRE_TOOL_USE,
@@ -82,6 +84,7 @@ from ._images import ImageSource, image
 from ._options import AgentOptions, AgentRunOptions
 from ._recording import Recording, RequestMismatch
 from ._replay import AgentSession, Divergence, ReplayDiverged, load_agent_session, replay, verify
+from ._rerun import RerunResult, ToolMode, rerun
 from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, tool
 from ._transfer import export_session, import_session
@@ -109,6 +112,7 @@ __all__ = [
     "Connection",
     "ContentRefused",
     "Divergence",
+    "Edit",
     "ErrorCode",
     "ErrorContext",
     "ErrorPhase",
@@ -139,6 +143,8 @@ __all__ = [
     "ReplayDiverged",
     "ReplayError",
     "RequestMismatch",
+    "RerunResult",
+    "RerunStopped",
     "RunFailed",
     "RunMetadata",
     "RunResult",
@@ -150,6 +156,7 @@ __all__ = [
     "Spending",
     "StepError",
     "Tool",
+    "ToolMode",
     "ToolreelError",
     "TurnInProgress",
     "TurnTask",
@@ -162,12 +169,14 @@ __all__ = [
     "agent_approvals",
     "execute_agent",
     "export_session",
+    "fork",
     "image",
     "import_session",
     "load_agent_session",
     "open_journal",
     "render_agent_transcript",
     "replay",
+    "rerun",
     "resume_agent",
     "run",
     "tool",

@@ -30,7 +30,8 @@
     ├── TemporalError               (temporal)       a Temporal server or workflow that cannot serve
     └── ReplayError (AssertionError)                      a recording does not match
         ├── ReplayDiverged                                replay(strict) found a divergence
-        └── RequestMismatch                               rerun asked something unrecorded
+        ├── RequestMismatch                               rerun asked something unrecorded
+        └── RerunStopped                                  a strict rerun met an unrecorded call
 
 Messages are one line saying what happened and what to do. Anything else
 reaching a caller of a public function is a bug.
@@ -53,6 +54,7 @@ from toolreel.core import (
     ConfigError,
     Finish,
     StepError,
+    ToolCall,
     ToolreelError,
     UsageError,
 )
@@ -67,6 +69,7 @@ __all__ = [
     "JournalUnavailable",
     "NotOpen",
     "ReplayError",
+    "RerunStopped",
     "RunFailed",
     "SessionBusy",
     "SessionError",
@@ -138,3 +141,15 @@ class RunFailed(ToolreelError):
 
 class ReplayError(ToolreelError, AssertionError):
     """A recording and the program disagree (AssertionError, so pytest shows it as a failure)."""
+
+
+class RerunStopped(ReplayError):
+    """A session rerun with tools="strict" met a tool call no recording has (shell/_rerun.py)."""
+
+    def __init__(self, call: ToolCall) -> None:
+        """Name the call and what to do instead."""
+        super().__init__(
+            f"the rerun stopped: no recording has a call of {call.name} with arguments "
+            f"{call.arguments} (tools='recorded' answers it with an error, 'live' runs it)"
+        )
+        self.call = call

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Generator
 from typing import Any
 
 import attrs
@@ -33,7 +34,7 @@ from toolreel.adapters._fold import JournalFold, fold_journal
 from toolreel.adapters._journal import SessionConfig, StepEffect, StepEvent
 from toolreel.adapters._request_diff import RequestDiff, diff_requests, request_form
 from toolreel.adapters._session import AgentSession, AgentSessionBuilder, Session, SessionBuilder
-from toolreel.core import CallModel, ModelRequest, StepError
+from toolreel.core import CallModel, ModelRequest, State, StepError
 
 from ._errors import ReplayError
 from ._journal_files import journal_name
@@ -152,7 +153,35 @@ def replay(
             builder.see(entry.event, effects)
     except StepError as exc:
         return _refused(session_id, fold.entry, exc)
-    return builder.session(fold.state)
+    return attrs.evolve(builder.session(fold.state), origin=journal.origin(session_id))
+
+
+def replay_until(journal: Journal, session_id: str, last: int) -> tuple[State, list[JournalEntry]]:
+    """Steps 1..`last` folded under their recorded configs and compared as `replay` compares
+    them: the state after step `last`, and those steps as the journal holds them.
+
+    What a fork shares with its original (shell/_fork.py): a step whose effects
+    differ, or that the reducer refuses, raises `ReplayDiverged` with the
+    `Divergence` `replay` would report. `last` 0 is the state before the first step.
+    """
+    fold = fold_journal(journal, session_id)
+    kept: list[JournalEntry] = []
+    if last <= 0:
+        return fold.state, kept
+    steps = iter(fold)
+    try:
+        for entry, effects in steps:
+            if (replayed := fold.differs(entry, effects)) is not None:
+                raise ReplayDiverged(_diverged(fold, entry, replayed, effects))
+            kept.append(entry)
+            if entry.seq >= last:
+                break
+    except StepError as exc:
+        raise ReplayDiverged(_refused(session_id, fold.entry, exc)) from exc
+    finally:
+        if isinstance(steps, Generator):
+            steps.close()  # stopped at `last`: closing it sets the fold's state
+    return fold.state, kept
 
 
 def load_agent_session(journal: Journal, session_id: str) -> AgentSession:
@@ -182,7 +211,8 @@ def _agent_run(fold: JournalFold, *, compare: bool = True) -> AgentSession | Div
             builder.see(effects, entry.event)
     except StepError as exc:
         return _refused(fold.session_id, fold.entry, exc)
-    return builder.session(fold.state)
+    origin = fold.journal.origin(fold.session_id)
+    return attrs.evolve(builder.session(fold.state), origin=origin)
 
 
 def _refused(session_id: str, entry: JournalEntry | None, exc: StepError) -> Divergence:

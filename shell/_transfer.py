@@ -1,5 +1,7 @@
 """Moving one session between journals: export to a self-contained JSONL file, import back.
 
+A session's origin (a fork's or a rerun's) goes with it.
+
 A damaged source raises `JournalCorrupt` (naming file, session and step) and
 leaves no half-written export behind; a file that cannot be opened raises
 `JournalUnavailable`.
@@ -16,6 +18,7 @@ from toolreel.adapters import (
     SessionConfig,
     SessionError,
     SessionNotFound,
+    SessionOrigin,
 )
 from toolreel.core import ConfigError
 
@@ -33,9 +36,10 @@ def export_session(journal: Journal, session_id: str, path: str | Path) -> Path:
         raise SessionNotFound(session_id, journal_name(journal))
     entries = list(journal.entries(session_id))  # read (and check) it all before writing
     configs = journal.configs(session_id)
+    origin = journal.origin(session_id)
     out = open_path(target)
     try:
-        _write(out, session_id, configs, entries)
+        _write(out, session_id, configs, entries, origin)
     except BaseException:
         out.close()
         target.unlink(missing_ok=True)
@@ -49,13 +53,16 @@ def _write(
     session_id: str,
     configs: list[tuple[int, SessionConfig]],
     entries: list[JournalEntry],
+    origin: SessionOrigin | None,
 ) -> None:
-    """Write a session's configs and steps, in order, then give the session up."""
+    """Write a session's configs, origin and steps, in order, then give the session up."""
     for index, (from_seq, config) in enumerate(configs):
         lease = target.begin(session_id, config, from_seq=from_seq)
         if index < len(configs) - 1:
             target.release(lease)
     try:
+        if origin is not None:
+            target.set_origin(session_id, origin)
         target.append_entries(session_id, entries)
     finally:
         target.release(lease)
@@ -79,7 +86,8 @@ def import_session(path: str | Path, journal: Journal, session_id: str | None = 
             where = journal_name(journal)
             raise SessionError(f"session {session_id!r} already exists in {where}")
         entries = list(source.entries(session_id))
-        _write(journal, session_id, source.configs(session_id), entries)
+        origin = source.origin(session_id)
+        _write(journal, session_id, source.configs(session_id), entries, origin)
     finally:
         source.close()
     return session_id

@@ -974,6 +974,14 @@ def worker(address: str, task_queue: str, sticky_seconds: float, **params: Any) 
     return temporal_cli.serve_worker(options, address, task_queue, sticky_seconds, agents)
 
 
+# The what-if commands (fork, rerun, diff) live in their own module, which uses the helpers
+# above: imported once they are defined.
+from . import _whatif as whatif  # noqa: E402
+
+for _command in whatif.COMMANDS:
+    cli.add_command(_command)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script: run the command line; its exit code."""
     code = cli.main(argv, "toolreel", standalone_mode=False)

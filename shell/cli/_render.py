@@ -225,27 +225,44 @@ def last_reason(session: Session) -> str:
 
 
 def sessions_table(sessions: Sequence[Session | AgentSession]) -> Table:
-    """Stored sessions: id, turns, events, last finish reason, tokens."""
+    """Stored sessions: id, turns, events, last finish reason, tokens; where a fork or a rerun
+    came from (a column only when one of them is one)."""
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("session", no_wrap=True)
     table.add_column("turns", justify="right")
     table.add_column("events", justify="right")
     table.add_column("last finish")
     table.add_column("tokens (in / out)", justify="right")
+    origins = any(session.origin is not None for session in sessions)
+    if origins:  # a fork or a rerun says where it came from
+        table.add_column("from")
     for session in sessions:
         usage = session.usage
         if isinstance(session, AgentSession):
             turns, last = "agent run", _agent_ended(session)
         else:
             turns, last = str(len(session.turns)), last_reason(session)
-        table.add_row(
+        row: list[Text | str] = [
             Text(session.session_id),
             turns,
             str(session.events),
             last,
             f"{usage.input_tokens} / {usage.output_tokens}",
-        )
+        ]
+        if origins:
+            row.append(_origin(session))
+        table.add_row(*row)
     return table
+
+
+def _origin(session: Session | AgentSession) -> str:
+    """Where a session came from, short: "fork of abc@12", "rerun of abc", or ""."""
+    origin = session.origin
+    if origin is None:
+        return ""
+    if origin.kind == "rerun":
+        return f"rerun of {origin.session_id}"
+    return f"fork of {origin.session_id}@{origin.seq}"
 
 
 def replay_ok(session: Session | AgentSession) -> Text:
