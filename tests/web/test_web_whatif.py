@@ -15,12 +15,17 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 from test_web_app import answer, call, chat_body, options, ui_parts_of
 from web_support import check_ui
 
 from toolreel.adapters import MemoryJournal
 from toolreel.shell._scripted import ScriptedServer, openai_reply
 from toolreel.web import app
+from toolreel.web._respond import continue_response
 
 FIFTY = '{"result": 50}'
 
@@ -149,6 +154,39 @@ def test_the_next_prompt_continues_a_fork_as_any_session(calculator: ScriptedSer
     assert answer(parts) == "The answer is 42."
     turns = call(web, "GET", "/api/sessions/f").json()["turns"]
     assert [t["answer"] for t in turns] == ["The answer is 50.", "The answer is 42."]
+
+
+def test_a_fork_at_a_round_that_ended_its_turn_owes_nothing_and_waits_for_a_prompt(
+    calculator: ScriptedServer,
+) -> None:
+    journal = MemoryJournal()
+    web = app(options(calculator, max_tool_iterations=1), journal=journal)
+    ui_parts_of(call(web, "POST", "/api/chat", chat_body("What's 7 times 8, then add 5?", "s1")))
+    made = call(web, "POST", "/api/sessions/s1/fork", {"at_round": 1, "into": "f"})
+    assert made.status_code == 201, made.text
+    assert made.json()["continues"] is False  # the cap ended the turn with round 1
+    assert [t["outcome"] for t in call(web, "GET", "/api/sessions/f").json()["turns"]] == ["capped"]
+    refused = call(web, "POST", "/api/sessions/f/continue", {})
+    assert refused.status_code == 409
+
+
+def test_a_continue_whose_turn_another_request_finished_meanwhile_is_409(
+    calculator: ScriptedServer,
+) -> None:
+    """The route checks first; the response checks again once it holds the session."""
+    store = MemoryJournal()
+    served = options(calculator, journal=store)
+    ui_parts_of(call(app(served), "POST", "/api/chat", chat_body("What is 25 plus 17?", "s1")))
+
+    async def late(_: Request) -> Response:
+        """A continue of "s1" (which owes nothing), past the route's check."""
+        return continue_response(served, "s1")
+
+    site = Starlette(routes=[Route("/late", late, methods=["POST"])])
+    refused = call(site, "POST", "/late", {})
+    assert refused.status_code == 409
+    assert refused.json() == {"error": "session 's1' has no turn to continue"}
+    assert store.sessions() == ["s1"]
 
 
 @pytest.mark.parametrize(
