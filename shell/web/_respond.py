@@ -52,7 +52,7 @@ from ._event_stream import (
     sse_event,
 )
 from ._ui_stream import DONE, UI_STREAM_HEADERS, Part, sse, ui_error, ui_parts, ui_start
-from ._whatif import SessionTaken
+from ._whatif import SessionConflict
 
 #: Which stream a response speaks: the AI SDK's UI message stream, or the plain events.
 Protocol = Literal["ui", "events"]
@@ -162,7 +162,7 @@ async def _closing(items: AsyncIterable[Any]) -> AsyncIterator[AsyncIterable[Any
 def error_response(exc: BaseException) -> JSONResponse:
     """`{"error": message}` with the status that fits a toolreel error."""
     status = 500
-    if isinstance(exc, SessionBusy | SessionTaken):
+    if isinstance(exc, SessionBusy | SessionConflict):
         status = 409
     elif isinstance(exc, SessionNotFound):
         status = 404
@@ -266,7 +266,7 @@ class TurnResponse(StreamingResponse):
         if self.turn.owed:
             if client.phase is Phase.IDLE:
                 return error_response(
-                    SessionTaken(f"session {client.session_id!r} has no turn to continue")
+                    SessionConflict(f"session {client.session_id!r} has no turn to continue")
                 )
             return None  # the resumed turn runs: its notices stream
         if client.phase not in (Phase.IDLE, Phase.AWAITING_APPROVAL):

@@ -29,8 +29,9 @@ from ._sessions import origin_json, session_summary
 FORK_FIELDS = frozenset({"at_round", "at_turn", "results", "prompt", "system", "into"})
 
 
-class SessionTaken(SessionError):
-    """A session id asked for is taken (409), or the session cannot be forked now."""
+class SessionConflict(SessionError):
+    """A request the session's state refuses (409): a fork into an id taken, of a session
+    that does not replay, a continue of a session that owes no turn."""
 
 
 @attrs.frozen(kw_only=True)
@@ -96,7 +97,7 @@ async def fork_session(
     if session_id not in sessions:
         raise _not_found(session_id)
     if into in sessions:
-        raise SessionTaken(f"session {into!r} already exists: fork into another id")
+        raise SessionConflict(f"session {into!r} already exists: fork into another id")
     if journal.config(session_id).structured:
         raise UsageError(f"session {session_id!r} is an agent run: only chat sessions fork")
     port = model or options.connection.open_model()
@@ -112,7 +113,9 @@ async def fork_session(
             model=port,
         )
     except ReplayDiverged as exc:
-        raise SessionTaken(f"session {session_id!r} does not replay up to the fork: {exc}") from exc
+        raise SessionConflict(
+            f"session {session_id!r} does not replay up to the fork: {exc}"
+        ) from exc
     finally:
         if model is None:
             await port.aclose()
@@ -126,7 +129,7 @@ def owes_a_turn(journal: Journal, session_id: str) -> None:
         raise _not_found(session_id)
     outcome = session_summary(journal, session_id)["outcome"]
     if outcome != "unfinished":
-        raise SessionTaken(
+        raise SessionConflict(
             f"session {session_id!r} has no turn to continue (its last turn: {outcome}); "
             "send a prompt instead"
         )

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import anyio
+import attrs
 import httpx2
 import pytest
 from starlette.applications import Starlette
@@ -187,6 +188,20 @@ def test_a_continue_whose_turn_another_request_finished_meanwhile_is_409(
     assert refused.status_code == 409
     assert refused.json() == {"error": "session 's1' has no turn to continue"}
     assert store.sessions() == ["s1"]
+
+
+def test_a_fork_of_a_session_that_does_not_replay_is_409_and_writes_nothing(
+    calculator: ScriptedServer,
+) -> None:
+    web, journal = recorded(calculator, "What is 25 plus 17?")
+    steps = list(journal.entries("s1"))
+    lease = journal.begin("tampered", journal.config("s1"))
+    journal.append_entries("tampered", [attrs.evolve(steps[0], effects=()), *steps[1:]])
+    journal.release(lease)
+    refused = call(web, "POST", "/api/sessions/tampered/fork", {"at_round": 1, "into": "f"})
+    assert refused.status_code == 409
+    assert "does not replay up to the fork" in refused.json()["error"]
+    assert "f" not in journal.sessions()
 
 
 @pytest.mark.parametrize(
