@@ -130,3 +130,29 @@ def test_a_refused_fork_says_why_in_the_editor(page: Page, server: str) -> None:
     expect(page.locator("#viewer")).to_be_visible()  # still in the viewer, nothing opened
     after = {row["id"] for row in httpx2.get(server + "api/sessions").json()["sessions"]}
     assert after == {row["id"] for row in rows}
+
+
+def test_continue_this_session_carries_on_a_fork_made_elsewhere_live(
+    page: Page,  # noqa: F811
+    server: str,  # noqa: F811
+) -> None:
+    _ask(page, "What is 25 plus 17?")
+    expect(page.locator(".turn.live").nth(0).locator(".outcome")).to_have_text("completed")
+    session = page.evaluate("decodeURIComponent(location.hash.slice(6))")
+    detail = httpx2.get(f"{server}api/sessions/{session}").json()
+    add = detail["turns"][0]["rounds"][0]["calls"][0]["id"]
+    made = httpx2.post(
+        f"{server}api/sessions/{session}/fork",
+        json={"at_round": 1, "results": {add: FIFTY}, "into": f"{session}-api"},
+    )
+    assert made.status_code == 201, made.text  # written, not yet continued: it owes its turn
+
+    page.get_by_role("button", name="Refresh the list of sessions").click()
+    page.locator(f"#sessions button[data-id='{session}-api']").click()
+    expect(page.locator("#viewer-origin")).to_contain_text(f"fork of {session}")
+    page.get_by_role("button", name="Continue this session").click()
+    owed = page.locator(".turn.owed")
+    expect(owed.locator(".outcome")).to_have_text("completed")
+    expect(owed.locator(".assistant .text").last).to_have_text("The answer is 50.")
+    turns = httpx2.get(f"{server}api/sessions/{session}-api").json()["turns"]
+    assert [t["outcome"] for t in turns] == ["completed"]
