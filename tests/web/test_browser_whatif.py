@@ -108,6 +108,12 @@ def test_fork_a_round_with_an_edited_result_go_on_live_and_compare(
     expect(two.locator(".side").nth(0)).to_contain_text(f"{original} has no turn 2.")
     expect(two.locator(".side").nth(1).locator(".card[data-tool=multiply]")).to_be_visible()
     _screenshot(page, "whatif-compare.png")
+    page.set_viewport_size({"width": 380, "height": 740})  # a phone: the sides stack
+    assert page.evaluate("document.documentElement.scrollWidth") <= 380
+    left_box, right_box = left.bounding_box(), right.bounding_box()
+    assert left_box is not None and right_box is not None
+    assert right_box["y"] >= left_box["y"] + left_box["height"]
+    page.set_viewport_size({"width": 1180, "height": 860})
 
     page.get_by_role("button", name="Back to the session").click()
     expect(page.locator("#viewer-id")).to_have_text(fork)

@@ -146,6 +146,25 @@ def test_a_fork_at_a_turn_with_an_edited_prompt_runs_the_new_prompt_s_tools(
     assert [(c["kind"], c["name"]) for c in calls] == [("added", "add"), ("removed", "multiply")]
 
 
+def test_a_round_of_a_later_turn_is_named_with_its_turn_as_the_page_does(
+    calculator: ScriptedServer,
+) -> None:
+    web, _ = recorded(calculator, "What is 25 plus 17?", "What is 6 times 7?")
+    multiply = first_call(web, turn=1)
+    body = {"at_turn": 2, "at_round": 1, "results": {multiply["id"]: FIFTY}, "into": "f"}
+    made = call(web, "POST", "/api/sessions/s1/fork", body)
+    assert made.status_code == 201, made.text
+    assert (made.json()["from"]["turn"], made.json()["from"]["round"]) == (2, 1)
+    assert answer(ui_parts_of(call(web, "POST", "/api/sessions/f/continue", {}))) == (
+        "The answer is 50."
+    )
+    turns = call(web, "GET", "/api/sessions/f").json()["turns"]
+    assert [t["answer"] for t in turns] == ["The answer is 42.", "The answer is 50."]
+    alone = call(web, "POST", "/api/sessions/s1/fork", {"at_round": 1, "into": "g"})
+    assert alone.status_code == 400  # two turns: the round needs its turn
+    assert "several" in alone.json()["error"]
+
+
 def test_the_next_prompt_continues_a_fork_as_any_session(calculator: ScriptedServer) -> None:
     web, _ = recorded(calculator, "What is 25 plus 17?")
     add = first_call(web)
