@@ -446,7 +446,7 @@ async def _fork(served: Served, request: Request) -> Response:
     journal = _own_journal(served)
     session_id = request.path_params["session_id"]
     made = await fork_session(journal, served.options, served.model, session_id, asked)
-    return Response(json_text(made), status_code=201, media_type="application/json")
+    return Response(json_text(made), status_code=201, media_type="application/json; charset=utf-8")
 
 
 async def _continue(served: Served, request: Request) -> Response:
