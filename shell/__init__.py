@@ -9,7 +9,9 @@ callback protocols of each API (`OnToolCall`, ..., `OnAgentToolCall`, ...),
 hooks (`HookDecision`, `PreToolUseEvent`, ...), budgets (`Budget`, `Price`, the
 `OverBudget` outcome, `Spending`, the `UsageReported` notice), the `Runner` that
 carries out the core's effects (for a chat session and an agent run alike) and the
-`TurnTask` a client runs it in.
+`TurnTask` a client runs it in. Evaluations: `evaluate` reruns recorded
+sessions under new options and checks each rerun (a check's `Verdict`; the
+checks and the report in `toolreel.shell.checks`).
 """
 
 from toolreel.adapters import Secret
@@ -70,6 +72,7 @@ from ._errors import (
     UnknownToolCall,
     UsageError,
 )
+from ._eval import evaluate
 from ._fork import Edit, fork
 from ._hooks import (
     HOOK_POST_TOOL_USE,
@@ -89,6 +92,7 @@ from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, tool
 from ._transfer import export_session, import_session
 from ._turn_task import TurnTask
+from ._verdict import Verdict
 
 __all__ = [
     "HOOK_POST_TOOL_USE",
@@ -166,7 +170,9 @@ __all__ = [
     "UsageReported",
     "UserPromptSubmitEvent",
     "Validator",
+    "Verdict",
     "agent_approvals",
+    "evaluate",
     "execute_agent",
     "export_session",
     "fork",
