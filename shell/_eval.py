@@ -9,7 +9,8 @@ How it goes, per session (several at once, at most `concurrency`):
    "eval-MODEL/"): the same eval run again finds it. A candidate already there
    and complete (every prompt asked, or ended paused for approval as a rerun
    does) is not rerun, only checked again (`resumed`); one there but unfinished
-   (an eval interrupted, a strict rerun stopped) is reported, not overwritten.
+   (an eval interrupted, a strict rerun stopped) or made with another model or
+   system prompt is reported, not overwritten.
 2. Otherwise the session is rerun (`rerun`, shell/_rerun.py) into the candidate
    id, its tool calls served from the recording as `tools` says; the origin's
    note names the eval.
@@ -270,10 +271,13 @@ class _Run:
         try:
             original = load_session(self.journal, session_id)
             result = attrs.evolve(result, original=original)
+            options = self.options
+            if not isinstance(options, AgentOptions):
+                options = options(self.journal.config(session_id))
             if into in self.journal.sessions():
-                result = self._found(result, original, into)
+                result = self._found(result, original, into, options)
             else:
-                result = await self._rerun(result, session_id, into)
+                result = await self._rerun(result, session_id, into, options)
         except RerunStopped as exc:
             return attrs.evolve(result, error=f"stopped: {exc}")
         except Exception as exc:  # one session's trouble is reported with it, never the eval's
@@ -282,13 +286,25 @@ class _Run:
             return result
         return await self._check(result, original, result.candidate)
 
-    def _found(self, result: CaseResult, original: Session, into: str) -> CaseResult:
-        """A candidate an earlier run made: checked again if complete, else reported."""
+    def _found(
+        self, result: CaseResult, original: Session, into: str, options: AgentOptions
+    ) -> CaseResult:
+        """A candidate an earlier run made: checked again if complete and made with these
+        options' model and system prompt, else reported."""
         candidate = load_session(self.journal, into)
         origin = candidate.origin
         if origin is None or origin.kind != "rerun" or origin.session_id != original.session_id:
             return attrs.evolve(
                 result, error=f"session {into!r} exists and is not a rerun of {original.session_id}"
+            )
+        made = candidate.config
+        if (options.model and made.model != options.model) or (
+            made.system_prompt != options.system_prompt
+        ):
+            return attrs.evolve(
+                result,
+                error=f"{into} was made with another model or system prompt "
+                f"({made.model!r}): evaluate under another prefix",
             )
         complete = candidate.phase is Phase.AWAITING_APPROVAL or (
             candidate.phase is Phase.IDLE and len(candidate.turns) >= len(original.turns)
@@ -299,14 +315,13 @@ class _Run:
                 error=f"{into} did not finish (an earlier eval was interrupted, or a strict "
                 "rerun stopped): evaluate again under another prefix",
             )
-        self.model = self.model or candidate.config.model
+        self.model = self.model or made.model
         return attrs.evolve(result, candidate=candidate, resumed=True)
 
-    async def _rerun(self, result: CaseResult, session_id: str, into: str) -> CaseResult:
+    async def _rerun(
+        self, result: CaseResult, session_id: str, into: str, options: AgentOptions
+    ) -> CaseResult:
         """Rerun the session into the candidate's id; how long it took."""
-        options = self.options
-        if not isinstance(options, AgentOptions):
-            options = options(self.journal.config(session_id))
         note = f"eval {self.prefix}: model {options.model or 'default'}, tools {self.tools}"
         made = await rerun(
             self.journal, session_id, options=options, tools=self.tools, into=into, note=note

@@ -70,3 +70,14 @@ class GatedServer(ScriptedServer):
             return await super()._respond(request, writer)
         finally:
             self.in_flight -= 1
+
+
+def answered_a_number(original: Any, candidate: Any) -> float:
+    """A user's check (`--checks eval_models:answered_a_number`): the answer ends in a number."""
+    words = candidate.turns[-1].text.rstrip(".").split()
+    return 1.0 if words and words[-1].isdigit() else 0.0
+
+
+def crashes(original: Any, candidate: Any) -> bool:
+    """A user's check that raises."""
+    raise RuntimeError("the judge is down")

@@ -19,6 +19,7 @@ from whatif_tools import RUNS, options, record
 from toolreel.adapters import Session, SessionOrigin, SQLiteJournal, load_session
 from toolreel.shell import (
     AgentDefinition,
+    AgentSuccess,
     Connection,
     OutputTool,
     Verdict,
@@ -108,13 +109,14 @@ def test_an_eval_run_again_reruns_nothing_and_checks_again(
 def test_an_unknown_session_a_crashing_check_and_an_agent_run_are_reported_per_session(
     server: ScriptedServer, journal: SQLiteJournal
 ) -> None:
-    with ScriptedServer([tool_calls(("c1", "final_result", {"value": 3}))]) as agent_server:
+    with ScriptedServer([tool_calls(("c1", "output", {"value": 3}))]) as agent_server:
         connection = Connection(base_url=agent_server.url, model="agent", api_key="none")
-        anyio.run(
+        made = anyio.run(
             lambda: execute_agent(
                 _agent(), "three", connection, journal=journal, session_id="agent-run"
             )
         )
+    assert isinstance(made, AgentSuccess)
 
     def crashes(original: Session, candidate: Session) -> bool:
         raise KeyError("no such field")
@@ -158,12 +160,19 @@ def test_without_sessions_named_an_eval_leaves_out_forks_and_reruns(
     assert report.cases[0].candidate_id == "again/s01"
 
 
-def test_a_candidate_there_but_not_a_rerun_of_the_session_is_reported(
+def test_a_candidate_there_but_not_a_rerun_of_the_session_or_made_otherwise_is_reported(
     server: ScriptedServer, journal: SQLiteJournal
 ) -> None:
     record(options(server, journal, session_id="eval-arith-c/s01"), "What is 1+1 then times 1?")
     report = evaluate_now(journal, server, "s01")
     assert report.cases[0].error == "session 'eval-arith-c/s01' exists and is not a rerun of s01"
+    evaluate_now(journal, server, "s02")
+    other_model = options(server, None, model="arith-b", tools=[])
+    report = evaluate_now(journal, server, "s02", options=other_model, into_prefix="eval-arith-c/")
+    assert report.cases[0].error == (
+        "eval-arith-c/s02 was made with another model or system prompt ('arith-c'): "
+        "evaluate under another prefix"
+    )
 
 
 def test_the_report_as_markdown_and_html_escapes_what_sessions_hold(
