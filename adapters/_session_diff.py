@@ -22,11 +22,19 @@ from typing import Any
 
 import attrs
 
-from toolreel.core import FinishReason, PromptSubmitted, ToolCall, ToolResult, Usage
+from toolreel.core import ChatMessage, FinishReason, ToolCall, ToolResult, Usage
 
+from ._fold import fold_journal
 from ._journal import Journal, JournalEntry
 from ._request_diff import ChangeKind, _pretty, _unified
-from ._session import Session, TurnSummary, load_session
+from ._session import (
+    AgentSession,
+    AgentSessionBuilder,
+    Session,
+    TurnSummary,
+    load_session,
+    summarize,
+)
 
 
 def canonical_arguments(arguments: str) -> str:
@@ -191,9 +199,13 @@ class SessionDiff:
 
 
 def diff_sessions(
-    a: Session | str, b: Session | str, *, journal: Journal | None = None
+    a: Session | AgentSession | str,
+    b: Session | AgentSession | str,
+    *,
+    journal: Journal | None = None,
 ) -> SessionDiff:
-    """Compare two sessions: `Session`s, or ids of sessions of `journal` (then also step by step).
+    """Compare two sessions: `Session`s (or `AgentSession`s: one turn, the output its answer),
+    or ids of sessions of `journal` (then also step by step).
 
     Raises:
         ValueError: An id without a journal.
@@ -204,12 +216,13 @@ def diff_sessions(
     if journal is not None:
         if isinstance(a, str) and isinstance(b, str):
             parted_at = first_difference(journal.entries(a), journal.entries(b))
-        a = load_session(journal, a) if isinstance(a, str) else a
-        b = load_session(journal, b) if isinstance(b, str) else b
-    assert isinstance(a, Session) and isinstance(b, Session)
-    count = max(len(a.turns), len(b.turns))
+        a = _load(journal, a) if isinstance(a, str) else a
+        b = _load(journal, b) if isinstance(b, str) else b
+    assert not isinstance(a, str) and not isinstance(b, str)
+    left, right = _summaries(a), _summaries(b)
+    count = max(len(left), len(right))
     turns = tuple(
-        _turn(number + 1, _at(a.turns, number), _at(b.turns, number)) for number in range(count)
+        _turn(number + 1, _at(left, number), _at(right, number)) for number in range(count)
     )
     parted_turn = next((turn.turn for turn in turns if not turn.same), None)
     return SessionDiff(
@@ -237,14 +250,27 @@ def first_difference(a: Iterable[JournalEntry], b: Iterable[JournalEntry]) -> in
             return seq
 
 
-def turn_of(entries: Iterable[JournalEntry], seq: int) -> int:
-    """The turn (1-based) step `seq` belongs to."""
-    turns = 0
-    for entry in entries:
-        turns += isinstance(entry.event, PromptSubmitted)
-        if entry.seq >= seq:
-            break
-    return turns
+def _load(journal: Journal, session_id: str) -> Session | AgentSession:
+    """A session of the journal: a chat's, or an agent run's (folded without comparing)."""
+    if not journal.config(session_id).structured:
+        return load_session(journal, session_id)
+    fold = fold_journal(journal, session_id)
+    builder = AgentSessionBuilder(session_id)
+    for entry, effects in fold:
+        builder.see(effects, entry.event)
+    return builder.session(fold.state)
+
+
+def _summaries(session: Session | AgentSession) -> tuple[TurnSummary, ...]:
+    """A chat's turns; an agent run as one turn, its output (as JSON) the answer."""
+    if isinstance(session, Session):
+        return session.turns
+    prompt = next((m.content for m in session.history if m.role == "user"), "")
+    finish = session.finish
+    if finish is None:
+        return (TurnSummary(prompt=prompt, usage=session.usage),)
+    answer = ChatMessage(role="assistant", content=finish.text, tool_rounds=finish.rounds)
+    return (summarize(finish, prompt, answer),)
 
 
 def _at(turns: Sequence[TurnSummary], index: int) -> TurnSummary | None:
@@ -325,7 +351,7 @@ def _result(result: ToolResult | None) -> str:
     return f"error: {result.content}" if result.is_error else result.content
 
 
-def _cost_of(session: Session) -> float | None:
+def _cost_of(session: Session | AgentSession) -> float | None:
     """What the session cost, where its budget prices its model."""
     budget = session.config.budget
     price = budget.price(session.config.model) if budget is not None else None

@@ -79,15 +79,19 @@ CREATE TABLE IF NOT EXISTS steps (
     digest TEXT,
     PRIMARY KEY (session_id, first_seq)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS origins (
-    session_id TEXT PRIMARY KEY,
-    origin TEXT NOT NULL
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS leases (
     session_id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
     expires REAL NOT NULL
 );
+"""
+
+#: Made by the first `set_origin`, so that opening a file older than origins never writes it.
+_ORIGINS = """
+CREATE TABLE IF NOT EXISTS origins (
+    session_id TEXT PRIMARY KEY,
+    origin TEXT NOT NULL
+) WITHOUT ROWID
 """
 
 Row = tuple[str, int, int, str, str]
@@ -439,18 +443,21 @@ class SQLiteJournal:
         return [row[0] for row in rows]
 
     def set_origin(self, session_id: str, origin: SessionOrigin) -> None:
-        """Record where the session came from (a file older than origins gets their table on
-        open)."""
+        """Record where the session came from (the first one makes the origins' table)."""
         text = origin_text(origin)
-        self._transaction(
-            lambda: self._db.execute(
-                "INSERT OR REPLACE INTO origins VALUES (?, ?)", (session_id, text)
-            ),
-            "write",
-        )
+
+        def write() -> None:
+            self._db.execute(_ORIGINS)
+            self._db.execute("INSERT OR REPLACE INTO origins VALUES (?, ?)", (session_id, text))
+
+        self._transaction(write, "write")
 
     def origin(self, session_id: str) -> SessionOrigin | None:
-        """Where the session came from, if it was forked or rerun."""
+        """Where the session came from, if it was forked or rerun (none in a file without
+        the origins' table)."""
+        made = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'origins'"
+        if not self._read(made, ()):
+            return None
         rows = self._read("SELECT origin FROM origins WHERE session_id = ?", (session_id,))
         if not rows:
             return None

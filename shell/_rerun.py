@@ -20,6 +20,8 @@ model requests again; this one asks its *prompts* again.) How it goes:
    "recorded" gets an error result saying no recording has it; "live" runs
    the real tool; "strict" stops the rerun (`RerunStopped`).
 
+An agent run (a structured output) reruns through its definition (`agent=`):
+its recorded prompt goes through `execute_agent`, its helpers served.
 With "recorded" or "strict" the tools need not be importable: those of the
 original the options do not give are offered as the recording declared them.
 "live" needs them: a missing one is named (`ConfigError`). The new session
@@ -31,7 +33,7 @@ from __future__ import annotations
 import json
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -63,11 +65,13 @@ from toolreel.core import (
     ToolSpec,
 )
 
+from ._agent import AgentDefinition, execute_agent
 from ._client import Client, open_journal
 from ._errors import RerunStopped
 from ._images import ToolOutput
 from ._journal_files import journal_name
 from ._options import AgentOptions
+from ._replay import AgentSession, load_agent_session
 from ._tools import Tool, registry
 
 #: What an unmatched tool call gets: an error result, a live run, or the rerun's end.
@@ -175,22 +179,9 @@ class ServedTool(Tool[..., Any]):
 
 
 def _served(real: Tool[..., Any], recording: ToolRecording, mode: ToolMode) -> ServedTool:
-    """A real tool, served from the recording first."""
-    return ServedTool(
-        name=real.name,
-        description=real.description,
-        parameters=real.parameters,
-        handler=real.handler,
-        argument_types=real.argument_types,
-        required=real.required,
-        takes_args_dict=real.takes_args_dict,
-        timeout=real.timeout,
-        idempotent=real.idempotent,
-        requires_approval=real.requires_approval,
-        recording=recording,
-        mode=mode,
-        real=real,
-    )
+    """A real tool (its spec and settings), served from the recording first."""
+    fields = {field.name: getattr(real, field.name) for field in attrs.fields(Tool) if field.init}
+    return ServedTool(recording=recording, mode=mode, real=real, **fields)
 
 
 def _declared(
@@ -215,15 +206,21 @@ def _declared(
 
 
 def served_tools(
-    options: AgentOptions, original: LoopConfig, recording: ToolRecording, mode: ToolMode
+    tools: Sequence[Any],
+    original: LoopConfig,
+    recording: ToolRecording,
+    mode: ToolMode,
+    besides: str | None = None,
 ) -> list[Tool[..., Any]]:
-    """The rerun's tools: the options', served from the recording; when the options give
-    none, the original's, as the recording declared them ("live" needs them importable)."""
-    given = registry(options.tools)
+    """The rerun's tools: those given, served from the recording; when none are given, the
+    original's (an agent's output tool `besides`), as the recording declared them ("live"
+    needs them importable)."""
+    given = registry(tools)
     if given:
         return [_served(item, recording, mode) for item in given.values()]
-    if mode == "live" and original.tools:
-        missing = ", ".join(spec.name for spec in original.tools)
+    declared = [spec for spec in original.tools if spec.name != besides]
+    if mode == "live" and declared:
+        missing = ", ".join(spec.name for spec in declared)
         raise ConfigError(
             "tools",
             missing,
@@ -231,7 +228,7 @@ def served_tools(
         )
     return [
         _declared(spec, spec.name in original.approval_required, recording, mode)
-        for spec in original.tools
+        for spec in declared
     ]
 
 
@@ -241,20 +238,22 @@ class RerunResult:
 
     Attributes:
         session_id: The new session's id (in the original's journal).
-        session: The new session, rebuilt from the journal.
+        session: The new session, rebuilt from the journal (an `AgentSession` for an
+            agent run's rerun).
         original: The original session, as the journal holds it.
         finishes: Each turn's `Finish`, in order (a turn left paused for approval has none).
         spent: Tokens, model and tool calls, and cost (with the options' budget prices).
         seconds: Wall-clock time of the rerun.
         served: Tool calls answered from the recording.
-        unmatched: Tool calls no recording had (run live, or answered with an error).
+        unmatched: Tool calls no recording had, by name and arguments (their ids are not
+            kept): run live, or answered with an error.
         paused: The rerun ended with a turn paused for approval (the original had no more
             decisions).
     """
 
     session_id: str
-    session: Session
-    original: Session
+    session: Session | AgentSession
+    original: Session | AgentSession
     finishes: tuple[Finish, ...]
     spent: Spending
     seconds: float
@@ -272,6 +271,7 @@ async def rerun(
     into: str,
     model: ModelPort | None = None,
     note: str | None = None,
+    agent: AgentDefinition[Any, Any] | None = None,
 ) -> RerunResult:
     """Ask session `session_id`'s prompts again, with its decisions, under `options`, into `into`.
 
@@ -281,30 +281,38 @@ async def rerun(
 
     Args:
         journal: The journal holding the session (the rerun goes into it too).
-        session_id: The session to rerun (a chat session).
+        session_id: The session to rerun (a chat session, or an agent run with `agent`).
         options: The rerun's options (connection, tools, system prompt, limits).
         tools: What a tool call no recording has gets: "recorded" an error result, "live" a
             run of the real tool, "strict" the rerun's end (`RerunStopped`).
         into: The new session's id (not yet in the journal).
         model: A model port to use instead of the one the options describe.
         note: What changed, for the origin (default: the model and the tool mode).
+        agent: For an agent run (a structured output), its definition: the recorded prompt
+            goes through `execute_agent` with it, its helpers served from the recording
+            (`options` then as `execute_agent` takes them: no tool-loop fields).
 
     Returns:
         The new session with what it spent and how long it took.
 
     Raises:
         RerunStopped: "strict", and a tool call no recording has (the session so far is kept).
-        ConfigError: An unknown tool mode, or "live" without the original's tools.
-        SessionError: `into` exists already, or the session is an agent run.
+        ConfigError: An unknown tool mode, "live" without the original's tools, or `agent`
+            missing for an agent run (or given for a chat session).
+        SessionError: `into` exists already.
     """
     if tools not in MODES:
         raise ConfigError("tools", tools, "'recorded', 'live' or 'strict'")
     store = open_journal(journal)
     try:
         original = _original(store, session_id, into)
-        before = load_session(store, session_id)
         recording = ToolRecording(original.runs)
-        served = served_tools(options, before.config, recording, tools)
+        if store.config(session_id).structured or agent is not None:
+            return await _rerun_agent(
+                store, session_id, into, agent, options, model, recording, tools, original, note
+            )
+        before = load_session(store, session_id)
+        served = served_tools(options.tools, before.config, recording, tools)
         opts = attrs.evolve(
             options, tools=served, journal=store, session_id=into, auto_execute_tools=True
         )
@@ -338,11 +346,59 @@ def _original(journal: Journal, session_id: str, into: str) -> Original:
         raise SessionNotFound(session_id, journal_name(journal))
     if into in sessions:
         raise SessionError(f"session {into!r} already exists in {journal_name(journal)}")
-    if journal.config(session_id).structured:
-        raise SessionError(
-            f"session {session_id!r} is an agent run: only chat sessions rerun (yet)"
-        )
     return read_original(journal.entries(session_id))
+
+
+async def _rerun_agent(  # noqa: PLR0917 - rerun's arguments, passed on
+    store: Journal,
+    session_id: str,
+    into: str,
+    agent: AgentDefinition[Any, Any] | None,
+    options: AgentOptions,
+    model: ModelPort | None,
+    recording: ToolRecording,
+    mode: ToolMode,
+    original: Original,
+    note: str | None,
+) -> RerunResult:
+    """An agent run's prompt through `agent` (its helpers served), into `into`."""
+    config = store.config(session_id)
+    if agent is None or not config.structured:
+        wanted = "the AgentDefinition of this agent run" if agent is None else "None: a chat's"
+        raise ConfigError("agent", agent, wanted)
+    before = load_agent_session(store, session_id)
+    helpers = served_tools(agent.helpers, config, recording, mode, besides=agent.output.name)
+    prompt = original.prompts[0] if original.prompts else PromptSubmitted(text="")
+    definition = attrs.evolve(agent, build_prompt=lambda _input: prompt.text, helpers=helpers)
+    opts = attrs.evolve(options, journal=None, session_id=None)
+    why = note if note is not None else f"model {opts.connection.model_for(model)}, tools {mode}"
+    started = time.monotonic()
+    try:
+        await execute_agent(
+            definition,
+            None,
+            opts,
+            model=model,
+            journal=store,
+            session_id=into,
+            images=prompt.images or None,
+        )
+    finally:
+        if into in store.sessions():
+            store.set_origin(into, SessionOrigin(kind="rerun", session_id=session_id, note=why))
+    seconds = time.monotonic() - started
+    after = load_agent_session(store, into)
+    return RerunResult(
+        session_id=into,
+        session=after,
+        original=before,
+        finishes=() if after.finish is None else (after.finish,),
+        spent=after.state.spent,
+        seconds=seconds,
+        served=recording.served,
+        unmatched=tuple(recording.unmatched),
+        paused=bool(after.approvals),
+    )
 
 
 async def _ask(

@@ -82,6 +82,16 @@ PRINTS: dict[str, list[str]] = {
         "a form, not JSON             403  POST takes a JSON body",
         "the token, JSON, no Origin   200  a chat streams",
     ],
+    "what_if": [
+        "1. original: The lamp costs 36.0 EUR.",
+        "2. forked: The lamp costs 45.0 EUR.",
+        "sessions original and forked part at step 8, turn 1",
+        "    price result changed:",
+        "      +50.0",
+        "3. rerun: I could not convert the price: no recording has a call of convert",
+        "   1 call served from the recording, 1 unmatched",
+        '      +  "currency": "eur",',
+    ],
     "reducer": [
         "1. CallModel with 1 message",
         '2. RunTool add {"a": 25, "b": 17}',

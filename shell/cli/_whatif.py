@@ -14,6 +14,7 @@ helpers are defined (their commands are registered there).
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,13 +22,11 @@ from typing import Any
 import anyio
 import click
 
-from toolreel.adapters import Journal, diff_sessions
-from toolreel.core import AwaitApproval, ConfigError, Finish, FinishReason, LoopConfig, Phase
+from toolreel.adapters import Journal, Session, diff_sessions
+from toolreel.core import AwaitApproval, Finish, FinishReason, LoopConfig, Phase
+from toolreel.shell import Client, Edit, RerunResult, ToolMode, fork, rerun
 
-from .._client import Client
-from .._fork import Edit, fork
 from .._journal_files import DatabaseUrl
-from .._rerun import MODES, RerunResult, rerun
 from . import (
     CONNECTION,
     EXIT_FAILED,
@@ -47,6 +46,9 @@ from . import (
 from . import _budget as budgets
 from . import _render as render
 from ._converse import EXIT_PAUSED, exit_code, follow, paused_note
+
+#: The tool modes of a rerun (`--tools recorded|live|strict`).
+MODES: tuple[str, ...] = typing.get_args(ToolMode)
 
 INTO = click.option("--into", required=True, metavar="NEW", help="The new session's id.")
 
@@ -225,8 +227,10 @@ def rerun_command(
         )
     finally:
         store.close()
+    made, original = result.session, result.original
+    assert isinstance(made, Session) and isinstance(original, Session)  # chat sessions only
     out, _ = render.consoles()
-    for number, turn in enumerate(result.session.turns, start=1):
+    for number, turn in enumerate(made.turns, start=1):
         out.print(f"turn {number}: {render.one_line(turn.text or '(no answer)', 200)}")
     spent = result.spent
     cost = f", ${spent.cost:.6f}" if spent.cost else ""
@@ -238,7 +242,7 @@ def rerun_command(
     if result.paused:
         return EXIT_PAUSED
     done = all(finish.reason is FinishReason.COMPLETED for finish in result.finishes)
-    return EXIT_OK if done and len(result.finishes) == len(result.original.turns) else EXIT_FAILED
+    return EXIT_OK if done and len(result.finishes) == len(original.turns) else EXIT_FAILED
 
 
 @click.command(name="diff")
@@ -249,15 +253,13 @@ def rerun_command(
 def diff_command(journal: Path | DatabaseUrl, a: str, b: str, as_json: bool) -> None:
     """Show where two sessions part and how each turn differs (a fork or rerun and its original).
 
-    A and B are ids, or unique prefixes of them. Prints the first differing
+    A and B are ids, or unique prefixes of them (an agent run compares as one turn whose
+    answer is its output). Prints the first differing
     step, then per turn the answer (a unified diff), the tool calls added,
     removed or changed, the outcome and the usage, then the totals and cost.
     """
     with reading(journal) as store:
         first, second = session_in(store, journal, a), session_in(store, journal, b)
-        for sid in (first, second):
-            if store.config(sid).structured:
-                raise ConfigError("session", sid, "a chat session (agent runs are not compared)")
         diff = diff_sessions(first, second, journal=store)
     if as_json:
         click.echo(json.dumps(diff.data(), indent=2, ensure_ascii=False))

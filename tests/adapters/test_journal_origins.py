@@ -7,6 +7,7 @@ steps read back the same with or without it.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sqlite3
 from pathlib import Path
@@ -94,6 +95,22 @@ def test_a_journal_older_than_origins_reads_as_sessions_without_one_and_takes_on
         assert load_session(journal, "budget").origin == RERUN
     finally:
         journal.close()
+
+
+def test_an_sqlite_file_older_than_origins_is_read_without_making_their_table(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.db"
+    shutil.copy(OLD / "bfd8293.db", path)
+    journal = SQLiteJournal(path)
+    try:
+        assert [journal.origin(sid) for sid in journal.sessions()] == [None] * 4
+        assert load_session(journal, "budget").origin is None
+    finally:
+        journal.close()
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    assert "origins" not in tables  # opened and read: not written to
 
 
 def test_a_postgres_database_older_than_origins_opens_without_making_their_table(

@@ -7,6 +7,8 @@ name, through a Client over the new session, in every kind of journal.
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -262,3 +264,53 @@ def test_an_original_that_does_not_replay_before_the_fork_point_is_reported_not_
         fork(recorded, "tampered", at_turn=2, into="f", options=options(server, recorded))
     assert raised.value.divergence.seq == 1
     assert "f" not in recorded.sessions()
+
+
+@pytest.mark.parametrize("suffix", ["db", "jsonl"])
+def test_a_session_of_an_older_journal_forks_and_the_fork_replays(
+    tmp_path: Path, suffix: str
+) -> None:
+    journals = Path(__file__).parent / "journals"
+    spec = importlib.util.spec_from_file_location("make_journals", journals / "make_journals.py")
+    assert spec is not None and spec.loader is not None
+    made = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(made)
+    path = tmp_path / f"old.{suffix}"
+    shutil.copy(journals / f"bfd8293.{suffix}", path)
+    journal = SQLiteJournal(path) if suffix == "db" else JSONLJournal(path)
+    try:
+        model = made.scripted(made.calls(("add", '{"a":30,"b":4}')), made.answer("33 and 34"))
+        opts = made.options(journal, None, [made.add])
+        edit = Edit(results={"add_0": '{"sum": 30}'})
+        client = fork(journal, "budget", at_round=1, edit=edit, into="f", options=opts, model=model)
+        forked = go_on(client)
+        assert forked.turns[0].text == "33 and 34"
+        shared = forked.origin.seq
+        assert entries(journal, "f")[:shared] == entries(journal, "budget")[:shared]
+        assert isinstance(replay(journal, "f"), Session)
+    finally:
+        journal.close()
+
+
+def test_a_fork_keeps_the_config_changes_of_the_steps_it_shares(
+    server: ScriptedServer, journal: Any
+) -> None:
+    record(options(server, journal, session_id="orig"), PROMPT)
+    terse = options(server, journal, session_id="orig", system_prompt="be terse")
+    record(terse, "What is 1+1 then times 3?")  # the session goes on under another config
+    edit = Edit(results={"a_add": "7"})
+    client = fork(
+        journal,
+        "orig",
+        at_turn=2,
+        at_round=1,
+        edit=edit,
+        into="f",
+        options=attrs.evolve(terse, session_id=None),
+    )
+    forked = go_on(client)
+    assert forked.turns[1].text == "The answer is 21. [be terse]"
+    assert journal.configs("f") == journal.configs("orig")  # the same change, at the same step
+    shared = forked.origin.seq
+    assert entries(journal, "f")[:shared] == entries(journal, "orig")[:shared]
+    assert isinstance(replay(journal, "f"), Session)

@@ -8,6 +8,8 @@ no recording has) — tests/shell/whatif_tools.py.
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,11 +25,16 @@ from toolreel.adapters import (
     SessionOrigin,
     SQLiteJournal,
     canonical_arguments,
+    diff_sessions,
     load_session,
 )
-from toolreel.core import ConfigError, ToolCall
+from toolreel.core import ConfigError, ImagePart, ToolCall
 from toolreel.shell import (
+    AgentDefinition,
+    AgentOptions,
+    AgentSession,
     Client,
+    OutputTool,
     RerunResult,
     RerunStopped,
     SessionError,
@@ -200,3 +207,113 @@ def test_a_rerun_into_a_session_that_exists_or_with_an_unknown_mode_is_refused(
     with pytest.raises(ConfigError, match="'recorded', 'live' or 'strict'"):
         anyio.run(lambda: rerun(journal, "orig", options=opts, tools="cached", into="c"))  # type: ignore[arg-type]
     assert journal.sessions() == ["orig"]
+
+
+def test_a_rerun_asks_each_prompt_with_its_images(server: ScriptedServer) -> None:
+    journal = MemoryJournal()
+    png = ImagePart(media_type="image/png", data=b"\x89PNG\r\n\x1a\n" + b"\x00" * 8)
+
+    async def with_image() -> None:
+        async with Client(options(server, journal, session_id="orig")) as client:
+            await client.query(PROMPT, images=[png])
+            await client.wait()
+
+    anyio.run(with_image)
+    result = rerun_now(journal, server, options=options(server, None), tools="strict")
+    assert result.session.turns[0].images == result.original.turns[0].images == (png,)
+    assert result.session.turns[0].text == "The answer is 20."
+    sent = server.requests[-1]["messages"][0]["content"]
+    assert isinstance(sent, list) and any(part.get("type") == "image_url" for part in sent)
+
+
+# --- sessions written by older code (tests/shell/journals, bfd8293) -----------------------
+
+JOURNALS = Path(__file__).parent / "journals"
+
+
+def _old_model(session_id: str) -> Any:
+    """The model that wrote `session_id` of the bfd8293 journals, giving its replies again."""
+    spec = importlib.util.spec_from_file_location("make_journals", JOURNALS / "make_journals.py")
+    assert spec is not None and spec.loader is not None
+    made = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(made)
+    replies = {
+        "budget": [
+            made.calls(("add", '{"a":1,"b":2}')),
+            made.calls(("add", '{"a":3,"b":4}'), ("add", '{"a":5,"b":6}')),
+            made.answer("3, 7 and 11"),
+        ],
+        "approvals": [
+            made.calls(("delete", '{"path":"a.txt"}'), ("delete", '{"path":"b.txt"}')),
+            made.answer("one deleted"),
+        ],
+        "images": [made.calls(("snapshot", "{}")), made.answer("a dot")],
+    }[session_id]
+    return made.scripted(*replies)
+
+
+@pytest.mark.parametrize("suffix", ["db", "jsonl"])
+@pytest.mark.parametrize("session_id", ["budget", "approvals", "images"])
+def test_an_older_journal_s_session_reruns_to_the_same_history_without_its_tools(
+    tmp_path: Path, suffix: str, session_id: str
+) -> None:
+    path = tmp_path / f"old.{suffix}"
+    shutil.copy(JOURNALS / f"bfd8293.{suffix}", path)
+    opened = SQLiteJournal(path) if suffix == "db" else JSONLJournal(path)
+    try:
+        bare = AgentOptions(model="m", budget=opened.config(session_id).budget)
+        result = anyio.run(
+            lambda: rerun(
+                opened, session_id, options=bare, tools="strict", into="again",
+                model=_old_model(session_id),
+            )
+        )  # fmt: skip
+        assert result.session.history == result.original.history  # approvals, images and all
+        assert diff_sessions(result.original, result.session).parted_turn is None
+        assert result.unmatched == () and not result.paused
+        assert isinstance(replay(opened, "again"), Session)
+    finally:
+        opened.close()
+
+
+@pytest.mark.parametrize("helpers", ["declared", "given"])
+def test_an_agent_run_reruns_through_its_definition_its_helpers_served(
+    tmp_path: Path, helpers: str
+) -> None:
+    spec = importlib.util.spec_from_file_location("make_journals", JOURNALS / "make_journals.py")
+    assert spec is not None and spec.loader is not None
+    made = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(made)
+    path = tmp_path / "old.db"
+    shutil.copy(JOURNALS / "bfd8293.db", path)
+    journal = SQLiteJournal(path)
+    try:
+        definition = AgentDefinition(
+            build_prompt=lambda text: f"Sum: {text}",
+            output=OutputTool.of(made.Total, name="total"),
+            helpers=[made.add] if helpers == "given" else [],
+        )
+        model = made.scripted(
+            made.calls(("add", '{"a":20,"b":22}')), made.calls(("total", '{"total":42}'))
+        )
+        opts = AgentOptions(model="m")
+        with pytest.raises(ConfigError, match="AgentDefinition"):
+            anyio.run(lambda: rerun(journal, "agent", options=opts, into="x", model=model))
+        result = anyio.run(
+            lambda: rerun(
+                journal, "agent", options=opts, tools="strict", into="again", model=model,
+                agent=definition,
+            )
+        )  # fmt: skip
+        assert isinstance(result.session, AgentSession)
+        assert result.session.outcome == result.original.outcome  # type: ignore[union-attr]
+        assert result.session.history == result.original.history
+        assert result.served == 1 and len(result.finishes) == 1
+        assert journal.origin("again") == SessionOrigin(
+            kind="rerun", session_id="agent", note="model m, tools strict"
+        )
+        assert isinstance(replay(journal, "again"), AgentSession)
+        same = diff_sessions("agent", "again", journal=journal)
+        assert same.parted_turn is None and same.turns[0].answer_b == '{"total":42}'
+    finally:
+        journal.close()
