@@ -133,6 +133,23 @@ class EvalReport:
         """The share of sessions that passed (1.0 for no sessions)."""
         return self.passed / len(self.cases) if self.cases else 1.0
 
+    def table(self) -> tuple[list[str], list[list[str]]]:
+        """The table as text: its header (session, each check, tokens, cost, tool calls,
+        seconds, result) and a row per session."""
+        from ._eval_report import header, row  # noqa: PLC0415 - the renderer needs this class
+
+        return header(self), [row(case, self.checks) for case in self.cases]
+
+    def summary(self) -> str:
+        """One line: how many passed, the share, the candidates, the model, the tool mode."""
+        from ._eval_report import summary  # noqa: PLC0415 - the renderer needs this class
+
+        return summary(self)
+
+    def failures(self) -> list[tuple[str, str]]:
+        """(session, why) for each failed check and each session not evaluated."""
+        return [(case.session_id, line) for case in self.cases for line in case.failures()]
+
     def markdown(self) -> str:
         """The report as Markdown: a summary, the table, then each failure."""
         from ._eval_report import markdown  # noqa: PLC0415 - the renderer needs this class
@@ -268,6 +285,10 @@ class _Run:
         result = CaseResult(session_id=session_id, candidate_id=into)
         if session_id not in self.journal.sessions():
             return attrs.evolve(result, error=f"no session {session_id!r} in the journal")
+        if self.journal.config(session_id).structured:
+            return attrs.evolve(
+                result, error=f"session {session_id!r} is an agent run: only chat sessions (yet)"
+            )
         try:
             original = load_session(self.journal, session_id)
             result = attrs.evolve(result, original=original)
@@ -326,6 +347,7 @@ class _Run:
         made = await rerun(
             self.journal, session_id, options=options, tools=self.tools, into=into, note=note
         )
+        assert isinstance(made.session, Session)  # a chat session's rerun is one
         self.model = self.model or made.session.config.model
         return attrs.evolve(result, candidate=made.session, seconds=made.seconds)
 

@@ -49,11 +49,6 @@ def summary(report: EvalReport) -> str:
     )
 
 
-def failures(report: EvalReport) -> list[tuple[str, str]]:
-    """(session, why) for each failed check or error."""
-    return [(case.session_id, line) for case in report.cases for line in case.failures()]
-
-
 def _mark(passed: bool) -> str:
     """A check's cell."""
     return "pass" if passed else "FAIL"
@@ -90,7 +85,7 @@ def markdown(report: EvalReport) -> str:
     lines += ["|" + "|".join("---" for _ in names) + "|"]
     for case in report.cases:
         lines += ["| " + " | ".join(_md(cell) for cell in row(case, report.checks)) + " |"]
-    found = failures(report)
+    found = report.failures()
     if found:
         lines += ["", "## Failures", ""]
         lines += [f"- **{_md(session)}**: {_md(why)}" for session, why in found]
@@ -125,7 +120,7 @@ def html(report: EvalReport) -> str:
         f"<p>{e(summary(report))}</p>",
         f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>",
     ]
-    found = failures(report)
+    found = report.failures()
     if found:
         items = "".join(f"<li><b>{e(session)}</b>: {e(why)}</li>" for session, why in found)
         parts += [f"<h2>Failures</h2><ul>{items}</ul>"]

@@ -26,13 +26,13 @@ from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
+from toolreel.adapters import Journal
 from toolreel.core import LoopConfig
+from toolreel.shell import checks as builtin
+from toolreel.shell import evaluate
+from toolreel.shell.checks import CaseResult, Check, EvalReport
 
-from .. import checks as builtin
-from .._eval import CaseResult, EvalReport, evaluate, recorded_sessions
-from .._eval_report import failures, header, row, summary
 from .._journal_files import DatabaseUrl
-from .._verdict import Check
 from . import CONNECTION, EXIT_FAILED, EXIT_OK, JOURNAL, TOOLS, _with, session_in, writing
 from . import _render as render
 from ._whatif import _options, _session_flags, _tool_flags
@@ -202,7 +202,7 @@ def eval_command(  # noqa: PLR0917 - click passes each flag
     prefix = into_prefix or (f"eval-{params['model']}/" if params["model"] else "eval/")
     store = writing(journal)
     try:
-        ids = [_session(store, journal, given) for given in sessions] or recorded_sessions(store)
+        ids = [_session(store, journal, given) for given in sessions] or _recorded(store)
         if not ids:
             raise click.UsageError(f"no sessions to evaluate in {journal}")
 
@@ -237,7 +237,16 @@ def eval_command(  # noqa: PLR0917 - click passes each flag
     return EXIT_OK if result.pass_rate >= min_pass else EXIT_FAILED
 
 
-def _session(store: Any, journal: Path | DatabaseUrl, given: str) -> str:
+def _recorded(journal: Journal) -> list[str]:
+    """The chat sessions that are neither forks nor reruns (as `evaluate` picks them)."""
+    return [
+        session_id
+        for session_id in journal.sessions()
+        if journal.origin(session_id) is None and not journal.config(session_id).structured
+    ]
+
+
+def _session(store: Journal, journal: Path | DatabaseUrl, given: str) -> str:
     """The id `given` names (a unique prefix will do); an unknown one as given, to report."""
     try:
         return session_in(store, journal, given)
@@ -274,15 +283,15 @@ class _Progress:
 
 def show(report: EvalReport, out: Any) -> None:
     """The table, each failure, then the summary line."""
-    table = Table(*header(report), box=None, pad_edge=False)
+    header, rows = report.table()
+    table = Table(*header, box=None, pad_edge=False)
     styles = {"pass": "green", "FAIL": "bold red", "ERROR": "bold red"}
-    for case in report.cases:
-        cells = row(case, report.checks)
+    for cells in rows:
         table.add_row(*(Text(cell, style=styles.get(cell, "")) for cell in cells))
     out.print(table)
-    for session, why in failures(report):
+    for session, why in report.failures():
         out.print(Text.assemble((session, "bold"), ": ", render.one_line(why, 300)))
-    out.print(summary(report))
+    out.print(report.summary())
 
 
 COMMANDS: tuple[click.Command, ...] = (eval_command,)
