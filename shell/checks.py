@@ -96,11 +96,17 @@ class _Answer:
 
     name: str
     test: Callable[[str, str], bool]
+    #: A failure's reason shows the original's answer too.
+    against_original: bool = False
 
     def __call__(self, original: Session, candidate: Session) -> Verdict:
         """Whether the candidate's final answer passes; the answer, short, as the reason."""
-        found = answer(candidate)
-        return Verdict(passed=self.test(found, answer(original)), reason=f"answer {_short(found)}")
+        found, was = answer(candidate), answer(original)
+        passed = self.test(found, was)
+        reason = f"answer {_short(found)}"
+        if not passed and self.against_original:
+            reason += f", not {_short(was)}"
+        return Verdict(passed=passed, reason=reason)
 
 
 def same_outcome() -> Check:
@@ -115,7 +121,7 @@ def same_tools(*, arguments: bool = False) -> Check:
 
 def same_answer() -> Check:
     """The final answer is the original's (runs of whitespace count as one space)."""
-    return _Answer("same answer", lambda found, was: found.split() == was.split())
+    return _Answer("same answer", lambda found, was: found.split() == was.split(), True)
 
 
 def contains(text: str) -> Check:
