@@ -7,16 +7,19 @@ eval asks "arith-c", which answers the odd-numbered ones otherwise
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 from eval_models import numbered, record_sessions
+from rich.console import Console
 from whatif_tools import RUNS
 
 from toolreel.adapters import SQLiteJournal, load_session
 from toolreel.shell.cli import cli
+from toolreel.shell.cli._eval import _Progress
 from toolreel.testing import ScriptedServer
 
 SESSIONS = 20
@@ -71,6 +74,7 @@ def test_an_eval_prints_a_table_writes_the_report_and_exits_under_min_pass(
         "10/20 sessions passed (50%); candidates eval-arith-c/* (model arith-c, tools recorded)"
     )
     assert f"report: {report}" in result.stderr
+    assert "evaluating" not in result.stderr  # no progress off a terminal
     written = report.read_text()
     assert written.startswith("# Evaluation eval-arith-c/\n")
     assert "| s01 | pass | FAIL |" in written and "| s02 | pass | pass |" in written
@@ -132,3 +136,14 @@ def test_bad_flags_are_usage_errors(
     result = invoke(server, path, *flags)
     assert result.exit_code == 2
     assert message in flat(result.output)
+
+
+def test_progress_shows_on_a_terminal_only() -> None:
+    shown, quiet = io.StringIO(), io.StringIO()
+    for console in (Console(file=shown, force_terminal=True), Console(file=quiet)):
+        progress = _Progress(console, 2)
+        progress.done(None)  # type: ignore[arg-type]
+        progress.done(None)  # type: ignore[arg-type]
+        progress.stop()
+    assert "evaluating: 2/2 done" in shown.getvalue()
+    assert quiet.getvalue() == ""
