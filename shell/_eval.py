@@ -8,7 +8,7 @@ How it goes, per session (several at once, at most `concurrency`):
 1. The candidate's id is `into_prefix + session_id` (default prefix
    "eval-MODEL/"): the same eval run again finds it. A candidate already there
    and complete (every prompt asked, or ended paused for approval as a rerun
-   does) is not rerun, only checked again (`resumed`); one there but unfinished
+   does; no turn cut short) is not rerun, only checked again (`resumed`); one there but unfinished
    (an eval interrupted, a strict rerun stopped) or made with another model or
    system prompt is reported, not overwritten.
 2. Otherwise the session is rerun (`rerun`, shell/_rerun.py) into the candidate
@@ -30,10 +30,9 @@ import anyio
 import attrs
 
 from toolreel.adapters import Journal, Session, load_session
-from toolreel.core import ConfigError, LoopConfig, Phase
+from toolreel.core import ConfigError, FinishReason, LoopConfig, Phase
 
 from ._client import open_journal
-from ._errors import RerunStopped
 from ._options import AgentOptions
 from ._rerun import MODES, ToolMode, rerun
 from ._verdict import Check, SameOutcome, Verdict, check_name, cost_of, judge, tool_calls
@@ -260,6 +259,21 @@ def _names(checks: Sequence[Check]) -> list[str]:
     return names
 
 
+def _complete(original: Session, candidate: Session) -> bool:
+    """Whether a candidate is a whole rerun: every prompt asked (or ended paused for
+    approval, as a rerun does), no turn cut short (a strict stop, an interruption: a
+    cancelled turn where the original's was not)."""
+    cut = any(
+        turn.reason is FinishReason.CANCELLED and was.reason is not FinishReason.CANCELLED
+        for turn, was in zip(candidate.turns, original.turns, strict=False)
+    )
+    if cut:
+        return False
+    return candidate.phase is Phase.AWAITING_APPROVAL or (
+        candidate.phase is Phase.IDLE and len(candidate.turns) >= len(original.turns)
+    )
+
+
 class _Run:
     """One evaluation's settings, and each session evaluated under them."""
 
@@ -299,9 +313,7 @@ class _Run:
                 result = self._found(result, original, into, options)
             else:
                 result = await self._rerun(result, session_id, into, options)
-        except RerunStopped as exc:
-            return attrs.evolve(result, error=f"stopped: {exc}")
-        except Exception as exc:  # one session's trouble is reported with it, never the eval's
+        except Exception as exc:  # one session's trouble (RerunStopped too) is reported with it
             return attrs.evolve(result, error=str(exc) or type(exc).__name__)
         if result.error is not None or result.candidate is None:
             return result
@@ -327,10 +339,7 @@ class _Run:
                 error=f"{into} was made with another model or system prompt "
                 f"({made.model!r}): evaluate under another prefix",
             )
-        complete = candidate.phase is Phase.AWAITING_APPROVAL or (
-            candidate.phase is Phase.IDLE and len(candidate.turns) >= len(original.turns)
-        )
-        if not complete:
+        if not _complete(original, candidate):
             return attrs.evolve(
                 result,
                 error=f"{into} did not finish (an earlier eval was interrupted, or a strict "

@@ -207,3 +207,19 @@ def test_the_options_may_be_a_function_of_the_originals_config(
     assert report.cases[0].candidate.config.system_prompt == "be brief"
     with pytest.raises(Exception, match="into_prefix"):
         evaluate_now(journal, server, "s02", options=per_session)
+
+
+def test_a_strict_rerun_that_stops_is_that_sessions_error_and_stays_unfinished(
+    server: ScriptedServer, journal: SQLiteJournal
+) -> None:
+    first = evaluate_now(journal, server, "s01", "s02", tools="strict")
+    stopped, done = first.cases
+    assert stopped.error is not None
+    assert stopped.error.startswith("the rerun stopped: no recording has a call of multiply")
+    assert done.passed
+    again = evaluate_now(journal, server, "s01", "s02", tools="strict")
+    assert again.cases[0].error == (
+        "eval-arith-c/s01 did not finish (an earlier eval was interrupted, or a strict rerun "
+        "stopped): evaluate again under another prefix"
+    )
+    assert again.cases[1].resumed and again.cases[1].passed
