@@ -179,8 +179,8 @@ async def evaluate(
 
     Args:
         journal: The journal holding the sessions (the candidates go into it too).
-        sessions: The sessions' ids; None: every chat session of the journal that is not
-            itself a fork or a rerun.
+        sessions: The sessions' ids (each once); None: every chat session of the journal
+            that is not itself a fork or a rerun.
         options: The reruns' options (model, connection, tools, system prompt, limits,
             budget), or a function of each original's config giving them.
         checks: The checks (toolreel.shell.checks, or functions `check(original,
@@ -210,7 +210,7 @@ async def evaluate(
     named = tuple(zip(_names(given), given, strict=True))
     store = open_journal(journal)
     try:
-        ids = list(sessions) if sessions is not None else recorded_sessions(store)
+        ids = list(dict.fromkeys(sessions)) if sessions is not None else recorded_sessions(store)
         run = _Run(store, options, named, tools, into_prefix)
         results: list[CaseResult | None] = [None] * len(ids)
         limiter = anyio.CapacityLimiter(concurrency)

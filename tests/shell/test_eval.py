@@ -94,7 +94,7 @@ def test_an_eval_reruns_every_recorded_session_and_checks_each(
 def test_an_eval_run_again_reruns_nothing_and_checks_again(
     server: ScriptedServer, journal: SQLiteJournal
 ) -> None:
-    first = evaluate_now(journal, server, "s01", "s02", "s03")
+    first = evaluate_now(journal, server, "s01", "s02", "s03", "s01")  # each session once
     asked = len(server.requests)
     again = evaluate_now(journal, server, "s01", "s02", "s03", "s04", checks=[ck.same_answer()])
 

@@ -19,7 +19,7 @@ from whatif_tools import RUNS
 
 from toolreel.adapters import SQLiteJournal, load_session
 from toolreel.shell.cli import cli
-from toolreel.shell.cli._eval import _Progress
+from toolreel.shell.cli._eval import _Progress, expectation
 from toolreel.testing import ScriptedServer
 
 SESSIONS = 20
@@ -147,3 +147,24 @@ def test_progress_shows_on_a_terminal_only() -> None:
         progress.stop()
     assert "evaluating: 2/2 done" in shown.getvalue()
     assert quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    ("spec", "name"),
+    [
+        ("same-outcome", "same outcome"),
+        ("same-tools", "same tools"),
+        ("same-tool-calls", "same tool calls"),
+        ("same-answer", "same answer"),
+        ("contains:a|b", "contains 'a|b'"),
+        ("equals:42", "equals '42'"),
+        ("regex:^\\d+$", "matches '^\\\\d+$'"),
+        ("tokens:+500", "tokens ≤ +500"),
+        ("tokens:+20%", "tokens ≤ 1.2x"),
+        ("tool-calls:+0", "tool calls ≤ +0"),
+        ("cost:+0.01", "cost ≤ +$0.010000"),
+        ("cost:-10%", "cost ≤ 0.9x"),
+    ],
+)
+def test_each_expect_spec_is_its_built_in_check(spec: str, name: str) -> None:
+    assert expectation(spec).name == name  # type: ignore[attr-defined]
