@@ -33,7 +33,17 @@ from toolreel.shell import evaluate
 from toolreel.shell.checks import CaseResult, Check, EvalReport
 
 from .._journal_files import DatabaseUrl
-from . import CONNECTION, EXIT_FAILED, EXIT_OK, JOURNAL, TOOLS, _with, session_in, writing
+from . import (
+    CONNECTION,
+    EXIT_FAILED,
+    EXIT_OK,
+    JOURNAL,
+    TOOLS,
+    _with,
+    check_journal,
+    session_in,
+    writing,
+)
 from . import _render as render
 from ._whatif import _options, _session_flags, _tool_flags
 
@@ -200,6 +210,7 @@ def eval_command(  # noqa: PLR0917 - click passes each flag
     """
     mode, params["tools"] = tool_flags
     prefix = into_prefix or (f"eval-{params['model']}/" if params["model"] else "eval/")
+    check_journal(journal)
     store = writing(journal)
     try:
         ids = [_session(store, journal, given) for given in sessions] or _recorded(store)
@@ -209,6 +220,10 @@ def eval_command(  # noqa: PLR0917 - click passes each flag
         def options_for(config: LoopConfig) -> Any:
             """A rerun's options: the flags given, the original's settings otherwise."""
             return _options(dict(params), config, store)
+
+        known = [sid for sid in ids if sid in store.sessions()]
+        if known:  # a flag the options refuse (no key, a bad limit) is a usage error, once
+            options_for(store.config(known[0]))
 
         out, err = render.consoles()
         progress = _Progress(err, len(ids))
@@ -255,7 +270,7 @@ def _session(store: Journal, journal: Path | DatabaseUrl, given: str) -> str:
 
 
 class _Progress:
-    """ "evaluating: 3/20 done" on stderr while the sessions run (on a terminal only)."""
+    """Shows "evaluating: 3/20 done" on stderr while the sessions run (on a terminal only)."""
 
     def __init__(self, err: Any, total: int) -> None:
         """Show the spinner, if stderr is a terminal."""

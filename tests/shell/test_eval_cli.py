@@ -168,3 +168,20 @@ def test_progress_shows_on_a_terminal_only() -> None:
 )
 def test_each_expect_spec_is_its_built_in_check(spec: str, name: str) -> None:
     assert expectation(spec).name == name  # type: ignore[attr-defined]
+
+
+def test_a_missing_journal_or_key_is_said_once_before_anything_runs(
+    path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = CliRunner().invoke(cli, ["eval", str(tmp_path / "none.db"), "--model", "m"])
+    assert missing.exit_code == 1
+    assert "no journal at" in missing.output and not (tmp_path / "none.db").exists()
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    keyless = CliRunner().invoke(cli, ["eval", str(path), "--model", "gpt-4o"])
+    assert keyless.exit_code == 2
+    assert "no API key for openai" in keyless.output
+    store = SQLiteJournal(path)
+    try:
+        assert len(store.sessions()) == SESSIONS  # no candidate was begun
+    finally:
+        store.close()
