@@ -81,7 +81,7 @@ def test_a_users_suite_holds_recorded_sessions_as_cases(
     result.assert_outcomes(passed=4, failed=1)
     output = result.stdout.str()
     assert "FAILED test_user.py::test_the_new_model_still_answers_as_the_old_one[s-b]" in output
-    assert "AssertionError: [\"same answer: answer 'nope'\"]" in output
+    assert "AssertionError: [\"same answer: answer 'nope', not 'echo: say b'\"]" in output
     store = SQLiteJournal(journal)
     try:
         assert store.sessions() == ["s-a", "s-b", "s-c", "s-d"]  # the recording is untouched
