@@ -1006,11 +1006,12 @@ def worker(address: str, task_queue: str, sticky_seconds: float, **params: Any) 
     return temporal_cli.serve_worker(options, address, task_queue, sticky_seconds, agents)
 
 
-# The what-if commands (fork, rerun, diff) live in their own module, which uses the helpers
-# above: imported once they are defined.
+# The what-if commands (fork, rerun, diff) and eval live in their own modules, which use the
+# helpers above: imported once they are defined.
+from . import _eval as evaluation  # noqa: E402
 from . import _whatif as whatif  # noqa: E402
 
-for _command in whatif.COMMANDS:
+for _command in (*whatif.COMMANDS, *evaluation.COMMANDS):
     cli.add_command(_command)
 
 
