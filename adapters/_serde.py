@@ -26,6 +26,7 @@ from toolreel.core import (
     Finish,
     ImagePart,
     LoopConfig,
+    ModelRequest,
     OutputSpec,
     PromptSubmitted,
     State,
@@ -34,7 +35,9 @@ from toolreel.core import (
     ToolCallStarted,
     ToolFinished,
     ToolResult,
+    Usage,
 )
+from toolreel.core.budget import Price
 from toolreel.core.hooks import Decision
 from toolreel.core.notices import Notice
 from toolreel.core.outcomes import Outcome
@@ -65,6 +68,7 @@ def _make_converter() -> cattrs.Converter:
         _is_set, lambda value: sorted(conv.unstructure(item) for item in value)
     )
     _configure_images(conv)
+    _configure_cache_counters(conv)
     _configure_stream(conv)
     for union in (Outcome, OutputSpec):  # before the records holding them are configured
         configure_tagged_union(union, conv, tag_name="type")
@@ -110,14 +114,34 @@ def _configure_images(conv: cattrs.Converter) -> None:
     conv.register_unstructure_hook(ToolResult, result)  # a tool's own output: no reason
 
 
-def _configure_defaults(conv: cattrs.Converter) -> None:
-    """A config's text `output` and a `Finish`'s `attempts` left out when a chat has them."""
+def _configure_cache_counters(conv: cattrs.Converter) -> None:
+    """A `Usage`'s, a `Price`'s and a `ModelRequest`'s cache fields left out when unset.
+
+    Registered before any record holding them, so a call that cached nothing, a price
+    with no cache rates and a request with no cache key write what they wrote before
+    caching existed: older journals read and replay unchanged.
+    """
     from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415 - when built
 
     omit = override(omit_if_default=True)
-    conv.register_unstructure_hook(
-        LoopConfig, make_dict_unstructure_fn(LoopConfig, conv, output=omit)
+    usage = make_dict_unstructure_fn(Usage, conv, cache_read_tokens=omit, cache_write_tokens=omit)
+    conv.register_unstructure_hook(Usage, usage)
+    price = make_dict_unstructure_fn(
+        Price, conv, cache_read_per_million=omit, cache_write_per_million=omit
     )
+    conv.register_unstructure_hook(Price, price)
+    request = make_dict_unstructure_fn(ModelRequest, conv, cache_key=omit)
+    conv.register_unstructure_hook(ModelRequest, request)
+
+
+def _configure_defaults(conv: cattrs.Converter) -> None:
+    """A config's text `output` and no `cache_key`, a `Finish`'s `attempts`, left out when
+    a chat has them."""
+    from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415 - when built
+
+    omit = override(omit_if_default=True)
+    config = make_dict_unstructure_fn(LoopConfig, conv, output=omit, cache_key=omit)
+    conv.register_unstructure_hook(LoopConfig, config)
     conv.register_unstructure_hook(Finish, make_dict_unstructure_fn(Finish, conv, attempts=omit))
 
 

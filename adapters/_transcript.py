@@ -33,6 +33,7 @@ from toolreel.core import (
     Usage,
     well_formed,
 )
+from toolreel.core.budget import Price
 from toolreel.core.notices import ApprovalRequested
 
 from ._agent_outcome import AgentOutput
@@ -129,14 +130,31 @@ def _round_lines(number: int, tool_round: ToolRound, ids: bool) -> list[str]:
     return [*lines, ""]
 
 
-def _usage(usage: Usage) -> str:
-    """Token counts in one phrase."""
-    text = f"{usage.input_tokens} in / {usage.output_tokens} out tokens"
+def _usage(usage: Usage, price: Price | None = None) -> str:
+    """Token counts in one phrase (the cached ones among the input), and the cost at `price`."""
+    cached = [
+        f"{count} {what}"
+        for count, what in (
+            (usage.cache_read_tokens, "cached"),
+            (usage.cache_write_tokens, "written to cache"),
+        )
+        if count
+    ]
+    sent = f"{usage.input_tokens} in" + (f" ({', '.join(cached)})" if cached else "")
+    text = f"{sent} / {usage.output_tokens} out tokens"
     extra = ", ".join(f"{name} {count}" for name, count in usage.extra)
-    return f"{text} ({extra})" if extra else text
+    text = f"{text} ({extra})" if extra else text
+    return text if price is None else f"{text} · {dollars(price.cost(usage))}"
 
 
-def _summary_line(turn: TurnSummary, hide: Collection[str], held: int = 0) -> str:
+def dollars(amount: float) -> str:
+    """A cost in USD: cents from $1 up, else 4 significant digits ("$1.50", "$0.0123")."""
+    return f"${amount:.2f}" if amount >= 1 else f"${amount:.4g}"
+
+
+def _summary_line(
+    turn: TurnSummary, hide: Collection[str], held: int = 0, price: Price | None = None
+) -> str:
     """How the turn ended (`held`: how many of its calls wait for approval)."""
     if turn.reason is None and held:
         return f"_awaiting approval · {counted(held, 'call')} held_"
@@ -144,7 +162,7 @@ def _summary_line(turn: TurnSummary, hide: Collection[str], held: int = 0) -> st
         return "_unfinished_"
     parts = [turn.reason.value, counted(turn.iterations, "iteration")]
     if "usage" not in hide:
-        parts.append(_usage(turn.usage))
+        parts.append(_usage(turn.usage, price))
     if turn.max_iterations_reached:
         parts.insert(1, "max iterations reached")
     if turn.error is not None:
@@ -174,6 +192,7 @@ def _turn_lines(
     hide: Collection[str],
     *,
     held: tuple[ApprovalRequested, ...] = (),
+    price: Price | None = None,
 ) -> list[str]:
     """One turn: prompt, rounds, answer, calls it holds, summary (retries where they happened)."""
     lines = [f"## Turn {number}", "", f"**User:** {_with_images(turn.prompt, turn.images)}", ""]
@@ -192,7 +211,7 @@ def _turn_lines(
     if answer is not None and answer.content:
         lines += [f"**Assistant:** {answer.content}", ""]
     lines += _approval_lines(held, ids)
-    return [*lines, _summary_line(turn, hide, len(held)), ""]
+    return [*lines, _summary_line(turn, hide, len(held), price), ""]
 
 
 def _origin_lines(session: Session | AgentSession) -> list[str]:
@@ -206,14 +225,16 @@ def render_transcript(
     expand: bool = True,
     ids: bool = False,
     hide: Iterable[str] = (),
+    price: Price | None = None,
 ) -> str:
     """The session as stable Markdown-like text (an agent run's: `render_agent_transcript`).
 
     `hide` names what to leave out (`HIDEABLE`: "usage", "ids", "timings",
-    "retries"); another name is a `ConfigError`.
+    "retries"); another name is a `ConfigError`. With the model's `price`, each
+    turn's and the session's usage says what it cost (hidden with "usage").
     """
     if isinstance(session, AgentSession):
-        return render_agent_transcript(session, ids=ids, hide=hide)
+        return render_agent_transcript(session, ids=ids, hide=hide, price=price)
     hide = hidden(hide)
     ids = ids and "ids" not in hide
     lines = [f"# Session {session.session_id}" if ids else "# Session", ""]
@@ -235,10 +256,10 @@ def render_transcript(
     last = len(session.turns)
     for number, turn in enumerate(session.turns, start=1):
         held = session.approvals if number == last else ()  # the last turn is paused
-        lines += _turn_lines(number, turn, expand, ids, hide, held=held)
+        lines += _turn_lines(number, turn, expand, ids, hide, held=held, price=price)
     turns = len(session.turns)
     total = [f"Total: {counted(turns, 'turn')}"]
-    total += [] if "usage" in hide else [_usage(session.usage)]
+    total += [] if "usage" in hide else [_usage(session.usage, price)]
     lines.append(" · ".join(total))
     return "\n".join(lines) + "\n"
 
@@ -302,9 +323,13 @@ def output_tool(output: OutputSpec) -> str:
 
 
 def render_agent_transcript(
-    session: AgentSession, *, ids: bool = False, hide: Iterable[str] = ()
+    session: AgentSession,
+    *,
+    ids: bool = False,
+    hide: Iterable[str] = (),
+    price: Price | None = None,
 ) -> str:
-    """The agent run as stable Markdown-like text (`hide` as for `render_transcript`)."""
+    """The agent run as stable Markdown-like text (`hide`, `price` as for `render_transcript`)."""
     hide = hidden(hide)
     ids = ids and "ids" not in hide
     config = session.config
@@ -325,6 +350,6 @@ def render_agent_transcript(
         f"Total: {counted(attempts, 'attempt')}",
         counted(session.iterations, "iteration"),
     ]
-    total += [] if "usage" in hide else [_usage(session.usage)]
+    total += [] if "usage" in hide else [_usage(session.usage, price)]
     lines.append(" · ".join(total))
     return "\n".join(lines) + "\n"

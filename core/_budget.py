@@ -26,15 +26,16 @@ after the round in flight is complete (every call answered), or, under
 `on_exceeded=FINAL_ANSWER`, after one last model call offered no tools (not
 made when it is model calls that ran out, nor before the turn's first call).
 
-What is counted: `Usage.input_tokens` and `output_tokens` as each provider
-reports them (cached input and reasoning output are inside those counts for
-OpenAI and Gemini; Anthropic's cache counters are extras, not counted); a
+What is counted: `Usage.input_tokens` and `output_tokens` (cached input is
+inside the input count for every provider, Anthropic's cache reads and writes
+summed into it by its codec; reasoning output is inside the output count); a
 model call is a response that came back (a failed attempt that is retried
 is not one); a tool call is a call dispatched to run (or, in manual mode,
 requested from the caller); refused, unknown or blocked calls are not. Cost
-is `input_tokens * input_per_million / 1e6 + output_tokens * output_per_million
-/ 1e6` with the `Price` of the session's model: an estimate (cached-input
-discounts are not applied).
+is `Price.cost(usage)` with the `Price` of the session's model: uncached input,
+cache reads, cache writes and output, each at its rate per million tokens (a
+cache rate left None is the input rate). Flat rates: an estimate where a
+provider charges more past a context size (genai-prices' tiers are not used).
 """
 
 from __future__ import annotations
@@ -93,15 +94,31 @@ def _amount_or_none(instance: object, attribute: attrs.Attribute[Any], value: An
 
 @attrs.frozen(kw_only=True)
 class Price:
-    """What a model costs, in USD per million input and output tokens."""
+    """What a model costs, in USD per million tokens: input, output, and cached input.
+
+    `cache_read_per_million` prices the input tokens read from the prompt cache,
+    `cache_write_per_million` those written to it; None: they cost what input does.
+    """
 
     input_per_million: float = attrs.field(validator=_amount)
     output_per_million: float = attrs.field(validator=_amount)
+    cache_read_per_million: float | None = attrs.field(default=None, validator=_amount_or_none)
+    cache_write_per_million: float | None = attrs.field(default=None, validator=_amount_or_none)
 
     def cost(self, usage: Usage) -> float:
-        """What `usage` costs at this price."""
+        """What `usage` costs at this price (cached input at its own rates, when given)."""
+        read, written = usage.cache_read_tokens, usage.cache_write_tokens
+        uncached = max(usage.input_tokens - read - written, 0)
+        read_rate = self.input_per_million
+        if self.cache_read_per_million is not None:
+            read_rate = self.cache_read_per_million
+        write_rate = self.input_per_million
+        if self.cache_write_per_million is not None:
+            write_rate = self.cache_write_per_million
         return (
-            usage.input_tokens * self.input_per_million
+            uncached * self.input_per_million
+            + read * read_rate
+            + written * write_rate
             + usage.output_tokens * self.output_per_million
         ) / 1_000_000
 
@@ -135,9 +152,11 @@ class Budget:
 
     `max_calls_per_tool` maps tool names to their own limit (each must be a
     configured tool: checked by `LoopConfig`). `max_cost` (USD) needs the
-    session model's `Price` in `prices` (checked by `LoopConfig`); prices
-    without `max_cost` only report the cost. A budget with no limits reports
-    what is spent (`UsageReported`) and stops nothing.
+    session model's `Price` in `prices` (checked by `LoopConfig`): given by
+    hand, or, left out, filled in by the shell from the `genai-prices` table
+    (`toolreel[prices]`) before the session starts. Prices without `max_cost`
+    only report the cost. A budget with no limits reports what is spent
+    (`UsageReported`) and stops nothing.
     """
 
     max_input_tokens: int | None = attrs.field(default=None, validator=_count_or_none)
@@ -150,15 +169,6 @@ class Budget:
     prices: tuple[tuple[str, Price], ...] = attrs.field(default=(), converter=prices)
     scope: BudgetScope = attrs.field(default=BudgetScope.TURN, converter=BudgetScope)
     on_exceeded: BudgetPolicy = attrs.field(default=BudgetPolicy.STOP, converter=BudgetPolicy)
-
-    def __attrs_post_init__(self) -> None:
-        """A cost limit cannot be checked without any price."""
-        if self.max_cost is not None and not self.prices:
-            raise ConfigError(
-                "max_cost",
-                self.max_cost,
-                "a cost limit with prices (Budget(prices={model: Price}))",
-            )
 
     def price(self, model: str) -> Price | None:
         """The price of `model`, if one was given."""
@@ -177,10 +187,19 @@ class Budget:
     def check_price(self, model: str) -> None:
         """Refuse a cost limit without a price for `model`, the model the session uses."""
         if self.max_cost is not None and self.price(model) is None:
-            given = ", ".join(name for name, _ in self.prices)
+            given = ", ".join(name for name, _ in self.prices) or "no model"
             raise ConfigError(
-                "max_cost", self.max_cost, f"a Price for the model {model!r} (prices for: {given})"
+                "max_cost",
+                self.max_cost,
+                f"a Price for the model {model!r} (prices given for: {given}; "
+                "none is known for it: give Budget(prices={model: Price(...)}))",
             )
+
+    def with_price(self, model: str, price: Price) -> Budget:
+        """This budget with `price` for `model` (a price given by hand for it stays)."""
+        if self.price(model) is not None:
+            return self
+        return attrs.evolve(self, prices=(*self.prices, (model, price)))
 
 
 @attrs.frozen(kw_only=True)

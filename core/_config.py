@@ -221,6 +221,7 @@ class LoopConfig:
         approval_required: Tools whose calls wait for `Approved` or `Denied`.
         output: What the answer is: text (`TextOutput`), or a validated output through an
             output tool (`PlainOutput`, `ReflectiveOutput`).
+        cache_key: The key every request gives the provider's prompt cache (None: none).
     """
 
     model: str = ""
@@ -247,6 +248,9 @@ class LoopConfig:
     approval_required: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
     #: The answer: text (a chat), or a validated output (rule 17 of core/_step.py).
     output: OutputSpec = TEXT
+    #: What the provider's prompt cache groups the session's requests by (OpenAI's
+    #: `prompt_cache_key`: the shell gives the session id); None: nothing is sent.
+    cache_key: str | None = None
 
     def __attrs_post_init__(self) -> None:
         """Check the tool names (the output's included), the tool choice and the budget."""
@@ -296,4 +300,5 @@ class LoopConfig:
             tool_choice=self.tool_choice,
             max_tokens=self.max_tokens,
             temperature=self.temperature,
+            cache_key=self.cache_key,
         )

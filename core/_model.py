@@ -24,6 +24,7 @@ class ModelSettings:
     tool_choice: str = "auto"
     max_tokens: int | None = None
     temperature: float | None = None
+    cache_key: str | None = None
 
 
 def tool_specs(specs: Iterable[ToolSpec]) -> tuple[ToolSpec, ...]:
@@ -65,4 +66,5 @@ def request(
         tool_choice=choice,
         max_tokens=settings.max_tokens,
         temperature=settings.temperature,
+        cache_key=settings.cache_key,
     )

@@ -1,6 +1,6 @@
 """Records: the values a conversation is made of, shared by events, effects and state.
 
-- `Usage`: token counters of one model call, or a sum of them.
+- `Usage`: token counters of one model call (cached input among them), or a sum of them.
 - `ToolSpec`: a tool as the model sees it (name, description, JSON Schema).
 - `ToolCall`: one call the model issued; `arguments` is JSON text.
 - `ToolResult`: the one answer every call gets (`is_error` for failures), with a
@@ -44,11 +44,19 @@ def _json_text(value: str | Mapping[str, Any]) -> str:
 
 @attrs.frozen(kw_only=True)
 class Usage:
-    """Token counters; `extra` holds any other counter a provider reports, sorted by name."""
+    """Token counters; `extra` holds any other counter a provider reports, sorted by name.
+
+    `input_tokens` counts every token the model read, cached or not (as OpenAI and
+    Gemini report it; Anthropic's three counters are summed into it). Of those,
+    `cache_read_tokens` were read from the provider's prompt cache and
+    `cache_write_tokens` were written to it (Anthropic bills both apart).
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     extra: tuple[tuple[str, int], ...] = ()
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         """Sum two usages, counter by counter."""
@@ -63,6 +71,8 @@ class Usage:
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             extra=extra,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
     @property
@@ -191,7 +201,8 @@ class ModelRequest:
     `tool_choice` is "auto", "none", "required", or the name of the one tool
     the model must call. `messages` ends with the turn in progress: the user
     message, then (after the first round) an assistant message holding the
-    rounds so far with empty content.
+    rounds so far with empty content. `cache_key` groups the session's requests
+    in a provider's prompt cache (OpenAI's `prompt_cache_key`), when set.
     """
 
     model: str
@@ -201,6 +212,7 @@ class ModelRequest:
     tool_choice: str = "auto"
     max_tokens: int | None = None
     temperature: float | None = None
+    cache_key: str | None = None
 
 
 @attrs.frozen(kw_only=True)

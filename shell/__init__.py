@@ -5,7 +5,9 @@
 (`AgentDefinition`, `OutputTool`, `execute_agent` with `AgentRunOptions`),
 the `Connection` both share, images (`image`), replay and recordings
 (`replay`, `verify`, `Recording`), what-if (`fork` with an `Edit`, `rerun` giving a
-`RerunResult`), and moving sessions between journals.
+`RerunResult`), evaluations (`evaluate` reruns recorded sessions under new
+options and checks each rerun: a check's `Verdict`; the checks and the report in
+`toolreel.shell.checks`), and moving sessions between journals.
 
 Namespaced public submodules hold the rest, each with its own `__all__`:
 `toolreel.shell.errors` (every error toolreel raises, drawn as one tree),
@@ -23,6 +25,7 @@ from ._agent_approval import agent_approvals, resume_agent
 from ._agent_output import OutputTool, Validator
 from ._client import Client, RunResult, open_journal, run
 from ._connection import Connection
+from ._eval import evaluate
 from ._fork import Edit, fork
 from ._images import ImageSource, image
 from ._options import AgentOptions, AgentRunOptions
@@ -31,6 +34,7 @@ from ._replay import Divergence, load_agent_session, replay, verify
 from ._rerun import RerunResult, ToolMode, rerun
 from ._tools import Tool, tool
 from ._transfer import export_session, import_session
+from ._verdict import Verdict
 
 __all__ = [
     "AgentDefinition",
@@ -51,7 +55,9 @@ __all__ = [
     "Tool",
     "ToolMode",
     "Validator",
+    "Verdict",
     "agent_approvals",
+    "evaluate",
     "execute_agent",
     "export_session",
     "fork",

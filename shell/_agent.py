@@ -97,6 +97,7 @@ from ._images import ImageSource, Prompt, submitted
 from ._images import images as to_images
 from ._journal_files import journal_at
 from ._options import AgentOptions, AgentRunOptions
+from ._prices import priced
 from ._replay import AgentSession, load_agent_session
 from ._runner import Observers, Runner
 from ._tools import Tool, call_arguments, registry
@@ -368,7 +369,9 @@ async def execute_agent(
     """
     options = AgentRunOptions.of(options)
     helpers = registry(definition.helpers)
-    config = run_config(definition, options, helpers, model)
+    # the run's id before its config: the default key of the provider's prompt cache
+    sid = session_id or options.session_id or uuid.uuid4().hex
+    config = run_config(definition, options, helpers, model, sid)
     attached = to_images(images)
     port: ModelPort = model or options.connection.open_model()
     try:
@@ -381,7 +384,7 @@ async def execute_agent(
             config=config,
             helpers=helpers,
             journal=journal,
-            session_id=session_id,
+            session_id=sid,
         )
     finally:
         if model is None:  # a caller's own model is the caller's to close
@@ -394,12 +397,17 @@ def run_config(
     options: AgentRunOptions,
     helpers: dict[str, Tool],
     port: object = None,
+    session_id: str = "",
 ) -> LoopConfig:
     """The config of a run of `definition` under `options` (its hooks and budget); `port`:
-    the caller's model, if any (`agent_config`)."""
+    the caller's model, if any (`agent_config`); `session_id`: the run's, the default key
+    of the provider's prompt cache."""
     hooks = frozenset(hook_points(options.hooks))
-    config = agent_config(definition, options.connection, helpers, hooks, port)
-    return attrs.evolve(config, budget=options.budget)
+    connection = options.connection
+    config = agent_config(definition, connection, helpers, hooks, port)
+    budget = priced(options.budget, config.model, connection.provider, connection.base_url)
+    cache_key = connection.cache_key(session_id) if session_id else None
+    return attrs.evolve(config, budget=budget, cache_key=cache_key)
 
 
 @attrs.frozen(kw_only=True)

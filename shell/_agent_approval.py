@@ -72,7 +72,7 @@ async def resume_agent(
         *(Denied(call_id=call_id, reason=reason) for call_id, reason in denials),
     )
     helpers = registry(definition.helpers)
-    config = run_config(definition, options, helpers, model)
+    config = run_config(definition, options, helpers, model, session_id)
     port: ModelPort = model or options.connection.open_model()
     try:
         return await _journaled(

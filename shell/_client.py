@@ -85,6 +85,7 @@ from ._images import ImageSource, Prompt, ToolOutput, submitted, tool_output
 from ._images import images as to_images
 from ._journal_files import journal_at, open_location
 from ._options import AgentOptions
+from ._prices import priced
 from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, output_text, registry
 from ._turn_task import TurnTask
@@ -105,14 +106,20 @@ def open_journal(journal: str | Path | Journal | None) -> Journal:
 
 
 def loop_config(
-    options: AgentOptions, tools: dict[str, Tool], connection: Connection, port: object = None
+    options: AgentOptions,
+    tools: dict[str, Tool],
+    connection: Connection,
+    port: object = None,
+    session_id: str = "",
 ) -> LoopConfig:
     """The core config the options (and their connection, built once by the caller) describe.
 
-    `port`: the model port given for the session, for its own name (`Connection.model_for`).
+    `port`: the model port given for the session, for its own name (`Connection.model_for`);
+    `session_id`: the session's, the default key of the provider's prompt cache.
     """
+    model = connection.model_for(port)
     return LoopConfig(
-        model=connection.model_for(port),
+        model=model,
         system_prompt=options.system_prompt,
         tools=tuple(item.spec for item in tools.values()),
         tool_choice=options.tool_choice,
@@ -125,8 +132,12 @@ def loop_config(
         auto_execute=options.auto_execute_tools,
         # Before its MCP servers are open the session lacks their tools, which per-tool
         # limits may name: the budget joins the config built once they are (`_open_sources`).
-        budget=None if options.mcp_servers else options.budget,
+        # A budget with no price for the model gets genai-prices' (`_prices.py`).
+        budget=None
+        if options.mcp_servers
+        else priced(options.budget, model, connection.provider, connection.base_url),
         approval_required=frozenset(name for name, item in tools.items() if item.requires_approval),
+        cache_key=connection.cache_key(session_id) if session_id else None,
     )
 
 
@@ -172,7 +183,8 @@ class Client:
         self.options = options
         self.connection = options.connection
         self._tools = registry(options.tools)
-        self.config = loop_config(options, self._tools, self.connection, model)
+        self.session_id = options.session_id or uuid.uuid4().hex
+        self.config = loop_config(options, self._tools, self.connection, model, self.session_id)
         self._own_model = model is None
         self._own_journal = options.journal is None or isinstance(options.journal, str | Path)
         # The journal first: it may fail (a folder that is not there, a database that is
@@ -185,7 +197,6 @@ class Client:
                 self.journal.close()
             raise
         self.redactor = self.connection.redactor(self._model)
-        self.session_id = options.session_id or uuid.uuid4().hex
         self._resume = _resume
         self._lease: Lease | None = None  # the session, held from `begin` until `release`
         self.runner = self._new_runner()
@@ -230,7 +241,9 @@ class Client:
         self._sources = contextlib.AsyncExitStack()
         options = await self._sources.enter_async_context(sources_opened(self.options))
         self._tools = registry(options.tools)  # a name two servers share: ConfigError
-        self.config = loop_config(options, self._tools, self.connection, self._model)
+        self.config = loop_config(
+            options, self._tools, self.connection, self._model, self.session_id
+        )
         self.runner = self._turns.runner = self._new_runner()
 
     @classmethod

@@ -55,6 +55,33 @@ AGENT_OUTPUT_TOOL: ContextVar[str | None] = ContextVar("toolreel_agent_output", 
 
 _MODES = ", ".join(repr(mode) for mode in RECOVERY_MODES)
 
+#: Where `prompt_cache` may put Anthropic's cache breakpoints ("auto": all of them).
+CACHE_PLACES = ("tools", "system", "messages")
+#: The providers whose hosted API takes a `prompt_cache_key` (the session id by default).
+_CACHE_KEYED = frozenset({"openai", "openai-responses"})
+#: A `Connection.prompt_cache`: "auto", "off", or the `CACHE_PLACES` to mark.
+PromptCache = str | tuple[str, ...] | frozenset[str]
+
+
+def cache_places(value: PromptCache) -> frozenset[str]:
+    """The places a `prompt_cache` setting marks: "auto" all, "off" none, else those named."""
+    if value == "auto":
+        return frozenset(CACHE_PLACES)
+    if value == "off":
+        return frozenset()
+    return frozenset(value)
+
+
+def _prompt_cache(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """ "auto", "off", or a tuple / frozenset of `CACHE_PLACES`."""
+    if value in ("auto", "off"):
+        return
+    places = ", ".join(repr(place) for place in CACHE_PLACES)
+    if not isinstance(value, tuple | frozenset) or not all(
+        isinstance(place, str) and place in CACHE_PLACES for place in value
+    ):
+        check.refuse(attribute.name, value, f'"auto", "off", or a tuple of places from {places}')
+
 
 def to_secret(value: Secret | str | None) -> Secret | None:
     """The key as a `Secret` (None for none or blank); anything else refused, never shown."""
@@ -102,6 +129,16 @@ class Connection:
     says the model is text-only: a prompt or tool result with images is
     refused, never sent without them.
 
+    `prompt_cache` ("auto", the default; "off"; or a tuple of places from
+    "tools", "system", "messages") caches each request's prefix for the next:
+    Anthropic gets `cache_control` breakpoints on the last tool, the system
+    prompt and the conversation so far (the places named; "auto": all three);
+    OpenAI's own API (no `base_url`) gets `prompt_cache_key`, the session id,
+    so a session's requests reach the same cache. `prompt_cache_key` sets that
+    key instead, and is sent to a `base_url` server too (one that does not
+    know the field may refuse it, so the session id is sent only to OpenAI's
+    own). Gemini and Ollama cache by themselves: nothing is sent.
+
     `model` may be left empty only for a hosted provider at its own URL (no
     `base_url`): "openai", "anthropic" and "gemini" then use their default model
     (`DEFAULT_MODELS`). A `base_url` server, or "ollama", has no default: name it.
@@ -133,6 +170,10 @@ class Connection:
         validator=check.one_of((None, *RECOVERY_MODES), "None or one of " + _MODES),
     )
     model_images: bool = attrs.field(default=True, validator=check.instance_of(bool, "a bool"))
+    prompt_cache: PromptCache = attrs.field(default="auto", validator=_prompt_cache)
+    prompt_cache_key: str | None = attrs.field(
+        default=None, validator=check.instance_of(str, "a str", optional=True)
+    )
 
     def __attrs_post_init__(self) -> None:
         """The check that reads two fields: a model the provider (or server) can serve."""
@@ -161,6 +202,16 @@ class Connection:
             return self.model_name
         return own
 
+    def cache_key(self, session_id: str) -> str | None:
+        """The prompt-cache key a session's requests carry (None: the provider gets none)."""
+        if not cache_places(self.prompt_cache):
+            return None
+        if self.prompt_cache_key is not None:
+            return self.prompt_cache_key
+        if self.provider in _CACHE_KEYED and self.base_url is None:
+            return session_id
+        return None
+
     def timeouts(self) -> Timeouts:
         """The HTTP limits asked for."""
         return Timeouts(read=self.timeout, total=self.call_timeout, idle=self.idle_timeout)
@@ -188,6 +239,7 @@ class Connection:
             client=self.http_client,
             tool_call_recovery=self.tool_call_recovery,
             images=self.model_images,
+            cache_points=cache_places(self.prompt_cache),
         )
 
     def redactor(self, model: object) -> Redactor:

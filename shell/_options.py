@@ -34,7 +34,7 @@ from toolreel.core.policies import MaxIterationsPolicy, RetryPolicy
 
 from . import _checks as check
 from ._callbacks import OnAgentNotice, OnFinish, OnNotice, OnRound, OnToolCall, OnToolResult
-from ._connection import CONNECTION_FIELDS, Connection, shared, to_secret
+from ._connection import CONNECTION_FIELDS, Connection, PromptCache, shared, to_secret
 from ._hooks import (
     HOOK_POST_TOOL_USE,
     HOOK_PRE_TOOL_USE,
@@ -42,6 +42,7 @@ from ._hooks import (
     Hooks,
     hook_points,
 )
+from ._prices import priced
 from ._tools import Tool, as_tool
 
 if TYPE_CHECKING:
@@ -157,7 +158,7 @@ class AgentOptions:
 
     The connection fields (provider, base_url, api_key, model, stream, the
     timeouts, max_tokens, temperature, retry, http_client, tool_call_recovery,
-    model_images)
+    model_images, prompt_cache, prompt_cache_key)
     are `Connection`'s,
     with its defaults and checks; `.connection` is them as one frozen value.
     `api_key` is kept as a `Secret` from the moment it is given (a str is
@@ -236,6 +237,10 @@ class AgentOptions:
     tool_call_recovery: ToolCallRecovery | None = shared("tool_call_recovery")  # noqa: RUF009
     #: False for a text-only model: images are refused, never dropped (see `Connection`).
     model_images: bool = shared("model_images")
+    #: Prompt caching: "auto", "off", or the places to mark (see `Connection`).
+    prompt_cache: PromptCache = shared("prompt_cache")  # noqa: RUF009 - as above
+    #: The key the provider's prompt cache groups the session by (default: the session id).
+    prompt_cache_key: str | None = shared("prompt_cache_key")
     session_id: str | None = attrs.field(default=None, validator=check.optional_id)
     #: Limits on what each turn (or the session) spends; the turn ends `OverBudget` past them.
     budget: Budget | None = attrs.field(
@@ -271,8 +276,8 @@ class AgentOptions:
         """The checks that read two fields: the model for the provider, tool_choice for tools,
         a cost budget's price for the model."""
         self.connection  # noqa: B018 - building it checks the model for the provider
-        if self.budget is not None:
-            self.budget.check_price(self.model_name)
+        if self.budget is not None and self.budget.max_cost is not None:  # a price, known now
+            priced(self.budget, self.model_name, self.provider, self.base_url)
         names = [as_tool(item).name for item in self.tools]
         if self.tool_choice not in TOOL_CHOICE_MODES and self.tool_choice not in names:
             offered = ", ".join(repr(name) for name in [*TOOL_CHOICE_MODES, *names])
@@ -374,9 +379,10 @@ class AgentRunOptions:
     )
 
     def __attrs_post_init__(self) -> None:
-        """A cost budget needs a price for the connection's model."""
-        if self.budget is not None:
-            self.budget.check_price(self.connection.model_name)
+        """A cost budget needs a price for the connection's model (given, or genai-prices')."""
+        connection = self.connection
+        if self.budget is not None and self.budget.max_cost is not None:  # a price, known now
+            priced(self.budget, connection.model_name, connection.provider, connection.base_url)
 
     @classmethod
     def of(cls, options: AgentRunOptions | Connection | AgentOptions) -> AgentRunOptions:

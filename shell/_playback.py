@@ -96,11 +96,11 @@ class Playback:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Serve the next recorded call's events, if the request matches the recorded one."""
-        asked = request_form(request)
+        asked = _matched(request_form(request))
         if self._served >= len(self.calls):
             mismatch(_unrecorded(self._served + 1, len(self.calls), request))
         recorded = self.calls[self._served]
-        if asked != recorded.request:  # the digest check: the journal keeps no more
+        if asked != _matched(recorded.request):  # the digest check: the journal keeps no more
             diff = diff_requests(recorded.full or recorded.request, request, labels=LABELS)
             mismatch(f"model call {self._served + 1} differs from the recording:\n{diff}", diff)
         self._served += 1
@@ -196,3 +196,13 @@ def rebuilt_requests(journal: Journal, session_id: str) -> list[ModelRequest | N
     except (StepError, SessionError):
         pass  # the rest stay unknown: mismatches show the digest alone
     return found
+
+
+def _matched(form: dict[str, Any]) -> dict[str, Any]:
+    """What of a request's journal form a rerun must ask again: all but the prompt-cache key.
+
+    The key is the session's id (core `LoopConfig.cache_key`), and a rerun is a new session.
+    """
+    if "cache_key" not in form:
+        return form
+    return {name: value for name, value in form.items() if name != "cache_key"}

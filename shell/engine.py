@@ -24,6 +24,8 @@ shell: a program should use `toolreel.shell`'s API instead.
 - Hooks as toolreel runs them: `hook_points` (a caller's hooks by core point),
   `call_hook` (one hook called, sync or async) and `decide` (the core `Decision`
   a list of hooks comes to).
+- Prices for the command line: `session_price` (a session's price: its budget's, else
+  genai-prices'), `cost_of` (a usage at a price), `dollars` (a cost as printed).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ._driver import STREAM_ENDED, limiter_for, run_call, run_within
 from ._hooks import call_hook, decide, hook_points
 from ._images import submitted
 from ._journal_files import DatabaseUrl, is_sqlite, open_location
+from ._prices import cost_of, dollars, session_price
 from ._runner import Observers, RunMetadata, Runner, in_progress
 from ._tools import call_arguments, describe, registry, tools_from_spec
 from ._turn_task import TurnTask
@@ -54,8 +57,10 @@ __all__ = [
     "call_arguments",
     "call_hook",
     "check_output",
+    "cost_of",
     "decide",
     "describe",
+    "dollars",
     "hook_points",
     "in_progress",
     "is_sqlite",
@@ -65,6 +70,7 @@ __all__ = [
     "registry",
     "run_call",
     "run_within",
+    "session_price",
     "sources_opened",
     "submitted",
     "tools_from_spec",

@@ -89,6 +89,17 @@ PRINTS: dict[str, list[str]] = {
         "a form, not JSON             403  POST takes a JSON body",
         "the token, JSON, no Origin   200  a chat streams",
     ],
+    "evaluate": [
+        "session        same outcome  same answer  quotes_a_price  tokens        cost",
+        "q01-lamp-EUR   pass          pass         pass            45 → 45 (+0)  "
+        "$0.000013 → $0.000225 (+$0.000211)  2 → 2 (+0)",
+        "q03-lamp-JPY   pass          FAIL         FAIL",
+        "q03-lamp-JPY: same answer: answer 'Sorry, I could not convert the price of the lamp.', "
+        "not 'The lamp costs 6000.0 JPY.'",
+        "q03-lamp-JPY: quotes_a_price",
+        "15/20 sessions passed (75%); candidates eval-new/* (model new, tools recorded)",
+        "pass rate 0.75: under --min-pass 0.9 the command would exit 1",
+    ],
     "what_if": [
         "1. original: The lamp costs 36.0 EUR.",
         "2. forked: The lamp costs 45.0 EUR.",

@@ -14,10 +14,12 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
+import attrs
+
 from toolreel.core import ConfigError, ModelEvent, ModelRequest
 
 from .._redact import LOG_FILTER, Redactor, clean_key
-from ._anthropic import AnthropicCodec
+from ._anthropic import CACHE_POINTS, AnthropicCodec
 from ._clients import is_async_client
 from ._codec import Codec, StreamDecoder
 from ._failures import status_retryable
@@ -166,6 +168,7 @@ def http_model(
     client: AsyncClient | None = None,
     tool_call_recovery: str | None = None,
     images: bool = True,
+    cache_points: frozenset[str] = CACHE_POINTS,
 ) -> HttpModel:
     """An HTTP model client for a provider by name (`base_url` may point at any server).
 
@@ -178,8 +181,12 @@ def http_model(
     `tool_call_recovery` ("auto", "hermes", "llama3", "mistral"; openai and
     ollama only) turns tool calls the model wrote as text into calls.
     `images` False says the model is text-only: requests with images are refused.
+    `cache_points` says where Anthropic's prompt-cache breakpoints go (its codec's rule 6;
+    empty: none); other providers cache by themselves.
     """
     codec = codec_for(provider)
+    if isinstance(codec, AnthropicCodec):
+        codec = attrs.evolve(codec, cache_points=frozenset(cache_points))
     if not images:
         codec = text_only(codec)
     if tool_call_recovery is not None:

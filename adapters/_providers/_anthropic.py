@@ -12,6 +12,15 @@ Encoding (https://docs.anthropic.com/en/api/messages):
    then its images, inside its `tool_result`.
 5. `tool_choice` "required" is `{"type": "any"}`; "none" keeps the tools listed, since
    the API rejects `tool_use` blocks in the history without their definitions.
+6. Prompt caching (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching):
+   `cache_points` names where `cache_control: {"type": "ephemeral"}` breakpoints go, at
+   most the API's 4: "tools" on the last tool, "system" on the system prompt (then sent
+   as one text block), "messages" on the last block of the last two user messages — the
+   request's end, written to the cache, and the previous request's end, read from it
+   (the API looks back only ~20 blocks from a breakpoint for an earlier cached prefix,
+   which one round of many parallel calls outgrows). The prefix order is tools, system,
+   messages, so each breakpoint caches everything before it. User messages hold only
+   blocks that take a breakpoint (text, image, tool_result); thinking blocks never get one.
 
 Decoding: the stream is named server-sent events (message_start, content_block_start /
 _delta / _stop, message_delta, message_stop, ping, error). A content block's index is
@@ -59,8 +68,10 @@ Json = dict[str, Any]
 #: 429 rate_limit_error, 500 api_error, 504 timeout_error, 529 overloaded_error.
 RETRYABLE_ERRORS = frozenset({"rate_limit_error", "api_error", "timeout_error", "overloaded_error"})
 
-#: Usage counters kept besides input and output tokens (when nonzero).
-EXTRA_COUNTERS = ("cache_creation_input_tokens", "cache_read_input_tokens")
+#: Every place a breakpoint may go (rule 6).
+CACHE_POINTS = frozenset({"tools", "system", "messages"})
+#: Breakpoints on the conversation: the last two user messages.
+_MARKED_MESSAGES = 2
 
 _TOOL_CHOICES: dict[str, Json] = {
     "auto": {"type": "auto"},
@@ -74,6 +85,8 @@ class AnthropicCodec:
     """Anthropic's wire format; `thinking_budget` turns extended thinking on.
 
     `images` False says the model is text-only: a request with images is refused.
+    `cache_points` places prompt-cache breakpoints (rule 6; none by default: the HTTP
+    model built by `http_model` is given `CACHE_POINTS`, all three).
     """
 
     name: ClassVar[str] = "anthropic"
@@ -86,6 +99,8 @@ class AnthropicCodec:
     thinking_display: str | None = None
     images: bool = True
     image_urls: ClassVar[bool] = True
+    #: Where prompt-cache breakpoints go (rule 6): "tools", "system", "messages".
+    cache_points: frozenset[str] = frozenset()
 
     def endpoint(self, base_url: str, request: ModelRequest, *, stream: bool) -> str:
         """The Messages endpoint (one URL for streamed and whole responses)."""
@@ -101,6 +116,7 @@ class AnthropicCodec:
     def encode(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
         """The Messages request body."""
         max_tokens = request.max_tokens
+        points = self.cache_points
         body: Json = {
             "model": request.model,
             "max_tokens": self.default_max_tokens if max_tokens is None else max_tokens,
@@ -108,11 +124,17 @@ class AnthropicCodec:
         }
         if request.system:
             body["system"] = request.system
+            if "system" in points:
+                body["system"] = [{"type": "text", "text": request.system, **_ephemeral()}]
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.tools:
             body["tools"] = [tool(spec) for spec in request.tools]
             body["tool_choice"] = tool_choice(request.tool_choice)
+            if "tools" in points:
+                body["tools"][-1].update(_ephemeral())
+        if "messages" in points:
+            mark_conversation(body["messages"])
         if self.thinking_budget is not None:
             body["thinking"] = self._thinking()
         if stream:
@@ -158,6 +180,23 @@ def tool(spec: ToolSpec) -> Json:
     if not isinstance(schema, dict):
         raise ValueError(f"tool {spec.name!r}: parameters must be a JSON Schema object")
     return {"name": spec.name, "description": spec.description, "input_schema": schema}
+
+
+def _ephemeral() -> Json:
+    """A fresh breakpoint, so no two blocks share one dict."""
+    return {"cache_control": {"type": "ephemeral"}}
+
+
+def mark_conversation(encoded: list[Json]) -> None:
+    """A breakpoint on the last block of each of the last two user messages (rule 6)."""
+    left = _MARKED_MESSAGES
+    for message in reversed(encoded):
+        if message["role"] != "user":
+            continue
+        message["content"][-1].update(_ephemeral())
+        left -= 1
+        if not left:
+            return
 
 
 def tool_choice(choice: str) -> Json:
@@ -334,13 +373,20 @@ class AnthropicStreamDecoder(SSEJsonDecoder):
                 self._counters[name] = value
 
     def _usage(self) -> Usage:
-        """The call's usage: tokens in and out, nonzero cache counters as extras."""
+        """The call's usage: every input token (uncached, read from and written to the cache).
+
+        The API's `input_tokens` counts only the tokens after the last cache breakpoint;
+        cache reads and writes are counted apart (prompt caching docs, "Tracking cache
+        performance"), so the three are summed as OpenAI and Gemini report input.
+        """
         counters = self._counters
-        extra = tuple((name, counters[name]) for name in EXTRA_COUNTERS if counters.get(name))
+        read = counters.get("cache_read_input_tokens", 0)
+        written = counters.get("cache_creation_input_tokens", 0)
         return Usage(
-            input_tokens=counters.get("input_tokens", 0),
+            input_tokens=counters.get("input_tokens", 0) + read + written,
             output_tokens=counters.get("output_tokens", 0),
-            extra=extra,
+            cache_read_tokens=read,
+            cache_write_tokens=written,
         )
 
     def _stream_error(self, error: Json) -> ModelCallFailed:

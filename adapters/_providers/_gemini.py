@@ -70,10 +70,7 @@ from ._json import MALFORMED, not_object
 Json = dict[str, Any]
 
 _MODES = {"none": "NONE", "required": "ANY"}
-_USAGE_EXTRA = (
-    ("thoughtsTokenCount", "reasoning_tokens"),
-    ("cachedContentTokenCount", "cached_tokens"),
-)
+_USAGE_EXTRA = (("thoughtsTokenCount", "reasoning_tokens"),)
 #: HTTP statuses of google.rpc status names, for an error object without a numeric code.
 _RPC_HTTP = {
     "RESOURCE_EXHAUSTED": 429,
@@ -421,12 +418,13 @@ class _StreamedArgs:
 
 
 def _usage(meta: Json) -> Usage:
-    """`usageMetadata`: prompt in, candidates out; thoughts and cache counted as extras."""
+    """`usageMetadata`: prompt in (cached content among it), candidates out; thoughts extra."""
     extra = ((name, int(meta.get(key) or 0)) for key, name in _USAGE_EXTRA)
     return Usage(
         input_tokens=int(meta.get("promptTokenCount") or 0),
         output_tokens=int(meta.get("candidatesTokenCount") or 0),
         extra=tuple(sorted((name, count) for name, count in extra if count)),
+        cache_read_tokens=int(meta.get("cachedContentTokenCount") or 0),
     )
 
 

@@ -159,6 +159,8 @@ class OpenAICodec:
             body[self.max_tokens_field] = request.max_tokens
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if request.cache_key is not None:  # routes the session's requests to one prompt cache
+            body["prompt_cache_key"] = request.cache_key
         body["stream"] = stream
         if stream and self.stream_usage:
             body["stream_options"] = {"include_usage": True}
@@ -447,14 +449,20 @@ def _text_events(message: Mapping[str, Any]) -> list[ModelEvent]:
 
 
 def openai_usage(data: Mapping[str, Any], sent: str = "prompt", made: str = "completion") -> Usage:
-    """`<sent>_tokens`/`<made>_tokens` (Responses: input/output), plus cached and reasoning."""
-    cached = count(as_dict(data.get(f"{sent}_tokens_details")).get("cached_tokens"))
+    """`<sent>_tokens`/`<made>_tokens` (Responses: input/output), cache reads, reasoning.
+
+    `<sent>_tokens_details.cached_tokens` are input tokens read from the prompt cache
+    (counted inside `<sent>_tokens`), or DeepSeek's `prompt_cache_hit_tokens`; reasoning
+    tokens stay an extra.
+    """
+    details = as_dict(data.get(f"{sent}_tokens_details"))
+    cached = count(details.get("cached_tokens")) or count(data.get("prompt_cache_hit_tokens"))
     reasoning = count(as_dict(data.get(f"{made}_tokens_details")).get("reasoning_tokens"))
-    extra = [("cached_tokens", cached), ("reasoning_tokens", reasoning)]
     return Usage(
         input_tokens=count(data.get(f"{sent}_tokens")),
         output_tokens=count(data.get(f"{made}_tokens")),
-        extra=tuple((name, value) for name, value in extra if value),
+        extra=(("reasoning_tokens", reasoning),) if reasoning else (),
+        cache_read_tokens=cached,
     )
 
 

@@ -65,10 +65,17 @@ class OpenAISdkModel:
         return f"OpenAISdkModel(client={type(self.client).__name__}, base_url={str(where)!r})"
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
-        """The keyword arguments of `create`: the codec's chat.completions body."""
+        """The keyword arguments of `create`: the codec's chat.completions body.
+
+        A prompt-cache key goes as `extra_body` (SDKs older than the field take it so), and
+        only to OpenAI's own API: the client may point anywhere (Azure, a proxy).
+        """
         body = self.codec.encode(request, stream=self.streaming)
         if self.model:
             body["model"] = self.model
+        key = body.pop("prompt_cache_key", None)
+        if key is not None and "api.openai.com" in str(getattr(self.client, "base_url", "")):
+            body["extra_body"] = {"prompt_cache_key": key}
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:

@@ -153,6 +153,8 @@ class ResponsesCodec:
             body["max_output_tokens"] = request.max_tokens
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if request.cache_key is not None:  # routes the session's requests to one prompt cache
+            body["prompt_cache_key"] = request.cache_key
         reasoning = self._reasoning()
         if reasoning:
             body["reasoning"] = reasoning

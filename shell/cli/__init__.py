@@ -53,7 +53,15 @@ from toolreel.shell import (
 )
 from toolreel.shell import demo as demo_module
 from toolreel.shell import replay as replay_session
-from toolreel.shell.engine import DatabaseUrl, is_sqlite, open_location, submitted, tools_from_spec
+from toolreel.shell.engine import (
+    DatabaseUrl,
+    cost_of,
+    is_sqlite,
+    open_location,
+    session_price,
+    submitted,
+    tools_from_spec,
+)
 
 from . import _budget as budgets
 from . import _converse as live
@@ -269,6 +277,11 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--system", metavar="TEXT", help="System prompt."),
         *SETTINGS,
         click.option("--no-stream", is_flag=True, help="Ask for whole responses, not streams."),
+        click.option(
+            "--no-prompt-cache",
+            is_flag=True,
+            help="Send no prompt-cache hints (Anthropic breakpoints, OpenAI's prompt_cache_key).",
+        ),
         RECOVERY,
         *budgets.options(),
     ]
@@ -348,6 +361,7 @@ def _options(params: dict[str, Any], model: str, journal: Journal | None) -> Age
         journal=journal,
         session_id=params["session"],
         tool_call_recovery=params.get("tool_call_recovery"),
+        prompt_cache="off" if params.get("no_prompt_cache") else "auto",
         budget=params.get("budget") or budgets.budget_of(params),
     )
 
@@ -663,7 +677,9 @@ def sessions(journal: Path | DatabaseUrl, quiet: bool) -> None:
     """List the sessions in a journal.
 
     One row per session: id, turns, events, how the last turn ended (or
-    "awaiting approval (N)": paused, see `approve` / `deny`), tokens.
+    "awaiting approval (N)": paused, see `approve` / `deny`), tokens, and cost
+    (at the price the session's budget was given, else the genai-prices table's
+    for its model, with `toolreel[prices]`; "unknown" where there is none).
     """
     with reading(journal) as store:
         if quiet:
@@ -678,7 +694,8 @@ def sessions(journal: Path | DatabaseUrl, quiet: bool) -> None:
     if not found:
         click.echo(f"no sessions in {journal}", err=True)
         return
-    render.consoles()[0].print(render.sessions_table(found))
+    costs = [cost_of(one.usage, one.config) for one in found]
+    render.consoles()[0].print(render.sessions_table(found, costs))
 
 
 @cli.command()
@@ -690,18 +707,22 @@ def show(journal: Path | DatabaseUrl, session: str, expand: bool, ids: bool) -> 
     """Print a session's transcript.
 
     SESSION is an id, or a unique prefix of one. Tool rounds are collapsed to one
-    line per turn, as chat UIs show them, unless --expand.
+    line per turn, as chat UIs show them, unless --expand. Token counts say how
+    many input tokens were read from (and written to) the provider's prompt
+    cache, and what each turn cost where the model's price is known.
     """
     with reading(journal) as store:
         sid = session_in(store, journal, session)
         if store.config(sid).structured:  # an agent run: its own rendering
-            text = render_agent_transcript(load_agent_session(store, sid), ids=ids)
-            click.echo(text, nl=False)
+            run = load_agent_session(store, sid)
+            price = session_price(run.config)
+            click.echo(render_agent_transcript(run, ids=ids, price=price), nl=False)
             return
         loaded = load_session(store, sid)
     for warning in loaded.warnings:  # edited or missing steps: shown, but said so
         click.echo(f"warning: {warning}", err=True)
-    click.echo(render_transcript(loaded, expand=expand, ids=ids), nl=False)
+    text = render_transcript(loaded, expand=expand, ids=ids, price=session_price(loaded.config))
+    click.echo(text, nl=False)
 
 
 @cli.command()
@@ -985,11 +1006,12 @@ def worker(address: str, task_queue: str, sticky_seconds: float, **params: Any) 
     return temporal_cli.serve_worker(options, address, task_queue, sticky_seconds, agents)
 
 
-# The what-if commands (fork, rerun, diff) live in their own module, which uses the helpers
-# above: imported once they are defined.
+# The what-if commands (fork, rerun, diff) and eval live in their own modules, which use the
+# helpers above: imported once they are defined.
+from . import _eval as evaluation  # noqa: E402
 from . import _whatif as whatif  # noqa: E402
 
-for _command in whatif.COMMANDS:
+for _command in (*whatif.COMMANDS, *evaluation.COMMANDS):
     cli.add_command(_command)
 
 # `mcp-serve` too (it imports toolreel.mcp, and the MCP SDK, only when it runs).

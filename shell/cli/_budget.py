@@ -3,7 +3,8 @@
 The flags become one `Budget` (core/_budget.py) on the options of `run`, `chat`
 and `serve`; with none of them there is no budget. `--price MODEL=IN,OUT`
 (USD per million input and output tokens, repeatable) prices a model, which
-`--max-cost` needs for the model used.
+`--max-cost` needs for the model used unless the genai-prices table knows it
+(`toolreel[prices]`).
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def options() -> list[Callable[[Any], Any]]:
     ]
 
 
-COST_HELP = "USD per turn at most (needs --price for the model)."
+COST_HELP = "USD per turn at most (needs --price for the model, unless toolreel[prices] knows it)."
 
 
 def budget_of(params: dict[str, Any]) -> Budget | None:

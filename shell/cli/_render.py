@@ -31,6 +31,7 @@ from toolreel.core.notices import (
     ToolResultReady,
 )
 from toolreel.core.outcomes import FinishReason
+from toolreel.shell.engine import dollars
 
 #: How much of a tool's result the live view shows (`toolreel show --expand` shows it all).
 RESULT_LIMIT = 200
@@ -217,19 +218,26 @@ def last_reason(session: Session) -> str:
     return reason.value if reason is not None else "unfinished"
 
 
-def sessions_table(sessions: Sequence[Session | AgentSession]) -> Table:
-    """Stored sessions: id, turns, events, last finish reason, tokens; where a fork or a rerun
-    came from (a column only when one of them is one)."""
+def sessions_table(
+    sessions: Sequence[Session | AgentSession], costs: Sequence[float | None] = ()
+) -> Table:
+    """Stored sessions: id, turns, events, last finish reason, tokens, their `costs`, and
+    where a fork or a rerun came from (a column only when one of them is one).
+
+    A cost is None where the model's price is unknown; no costs: no cost column.
+    """
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("session", no_wrap=True)
     table.add_column("turns", justify="right")
     table.add_column("events", justify="right")
     table.add_column("last finish")
     table.add_column("tokens (in / out)", justify="right")
+    if costs:
+        table.add_column("cost", justify="right")
     origins = any(session.origin is not None for session in sessions)
     if origins:  # a fork or a rerun says where it came from
         table.add_column("from")
-    for session in sessions:
+    for number, session in enumerate(sessions):
         usage = session.usage
         if isinstance(session, AgentSession):
             turns, last = "agent run", _agent_ended(session)
@@ -242,6 +250,9 @@ def sessions_table(sessions: Sequence[Session | AgentSession]) -> Table:
             last,
             f"{usage.input_tokens} / {usage.output_tokens}",
         ]
+        if costs:
+            cost = costs[number]
+            row.append("unknown" if cost is None else dollars(cost))
         if origins:
             row.append(_origin(session))
         table.add_row(*row)

@@ -11,6 +11,13 @@ Stand-in models (no key, no network beyond 127.0.0.1):
   them as `model=`); `call`, `Call`, `ToolCalls`, `ModelInfo` serve a function model.
 - `override(model=...)`: every Client, `run` and agent made inside uses that model.
 
+Recorded sessions as test cases:
+- `eval_cases(journal, sessions=None)`: one pytest param per recorded session
+  (`@pytest.mark.parametrize("case", eval_cases("sessions.db"))`, ids = session
+  ids); `case.run(options, checks=[...])` (or `await case.evaluate(...)`) reruns
+  it in memory under the options and gives its `CaseResult` (`.passed`,
+  `.failures()`): "these 40 recorded sessions must still pass".
+
 Fixtures:
 - `scripted_model`: `scripted_model([text("hi"), tool_calls(...), http_error(429, ...)])`
   gives a model that says exactly that, one reply per call — served over real
@@ -54,6 +61,7 @@ from toolreel.shell.scripted import (
     tool_calls,
 )
 
+from ._eval_cases import EvalCase, eval_cases
 from ._guard import NetworkBlocked
 from ._override import Override, override, overriding
 from ._reel import Reel
@@ -82,6 +90,7 @@ else:
 
 __all__ = [
     "Call",
+    "EvalCase",
     "FunctionModel",
     "MakeScriptedModel",
     "ModelInfo",
@@ -97,6 +106,7 @@ __all__ = [
     "calculator",
     "call",
     "cut_off",
+    "eval_cases",
     "http_error",
     "override",
     "overriding",

@@ -56,8 +56,13 @@ class TapeCall:
 
 
 def request_form(request: ModelRequest) -> dict[str, Any]:
-    """A request as a journal keeps it, and as a replay compares it."""
+    """A request as a journal keeps it, and as a replay compares it: without its cache key.
+
+    The prompt-cache key is the session's id (core `LoopConfig.cache_key`): each run of
+    a test is a new session, asking the same.
+    """
     form: dict[str, Any] = effect_record(CallModel(request=request, iteration=0))["request"]
+    form.pop("cache_key", None)
     return form
 
 

@@ -16,7 +16,12 @@ Routes (the contract with the page; docs/guides/streaming.md):
 - `POST /api/approvals`: `{id, call_id, approved, reason?, protocol?}`: decide a
   call the paused turn of session `id` holds; answers with what follows, as the
   UI message stream (or `protocol: "events"`, the plain one).
-- `GET /api/sessions`, `GET /api/sessions/{id}`: the journal's chat sessions.
+- `GET /api/sessions`, `GET /api/sessions/{id}`: the journal's chat sessions (a
+  fork's or a rerun's with `from`, its origin).
+- `POST /api/sessions/{id}/fork`: `{at_round | at_turn, results?, prompt?, system?,
+  into?}`: fork the session (201 `{id, from, continues}`; shell/web/_whatif.py);
+  `POST /api/sessions/{id}/continue`: stream the turn a session owes (a fork's);
+  `GET /api/sessions/{a}/diff/{b}`: the two sessions compared (`diff_sessions`).
 
 Every turn runs in a `Client` of its own over the app's one journal, or, with
 `sessions=`, in a session of elsewhere: `toolreel.temporal.WorkflowChats` serves
@@ -55,9 +60,16 @@ from ._hosts import AllowedHosts, HostCheck
 from ._json import json_text
 from ._limits import BODY_TIMEOUT, MAX_BODY_BYTES, MAX_JSON_DEPTH, BodyLimit, json_depth
 from ._origins import OriginCheck
-from ._respond import approval_response, chat_response, decision_response, error_response
+from ._respond import (
+    approval_response,
+    chat_response,
+    continue_response,
+    decision_response,
+    error_response,
+)
 from ._sessions import chat_sessions, session_detail, session_summary
 from ._token import TokenCheck
+from ._whatif import ForkRequest, diff_data, fork_session, owes_a_turn
 
 #: What the page shows when the server runs the offline scripted model.
 SCRIPTED_LABEL = "Offline scripted calculator model — not a real LLM"
@@ -168,6 +180,9 @@ def app(
         Route("/api/approvals", _handler(served, _approval), methods=["POST"]),
         Route("/api/sessions", _handler(served, _sessions), methods=["GET"]),
         Route("/api/sessions/{session_id}", _handler(served, _session), methods=["GET"]),
+        Route("/api/sessions/{session_id}/fork", _handler(served, _fork), methods=["POST"]),
+        Route("/api/sessions/{session_id}/continue", _handler(served, _continue), methods=["POST"]),
+        Route("/api/sessions/{a}/diff/{b}", _handler(served, _diff), methods=["GET"]),
     ]
     return Starlette(routes=routes, middleware=guards, lifespan=lifespan)
 
@@ -411,3 +426,42 @@ async def _journal(served: Served, session_id: str | None = None) -> Journal:
     if served.sessions is None:
         return served.journal
     return await served.sessions.journal(session_id)
+
+
+def _own_journal(served: Served) -> Journal:
+    """The app's journal, where forks are written (not a `sessions=` app's: 400)."""
+    if served.sessions is not None:
+        raise UsageError("forks are written to the app's journal: not with sessions= elsewhere")
+    return served.journal
+
+
+async def _fork(served: Served, request: Request) -> Response:
+    """`POST /api/sessions/{id}/fork`: write a fork of the session; 201 with its id."""
+    asked = ForkRequest.of(await _body(request))
+    if asked.into is not None and not _servable_id(asked.into):
+        raise UsageError(
+            f"'into' must be a string of at most {MAX_ID_LENGTH} printable characters, "
+            "not only spaces, without '/', and not '.' or '..'"
+        )
+    journal = _own_journal(served)
+    session_id = request.path_params["session_id"]
+    made = await fork_session(journal, served.options, served.model, session_id, asked)
+    return Response(json_text(made), status_code=201, media_type="application/json; charset=utf-8")
+
+
+async def _continue(served: Served, request: Request) -> Response:
+    """`POST /api/sessions/{id}/continue`: the turn the session owes, streamed (`{protocol?}`)."""
+    data = await _body(request)
+    protocol = data.get("protocol", "ui")
+    if protocol not in ("ui", "events"):
+        raise UsageError('\'protocol\' must be "ui" or "events"')
+    session_id = request.path_params["session_id"]
+    owes_a_turn(_own_journal(served), session_id)
+    return continue_response(served.options, session_id, protocol=protocol, model=served.model)
+
+
+async def _diff(served: Served, request: Request) -> Response:
+    """`GET /api/sessions/{a}/diff/{b}`: what differs between two sessions, turn by turn."""
+    a, b = request.path_params["a"], request.path_params["b"]
+    data = diff_data(await _journal(served, a), a, b)
+    return Response(json_text(data), media_type="application/json; charset=utf-8")

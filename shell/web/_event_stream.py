@@ -21,7 +21,8 @@ the `(type, data)` pairs one notice (or the turn's `Finish`) stands for.
   attempt starts / fails validation.
 - `spent` `{turn, session}`: with a budget, after each model response: what
   the turn and the session spent so far (`spending_json`).
-- `usage` `{input_tokens, output_tokens}`: the turn's tokens, at its end.
+- `usage` `{input_tokens, output_tokens}`: the turn's tokens, at its end (with
+  `cache_read_tokens` / `cache_write_tokens`, of the input, when the prompt cache was used).
 - `error` `{message, code}`: the turn failed (`code`: `model_error`,
   `retries_exhausted`, `max_iterations`, or the error's kind, e.g. `journal_unavailable`).
 - `done` `{reason, max_turns_reached, text}`: last; how the turn ended, its answer;
@@ -157,8 +158,13 @@ def elapsed_ms(since: float | None, now: float) -> int | None:
 
 
 def usage_json(usage: Usage) -> dict[str, int]:
-    """A turn's tokens as JSON."""
-    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    """A turn's tokens as JSON; the prompt-cache counters only when the cache was used."""
+    data = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    if usage.cache_read_tokens:
+        data["cache_read_tokens"] = usage.cache_read_tokens
+    if usage.cache_write_tokens:
+        data["cache_write_tokens"] = usage.cache_write_tokens
+    return data
 
 
 def spending_json(spending: Spending) -> dict[str, Any]:

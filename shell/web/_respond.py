@@ -50,6 +50,7 @@ from ._event_stream import (
     sse_event,
 )
 from ._ui_stream import DONE, UI_STREAM_HEADERS, Part, sse, ui_error, ui_parts, ui_start
+from ._whatif import SessionConflict
 
 #: Which stream a response speaks: the AI SDK's UI message stream, or the plain events.
 Protocol = Literal["ui", "events"]
@@ -159,7 +160,7 @@ async def _closing(items: AsyncIterable[Any]) -> AsyncIterator[AsyncIterable[Any
 def error_response(exc: BaseException) -> JSONResponse:
     """`{"error": message}` with the status that fits a toolreel error."""
     status = 500
-    if isinstance(exc, SessionBusy):
+    if isinstance(exc, SessionBusy | SessionConflict):
         status = 409
     elif isinstance(exc, SessionNotFound):
         status = 404
@@ -187,6 +188,8 @@ class TurnRequest:
     #: not announced again, a denied call ends `tool-output-denied`, and a call of the
     #: paused round decided before is passed over.
     continued: bool = False
+    #: No prompt: the turn the session owes (a fork's, one a crash left) goes on, streamed.
+    owed: bool = False
     sessions: Conversations | None = None
 
 
@@ -258,6 +261,12 @@ class TurnResponse(StreamingResponse):
         """
         if self.turn.decisions:
             return await self._decide(client)
+        if self.turn.owed:
+            if client.phase is Phase.IDLE:
+                return error_response(
+                    SessionConflict(f"session {client.session_id!r} has no turn to continue")
+                )
+            return None  # the resumed turn runs: its notices stream
         if client.phase not in (Phase.IDLE, Phase.AWAITING_APPROVAL):
             await client.wait()  # a turn a crash left unfinished: finish it first
         if client.phase is Phase.AWAITING_APPROVAL:
@@ -409,6 +418,29 @@ def approval_response(
         model=model,
         decisions=tuple(decisions),
         continued=True,
+        sessions=sessions,
+    )
+    return TurnResponse(turn, resume=True)
+
+
+def continue_response(
+    options: AgentOptions,
+    session_id: str,
+    *,
+    protocol: Protocol = "ui",
+    message_id: str | None = None,
+    model: ModelPort | None = None,
+    sessions: Conversations | None = None,
+) -> StreamingResponse:
+    """The turn session `session_id` owes (a fork's, one a crash interrupted), carried on and
+    streamed as a new message. An unknown session is a 404; one that owes no turn a 409."""
+    turn = TurnRequest(
+        options=attrs.evolve(options, session_id=session_id, auto_execute_tools=True),
+        prompt="",
+        protocol=protocol,
+        message_id=message_id,
+        model=model,
+        owed=True,
         sessions=sessions,
     )
     return TurnResponse(turn, resume=True)

@@ -12,6 +12,7 @@ from typing import Any
 from toolreel.adapters import (
     Journal,
     JournalCorrupt,
+    SessionOrigin,
     TurnSummary,
     load_session,
     render_transcript,
@@ -56,13 +57,21 @@ def session_summary(journal: Journal, session_id: str) -> dict[str, Any]:
     """One row of the session list: id, title, turns, rounds, how the last turn ended.
 
     `outcome` is None for a session without turns; "awaiting_approval" (with
-    `approvals`, how many calls are held) when its last turn is paused. A
-    session the journal cannot fold has `error` instead.
+    `approvals`, how many calls are held) when its last turn is paused. `from`:
+    where a fork or a rerun came from (`origin_json`), else None. A session the
+    journal cannot fold has `error` instead.
     """
     try:
         session = load_session(journal, session_id)
     except JournalCorrupt as exc:
-        return {"id": session_id, "title": "", "turns": 0, "rounds": 0, "error": str(exc)}
+        return {
+            "id": session_id,
+            "title": "",
+            "turns": 0,
+            "rounds": 0,
+            "from": None,
+            "error": str(exc),
+        }
     last = session.turns[-1] if session.turns else None
     return {
         "id": session_id,
@@ -71,6 +80,23 @@ def session_summary(journal: Journal, session_id: str) -> dict[str, Any]:
         "rounds": sum(len(_rounds(turn)) for turn in session.turns),
         "outcome": _outcome(last, session.approvals) if last is not None else None,
         "approvals": len(session.approvals),
+        "from": origin_json(session.origin),
+    }
+
+
+def origin_json(origin: SessionOrigin | None) -> dict[str, Any] | None:
+    """Where a fork or rerun came from, as JSON: the `SessionOrigin`'s fields and its
+    one-line `text` ("fork of abc at step 12 (turn 1, round 2): result of call_1 replaced")."""
+    if origin is None:
+        return None
+    return {
+        "kind": origin.kind,
+        "session_id": origin.session_id,
+        "seq": origin.seq,
+        "turn": origin.turn,
+        "round": origin.round,
+        "note": origin.note,
+        "text": origin.describe(),
     }
 
 
@@ -82,7 +108,8 @@ def _outcome(turn: TurnSummary, held: tuple[ApprovalRequested, ...] = ()) -> str
 
 
 def session_detail(journal: Journal, session_id: str) -> dict[str, Any] | None:
-    """A session's turns, rounds and transcript; None when it is no chat session here."""
+    """A session's turns, rounds and transcript, and its origin (`from`); None when it is no
+    chat session here."""
     if session_id not in journal.sessions() or not _is_chat(journal, session_id):
         return None
     session = load_session(journal, session_id)
@@ -95,6 +122,7 @@ def session_detail(journal: Journal, session_id: str) -> dict[str, Any] | None:
         ],
         "transcript": render_transcript(session),
         "warnings": list(session.warnings),
+        "from": origin_json(session.origin),
     }
 
 

@@ -295,7 +295,7 @@ def test_text_thinking_and_tool_blocks_stream_as_core_events() -> None:
         ToolCallArgumentsDelta(index=3, fragment='"Paris"}'),
         ModelResponded(
             finish_reason="tool_use",
-            usage=Usage(input_tokens=10, output_tokens=42, extra=(("cache_read_input_tokens", 7),)),
+            usage=Usage(input_tokens=17, output_tokens=42, cache_read_tokens=7),
         ),
     ]
 
@@ -407,9 +407,7 @@ def test_a_whole_message_gives_the_events_its_stream_would_have() -> None:
         ToolCallArgumentsDelta(index=3, fragment='{"city": "Paris"}'),
         ModelResponded(
             finish_reason="tool_use",
-            usage=Usage(
-                input_tokens=5, output_tokens=9, extra=(("cache_creation_input_tokens", 3),)
-            ),
+            usage=Usage(input_tokens=8, output_tokens=9, cache_write_tokens=3),
         ),
     ]
 

@@ -268,7 +268,7 @@ def test_calls_are_indexed_per_response_and_missing_args_mean_empty() -> None:
     ]
 
 
-def test_usage_keeps_thoughts_and_cache_as_extras_and_the_last_one_wins() -> None:
+def test_usage_counts_cached_content_keeps_thoughts_as_extras_and_the_last_one_wins() -> None:
     final = {**USAGE, "thoughtsTokenCount": 7, "cachedContentTokenCount": 3}
     body = stream(
         chunk({"text": "a"}, usageMetadata=USAGE),
@@ -278,7 +278,7 @@ def test_usage_keeps_thoughts_and_cache_as_extras_and_the_last_one_wins() -> Non
     assert decode(body)[-1] == ModelResponded(
         finish_reason="MAX_TOKENS",
         usage=Usage(
-            input_tokens=10, output_tokens=4, extra=(("cached_tokens", 3), ("reasoning_tokens", 7))
+            input_tokens=10, output_tokens=4, extra=(("reasoning_tokens", 7),), cache_read_tokens=3
         ),
     )
 

@@ -340,7 +340,7 @@ def test_reasoning_fields_become_reasoning_deltas() -> None:
     ]
 
 
-def test_usage_extras_only_when_nonzero() -> None:
+def test_cached_prompt_tokens_are_counted_and_extras_kept_only_when_nonzero() -> None:
     usage = {
         "prompt_tokens": 100,
         "completion_tokens": 50,
@@ -351,13 +351,14 @@ def test_usage_extras_only_when_nonzero() -> None:
     assert events == [
         ModelResponded(
             finish_reason="stop",
-            usage=Usage(input_tokens=100, output_tokens=50, extra=(("cached_tokens", 64),)),
+            usage=Usage(input_tokens=100, output_tokens=50, cache_read_tokens=64),
         )
     ]
     both = {**usage, "completion_tokens_details": {"reasoning_tokens": 30}}
     [done] = decode(sse(delta(finish_reason="stop"), {"choices": [], "usage": both}))
     assert isinstance(done, ModelResponded)
-    assert done.usage.extra == (("cached_tokens", 64), ("reasoning_tokens", 30))
+    assert done.usage.extra == (("reasoning_tokens", 30),)
+    assert done.usage.cache_read_tokens == 64
 
 
 def test_calls_without_index_are_numbered_in_arrival_order() -> None:
@@ -530,3 +531,15 @@ def test_chunking_never_changes_the_events(pieces: list[bytes], cuts: list[int])
     decoder = CODEC.stream_decoder()
     events = [e for chunk in chunks for e in decoder.feed(chunk)] + decoder.close()
     assert events == decode(body)
+
+
+def test_deepseeks_cache_hit_tokens_are_counted_as_cached() -> None:
+    usage = {
+        "prompt_tokens": 100,
+        "completion_tokens": 5,
+        "prompt_cache_hit_tokens": 80,
+        "prompt_cache_miss_tokens": 20,
+    }
+    [done] = decode(sse(delta(finish_reason="stop"), {"choices": [], "usage": usage}))
+    assert isinstance(done, ModelResponded)
+    assert done.usage == Usage(input_tokens=100, output_tokens=5, cache_read_tokens=80)

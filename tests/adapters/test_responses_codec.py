@@ -153,7 +153,8 @@ def test_reasoning_summary_and_call_decode_with_reasoning_tokens() -> None:
             usage=Usage(
                 input_tokens=10,
                 output_tokens=30,
-                extra=(("cached_tokens", 4), ("reasoning_tokens", 20)),
+                extra=(("reasoning_tokens", 20),),
+                cache_read_tokens=4,
             ),
         ),
     ]

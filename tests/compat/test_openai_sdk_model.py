@@ -14,6 +14,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import anyio
+import attrs
 import httpx2
 import openai
 import pytest
@@ -378,3 +379,14 @@ def test_a_bare_transport_error_of_either_library_is_retryable(
     assert isinstance(failure, ModelCallFailed)
     assert failure.retryable
     assert failure.message.startswith(kind)
+
+
+def test_a_cache_key_goes_as_extra_body_and_only_to_openais_own_api() -> None:
+    keyed = attrs.evolve(REQUEST, cache_key="session-1")
+    hosted = openai.AsyncOpenAI(api_key="sk-secret-x")
+    elsewhere = openai.AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="sk-secret-x")
+    body = openai_sdk_model(hosted).body(keyed)
+    assert "prompt_cache_key" not in body  # SDKs before the field take it in extra_body
+    assert body["extra_body"] == {"prompt_cache_key": "session-1"}
+    assert "extra_body" not in openai_sdk_model(elsewhere).body(keyed)
+    assert "extra_body" not in openai_sdk_model(hosted).body(REQUEST)

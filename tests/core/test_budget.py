@@ -279,12 +279,41 @@ def test_a_per_tool_limit_on_a_tool_the_session_lacks_is_a_config_error() -> Non
         config(budget=Budget(max_calls_per_tool={"serach": 1}))
 
 
-def test_a_cost_limit_needs_a_price_and_one_for_the_sessions_model() -> None:
-    with pytest.raises(ConfigError, match="prices"):
-        Budget(max_cost=1.0)
+def test_a_cost_limit_needs_a_price_for_the_sessions_model_by_the_time_it_runs() -> None:
+    # the shell fills a known model's price in; the core refuses a session without one
+    with pytest.raises(ConfigError, match=r"a Price for the model 'test-model'.*no model"):
+        config(budget=Budget(max_cost=1.0))
     other = {"other-model": Price(input_per_million=1, output_per_million=1)}
     with pytest.raises(ConfigError, match="a Price for the model 'test-model'"):
         config(budget=Budget(max_cost=1.0, prices=other))
+
+
+def test_with_price_adds_a_models_price_and_keeps_one_given_by_hand() -> None:
+    mine = Price(input_per_million=1, output_per_million=2)
+    known = Price(input_per_million=3, output_per_million=4)
+    budget = Budget(max_cost=1.0).with_price("test-model", known)
+    assert budget.price("test-model") == known
+    config(budget=budget)  # now accepted
+    assert (
+        Budget(prices={"test-model": mine}).with_price("test-model", known).price("test-model")
+        == mine
+    )
+
+
+def test_cached_input_is_priced_at_its_own_rates() -> None:
+    price = Price(
+        input_per_million=3,
+        output_per_million=15,
+        cache_read_per_million=0.3,
+        cache_write_per_million=3.75,
+    )
+    usage = Usage(
+        input_tokens=1000, output_tokens=100, cache_read_tokens=600, cache_write_tokens=300
+    )
+    # 100 uncached at 3, 600 read at 0.3, 300 written at 3.75, 100 out at 15
+    assert price.cost(usage) == pytest.approx((300 + 180 + 1125 + 1500) / 1e6)
+    plain = Price(input_per_million=3, output_per_million=15)  # no cache rates: input's
+    assert plain.cost(usage) == pytest.approx((3000 + 1500) / 1e6)
 
 
 def test_zero_limits_are_valid() -> None:

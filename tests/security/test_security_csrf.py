@@ -43,7 +43,13 @@ BODY = (
 def test_a_simple_request_body_is_refused_and_starts_no_chat(calculator, content_type) -> None:
     journal = MemoryJournal()
     web = app(options(calculator), journal=journal)
-    for path in ("/api/chat", "/api/events", "/api/approvals"):
+    for path in (
+        "/api/chat",
+        "/api/events",
+        "/api/approvals",
+        "/api/sessions/chat-1/fork",
+        "/api/sessions/chat-1/continue",
+    ):
         response = send(web, "POST", path, content=BODY, headers={"content-type": content_type})
         assert "Content-Type: application/json" in error_of(response, 403)
     assert chats(journal) == []

@@ -194,14 +194,15 @@ def test_chat_ends_at_eof(server: ScriptedServer) -> None:
 # --- sessions, show, replay, export, import ---------------------------------------------
 
 
-def test_sessions_lists_id_turns_events_reason_and_tokens(journal: Path) -> None:
+def test_sessions_lists_id_turns_events_reason_tokens_and_cost(journal: Path) -> None:
     result = invoke("sessions", journal)
     assert result.exit_code == 0, result.output
     header, _, row = result.stdout.splitlines()
     assert header.split()[:5] == ["session", "turns", "events", "last", "finish"]
-    assert header.endswith("tokens (in / out)")
+    assert header.endswith("tokens (in / out)      cost")
     assert row.split()[0:2] == ["calc", "1"]
-    assert row.split()[3:] == ["completed", "30", "/", "15"]
+    # the scripted model has no price (tests/shell/test_prices.py: one that has)
+    assert row.split()[3:] == ["completed", "30", "/", "15", "unknown"]
     assert invoke("sessions", "--quiet", journal).stdout == "calc\n"
 
 

@@ -108,6 +108,9 @@ def test_the_package_exports_what_a_user_needs_and_no_more() -> None:
         "ScriptedModel",
         "MakeScriptedModel",
         "OpenRecording",
+        # recorded sessions as pytest cases (an evaluation in a suite)
+        "eval_cases",
+        "EvalCase",
     }
     for name in ("ScriptedServer", "calculator", "Reply", "text", "tool_calls"):
         assert getattr(toolreel.testing, name).__doc__

@@ -178,9 +178,9 @@ def test_sessions_lists_newest_first_and_details_turns_rounds_and_transcript(cal
     listed = call(web, "GET", "/api/sessions").json()["sessions"]
     assert listed == [
         {"id": "newer", "title": "What's 7 times 8, then add 5? " + "x" * 49 + "…", "turns": 1,
-         "rounds": 2, "outcome": "completed", "approvals": 0},
+         "rounds": 2, "outcome": "completed", "approvals": 0, "from": None},
         {"id": "older", "title": "What is 25 plus 17?", "turns": 2, "rounds": 2,
-         "outcome": "completed", "approvals": 0},
+         "outcome": "completed", "approvals": 0, "from": None},
     ]  # fmt: skip
     detail = call(web, "GET", "/api/sessions/older").json()
     assert detail["id"] == "older"

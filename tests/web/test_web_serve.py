@@ -184,7 +184,7 @@ def test_a_client_that_disconnects_cancels_the_turn_and_the_chat_goes_on(served:
     assert [t["outcome"] for t in detail["turns"]] == ["cancelled", "completed"]
     listed = httpx2.get(f"{served.url}/api/sessions").json()["sessions"]
     row = {"id": "web-slow", "title": "What is 999 plus 1?", "turns": 2, "rounds": 2}
-    assert {**row, "outcome": "completed", "approvals": 0} in listed
+    assert {**row, "outcome": "completed", "approvals": 0, "from": None} in listed
 
 
 def test_a_model_error_reaches_the_browser_as_an_error_part(tmp_path: Path) -> None:
