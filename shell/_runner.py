@@ -40,7 +40,7 @@ a journal (an agent run given none) nothing is kept.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, Protocol, assert_never
 
 import anyio
@@ -102,7 +102,7 @@ from toolreel.core import (
 
 from ._agent_output import OutputTool, Validator, check_output
 from ._callbacks import OnFinish, OnNotice, OnRound, OnToolCall, OnToolResult
-from ._driver import Driver, guarded, limiter_for, run_within
+from ._driver import Driver, RunEnd, guarded, limiter_for, run_within
 from ._errors import ApprovalPending
 from ._hooks import (
     Hook,
@@ -218,6 +218,8 @@ class Runner:
         self.callback_errors: list[str] = []
         self.metadata = RunMetadata(callback_errors=self.callback_errors)
         self.sink: Sink | None = None
+        kind = "agent" if config.structured else "loop"
+        self.telemetry = Telemetry.of(kind, model, config.model, session_id, self.redactor)
         self._driver = Driver[State, Event, _RunnerEffect](
             model=model,
             reduce=self._reduce,
@@ -226,16 +228,13 @@ class Runner:
             state=initial_state(config),
             settled=_settled,
             abort=abort,
+            observe=self.telemetry.turn,
         )
         self._limiter = limiter_for(max_concurrent_tools)
-        self._finish: Finish | None = None
-        self._paused: AwaitApproval | None = None
         self._runs: list[tuple[ToolCall, bool]] = []
         #: The calls of the turn as the model made them, and those an agent's watcher was told.
         self._announced: dict[str, ToolCall] = {}
         self._watched: set[str] = set()
-        kind = "agent" if config.structured else "loop"
-        self.telemetry = Telemetry.of(kind, model, config.model, session_id, self.redactor)
 
     async def _guarded(self, callback: Callable[..., Any] | None, *args: Any) -> None:
         """Call an observer or hook; what it raised is recorded, with any key masked."""
@@ -277,7 +276,8 @@ class Runner:
     @property
     def finish(self) -> Finish | None:
         """How the last turn finished (a turn cancelled from outside included), if it has."""
-        return self._finish
+        outcome = self._driver.outcome
+        return outcome if isinstance(outcome, Finish) else None
 
     # --- running a turn -------------------------------------------------------
 
@@ -289,25 +289,17 @@ class Runner:
         outcome = await self.turn(first)
         if isinstance(outcome, AwaitApproval):
             raise ApprovalPending(self.session_id, outcome.requests)
+        assert outcome is not None, "a turn ends with its Finish"
         return outcome
 
-    async def turn(self, first: Event | None = None) -> Finish | AwaitApproval:
-        """Feed `first` (if any) and carry on until the turn finishes or pauses for approval."""
+    def turn(self, first: Event | None = None) -> Coroutine[Any, Any, RunEnd]:
+        """Feed `first` (if any) and carry on until the turn finishes or pauses for approval:
+        to be awaited; how it finished or paused (None only if it did neither).
 
-        async def begin() -> bool:
-            if first is not None:
-                await self._driver.feed(first)
-            return True
-
-        outcome = await self._drive(begin)
-        assert outcome is not None
-        return outcome
-
-    async def _drive(self, begin: Callable[[], Awaitable[bool]]) -> Finish | AwaitApproval | None:
-        """Run a turn (see `Driver.run`); how it finished or paused, if it did."""
-        self._finish = self._paused = None
-        await self.telemetry.drive(self._driver, begin, lambda: self._finish)
-        return self._finish or self._paused
+        The Driver's own run (`Driver.run`, which owns the turn's lifecycle), handed to the
+        caller to await: no frame of the runner's between the turn's task and the reducer.
+        """
+        return self._driver.run(first)
 
     def interrupt(self) -> None:
         """Stop the model stream and the tools now; the turn finishes as cancelled.
@@ -363,11 +355,9 @@ class Runner:
             case Persist(message=message):  # the step, Persist included, is journaled
                 await self._notify(MessageRecorded(message=message))
             case AwaitApproval():
-                self._paused = effect
-                self._driver.end()  # nothing runs: the run is over until a human decides
+                self._driver.end(effect)  # nothing runs: the run is over until a human decides
             case Finish():
-                self._finish = effect
-                self._driver.end()
+                self._driver.end(effect)
                 self._announced.clear()
                 await self._guarded(self.observers.on_finish, effect)
                 await self._guarded(self.observers.on_notice, effect)
@@ -528,12 +518,12 @@ class Runner:
             self._start_runs()
             for decision in decisions:
                 await self._driver.feed(decision)
-            if self._paused is not None and self.state.phase is not Phase.AWAITING_APPROVAL:
-                self._paused = None  # a decision after the first paused it again: it goes on
-                self._driver.reopen()
+            paused = isinstance(self._driver.outcome, AwaitApproval)
+            if paused and self.state.phase is not Phase.AWAITING_APPROVAL:
+                self._driver.reopen()  # a decision after the first paused it again: it goes on
             return self.state.phase not in (Phase.AWAITING_RESULTS, Phase.AWAITING_APPROVAL)
 
-        return await self._drive(begin)
+        return await self._driver.run(begin=begin)
 
     async def _redo(self, effect: Effect) -> None:
         """Carry out an owed effect; a started tool may not rerun (`lost_outcome`)."""
