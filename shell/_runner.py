@@ -32,10 +32,10 @@ state. What a callback raises is recorded in `callback_errors`, masked.
 Durability: steps are journaled in batches, and always before a tool runs
 (so a started call is on disk before it has any effect), after each tool
 outcome, before each model call, at the end of a turn, at a pause for approval
-and with each human decision. The runner says so with two effects of its own
-around the core's: `Record` (keep the step) first in every step, `Flush` (save,
-then start the step's tools) last in a durable one (shell/_steplog.py). Without
-a journal (an agent run given none) nothing is kept.
+and with each human decision. Every step is kept as it is reduced, before its
+effects are carried out; a durable one ends with an effect of the runner's own,
+`Flush` (save, then start the step's tools: shell/_steplog.py). Without a
+journal (an agent run given none) nothing is kept.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ from ._hooks import (
 )
 from ._images import ToolOutput
 from ._restore import lost_outcome, rebuild
-from ._steplog import Flush, Record, StepLog, framed
+from ._steplog import FLUSH, Flush, StepLog
 from ._telemetry import Telemetry, watched_tool
 from ._tools import Tool, call_arguments
 
@@ -158,17 +158,19 @@ class RunMetadata:
     callback_errors: list[str] = attrs.Factory(list)
 
 
-_RunnerEffect = Effect | Record | Flush
+_RunnerEffect = Effect | Flush
+
+
+#: The events and effects that make a step durable (module docstring: "Durability").
+_DURABLE_EVENTS = (ToolFinished, ToolTimedOut, ToolInterrupted, Approved, Denied)
+_DURABLE_EFFECTS = (RunTool, Reflect, CallModel, Finish, AwaitApproval)
 
 
 def _durable(event: Event, effects: tuple[Effect, ...]) -> bool:
     """Whether a step is saved at once (module docstring: "Durability")."""
-    return isinstance(
-        event, ToolFinished | ToolTimedOut | ToolInterrupted | Approved | Denied
-    ) or any(
-        isinstance(effect, RunTool | Reflect | CallModel | Finish | AwaitApproval)
-        for effect in effects
-    )
+    if isinstance(event, _DURABLE_EVENTS):
+        return True
+    return any(isinstance(effect, _DURABLE_EFFECTS) for effect in effects)
 
 
 class Runner:
@@ -323,18 +325,20 @@ class Runner:
         await self._driver.submit(event)
 
     def _reduce(self, state: State, event: Event) -> tuple[State, tuple[_RunnerEffect, ...]]:
-        """`step` on the well-formed, redacted event; the core's effects between the runner's."""
+        """`step` on the well-formed, redacted event, the step kept; its effects, then
+        `FLUSH` if it must be durable."""
         # what step sees is what the journal can hold exactly (core/_wellformed.py), and no
         # key is ever stored, shown or sent on
         event = self.redactor.event(well_formed(event))
         state, effects = step(state, event)
-        return state, framed(event, effects, durable=_durable(event, effects))
+        self._log.record(event, effects)
+        if _durable(event, effects):
+            return state, (*effects, FLUSH)
+        return state, effects
 
     async def carry_out(self, effect: _RunnerEffect) -> None:
         """Carry out one effect (the slow ones in tasks)."""
         match effect:
-            case Record():
-                self._log.record(effect)
             case CallModel():
                 self._driver.call_model(effect)
             case RunTool(call=call):
