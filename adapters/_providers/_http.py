@@ -265,7 +265,7 @@ class HttpModel:
             failure = ModelCallFailed(retryable=True, message=str(exc))
         finally:
             deadline.close()
-            if response is not None:
+            if response is not None and not response.is_closed:  # read whole: closed already
                 with anyio.CancelScope(shield=True):
                     await response.aclose()
         if failure is not None:
