@@ -18,7 +18,7 @@ $(DEPS): pyproject.toml
 	touch $@
 
 # The strict editable install links each file; relink when a package gains or loses one.
-$(LINKS): $(DEPS) core adapters adapters/_providers shell shell/testing shell/_scripted shell/cli \
+$(LINKS): $(DEPS) core adapters adapters/_providers shell shell/testing shell/scripted shell/cli \
 		shell/cli/toplevel \
 		shell/otel shell/web shell/open_agent shell/mcp shell/temporal $(wildcard shell/web/static)
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e . \
@@ -34,6 +34,7 @@ lint: $(LINKS)
 typecheck: $(LINKS)
 	$(VENV)/bin/mypy -p toolreel.core -p toolreel.adapters -p toolreel.shell -p toolreel.testing \
 		-p toolreel.otel -p toolreel.web -p toolreel.open_agent -p toolreel.mcp -p toolreel.temporal \
+		-p toolreel.cli \
 		-m toolreel.__main__
 	$(VENV)/bin/mypy examples docs/hooks
 

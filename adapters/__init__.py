@@ -1,12 +1,25 @@
 """toolreel.adapters: provider wire formats and stores, around the pure core.
 
+Besides `__all__`, public modules serve toolreel's own layers (each says what for):
+`toolreel.adapters.providers`, `.redaction`, `.records`, `.replay` and `.transcript`.
+
 `converter` is built on first use (PEP 562 `__getattr__`), not at import; so is
 `PostgresJournal`, whose module imports psycopg (the `toolreel[postgres]` extra).
 """
 
 from typing import TYPE_CHECKING, Any
 
+from ._agent_outcome import (
+    AgentError,
+    AgentOutput,
+    ErrorCode,
+    ErrorContext,
+    ErrorPhase,
+    agent_outcome,
+)
 from ._errors import (
+    ContentRefused,
+    DecodeError,
     JournalCorrupt,
     JournalError,
     JournalUnavailable,
@@ -25,29 +38,48 @@ from ._journal import (
 )
 from ._jsonl import JSONLJournal
 from ._lease import Lease
-from ._providers import PROVIDERS, EventModel, ModelPort, api_key, codec_for, http_model
-from ._providers._anthropic import AnthropicCodec
-from ._providers._codec import Codec, StreamDecoder
-from ._providers._gemini import GeminiCodec
-from ._providers._http import HttpModel, Secret, Timeouts
-from ._providers._ollama import OllamaCodec
-from ._providers._openai import OpenAICodec
-from ._providers._openai_sdk import OpenAISdkModel, openai_sdk_model
-from ._providers._responses import ResponsesCodec
+from ._providers import (
+    PROVIDERS,
+    AnthropicCodec,
+    Codec,
+    EventModel,
+    GeminiCodec,
+    HttpModel,
+    ModelPort,
+    OllamaCodec,
+    OpenAICodec,
+    OpenAISdkModel,
+    ResponsesCodec,
+    Secret,
+    StreamDecoder,
+    Timeouts,
+    api_key,
+    codec_for,
+    http_model,
+    openai_sdk_model,
+)
 from ._request_diff import RequestChange, RequestDiff, diff_requests
 from ._retries import Retry
 from ._serde import event_from_json, event_to_json, get_converter, structure, unstructure
-from ._session import Session, SessionBuilder, TurnSummary, load_session
+from ._session import AgentSession, Session, SessionBuilder, TurnSummary, load_session
 from ._sqlite import SQLiteJournal
-from ._transcript import render_transcript
+from ._transcript import render_agent_transcript, render_transcript
 
 if TYPE_CHECKING:
     from ._postgres import PostgresJournal
 
 __all__ = [
     "PROVIDERS",
+    "AgentError",
+    "AgentOutput",
+    "AgentSession",
     "AnthropicCodec",
     "Codec",
+    "ContentRefused",
+    "DecodeError",
+    "ErrorCode",
+    "ErrorContext",
+    "ErrorPhase",
     "EventModel",
     "GeminiCodec",
     "HttpModel",
@@ -80,6 +112,7 @@ __all__ = [
     "StreamDecoder",
     "Timeouts",
     "TurnSummary",
+    "agent_outcome",
     "api_key",
     "codec_for",
     "converter",
@@ -91,6 +124,7 @@ __all__ = [
     "load_session",
     "openai_sdk_model",
     "persisted_messages",
+    "render_agent_transcript",
     "render_transcript",
     "structure",
     "unstructure",

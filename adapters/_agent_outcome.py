@@ -27,21 +27,10 @@ from typing import TypeAlias, assert_never
 
 import attrs
 
-from toolreel.core import (
-    AttemptErrors,
-    Blocked,
-    Cancelled,
-    Capped,
-    Completed,
-    Failed,
-    FailureCode,
-    Finish,
-    LoopConfig,
-    OverBudget,
-    PlainOutput,
-    Produced,
-    ReflectiveOutput,
-)
+from toolreel.core import Cancelled, Finish, LoopConfig, PlainOutput, ReflectiveOutput
+from toolreel.core.budget import OverBudget
+from toolreel.core.hooks import Blocked
+from toolreel.core.outcomes import AttemptErrors, Capped, Completed, Failed, FailureCode, Produced
 
 
 class ErrorCode(enum.StrEnum):

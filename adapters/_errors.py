@@ -1,6 +1,6 @@
 """Errors the adapters raise: journals that cannot be used, sessions owned or missing.
 
-Part of the tree drawn in `toolreel.shell._errors`, rooted at
+Part of the tree drawn in `toolreel.shell.errors`, rooted at
 `toolreel.core.ToolreelError`.
 """
 

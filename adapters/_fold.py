@@ -32,16 +32,9 @@ from typing import Any, cast
 
 import attrs
 
-from toolreel.core import (
-    Effect,
-    Emit,
-    LoopConfig,
-    State,
-    TextStreamed,
-    initial_state,
-    step,
-)
+from toolreel.core import Effect, Emit, LoopConfig, State, initial_state, step
 from toolreel.core.bulk import fragment_run, text_run
+from toolreel.core.notices import TextStreamed
 
 from ._errors import JournalCorrupt, SessionError
 from ._journal import (

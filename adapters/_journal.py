@@ -42,29 +42,23 @@ from typing import Any, Protocol, TypeAlias
 import attrs
 
 from toolreel.core import (
-    Blocked,
     CallModel,
     Cancelled,
-    Capped,
     ChatMessage,
-    Completed,
     Effect,
     Emit,
     Event,
-    Failed,
-    FailureCode,
     Finish,
     LoopConfig,
-    MaxIterationsPolicy,
-    Outcome,
     Persist,
     PromptSubmitted,
-    RoundFinished,
     TellHook,
-    TextStreamed,
     ToolFinished,
-    ToolResultReady,
 )
+from toolreel.core.hooks import Blocked
+from toolreel.core.notices import RoundFinished, TextStreamed, ToolResultReady
+from toolreel.core.outcomes import Capped, Completed, Failed, FailureCode, Outcome
+from toolreel.core.policies import MaxIterationsPolicy
 
 from ._errors import JournalCorrupt, SessionBusy, SessionNotFound
 from ._lease import Holds, Lease, Owner, check_current

@@ -21,14 +21,11 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
 
 from toolreel.core import (
     ChatMessage,
-    Decision,
     Effect,
     Event,
     Finish,
     ImagePart,
     LoopConfig,
-    Notice,
-    Outcome,
     OutputSpec,
     PromptSubmitted,
     State,
@@ -38,6 +35,9 @@ from toolreel.core import (
     ToolFinished,
     ToolResult,
 )
+from toolreel.core.hooks import Decision
+from toolreel.core.notices import Notice
+from toolreel.core.outcomes import Outcome
 
 if TYPE_CHECKING:
     import cattrs

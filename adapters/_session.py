@@ -16,13 +16,9 @@ from __future__ import annotations
 import attrs
 
 from toolreel.core import (
-    ApprovalRequested,
-    AttemptErrors,
     ChatMessage,
     Effect,
-    Failed,
     Finish,
-    FinishReason,
     ImagePart,
     LoopConfig,
     ModelCallFailed,
@@ -34,6 +30,8 @@ from toolreel.core import (
     Usage,
     awaiting_approval,
 )
+from toolreel.core.notices import ApprovalRequested
+from toolreel.core.outcomes import AttemptErrors, Failed, FinishReason
 
 from ._agent_outcome import AgentOutcome, agent_outcome
 from ._errors import JournalCorrupt, SessionError

@@ -21,7 +21,6 @@ import json
 from collections.abc import Collection, Iterable
 
 from toolreel.core import (
-    ApprovalRequested,
     ChatMessage,
     ConfigError,
     ImagePart,
@@ -34,6 +33,7 @@ from toolreel.core import (
     Usage,
     well_formed,
 )
+from toolreel.core.notices import ApprovalRequested
 
 from ._agent_outcome import AgentOutput
 from ._retries import Retry

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import functools
 from collections.abc import Callable, Iterable
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 import attrs
 
@@ -162,11 +162,8 @@ class ReflectiveOutput:
 
     tool: ToolSpec
     max_attempts: int = attrs.field(default=3, validator=at_least(1))
-
-    @property
-    def submit(self) -> ToolSpec:
-        """The injected `submit` tool (the same for every reflective output)."""
-        return SUBMIT_TOOL
+    #: The injected `submit` tool: the same for every reflective output, so the class has it.
+    submit: ClassVar[ToolSpec] = SUBMIT_TOOL
 
 
 #: What a turn's answer is (`LoopConfig.output`).

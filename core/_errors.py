@@ -2,7 +2,7 @@
 
 Every exception a public toolreel function raises on purpose derives from
 `ToolreelError`; anything else reaching a caller is a bug. The whole tree is
-drawn in `toolreel.shell._errors`; the core owns its root and its misuse
+drawn in `toolreel.shell.errors`; the core owns its root and its misuse
 branch, because the reducer raises `StepError` and core imports nothing above it.
 """
 

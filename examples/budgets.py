@@ -16,8 +16,10 @@ from collections.abc import Iterator
 
 import anyio
 
-from toolreel.core import Finish, Notice
-from toolreel.shell import AgentOptions, Budget, Price, UsageReported, run
+from toolreel.core import Finish
+from toolreel.core.budget import Budget, Price
+from toolreel.core.notices import Notice, UsageReported
+from toolreel.shell import AgentOptions, run
 from toolreel.testing import ScriptedServer, calculator
 
 

@@ -20,7 +20,8 @@ from collections.abc import Iterator
 import anyio
 
 from toolreel.adapters import SQLiteJournal, render_transcript
-from toolreel.core import Finish, TextStreamed, ToolCallAnnounced, ToolResultReady
+from toolreel.core import Finish
+from toolreel.core.notices import TextStreamed, ToolCallAnnounced, ToolResultReady
 from toolreel.shell import AgentOptions, Client, tool, verify
 from toolreel.testing import ScriptedServer, calculator
 

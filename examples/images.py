@@ -16,8 +16,8 @@ import os
 import anyio
 
 from toolreel.adapters import render_transcript
-from toolreel.core import ChatMessage
-from toolreel.shell import AgentOptions, ImagePart, image, run, tool
+from toolreel.core import ChatMessage, ImagePart
+from toolreel.shell import AgentOptions, image, run, tool
 from toolreel.testing import FunctionModel, ModelInfo, ToolCalls, call
 
 #: The smallest PNG header toolreel recognises: eight signature bytes, then a chunk.

@@ -21,16 +21,8 @@ import anyio
 import attrs
 
 from toolreel.adapters import JSONLJournal, render_transcript
-from toolreel.shell import (
-    AgentOptions,
-    Divergence,
-    Recording,
-    RequestMismatch,
-    replay,
-    run,
-    tool,
-    verify,
-)
+from toolreel.shell import AgentOptions, Divergence, Recording, replay, run, tool, verify
+from toolreel.shell.errors import RequestMismatch
 from toolreel.testing import ScriptedServer, calculator
 
 
@@ -64,7 +56,6 @@ def main() -> None:
             api_key=key,
             system_prompt="Be brief.",
             tools=[add],
-            auto_execute_tools=True,  # the rerun's Client runs the (recorded) tools too
             journal="calc.jsonl",
         )
         result = anyio.run(run, "What is 25 plus 17?", options)
@@ -86,8 +77,8 @@ def main() -> None:
     offline = attrs.evolve(options, journal=None)
     anyio.run(recording.rerun, offline)
     print("4. rerun offline: the same requests")
-    # ... and a change to what the program asks is caught, with a readable diff.
-    recording = Recording.from_file("calc.jsonl", result.session_id)  # served from the start
+    # ... as often as you like (each rerun starts from the beginning), and a change to
+    # what the program asks is caught, with a readable diff.
     try:
         anyio.run(recording.rerun, attrs.evolve(offline, system_prompt="Be verbose."))
     except RequestMismatch as mismatch:

@@ -17,7 +17,8 @@ import sys
 
 import anyio
 
-from toolreel.shell import AgentOptions, Client, SessionBusy, open_journal, run, tool
+from toolreel.shell import AgentOptions, Client, open_journal, run, tool
+from toolreel.shell.errors import SessionBusy
 from toolreel.testing import ScriptedServer, calculator
 
 WORKERS = 3

@@ -1,163 +1,49 @@
-"""toolreel.shell: the effect interpreter and the public APIs.
+"""toolreel.shell: the public APIs that carry out the core's effects.
 
 `Client` (one conversation: `query`, then `events()` or `wait()`; approvals),
-`AgentOptions`/`tool`, `run()` for scripts,
-structured-output agents (`AgentDefinition`, `OutputTool`, `execute_agent`
-with `AgentRunOptions`; a failure's `AgentError`, its `ErrorCode` and
-`ErrorContext`), the `Connection` both share (its key a `Secret`), the typed
-callback protocols of each API (`OnToolCall`, ..., `OnAgentToolCall`, ...),
-hooks (`HookDecision`, `PreToolUseEvent`, ...), budgets (`Budget`, `Price`, the
-`OverBudget` outcome, `Spending`, the `UsageReported` notice), the `Runner` that
-carries out the core's effects (for a chat session and an agent run alike) and the
-`TurnTask` a client runs it in.
-"""
+`AgentOptions`/`tool`, `run()` for scripts, structured-output agents
+(`AgentDefinition`, `OutputTool`, `execute_agent` with `AgentRunOptions`),
+the `Connection` both share, images (`image`), replay and recordings
+(`replay`, `verify`, `Recording`), and moving sessions between journals.
 
-from toolreel.adapters import Secret
-from toolreel.adapters._agent_outcome import (
-    AgentError,
-    AgentOutput,
-    ErrorCode,
-    ErrorContext,
-    ErrorPhase,
-)
-from toolreel.adapters._transcript import render_agent_transcript
-from toolreel.core import (
-    Budget,
-    BudgetPolicy,
-    BudgetScope,
-    ImagePart,
-    OverBudget,
-    Price,
-    Spending,
-    UsageReported,
-)
+Namespaced public submodules hold the rest, each with its own `__all__`:
+`toolreel.shell.errors` (every error toolreel raises, drawn as one tree),
+`.hooks` (`HookDecision`, `PreToolUseEvent`, ...), `.callbacks` (the typed
+callback protocols), `.telemetry` (the observer seam) and `.scripted` (offline
+model stand-ins). Records of other layers are imported from their own package:
+budgets from `toolreel.core.budget`, notices from `toolreel.core.notices`,
+`Secret`, a failed agent's `AgentError` and `AgentSession` from
+`toolreel.adapters`. `toolreel.shell.engine` (the `Runner`, its `Observers`, the
+`TurnTask`, ...) is for toolreel's own extension packages, not for users.
+"""
 
 from ._agent import AgentDefinition, AgentFailure, AgentMetadata, AgentSuccess, execute_agent
 from ._agent_approval import agent_approvals, resume_agent
 from ._agent_output import OutputTool, Validator
-from ._callbacks import (
-    OnAgentNotice,
-    OnAgentToolCall,
-    OnAgentToolResult,
-    OnAttemptStart,
-    OnFinish,
-    OnNotice,
-    OnRound,
-    OnToolCall,
-    OnToolResult,
-    OnValidationFailure,
-)
 from ._client import Client, RunResult, open_journal, run
 from ._connection import Connection
-from ._errors import (
-    ApprovalPending,
-    ConfigError,
-    ContentRefused,
-    JournalCorrupt,
-    JournalError,
-    JournalUnavailable,
-    NotOpen,
-    ReplayError,
-    RunFailed,
-    SessionBusy,
-    SessionError,
-    SessionNotFound,
-    StepError,
-    ToolreelError,
-    TurnInProgress,
-    UnknownApproval,
-    UnknownToolCall,
-    UsageError,
-)
-from ._hooks import (
-    HOOK_POST_TOOL_USE,
-    HOOK_PRE_TOOL_USE,
-    HOOK_USER_PROMPT_SUBMIT,
-    HookDecision,
-    PostToolUseEvent,
-    PreToolUseEvent,
-    UserPromptSubmitEvent,
-)
 from ._images import ImageSource, image
 from ._options import AgentOptions, AgentRunOptions
-from ._recording import Recording, RequestMismatch
-from ._replay import AgentSession, Divergence, ReplayDiverged, load_agent_session, replay, verify
-from ._runner import Observers, RunMetadata, Runner
+from ._recording import Recording
+from ._replay import Divergence, load_agent_session, replay, verify
 from ._tools import Tool, tool
 from ._transfer import export_session, import_session
-from ._turn_task import TurnTask
 
 __all__ = [
-    "HOOK_POST_TOOL_USE",
-    "HOOK_PRE_TOOL_USE",
-    "HOOK_USER_PROMPT_SUBMIT",
     "AgentDefinition",
-    "AgentError",
     "AgentFailure",
     "AgentMetadata",
     "AgentOptions",
-    "AgentOutput",
     "AgentRunOptions",
-    "AgentSession",
     "AgentSuccess",
-    "ApprovalPending",
-    "Budget",
-    "BudgetPolicy",
-    "BudgetScope",
     "Client",
-    "ConfigError",
     "Connection",
-    "ContentRefused",
     "Divergence",
-    "ErrorCode",
-    "ErrorContext",
-    "ErrorPhase",
-    "HookDecision",
-    "ImagePart",
     "ImageSource",
-    "JournalCorrupt",
-    "JournalError",
-    "JournalUnavailable",
-    "NotOpen",
-    "Observers",
-    "OnAgentNotice",
-    "OnAgentToolCall",
-    "OnAgentToolResult",
-    "OnAttemptStart",
-    "OnFinish",
-    "OnNotice",
-    "OnRound",
-    "OnToolCall",
-    "OnToolResult",
-    "OnValidationFailure",
     "OutputTool",
-    "OverBudget",
-    "PostToolUseEvent",
-    "PreToolUseEvent",
-    "Price",
     "Recording",
-    "ReplayDiverged",
-    "ReplayError",
-    "RequestMismatch",
-    "RunFailed",
-    "RunMetadata",
     "RunResult",
-    "Runner",
-    "Secret",
-    "SessionBusy",
-    "SessionError",
-    "SessionNotFound",
-    "Spending",
-    "StepError",
     "Tool",
-    "ToolreelError",
-    "TurnInProgress",
-    "TurnTask",
-    "UnknownApproval",
-    "UnknownToolCall",
-    "UsageError",
-    "UsageReported",
-    "UserPromptSubmitEvent",
     "Validator",
     "agent_approvals",
     "execute_agent",
@@ -166,7 +52,6 @@ __all__ = [
     "import_session",
     "load_agent_session",
     "open_journal",
-    "render_agent_transcript",
     "replay",
     "resume_agent",
     "run",

@@ -41,21 +41,25 @@ from typing import Any, Generic, TypeVar
 import anyio
 import attrs
 
-from toolreel.adapters import Journal, ModelPort, SessionError, SessionNotFound
-from toolreel.adapters._agent_outcome import AgentError, AgentOutput, agent_outcome
-from toolreel.adapters._errors import ContentRefused
-from toolreel.adapters._legacy import current
-from toolreel.adapters._providers._images import refusal
-from toolreel.adapters._transcript import output_tool
+from toolreel.adapters import (
+    AgentError,
+    AgentOutput,
+    ContentRefused,
+    Journal,
+    ModelPort,
+    SessionError,
+    SessionNotFound,
+    agent_outcome,
+)
+from toolreel.adapters.providers import refusal
+from toolreel.adapters.replay import current
+from toolreel.adapters.transcript import output_tool
 from toolreel.core import (
     Approved,
-    AttemptErrors,
-    AttemptStarted,
     AwaitApproval,
     ChatMessage,
     Denied,
     Finish,
-    HookPoint,
     ImagePart,
     LoopConfig,
     Phase,
@@ -67,10 +71,12 @@ from toolreel.core import (
     ToolResult,
     Usage,
     UsageError,
-    ValidationFailed,
     awaiting_approval,
     misuse,
 )
+from toolreel.core.hooks import HookPoint
+from toolreel.core.notices import AttemptStarted, ValidationFailed
+from toolreel.core.outcomes import AttemptErrors
 
 from . import _checks as check
 from ._agent_output import OutputTool, Validator

@@ -17,7 +17,8 @@ from typing import Any, TypeVar
 import anyio
 
 from toolreel.adapters import Journal, ModelPort, SessionNotFound
-from toolreel.core import ApprovalRequested, Approved, Denied, awaiting_approval
+from toolreel.core import Approved, Denied, awaiting_approval
+from toolreel.core.notices import ApprovalRequested
 
 from ._agent import AgentDefinition, AgentFailure, AgentSuccess, Given, _journaled, run_config
 from ._client import open_journal

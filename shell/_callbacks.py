@@ -31,7 +31,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from toolreel.core import Finish, Notice, State, ToolCall, ToolResult, ToolRound
+from toolreel.core import Finish, State, ToolCall, ToolResult, ToolRound
+from toolreel.core.notices import Notice
 
 __all__ = [
     "OnAgentNotice",

@@ -36,12 +36,19 @@ import anyio
 import anyio.abc
 import attrs
 
-from toolreel.adapters import Journal, Lease, MemoryJournal, Session, load_session
-from toolreel.adapters._errors import ContentRefused, JournalUnavailable, SessionNotFound
-from toolreel.adapters._providers import ModelPort
-from toolreel.adapters._providers._images import refusal
+from toolreel.adapters import (
+    ContentRefused,
+    Journal,
+    JournalUnavailable,
+    Lease,
+    MemoryJournal,
+    ModelPort,
+    Session,
+    SessionNotFound,
+    load_session,
+)
+from toolreel.adapters.providers import refusal
 from toolreel.core import (
-    ApprovalRequested,
     Approved,
     AwaitApproval,
     Cancelled,
@@ -49,15 +56,9 @@ from toolreel.core import (
     ConfigError,
     Denied,
     Finish,
-    FinishReason,
     LoopConfig,
-    MaxIterationsPolicy,
-    Notice,
-    OverBudget,
     Phase,
     PromptSubmitted,
-    ResultsRequested,
-    Spending,
     ToolFinished,
     ToolRound,
     Usage,
@@ -65,6 +66,10 @@ from toolreel.core import (
     misuse,
     well_formed,
 )
+from toolreel.core.budget import OverBudget, Spending
+from toolreel.core.notices import ApprovalRequested, Notice, ResultsRequested
+from toolreel.core.outcomes import FinishReason
+from toolreel.core.policies import MaxIterationsPolicy
 
 from ._connection import Connection
 from ._errors import (
@@ -169,10 +174,17 @@ class Client:
         self._tools = registry(options.tools)
         self.config = loop_config(options, self._tools, self.connection, model)
         self._own_model = model is None
-        self._model: ModelPort = model or self.connection.open_model()
-        self.redactor = self.connection.redactor(self._model)
         self._own_journal = options.journal is None or isinstance(options.journal, str | Path)
+        # The journal first: it may fail (a folder that is not there, a database that is
+        # down), and then no model has taken a pooled connection that nothing would close.
         self.journal = open_journal(options.journal)
+        try:
+            self._model: ModelPort = model or self.connection.open_model()
+        except BaseException:
+            if self._own_journal:
+                self.journal.close()
+            raise
+        self.redactor = self.connection.redactor(self._model)
         self.session_id = options.session_id or uuid.uuid4().hex
         self._resume = _resume
         self._lease: Lease | None = None  # the session, held from `begin` until `release`

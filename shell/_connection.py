@@ -21,24 +21,23 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from toolreel.adapters import PROVIDERS, Secret, Timeouts
-from toolreel.adapters._providers import (
+from toolreel.adapters import PROVIDERS, ModelPort, Secret, Timeouts, http_model
+from toolreel.adapters.providers import (
     DEFAULT_MODELS,
     RECOVERY_MODES,
-    ModelPort,
     ToolCallRecovery,
-    http_model,
     is_async_client,
     recovers,
     redactor_for,
 )
-from toolreel.adapters._redact import MASK, Redactor, clean_key
-from toolreel.core import ConfigError, RetryPolicy
+from toolreel.adapters.redaction import MASK, Redactor, clean_key
+from toolreel.core import ConfigError
+from toolreel.core.policies import RetryPolicy
 
 from . import _checks as check
 
 if TYPE_CHECKING:
-    from toolreel.adapters._providers import AsyncClient
+    from toolreel.adapters.providers import AsyncClient
 
 #: The model every port opened here is, while `toolreel.testing.override` is in force.
 MODEL_OVERRIDE: ContextVar[ModelPort | None] = ContextVar("toolreel_model_override", default=None)
@@ -99,7 +98,7 @@ class Connection:
     closes it); without one, calls share a pool per provider and base URL.
     `tool_call_recovery` ("auto", "hermes", "llama3", "mistral"; openai and
     ollama only) turns tool calls a small local model writes as text into real
-    calls (README: "Tool calls from small local models"). `model_images` False
+    calls (docs/guides/providers.md). `model_images` False
     says the model is text-only: a prompt or tool result with images is
     refused, never sent without them.
 

@@ -40,8 +40,7 @@ import anyio.abc
 from returns.result import Failure, Result, Success
 
 from toolreel.adapters import ModelPort
-from toolreel.adapters._held import held_back
-from toolreel.adapters._redact import Redactor
+from toolreel.adapters.redaction import Redactor, held_back
 from toolreel.core import (
     AwaitApproval,
     CallModel,

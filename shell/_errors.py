@@ -1,44 +1,8 @@
-"""The one error tree: everything toolreel raises on purpose is a `ToolreelError`.
-
-    ToolreelError                       (toolreel.core)  anything raised on purpose
-    ├── UsageError                      (toolreel.core)  the caller misused the API
-    │   ├── StepError                   (toolreel.core)  an event impossible in this phase
-    │   ├── ConfigError (ValueError)    (toolreel.core)  an option value not allowed
-    │   ├── NotOpen (RuntimeError)                        used without `async with`
-    │   ├── TurnInProgress (RuntimeError)                 a query while a turn runs
-    │   ├── UnknownToolCall (ValueError)                  a result for no awaited call
-    │   │   └── UnknownApproval                           a decision for no held call
-    │   ├── SessionNotFound (LookupError) (adapters)     no such session in the journal
-    │   ├── ContentRefused (ValueError) (adapters)       images a model cannot take
-    │   ├── NothingToReceive (RuntimeError) (open_agent)  receive_messages() before query()
-    │   ├── ResultsOwed (RuntimeError)  (open_agent)     a prompt while calls await results
-    │   └── ContentTypeError (TypeError) (open_agent)    a tool result not str/dict/list
-    ├── SessionError                    (adapters)
-    │   ├── SessionNotFound
-    │   └── SessionBusy                 (adapters)       another writer owns the session
-    ├── JournalError                    (adapters)
-    │   ├── JournalCorrupt              (adapters)       damaged data: file, session, step
-    │   └── JournalUnavailable          (adapters)       cannot open, or locked too long
-    ├── DecodeError (ValueError)        (adapters)       text that is not an event's JSON
-    ├── RunFailed                                         a turn that finished FAILED
-    ├── ApprovalPending                                   run() paused: calls await approval
-    ├── PromptBlocked (RuntimeError)    (open_agent)     a UserPromptSubmit hook blocked
-    ├── ModelError (RuntimeError)       (open_agent)     the model call failed
-    ├── ConfigFileError (+ its OSError/yaml.YAMLError) (open_agent.config)  an unusable config file
-    ├── MCPConnectError (ConnectionError) (mcp)      an MCP server that cannot be started/reached
-    ├── MCPToolError                (mcp)            an MCP tool called directly answered an error
-    ├── TemporalError               (temporal)       a Temporal server or workflow that cannot serve
-    └── ReplayError (AssertionError)                      a recording does not match
-        ├── ReplayDiverged                                replay(strict) found a divergence
-        └── RequestMismatch                               rerun asked something unrecorded
-
-Messages are one line saying what happened and what to do. Anything else
-reaching a caller of a public function is a bug.
-"""
+"""The shell's own errors; `toolreel.shell.errors` draws the whole tree they belong to."""
 
 from __future__ import annotations
 
-from toolreel.adapters._errors import (
+from toolreel.adapters import (
     ContentRefused,
     DecodeError,
     JournalCorrupt,
@@ -48,14 +12,8 @@ from toolreel.adapters._errors import (
     SessionError,
     SessionNotFound,
 )
-from toolreel.core import (
-    ApprovalRequested,
-    ConfigError,
-    Finish,
-    StepError,
-    ToolreelError,
-    UsageError,
-)
+from toolreel.core import ConfigError, Finish, StepError, ToolreelError, UsageError
+from toolreel.core.notices import ApprovalRequested
 
 __all__ = [
     "ApprovalPending",

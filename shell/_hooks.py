@@ -30,7 +30,8 @@ from typing import Any, TypeAlias, cast
 
 import attrs
 
-from toolreel.core import Allowed, Ask, Blocked, ChatMessage, Decision, HookPoint, Replaced
+from toolreel.core import ChatMessage
+from toolreel.core.hooks import Allowed, Ask, Blocked, Decision, HookPoint, Replaced
 
 HOOK_PRE_TOOL_USE = "pre_tool_use"
 HOOK_POST_TOOL_USE = "post_tool_use"

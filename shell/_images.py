@@ -23,7 +23,8 @@ from typing import Any, TypeAlias
 
 import attrs
 
-from toolreel.core import MEDIA_TYPES, ConfigError, ImagePart, PromptSubmitted
+from toolreel.core import ConfigError, ImagePart, PromptSubmitted
+from toolreel.core.images import MEDIA_TYPES
 
 #: What `image()` takes: an `ImagePart`, image bytes, an http(s) or data: URL, or a file path.
 ImageSource: TypeAlias = ImagePart | bytes | str | os.PathLike[str]

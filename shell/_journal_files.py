@@ -20,7 +20,7 @@ from pathlib import Path
 import attrs
 
 from toolreel.adapters import Journal, JournalUnavailable, JSONLJournal, SQLiteJournal
-from toolreel.adapters._dsn import is_dsn, redacted_dsn
+from toolreel.adapters.redaction import is_dsn, redacted_dsn
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -81,7 +81,7 @@ def open_location(location: Location) -> Journal:
         return open_path(Path(url))
     assert isinstance(url, str)
     try:
-        from toolreel.adapters._postgres import PostgresJournal  # noqa: PLC0415 - psycopg
+        from toolreel.adapters import PostgresJournal  # noqa: PLC0415 - psycopg
     except ImportError as exc:
         raise JournalUnavailable(
             f"cannot open journal {redacted_dsn(url)}: psycopg is not installed "

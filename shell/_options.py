@@ -25,9 +25,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from toolreel.adapters import Journal, Secret, Timeouts
-from toolreel.adapters._dsn import is_dsn, redacted_dsn
-from toolreel.adapters._providers import ToolCallRecovery
-from toolreel.core import Budget, ConfigError, HookPoint, MaxIterationsPolicy, RetryPolicy
+from toolreel.adapters.providers import ToolCallRecovery
+from toolreel.adapters.redaction import is_dsn, redacted_dsn
+from toolreel.core import ConfigError
+from toolreel.core.budget import Budget
+from toolreel.core.hooks import HookPoint
+from toolreel.core.policies import MaxIterationsPolicy, RetryPolicy
 
 from . import _checks as check
 from ._callbacks import OnAgentNotice, OnFinish, OnNotice, OnRound, OnToolCall, OnToolResult
@@ -42,7 +45,7 @@ from ._hooks import (
 from ._tools import Tool, as_tool
 
 if TYPE_CHECKING:
-    from toolreel.adapters._providers import AsyncClient
+    from toolreel.adapters.providers import AsyncClient
 
 #: The tool choices that name no tool.
 TOOL_CHOICE_MODES = ("auto", "none", "required")

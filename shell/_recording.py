@@ -7,82 +7,76 @@ recorded tool outputs returned. The first request that differs stops the run
 with `RequestMismatch` and the readable difference of the two requests
 (adapters/_request_diff.py; the recorded one rebuilt by folding the journal)
 — VCR-style tests at the level of meaning.
+
+A rerun answers every tool call the way the recorded session did, whatever the
+options say: the recorded outputs where its tools ran, its caller's results in
+manual mode, its person's decision on a call held for approval. Nobody is left
+to wait for an answer no one will give: one the recording lacks is a
+`RequestMismatch`. Each rerun serves the recording through a new `Playback`
+(shell/_playback.py), so it starts from the beginning every time.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections import defaultdict
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
 import attrs
-from returns.result import Failure, Result, Success
 
 from toolreel.adapters import (
     Journal,
     JournalUnavailable,
-    SessionError,
+    MemoryJournal,
     SessionNotFound,
 )
-from toolreel.adapters._fold import fold_journal
-from toolreel.adapters._request_diff import RequestDiff, diff_requests, request_form
 from toolreel.core import (
-    CallModel,
+    Approved,
     ConfigError,
-    FinishReason,
+    Denied,
+    Finish,
     ModelCallFailed,
     ModelEvent,
     ModelRequest,
     ModelResponded,
     PromptSubmitted,
-    RetryPolicy,
-    StepError,
+    ToolCall,
     ToolFinished,
     ToolInterrupted,
     ToolTimedOut,
 )
+from toolreel.core.notices import ResultsRequested
+from toolreel.core.outcomes import FinishReason
+from toolreel.core.policies import RetryPolicy
 
 from ._agent import AgentDefinition, AgentFailure, AgentSuccess, execute_agent
+from ._agent_approval import resume_agent
 from ._client import Client
-from ._errors import ReplayError
+from ._errors import ApprovalPending
 from ._journal_files import is_sqlite, journal_name, open_path
 from ._options import AgentOptions
-from ._tools import Tool, as_tool
+from ._playback import (
+    CallKey,
+    Playback,
+    RecordedCall,
+    RequestMismatch,
+    mismatch,
+    rebuilt_requests,
+)
+from ._tools import Tool
 
 T = TypeVar("T")
 
 
-class RequestMismatch(ReplayError):
-    """The program asked the model something the recording did not.
-
-    `request_diff` is the structured difference (a `RequestDiff`: which
-    message, tool or setting changed, and how) when a recorded request was
-    asked differently; None when the program made a call or tool call the
-    recording does not hold at all.
-    """
-
-    def __init__(self, message: str, request_diff: RequestDiff | None = None) -> None:
-        """The message, and the difference it shows (if any)."""
-        super().__init__(message)
-        self.request_diff = request_diff
-
-
-@attrs.frozen(kw_only=True)
-class RecordedCall:
-    """One recorded model call: its request (journal form) and the events it streamed.
-
-    `full` is the whole request, rebuilt by folding the journal (its digest
-    checked against `request`), or None when the fold cannot rebuild it.
-    """
-
-    request: dict[str, Any]
-    events: tuple[ModelEvent, ...]
-    full: ModelRequest | None = None
-
-
 class Recording:
-    """A recorded session, ready to stand in for the model and the tools."""
+    """A recorded session, ready to stand in for the model and the tools.
+
+    It can be rerun any number of times (each `rerun` starts from its
+    beginning). Used directly as a model port (`Client(options, model=recording)`,
+    with `recording.tools(...)`), it serves its calls once, in order.
+    """
 
     def __init__(self, journal: Journal, session_id: str | None = None) -> None:
         """Read the session (the only one in the journal when no id is given)."""
@@ -102,10 +96,14 @@ class Recording:
         #: The session's config: a structured output's for an agent run (rerun it with `agent=`).
         self.config = journal.config(session_id)
         self.prompts: list[str] = []
+        self._prompted: list[PromptSubmitted] = []  # the prompts with their images
         self.calls: list[RecordedCall] = []
-        self._outputs: dict[tuple[str, str], deque[tuple[str, bool]]] = defaultdict(deque)
+        #: Each tool call's recorded outcomes (a tool's, or a manual caller's), in order.
+        self._outputs: dict[CallKey, list[ToolFinished]] = defaultdict(list)
+        #: Each held call's recorded decisions, in order.
+        self._decisions: dict[CallKey, list[Approved | Denied]] = defaultdict(list)
         self._read(journal)
-        self._served = 0
+        self._direct = self._playback()  # what serving it as a model port has handed out
         self.history: tuple[Any, ...] = ()
 
     @classmethod
@@ -125,16 +123,18 @@ class Recording:
             journal.close()
 
     def _read(self, journal: Journal) -> None:
-        """Collect prompts, model calls with their events, and tool outputs by call."""
-        pending: dict[str, tuple[str, str]] = {}
+        """Collect prompts, model calls with their events, tool outcomes and decisions by call."""
+        pending: dict[str, CallKey] = {}  # calls awaiting an outcome: run, or asked of the caller
+        held: dict[str, CallKey] = {}  # calls awaiting a person's decision
         current: list[ModelEvent] | None = None
         request: dict[str, Any] | None = None
         full: ModelRequest | None = None
-        rebuilt = iter(_rebuilt_requests(journal, self.session_id))
+        rebuilt = iter(rebuilt_requests(journal, self.session_id))
         for entry in journal.entries(self.session_id):
             event = entry.event
             if isinstance(event, PromptSubmitted):
                 self.prompts.append(event.text)
+                self._prompted.append(event)
             elif isinstance(event, ModelEvent) and current is not None:
                 current.append(event)
                 if isinstance(event, ModelResponded | ModelCallFailed):
@@ -143,16 +143,27 @@ class Recording:
                     self.calls.append(call)
                     current = None
             elif isinstance(event, ToolFinished) and event.call_id in pending:
-                self._outputs[pending.pop(event.call_id)].append((event.output, event.is_error))
+                self._outputs[pending.pop(event.call_id)].append(event)
             elif isinstance(event, ToolTimedOut | ToolInterrupted) and event.call_id in pending:
                 told = _worded(entry.effects, event.call_id)  # as the core worded it then
-                self._outputs[pending.pop(event.call_id)].append((told, True))
+                lost = ToolFinished(call_id=event.call_id, output=told, is_error=True)
+                self._outputs[pending.pop(event.call_id)].append(lost)
+            elif isinstance(event, Approved | Denied) and event.call_id in held:
+                self._decisions[held.pop(event.call_id)].append(event)
             for effect in entry.effects:
+                notice = effect.get("notice") or {} if effect["type"] == "Emit" else {}
                 if effect["type"] == "CallModel":
                     request, current, full = effect["request"], [], next(rebuilt, None)
                 elif effect["type"] == "RunTool":
-                    call = effect["call"]
-                    pending[call["id"]] = (call["name"], call["arguments"])
+                    pending.update(_keyed([effect["call"]]))
+                elif notice.get("type") == "ResultsRequested":  # manual mode: the caller answers
+                    pending.update(_keyed(notice["calls"]))
+                elif notice.get("type") == "ApprovalRequested":
+                    held.update(_keyed([notice["call"]]))
+
+    def _playback(self) -> Playback:
+        """A new pass through the recording, from its beginning."""
+        return Playback(self.calls, self.model_name, self._outputs, self._decisions)
 
     @property
     def model_name(self) -> str:
@@ -162,34 +173,18 @@ class Recording:
     async def aclose(self) -> None:
         """Nothing to release: a recording holds no connection."""
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Serve the next recorded call's events, if the request matches the recorded one."""
-        asked = request_form(request)
-        if self._served >= len(self.calls):
-            self._stop(_unrecorded(self._served + 1, request))
-        recorded = self.calls[self._served]
-        if asked != recorded.request:  # the digest check: the journal keeps no more
-            diff = diff_requests(recorded.full or recorded.request, request, labels=LABELS)
-            self._stop(f"model call {self._served + 1} differs from the recording:\n{diff}", diff)
-        self._served += 1
-        for event in recorded.events:
-            yield event
-
-    def _stop(self, message: str, diff: RequestDiff | None = None) -> None:
-        """Stop the run: the driver raises a `ReplayError` from the port to the caller as is."""
-        raise RequestMismatch(message, diff)
+        return self._direct.stream(request)
 
     def output(self, name: str, arguments: str) -> tuple[str, bool]:
         """The recorded output of the next call of `name` with these arguments."""
-        queue = self._outputs.get((name, arguments))
-        if not queue:
-            self._stop(f"tool call {name}({arguments}) was never recorded")
-        assert queue is not None
-        return queue.popleft()
+        told = self._direct.output(name, arguments)
+        return told.output, told.is_error
 
     def tools(self, tools: Sequence[Tool | Callable[..., Any]]) -> list[Tool]:
         """The given tools (same specs) answering with the recorded outputs instead of running."""
-        return [RecordedTool.of(as_tool(item), self) for item in tools]
+        return self._direct.tools(tools)
 
     @overload
     async def rerun(self, options: AgentOptions) -> list[FinishReason]: ...
@@ -202,7 +197,7 @@ class Recording:
     async def rerun(
         self, options: AgentOptions, *, agent: AgentDefinition[Any, Any] | None = None
     ) -> list[FinishReason] | AgentSuccess[Any] | AgentFailure:
-        """Run the recording again with the recorded model and tool outputs.
+        """Run the recording again, from its beginning, with the recorded model and tool outputs.
 
         A chat session's prompts go through a Client built from `options`
         (the finish reason of each turn); an agent run's prompt goes through
@@ -210,6 +205,12 @@ class Recording:
         `RequestMismatch` at the first request (or tool call) the recording
         does not hold; retries are immediate (no backoff sleeps). `agent` given
         for a chat session, or missing for an agent run, is a `ConfigError`.
+
+        Tool calls are answered the way the recorded session answered them,
+        whatever `options.auto_execute_tools` says: with the recorded outputs
+        (and images) when its tools ran, with its caller's results (`add_tool_result`) in
+        manual mode, and a call held for approval is approved or denied as it
+        was. One the recording holds no answer for is a `RequestMismatch`.
         """
         opts = attrs.evolve(
             options,
@@ -219,49 +220,108 @@ class Recording:
         if self.config.structured:
             if agent is None:
                 raise ConfigError("agent", None, "the AgentDefinition of this agent run")
-            return await self._rerun_agent(agent, opts)
+            return await self._rerun_agent(agent, opts, self._playback())
         if agent is not None:
             raise ConfigError("agent", agent, "None: this recording is a chat session's")
+        return await self._rerun_chat(opts, self._playback())
+
+    async def _rerun_chat(self, options: AgentOptions, playback: Playback) -> list[FinishReason]:
+        """Each recorded prompt through a Client that answers tool calls as the session did."""
+        chat = attrs.evolve(
+            options,
+            tools=playback.tools(list(options.tools)),
+            auto_execute_tools=self.config.auto_execute,  # manual: answered in `_finished`
+        )
         reasons = []
-        chat = attrs.evolve(opts, tools=self.tools(list(opts.tools)))
-        async with Client(chat, model=self) as client:
-            for prompt in self.prompts:
-                await client.query(prompt)
-                finish = await client.wait()  # raises the mismatch that stopped the turn
-                assert finish is not None
-                reasons.append(finish.reason)
+        async with Client(chat, model=playback) as client:
+            for prompt in self._prompted:
+                await client.query(prompt.text, images=prompt.images)
+                reasons.append((await _finished(client, playback)).reason)
             self.history = client.history
         return reasons
 
     async def _rerun_agent(
-        self, agent: AgentDefinition[Any, T], options: AgentOptions
+        self, agent: AgentDefinition[Any, T], options: AgentOptions, playback: Playback
     ) -> AgentSuccess[T] | AgentFailure:
-        """Run the recorded prompt through `agent`, its helpers answering from the recording."""
-        prompt = self.prompts[0] if self.prompts else ""
+        """Run the recorded prompt through `agent`, its helpers answering from the recording
+        and its held calls decided as they were (through `resume_agent`, which reads the run
+        from a journal: one in memory)."""
+        prompt = self._prompted[0] if self._prompted else PromptSubmitted(text="")
         rerun = attrs.evolve(
-            agent, build_prompt=lambda _input: prompt, helpers=self.tools(list(agent.helpers))
+            agent,
+            build_prompt=lambda _input: prompt.text,
+            helpers=playback.tools(list(agent.helpers)),
         )
-        result = await execute_agent(rerun, None, options, model=self)
+        journal, sid = MemoryJournal(), self.session_id
+        run: Callable[[], Awaitable[AgentSuccess[T] | AgentFailure]] = partial(
+            execute_agent,
+            rerun,
+            None,
+            options,
+            model=playback,
+            journal=journal,
+            session_id=sid,
+            images=prompt.images,
+        )
+        while True:
+            try:
+                result = await run()
+                break
+            except ApprovalPending as paused:
+                decided = [playback.decision(request.call) for request in paused.requests]
+                run = partial(
+                    resume_agent,
+                    sid,
+                    rerun,
+                    options,
+                    approve=[d.call_id for d in decided if isinstance(d, Approved)],
+                    deny={d.call_id: d.reason for d in decided if isinstance(d, Denied)},
+                    journal=journal,
+                    model=playback,
+                )
         self.history = result.metadata.history
-        return result
+        return attrs.evolve(result, metadata=attrs.evolve(result.metadata, journal=None))
 
 
-@attrs.frozen(kw_only=True, eq=False)
-class RecordedTool(Tool):
-    """A tool whose calls return what the recording says they returned (errors included)."""
+async def _finished(client: Client, playback: Playback) -> Finish:
+    """Read the turn to its `Finish`, answering what the recorded session's caller answered:
+    the held calls' decisions and, in manual mode, the calls' results."""
+    while True:
+        finish: Finish | None = None
+        asked: list[ToolCall] = []
+        async for item in client.events():  # raises the mismatch that stopped the turn
+            if isinstance(item, Finish):
+                finish = item
+            elif isinstance(item, ResultsRequested):
+                asked.extend(item.calls)
+        if finish is not None:
+            return finish
+        if not await _answer(client, playback, asked):  # not a loop for ever, even under -O
+            mismatch("a rerun turn ended unfinished with no call awaiting an answer")
 
-    recording: Recording
 
-    @classmethod
-    def of(cls, tool: Tool, recording: Recording) -> RecordedTool:
-        """`tool`'s spec and settings, with the recording as its outcome."""
-        fields = {a.name: getattr(tool, a.name) for a in attrs.fields(Tool) if a.init}
-        return cls(recording=recording, **fields)
+async def _answer(client: Client, playback: Playback, asked: list[ToolCall]) -> bool:
+    """Decide the held calls and give the manual results as the recording did; whether
+    anything awaited an answer."""
+    held = client.pending_approvals
+    for request in held:
+        decision = playback.decision(request.call)
+        if isinstance(decision, Approved):
+            await client.approve(decision.call_id)
+        else:
+            await client.deny(decision.call_id, decision.reason)
+    owed = client.pending_tool_calls()
+    for call in asked:
+        if call.id in owed:
+            told = playback.result(call)
+            given = [told.output, *told.images] if told.images else told.output
+            await client.add_tool_result(call.id, given, is_error=told.is_error)
+    return bool(held or owed)
 
-    async def run(self, arguments_json: str) -> Result[str, str]:
-        """The recorded outcome of this call."""
-        output, is_error = self.recording.output(self.name, arguments_json)
-        return Failure(output) if is_error else Success(output)
+
+def _keyed(calls: Sequence[dict[str, Any]]) -> dict[str, CallKey]:
+    """Recorded calls (journal form) by id: the name and arguments their answers are filed by."""
+    return {call["id"]: (call["name"], call["arguments"]) for call in calls}
 
 
 def _worded(effects: tuple[dict[str, Any], ...], call_id: str) -> str:
@@ -272,40 +332,6 @@ def _worded(effects: tuple[dict[str, Any], ...], call_id: str) -> str:
         if result.get("call_id") == call_id:
             return str(result.get("content", ""))
     return ""
-
-
-def _unrecorded(number: int, request: ModelRequest) -> str:
-    """A model call past the recording's end: how many were recorded, and what it asked."""
-    last = request.messages[-1] if request.messages else None
-    asked = f"{last.role}: {last.content or '(tool rounds)'}" if last else "(no messages)"
-    return (
-        f"model call {number} was never recorded (the recording holds {number - 1}); "
-        f"its last message is {asked}"
-    )
-
-
-#: How a mismatch names the two sides.
-LABELS = ("recorded", "asked")
-
-
-def _rebuilt_requests(journal: Journal, session_id: str) -> list[ModelRequest | None]:
-    """Every recorded `CallModel`'s whole request, in order, rebuilt by folding the journal.
-
-    A request whose rebuilt form does not match the recorded one (digest
-    included) is None, and so is every one after a step the reducer refuses.
-    """
-    found: list[ModelRequest | None] = []
-    try:
-        for entry, effects in fold_journal(journal, session_id):
-            made = [e.request for e in effects if isinstance(e, CallModel)]
-            kept = [e for e in entry.effects if e["type"] == "CallModel"]
-            for index, form in enumerate(kept):
-                request = made[index] if index < len(made) else None
-                same = request is not None and request_form(request) == form["request"]
-                found.append(request if same else None)
-    except (StepError, SessionError):
-        pass  # the rest stay unknown: mismatches show the digest alone
-    return found
 
 
 __all__ = ["RecordedCall", "Recording", "RequestMismatch", "RetryPolicy"]

@@ -23,17 +23,20 @@ from typing import Any
 import attrs
 
 from toolreel.adapters import (
+    AgentSession,
     Journal,
     JournalEntry,
+    RequestDiff,
+    Session,
+    SessionBuilder,
+    SessionConfig,
     SessionError,
     SessionNotFound,
+    diff_requests,
     unstructure,
 )
-from toolreel.adapters._fold import JournalFold, fold_journal
-from toolreel.adapters._journal import SessionConfig, StepEffect, StepEvent
-from toolreel.adapters._request_diff import RequestDiff, diff_requests, request_form
-from toolreel.adapters._session import AgentSession, AgentSessionBuilder, Session, SessionBuilder
-from toolreel.core import CallModel, ModelRequest, StepError
+from toolreel.adapters.replay import AgentSessionBuilder, JournalFold, fold_journal, request_form
+from toolreel.core import CallModel, Effect, Event, ModelRequest, StepError
 
 from ._errors import ReplayError
 from ._journal_files import journal_name
@@ -49,7 +52,7 @@ class Divergence:
 
     session_id: str
     seq: int
-    event: StepEvent
+    event: Event
     recorded: tuple[dict[str, Any], ...]
     replayed: tuple[dict[str, Any], ...]
     error: str | None = None
@@ -202,7 +205,7 @@ def _diverged(
     fold: JournalFold,
     entry: JournalEntry,
     replayed: tuple[dict[str, Any], ...],
-    effects: tuple[StepEffect, ...],
+    effects: tuple[Effect, ...],
 ) -> Divergence:
     """The divergence of a step whose replayed effects (as records) differ from the recorded."""
     return Divergence(
@@ -216,7 +219,7 @@ def _diverged(
 
 
 def _request_diff(
-    fold: JournalFold, entry: JournalEntry, effects: tuple[StepEffect, ...]
+    fold: JournalFold, entry: JournalEntry, effects: tuple[Effect, ...]
 ) -> RequestDiff | None:
     """The difference of the step's first model request that differs from the recorded one."""
     forms = [data["request"] for data in entry.effects if data.get("type") == "CallModel"]

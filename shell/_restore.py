@@ -21,7 +21,7 @@ from typing import assert_never
 import attrs
 
 from toolreel.adapters import Journal
-from toolreel.adapters._fold import fold_journal
+from toolreel.adapters.replay import fold_journal
 from toolreel.core import (
     Approved,
     AskHook,

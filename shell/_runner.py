@@ -47,14 +47,11 @@ import anyio
 import attrs
 from returns.result import Failure, Result, Success
 
-from toolreel.adapters import Journal
-from toolreel.adapters._providers import ModelPort
-from toolreel.adapters._redact import Redactor
+from toolreel.adapters import Journal, ModelPort
+from toolreel.adapters.redaction import Redactor
 from toolreel.core import (
-    ApprovalRequested,
     Approved,
     AskHook,
-    AttemptStarted,
     AwaitApproval,
     CallModel,
     ChatMessage,
@@ -64,40 +61,44 @@ from toolreel.core import (
     Event,
     Finish,
     HookDecided,
-    HookPoint,
     LoopConfig,
-    MessageRecorded,
-    Notice,
     Persist,
     Phase,
-    ReasoningStreamed,
     Reflect,
     ResultReason,
-    ResultsRequested,
-    RetryScheduled,
-    RoundFinished,
     RunTool,
-    Spending,
     StartTimer,
     State,
     TellHook,
-    TextStreamed,
     ToolCall,
-    ToolCallAnnounced,
     ToolFinished,
     ToolInterrupted,
     ToolResult,
-    ToolResultReady,
     ToolTimedOut,
-    UsageReported,
     Validate,
-    ValidationFailed,
     ValidationFinished,
     awaiting_approval,
     awaiting_results,
     initial_state,
     step,
     well_formed,
+)
+from toolreel.core.budget import Spending
+from toolreel.core.hooks import HookPoint
+from toolreel.core.notices import (
+    ApprovalRequested,
+    AttemptStarted,
+    MessageRecorded,
+    Notice,
+    ReasoningStreamed,
+    ResultsRequested,
+    RetryScheduled,
+    RoundFinished,
+    TextStreamed,
+    ToolCallAnnounced,
+    ToolResultReady,
+    UsageReported,
+    ValidationFailed,
 )
 
 from ._agent_output import OutputTool, Validator, check_output

@@ -12,7 +12,7 @@ import anyio.to_thread
 import attrs
 
 from toolreel.adapters import Journal, Step
-from toolreel.adapters._journal import StepEffect, StepEvent
+from toolreel.core import Effect, Event
 
 
 @attrs.frozen
@@ -38,7 +38,7 @@ class StepLog:
         self.seq = 0
         self._unsaved: list[Step] = []
 
-    def record(self, event: StepEvent, effects: tuple[StepEffect, ...]) -> None:
+    def record(self, event: Event, effects: tuple[Effect, ...]) -> None:
         """Keep a step under the next number."""
         self.seq += 1
         self._unsaved.append(Step(seq=self.seq, event=event, effects=effects))

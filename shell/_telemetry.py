@@ -23,7 +23,7 @@ from typing import Any, Protocol, TypeAlias
 
 import attrs
 
-from toolreel.adapters._redact import Redactor, logger
+from toolreel.adapters.redaction import Redactor, logger
 from toolreel.core import (
     CallModel,
     Finish,

@@ -24,8 +24,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from toolreel.adapters._agent_outcome import AgentError, ErrorCode, agent_outcome
-from toolreel.adapters._redact import logger
+from toolreel.adapters import AgentError, ErrorCode, agent_outcome
+from toolreel.adapters.redaction import logger
 from toolreel.core import (
     CallModel,
     Finish,

@@ -28,7 +28,8 @@ from typing import Any, TypeAlias
 
 import anyio
 
-from toolreel.core import AwaitApproval, Finish, Notice
+from toolreel.core import AwaitApproval, Finish
+from toolreel.core.notices import Notice
 
 from ._runner import Runner
 

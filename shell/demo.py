@@ -26,21 +26,20 @@ from pathlib import Path
 import anyio
 
 from toolreel.adapters import Journal, JournalError, Session, render_transcript
-from toolreel.adapters._providers import DEFAULT_MODELS
-from toolreel.core import (
-    Finish,
-    FinishReason,
-    ToolCallAnnounced,
-    ToolResultReady,
-    arguments_object,
-)
+from toolreel.adapters.providers import DEFAULT_MODELS
+from toolreel.core import Finish, arguments_object
+from toolreel.core.notices import ToolCallAnnounced, ToolResultReady
+from toolreel.core.outcomes import FinishReason
 
 from ._client import Client
 from ._journal_files import open_location
 from ._options import AgentOptions
 from ._replay import Divergence, replay
-from ._scripted import ScriptedServer, calculator
 from ._tools import Tool, tool
+from .scripted import ScriptedServer, calculator
+
+#: What `toolreel serve --scripted` reuses, and the demo's entry point.
+__all__ = ["SYSTEM", "TOOLS", "main"]
 
 PROMPTS = (
     "What is 25 plus 17?",

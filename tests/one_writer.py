@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from toolreel.adapters import Journal, JSONLJournal, MemoryJournal, Session, SQLiteJournal
-from toolreel.core import FinishReason
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import replay
 from toolreel.testing import FunctionModel, ToolCalls, call
 

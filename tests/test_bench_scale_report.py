@@ -1,6 +1,6 @@
 """The scale bench's table: fastest pass, range, and ratios to the baseline of the same run.
 
-tests/bench/scale_report.py turns measured passes into the figures README quotes; these
+tests/bench/scale_report.py turns measured passes into the figures docs/benchmarks.md quotes; these
 check its arithmetic on made-up passes (nothing is timed here).
 """
 

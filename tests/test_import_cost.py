@@ -30,7 +30,7 @@ def test_importing_the_shell_loads_neither_the_cli_nor_an_http_client() -> None:
     loaded = loaded_after("import toolreel.shell")
     assert loaded & CLI_ONLY == set()
     assert {"httpx", "httpx2", "httpcore", "httpcore2"} & loaded == set()
-    assert "toolreel.shell.cli" not in loaded
+    assert "toolreel.cli" not in loaded
 
 
 def test_importing_the_shell_loads_neither_pydantic_nor_griffe() -> None:
@@ -119,4 +119,4 @@ def test_the_converter_is_built_on_first_use_and_is_the_one_exported() -> None:
 
 
 def test_the_cli_loads_click_and_rich() -> None:
-    assert {"click", "rich"} <= loaded_after("import toolreel.shell.cli")
+    assert {"click", "rich"} <= loaded_after("import toolreel.cli")

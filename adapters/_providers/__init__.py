@@ -18,21 +18,17 @@ from toolreel.core import ConfigError, ModelEvent, ModelRequest
 
 from .._redact import LOG_FILTER, Redactor, clean_key
 from ._anthropic import AnthropicCodec
-from ._clients import is_async_client as is_async_client
-from ._codec import Codec
-from ._failures import status_retryable as status_retryable
+from ._clients import is_async_client
+from ._codec import Codec, StreamDecoder
+from ._failures import status_retryable
 from ._gemini import GeminiCodec
 from ._http import HttpModel, Secret, Timeouts
-from ._images import text_only
+from ._images import refusal, text_only
 from ._null_content import NullContentFallback
 from ._ollama import OllamaCodec
 from ._openai import OpenAICodec
-from ._openai_sdk import OpenAISdkModel as OpenAISdkModel
-from ._openai_sdk import openai_sdk_model as openai_sdk_model
-from ._recovery import RECOVERY_MODES as RECOVERY_MODES
-from ._recovery import ToolCallRecovery as ToolCallRecovery
-from ._recovery import recovers as recovers
-from ._recovery import with_recovery
+from ._openai_sdk import OpenAISdkModel, close_stream, openai_sdk_model, plain
+from ._recovery import RECOVERY_MODES, ToolCallRecovery, recovers, with_recovery
 from ._responses import ResponsesCodec
 
 if TYPE_CHECKING:
@@ -202,3 +198,38 @@ def http_model(
     )
     LOG_FILTER.add(model.redactor)
     return model
+
+
+__all__ = [
+    "DEFAULT_MODELS",
+    "PROVIDERS",
+    "RECOVERY_MODES",
+    "AnthropicCodec",
+    "Codec",
+    "EventModel",
+    "GeminiCodec",
+    "HttpModel",
+    "ModelPort",
+    "OllamaCodec",
+    "OpenAICodec",
+    "OpenAISdkModel",
+    "ResponsesCodec",
+    "Secret",
+    "StreamDecoder",
+    "Timeouts",
+    "ToolCallRecovery",
+    "api_key",
+    "close_stream",
+    "codec_for",
+    "environment_keys",
+    "http_model",
+    "is_async_client",
+    "openai_sdk_model",
+    "plain",
+    "recovers",
+    "redactor_for",
+    "refusal",
+    "require_key",
+    "status_retryable",
+    "with_recovery",
+]

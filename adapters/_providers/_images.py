@@ -1,6 +1,6 @@
 """Images on the wire: the shared pieces of every codec's image parts, and who refuses what.
 
-What each provider takes (README "### Images"):
+What each provider takes (docs/guides/images.md):
 
 - openai (chat.completions): user `image_url` parts, a `data:` URL or an http(s)
   URL. Tool messages take text only, so a result's images go in one user message

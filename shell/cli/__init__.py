@@ -25,28 +25,36 @@ import anyio
 import attrs
 import click
 
-from toolreel.adapters import PROVIDERS, Journal, load_session, render_transcript
-from toolreel.adapters._dsn import is_dsn
-from toolreel.adapters._providers import (
-    DEFAULT_MODELS,
-    RECOVERY_MODES,
+from toolreel.adapters import (
+    PROVIDERS,
+    Journal,
     api_key,
     codec_for,
+    load_session,
+    render_agent_transcript,
+    render_transcript,
+)
+from toolreel.adapters.providers import (
+    DEFAULT_MODELS,
+    RECOVERY_MODES,
     environment_keys,
     require_key,
 )
-from toolreel.adapters._redact import LOG_FILTER
-from toolreel.adapters._transcript import render_agent_transcript
+from toolreel.adapters.redaction import LOG_FILTER, is_dsn
 from toolreel.core import ConfigError, ImagePart, LoopConfig, ToolreelError, UsageError
+from toolreel.shell import (
+    AgentOptions,
+    Divergence,
+    Tool,
+    export_session,
+    image,
+    import_session,
+    load_agent_session,
+)
+from toolreel.shell import demo as demo_module
+from toolreel.shell import replay as replay_session
+from toolreel.shell.engine import DatabaseUrl, is_sqlite, open_location, submitted, tools_from_spec
 
-from .. import demo as demo_module
-from .._images import image, submitted
-from .._journal_files import DatabaseUrl, is_sqlite, open_location
-from .._options import AgentOptions
-from .._replay import Divergence, load_agent_session
-from .._replay import replay as replay_session
-from .._tools import Tool, tools_from_spec
-from .._transfer import export_session, import_session
 from . import _budget as budgets
 from . import _converse as live
 from . import _mcp as mcp
@@ -54,14 +62,21 @@ from . import _render as render
 from . import _serve as serving
 from . import _temporal as temporal_cli
 
+#: The command (the click group) and the console script's entry point; the rest is its own.
+__all__ = ["cli", "main"]
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROVIDER = click.Choice(sorted(PROVIDERS))
-PROVIDER_HELP = "Wire format [default: openai, for any OpenAI-compatible server]."
+PROVIDER_HELP = (
+    "Wire format [default: openai, for any OpenAI-compatible server; or TOOLREEL_PROVIDER]."
+)
 MODEL_HELP = (
     "Model [default: gpt-4o-mini, ... per provider; required with --base-url]; "
-    '"test": a stand-in that calls each tool once (no key, no server).'
+    '"test": a stand-in that calls each tool once (no key, no server). Or TOOLREEL_MODEL.'
 )
-URL_HELP = "Any server, e.g. Ollama's http://127.0.0.1:11434/v1 or LM Studio's."
+URL_HELP = (
+    "Any server, e.g. Ollama's http://127.0.0.1:11434/v1 or LM Studio's (or TOOLREEL_BASE_URL)."
+)
 JOURNAL_HELP = (
     "Keep the session in FILE: SQLite, or JSON lines if it ends .jsonl; "
     "or in PostgreSQL: postgresql://user:password@host/db (pip install 'toolreel[postgres]')."
@@ -387,8 +402,8 @@ def _converse(
 @contextlib.contextmanager
 def test_model() -> Iterator[None]:
     """`--model test`: every model opened inside is a TestModel (see toolreel.testing)."""
-    from .._connection import MODEL_OVERRIDE  # noqa: PLC0415 - only for --model test
-    from .._scripted._models import TestModel  # noqa: PLC0415
+    from toolreel.shell.engine import MODEL_OVERRIDE  # noqa: PLC0415 - only for --model test
+    from toolreel.shell.scripted import TestModel  # noqa: PLC0415
 
     token = MODEL_OVERRIDE.set(TestModel())
     try:
@@ -850,6 +865,13 @@ def _text(value: Any) -> str:
     help="Largest request body accepted (413 beyond) [default: 10485760, 10 MiB].",
 )
 @_with(budgets.options())
+@click.option(
+    "--temporal",
+    "address",
+    metavar="HOST:PORT",
+    help="Serve chats as session workflows there (the workers hold the model and the tools).",
+)
+@click.option("--task-queue", default=temporal_cli.DEFAULT_QUEUE, help=temporal_cli.QUEUE_HELP)
 def serve(
     *,
     host: str,
@@ -858,6 +880,8 @@ def serve(
     hosts: tuple[str, ...],
     token: str | None,
     max_body: int | None,
+    address: str | None,
+    task_queue: str,
     **params: Any,
 ) -> int:
     """Serve the loop to a browser: chat page, AI SDK endpoint, sessions.
@@ -869,11 +893,15 @@ def serve(
     flags (as for `run`) hold for every chat served. Only this server's page
     and --cors-origin pages may post to it, under the names it is served by;
     off loopback (--host 0.0.0.0), every request must carry the access token.
+    With --temporal each chat is a session workflow on that server, run by
+    `toolreel worker`s of --task-queue, its text streamed as the model writes.
     """
     params.update(session=None, no_stream=False)
     access = serving.Access(
         cors_origins=cors, allowed_hosts=hosts, token=token, max_body_bytes=max_body
     )
+    if address is not None:
+        return _serve_on_temporal(address, task_queue, params, host=host, port=port, access=access)
     path: Path | DatabaseUrl | None = params["journal"]
     journal = writing(path) if path else None
     try:
@@ -888,6 +916,35 @@ def serve(
     finally:
         if journal is not None:
             journal.close()
+
+
+def _serve_on_temporal(
+    address: str,
+    task_queue: str,
+    params: dict[str, Any],
+    *,
+    host: str,
+    port: int,
+    access: serving.Access,
+) -> int:
+    """`serve --temporal`: no journal, model or tools here (the workers hold them)."""
+    refuse_on_temporal(params)
+    held = {"journal": "--journal", "tools": "--tools", "mcp_commands": "--mcp"}
+    for name, flag in {**held, "mcp_urls": "--mcp-url"}.items():
+        if params.get(name):
+            raise click.BadParameter("the workers hold it with --temporal", param_hint=f"'{flag}'")
+    if not params["model"]:  # what /api/info shows: the workers' model is theirs to say
+        params["model"] = "temporal-workers"
+    chats = temporal_cli.Chats(
+        address=address,
+        task_queue=task_queue,
+        system=params["system"],
+        max_iterations=params["max_iterations"],
+    )
+    options = agent_options(params, None)
+    return serving.serve(
+        options, None, host=host, port=port, scripted=False, access=access, temporal=chats
+    )
 
 
 @cli.command()

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from toolreel.core import Budget, BudgetPolicy, BudgetScope, Price
+from toolreel.core.budget import Budget, BudgetPolicy, BudgetScope, Price
 
 #: The budget's count limits: the option, its parameter, the `Budget` field, its help.
 LIMITS = (

@@ -22,19 +22,10 @@ import anyio.lowlevel
 import attrs
 from rich.text import Text
 
-from toolreel.core import (
-    AwaitApproval,
-    ConfigError,
-    Finish,
-    FinishReason,
-    ImagePart,
-    LoopConfig,
-    Phase,
-)
+from toolreel.core import AwaitApproval, ConfigError, Finish, ImagePart, LoopConfig, Phase
+from toolreel.core.outcomes import FinishReason
+from toolreel.shell import AgentOptions, Client, image
 
-from .._client import Client
-from .._images import image
-from .._options import AgentOptions
 from ._render import TurnView, call_text
 
 #: The exit code of a turn left paused for approval.

@@ -18,26 +18,19 @@ from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
-from toolreel.adapters import Session
-from toolreel.adapters._agent_outcome import AgentError
-from toolreel.core import (
+from toolreel.adapters import AgentError, AgentSession, Session
+from toolreel.core import AwaitApproval, Finish, ToolCall, ToolResult, well_formed
+from toolreel.core.notices import (
     ApprovalRequested,
-    AwaitApproval,
-    Finish,
-    FinishReason,
     Notice,
     ReasoningStreamed,
     RetryScheduled,
     RoundFinished,
     TextStreamed,
-    ToolCall,
     ToolCallAnnounced,
-    ToolResult,
     ToolResultReady,
-    well_formed,
 )
-
-from .._replay import AgentSession
+from toolreel.core.outcomes import FinishReason
 
 #: How much of a tool's result the live view shows (`toolreel show --expand` shows it all).
 RESULT_LIMIT = 200

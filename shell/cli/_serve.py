@@ -7,7 +7,9 @@ so. The budget flags give every chat served the same `Budget`. It binds
 port when `--port 0`) to stderr once it is listening; a port it cannot listen
 on is one `error:` line. Off loopback it warns, and every request must carry
 an access token (`--token`, TOOLREEL_TOKEN, else one made and printed once in
-the link to open); README "Security".
+the link to open); docs/guides/security.md. With `--temporal` it serves the session
+workflows of a Temporal server instead (`temporal` below): no journal, no model
+here, the workers of the task queue run every chat.
 """
 
 from __future__ import annotations
@@ -25,14 +27,14 @@ from typing import Any
 import attrs
 import click
 
-from toolreel.adapters import Journal
-from toolreel.adapters._providers import api_key, codec_for
+from toolreel.adapters import Journal, api_key, codec_for
+from toolreel.shell import AgentOptions
+from toolreel.shell.engine import sources_opened
+from toolreel.shell.scripted import ScriptedServer, calculator
 
-from .._client import sources_opened
-from .._options import AgentOptions
-from .._scripted import ScriptedServer, openai_reply
 from ._budget import budget_of
 from ._mcp import mcp_servers
+from ._temporal import Chats
 
 #: An address `serve` listens on.
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -54,9 +56,9 @@ def wants_scripted(params: dict[str, Any]) -> bool:
 @contextlib.contextmanager
 def scripted_options(params: dict[str, Any]) -> Iterator[AgentOptions]:
     """Options pointed at the scripted calculator model, served on 127.0.0.1 meanwhile."""
-    from .. import demo  # noqa: PLC0415 - its tools, only when scripted
+    from toolreel.shell import demo  # noqa: PLC0415 - its tools, only when scripted
 
-    with ScriptedServer(openai_reply) as server:
+    with ScriptedServer(calculator) as server:
         yield AgentOptions(
             system_prompt=params["system"] or demo.SYSTEM,
             model=SCRIPTED_MODEL,
@@ -101,11 +103,13 @@ def serve(
     port: int,
     scripted: bool,
     access: Access = Access(),
+    temporal: Chats | None = None,
 ) -> int:
     """Serve `toolreel.web.app` with uvicorn until Ctrl-C or SIGTERM; the exit code.
 
     Off loopback, every request must carry an access token: the one given, else
-    one made here and printed once, in the link to open.
+    one made here and printed once, in the link to open. `temporal`: serve the
+    session workflows it opens (connected once, as serving starts).
     """
     import uvicorn  # noqa: PLC0415 - the web extra loads only when serving
 
@@ -120,11 +124,13 @@ def serve(
         limits: dict[str, Any] = (
             {} if access.max_body_bytes is None else {"max_body_bytes": access.max_body_bytes}
         )
+        sessions = await temporal.connected() if temporal is not None else None
         async with sources_opened(options) as opened:
             web = app(
                 opened,
                 journal=journal,
                 scripted=scripted,
+                sessions=sessions,
                 cors_origins=access.cors_origins,
                 allowed_hosts=[host, str(address), *access.allowed_hosts],
                 token=token,
@@ -132,6 +138,8 @@ def serve(
             )
             # Connections have queued since `listening`: the URL is told before uvicorn starts.
             label = "the offline scripted calculator model" if scripted else options.model_name
+            if temporal is not None:
+                label = temporal.label
             click.echo(
                 f"toolreel serving {label} on http://{_netloc(address, bound_port)}", err=True
             )

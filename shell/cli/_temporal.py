@@ -1,4 +1,5 @@
-"""`toolreel worker`, `run --temporal` and `import --temporal`: sessions on Temporal.
+"""`toolreel worker`, `run --temporal`, `chat --temporal`, `serve --temporal` and
+`import --temporal`: sessions on Temporal.
 
 toolreel.temporal (and temporalio with it) is imported only when one of these
 runs: the rest of the command line, and `import toolreel.shell`, never load it.
@@ -13,16 +14,17 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import click
 
 from toolreel.adapters import Journal
-from toolreel.core import FinishReason
-
-from .._agent import AgentDefinition
-from .._options import AgentOptions
+from toolreel.core.outcomes import FinishReason
+from toolreel.shell import AgentDefinition, AgentOptions
 
 if TYPE_CHECKING:
     from temporalio.client import Client
+
+    from toolreel.temporal import WorkflowChats
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 #: The task queue `worker` serves and `run --temporal` uses unless told another.
@@ -193,3 +195,25 @@ def chat(
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     return code
+
+
+@attrs.frozen(kw_only=True)
+class Chats:
+    """`serve --temporal`: the chat session workflows the page and the API serve."""
+
+    address: str
+    task_queue: str
+    system: str | None = None
+    max_iterations: int | None = None
+
+    @property
+    def label(self) -> str:
+        """What `serve` says it serves."""
+        return f"the session workflows of task queue {self.task_queue!r} on {self.address}"
+
+    async def connected(self) -> WorkflowChats:
+        """The sessions, on a client of the server (one that cannot be reached: one error line)."""
+        from toolreel.temporal import SessionStart, WorkflowChats  # noqa: PLC0415
+
+        start = SessionStart(system_prompt=self.system, max_iterations=self.max_iterations)
+        return WorkflowChats(await _connect(self.address), task_queue=self.task_queue, start=start)

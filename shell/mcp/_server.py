@@ -31,7 +31,7 @@ from returns.result import Failure, Result
 
 from toolreel.core import ConfigError, ToolreelError
 from toolreel.shell import Tool
-from toolreel.shell._tools import describe
+from toolreel.shell.engine import describe
 
 from ._results import result_text
 

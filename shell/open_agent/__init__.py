@@ -11,8 +11,8 @@ modules (`.client`, `.types`, `.tools`, `.hooks`, `.config`, `.context`,
 toolreel's own (`toolreel.core.step` through the shell's Runner) with open_agent's
 rules as core policies on `LoopConfig`, so sessions journal and replay; the
 conversation is kept as toolreel records. `toolreel.shell.Client` is toolreel's
-own, richer API (journals, retries, parallel tools); README.md lists where the
-two differ.
+own, richer API (journals, retries, parallel tools); docs/coming-from/open-agent.md
+lists where the two differ.
 """
 
 from ._errors import ContentTypeError, ModelError, NothingToReceive, PromptBlocked, ResultsOwed

@@ -2,7 +2,7 @@
 
 open_agent's users catch `ValueError`, `TypeError` and `RuntimeError`; each error
 here is one of those and a `ToolreelError`, so both kinds of handler work
-(drawn in toolreel.shell._errors' tree).
+(drawn in toolreel.shell.errors' tree).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from toolreel.core import ChatMessage, State, ToolCall, ToolResult, ToolRound
-from toolreel.shell._runner import in_progress
+from toolreel.shell.engine import in_progress
 
 
 def dicts_of(state: State) -> list[dict[str, Any]]:

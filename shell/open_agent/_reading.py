@@ -19,21 +19,12 @@ from typing import Any
 import attrs
 from returns.result import Failure, Result, Success
 
-from toolreel.adapters._providers._openai_sdk import close_stream, plain
-from toolreel.core import (
-    AwaitApproval,
-    Finish,
-    HookPoint,
-    Notice,
-    ResultReason,
-    TextStreamed,
-    ToolCall,
-    ToolCallAnnounced,
-    ToolResultReady,
-    arguments_object,
-)
-from toolreel.shell import _hooks as shell_hooks
-from toolreel.shell._tools import Tool as RunnerTool
+from toolreel.adapters.providers import close_stream, plain
+from toolreel.core import AwaitApproval, Finish, ResultReason, ToolCall, arguments_object
+from toolreel.core.hooks import HookPoint
+from toolreel.core.notices import Notice, TextStreamed, ToolCallAnnounced, ToolResultReady
+from toolreel.shell import Tool as RunnerTool
+from toolreel.shell import hooks as shell_hooks
 
 from .hooks import (
     HOOK_POST_TOOL_USE,

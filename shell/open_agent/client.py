@@ -43,33 +43,35 @@ from typing import Any
 import anyio
 import attrs
 
-from toolreel.adapters import Journal, Lease
-from toolreel.adapters._providers._openai_sdk import OpenAISdkModel, close_stream, openai_sdk_model
+from toolreel.adapters import Journal, Lease, OpenAISdkModel, openai_sdk_model
+from toolreel.adapters.providers import close_stream
 from toolreel.core import (
-    AnnouncePolicy,
-    BlockedCallPolicy,
     ChatMessage,
     ConfigError,
-    EmptyPromptPolicy,
-    ErrorFormat,
-    Failed,
     Finish,
     HistoryReplaced,
     LoopConfig,
-    MaxIterationsPolicy,
-    MessageRecorded,
     ModelEvent,
     ModelRequest,
-    Notice,
     Phase,
     PromptSubmitted,
-    ResultsRequested,
-    RetryPolicy,
     ToolFinished,
     ToolResult,
 )
-from toolreel.core import Blocked as BlockedOutcome
-from toolreel.shell import Runner, TurnTask, UnknownToolCall, open_journal
+from toolreel.core.hooks import Blocked as BlockedOutcome
+from toolreel.core.notices import MessageRecorded, Notice, ResultsRequested
+from toolreel.core.outcomes import Failed
+from toolreel.core.policies import (
+    AnnouncePolicy,
+    BlockedCallPolicy,
+    EmptyPromptPolicy,
+    ErrorFormat,
+    MaxIterationsPolicy,
+    RetryPolicy,
+)
+from toolreel.shell import open_journal
+from toolreel.shell.engine import Runner, TurnTask
+from toolreel.shell.errors import UnknownToolCall
 
 from ._errors import ContentTypeError, ModelError, NothingToReceive, PromptBlocked, ResultsOwed
 from ._history import Conversation, dicts_of

@@ -61,11 +61,10 @@ except ModuleNotFoundError as exc:  # pragma: no cover - the extra is what provi
 
 import anyio
 
-from toolreel.adapters._agent_outcome import AgentError, ErrorCode, agent_outcome
+from toolreel.adapters import AgentError, ErrorCode, agent_outcome
 from toolreel.core import (
     CallModel,
     Cancelled,
-    Failed,
     Finish,
     ModelCallFailed,
     ModelResponded,
@@ -74,7 +73,8 @@ from toolreel.core import (
     ToolTimedOut,
     Usage,
 )
-from toolreel.shell._telemetry import (
+from toolreel.core.outcomes import Failed
+from toolreel.shell.telemetry import (
     ModelOutcome,
     Observer,
     ToolOutcome,

@@ -6,16 +6,24 @@
     async with session_worker(client, options, agents={"invoice": definition}):
         finish = agent_finish(await run_agent(client, "invoice", text))  # an agent run
     import_workflow(client, workflow_id, journal)        # the history becomes a journal session
+    async with WorkflowChat(client, "my-chat") as chat:  # a chat, streamed to its caller
+        await chat.query("What is 25 plus 17?")
+        async for notice in chat.events(): ...           # text while the model writes
+    app(options, sessions=WorkflowChats(client))         # toolreel.web serving such chats
 
 The workflow folds the pure reducer `step` inside Temporal's deterministic
 sandbox — a chat session's turns and an agent run alike; model calls, tool
 calls, hooks, reflections and validations are activities on the workers
-(shell/temporal/_workflow.py). `import toolreel.shell` never loads temporalio.
+(shell/temporal/_workflow.py). What the workflow tells its callers, and the
+text a model call's worker gets while the model writes, go on a Temporal
+Workflow Stream the caller reads (shell/temporal/_told.py); the workflow folds
+only what the activities return. `import toolreel.shell` never loads temporalio.
 """
 
 from __future__ import annotations
 
 from ._activities import SessionActivities
+from ._chat import WorkflowChat, WorkflowChats
 from ._errors import TemporalError
 from ._sessions import (
     agent_finish,
@@ -45,6 +53,8 @@ __all__ = [
     "SessionStart",
     "SessionWorkflow",
     "TemporalError",
+    "WorkflowChat",
+    "WorkflowChats",
     "agent_finish",
     "approve",
     "connect",

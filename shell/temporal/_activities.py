@@ -10,7 +10,8 @@ redacted before Temporal records it.
   run, its definition's (a structured output's) and its prompt (text a journal
   holds, else the run is refused, not retried).
 - `call_model`: one model call, streamed (told a structured output's tool); its
-  events, in order.
+  events, in order. While it runs, the text the model writes goes to the
+  session's stream for its callers (shell/temporal/_live.py).
 - `run_tool`: one tool call (the worker's, or the agent's helper), with the
   tool's timeout; its `ToolFinished` (or `ToolTimedOut`). `reflect`: an agent's
   reflection handler on one output-tool call.
@@ -34,20 +35,15 @@ from returns.result import Failure, Success
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from toolreel.adapters._held import held_back
-from toolreel.adapters._journal import config_data
-from toolreel.adapters._providers import ModelPort
-from toolreel.adapters._redact import Redactor
-from toolreel.adapters._serde import event_data, get_converter, structure, unstructure
+from toolreel.adapters import ModelPort, structure, unstructure
+from toolreel.adapters.records import config_data, event_data, get_converter
+from toolreel.adapters.redaction import Redactor, held_back
 from toolreel.core import (
-    Ask,
     AskHook,
-    Blocked,
     ChatMessage,
     ConfigError,
     Effect,
     HookDecided,
-    HookPoint,
     LoopConfig,
     ModelCallFailed,
     ModelEvent,
@@ -59,23 +55,31 @@ from toolreel.core import (
     ToolFinished,
     ValidationFinished,
 )
-from toolreel.shell._agent import AgentDefinition, agent_config
-from toolreel.shell._agent_output import check_output
-from toolreel.shell._client import loop_config
-from toolreel.shell._connection import AGENT_OUTPUT_TOOL
-from toolreel.shell._driver import STREAM_ENDED, limiter_for, run_call, run_within
-from toolreel.shell._hooks import (
+from toolreel.core.hooks import Ask, Blocked, HookPoint
+from toolreel.shell import AgentDefinition, AgentOptions, Tool
+from toolreel.shell.engine import (
+    AGENT_OUTPUT_TOOL,
+    STREAM_ENDED,
+    agent_config,
+    call_arguments,
+    call_hook,
+    check_output,
+    decide,
+    hook_points,
+    limiter_for,
+    loop_config,
+    registry,
+    run_call,
+    run_within,
+)
+from toolreel.shell.hooks import (
     Hook,
     PostToolUseEvent,
     PreToolUseEvent,
     UserPromptSubmitEvent,
-    call_hook,
-    decide,
-    hook_points,
 )
-from toolreel.shell._options import AgentOptions
-from toolreel.shell._tools import Tool, call_arguments, registry
 
+from ._live import Tell, live
 from ._wire import (
     ASK_HOOK,
     CALL_MODEL,
@@ -116,11 +120,14 @@ async def heartbeating() -> AsyncIterator[None]:
             await task
 
 
-async def streamed(model: ModelPort, request: ModelRequest, redactor: Redactor) -> list[ModelEvent]:
+async def streamed(
+    model: ModelPort, request: ModelRequest, redactor: Redactor, tell: Tell | None = None
+) -> list[ModelEvent]:
     """One model call's events, ending in `ModelResponded` or `ModelCallFailed` (as the Driver).
 
     What the port raises is the model's failure; a stream that ends short is a
-    retryable one. Every event is redacted: no key reaches the history.
+    retryable one. Every event is redacted (no key reaches the history) and told
+    to `tell` as it comes.
     """
     events = model.stream(request)
     if redactor.secrets:
@@ -129,6 +136,8 @@ async def streamed(model: ModelPort, request: ModelRequest, redactor: Redactor) 
     try:
         async for event in events:
             found.append(redactor.event(event))
+            if tell is not None:
+                tell(found[-1])
             activity.heartbeat()
             if isinstance(event, ModelResponded | ModelCallFailed):
                 return found
@@ -236,9 +245,9 @@ class SessionActivities:
         """Stream one model call (a test model told a structured output's tool); its events."""
         told = AGENT_OUTPUT_TOOL.set(call.output_tool or None)
         try:
-            async with heartbeating():
+            async with heartbeating(), live(call.stream_seconds) as tell:
                 request = structure(call.request, ModelRequest)
-                events = await streamed(self.model, request, self.redactor)
+                events = await streamed(self.model, request, self.redactor, tell)
         finally:
             AGENT_OUTPUT_TOOL.reset(told)
         return [event_data(event) for event in events]

@@ -29,12 +29,9 @@ from temporalio.client import (
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from toolreel.adapters import Journal, Step
-from toolreel.adapters._errors import SessionError
-from toolreel.adapters._journal import config_of
-from toolreel.adapters._serde import event_data, event_of, structure
+from toolreel.adapters import Journal, SessionError, Step, structure
+from toolreel.adapters.records import config_of, event_data, event_of
 from toolreel.core import (
-    ApprovalRequested,
     Approved,
     Denied,
     Finish,
@@ -45,7 +42,8 @@ from toolreel.core import (
     misuse,
     step,
 )
-from toolreel.shell._errors import UnknownApproval
+from toolreel.core.notices import ApprovalRequested
+from toolreel.shell.errors import UnknownApproval
 
 from ._errors import TemporalError
 from ._wire import TASK_QUEUE, WORKFLOW, SessionRecord, SessionStart

@@ -12,7 +12,10 @@ import hashlib
 import json
 from typing import Any
 
-from toolreel.adapters._journal import StepEffect, effect_record
+from temporalio.contrib.workflow_streams import WorkflowStreamState
+
+from toolreel.adapters import effect_record
+from toolreel.core import Effect as StepEffect
 
 #: The workflow's registered name, and the task queue a worker serves by default.
 WORKFLOW = "toolreel.Session"
@@ -48,7 +51,9 @@ class Carried:
     `state` is the idle `State` as JSON data (the new run goes on from it
     exactly: history, turn count, usage, budgets); `runs` the run ids before
     the new one, oldest first (their events come before its own); `seq` the
-    events they folded; `finish` the last turn's `Finish` as JSON data.
+    events they folded; `finish` the last turn's `Finish` as JSON data;
+    `stream` the session's stream from its last turn's first item on (what
+    a caller may still be reading; shell/temporal/_told.py).
     """
 
     setup: SessionSetup
@@ -56,6 +61,7 @@ class Carried:
     runs: list[str]
     seq: int
     finish: dict[str, Any] | None = None
+    stream: WorkflowStreamState | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +78,10 @@ class SessionStart:
     session continues as new (also when Temporal suggests it); `carried` is
     set by the workflow then, never by a caller. `agent`: an agent run of the
     definition the workers hold under that name, on `input` (JSON data); its
-    prompt is the definition's `build_prompt(input)`.
+    prompt is the definition's `build_prompt(input)`. `stream_seconds`: how
+    often a model call's worker puts the text the model wrote since on the
+    session's stream, for its callers to read while the call runs (0: never;
+    they read it once the call is over).
     """
 
     prompt: str | None = None
@@ -86,6 +95,7 @@ class SessionStart:
     carried: Carried | None = None
     agent: str | None = None
     input: Any = None
+    stream_seconds: float = 0.2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +114,24 @@ class SessionRecord:
 
 
 @dataclasses.dataclass(frozen=True)
+class SessionStatus:
+    """Where a session workflow stands, for its callers (the `status` query).
+
+    `phase` as `Phase` names it ("configuring" before the worker's config came);
+    `turns` the turns begun so far (the running or last one's number);
+    `iteration` the running turn's model calls; `approvals` the calls held for a
+    human (`ApprovalRequested` JSON data); `paused_round` the ids of every call of
+    the round a paused turn holds, decided or not.
+    """
+
+    phase: str
+    turns: int = 0
+    iteration: int = 0
+    approvals: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    paused_round: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass(frozen=True)
 class HookRequest:
     """An `AskHook` or `TellHook` effect (JSON data) and the history a hook is shown
     (`agent`: the agent run's, if it is one)."""
@@ -115,10 +143,12 @@ class HookRequest:
 
 @dataclasses.dataclass(frozen=True)
 class ModelCall:
-    """A `CallModel`'s request (JSON data), and a structured output's tool (for test models)."""
+    """A `CallModel`'s request (JSON data), and a structured output's tool (for test models);
+    `stream_seconds`: how often the worker puts the text so far on the stream (0: never)."""
 
     request: dict[str, Any]
     output_tool: str = ""
+    stream_seconds: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,11 +18,10 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from toolreel.adapters._providers import ModelPort
-from toolreel.adapters._serde import get_converter
-from toolreel.shell._agent import AgentDefinition
-from toolreel.shell._client import sources_opened
-from toolreel.shell._options import AgentOptions
+from toolreel.adapters import ModelPort
+from toolreel.adapters.records import get_converter
+from toolreel.shell import AgentDefinition, AgentOptions
+from toolreel.shell.engine import sources_opened
 
 from ._activities import SessionActivities
 from ._wire import TASK_QUEUE

@@ -14,10 +14,10 @@ order they arrive, and carries out each effect the way Temporal makes durable:
    `Reflect` is one too (an agent's reflection handler), and `Validate` (its
    output's schema, then its validators; a lost one fails with one problem).
 3. `AskHook` (and `TellHook`) are activities; `StartTimer` is a durable timer.
-4. `Emit`/`Persist` need nothing here: the history is the journal. `Finish` ends
-   the turn; what is still running for it is cancelled, and its late answers
-   dropped. Effects the caller answers (`ResultsRequested` in manual mode, any
-   approval another reducer asks for) wait for the caller's `event` signal.
+4. `Emit`/`Persist` need nothing durable here: the history is the journal. `Finish`
+   ends the turn; what is still running for it is cancelled, and its late answers
+   dropped. Effects the caller answers (`ResultsRequested` in manual mode, a held
+   call's decision) wait for the caller's `event` signal.
 5. The caller's facts arrive as the `event` signal (any core event as JSON
    data: a prompt, a manual result, a cancel, a decision); prompts queue until
    the turn before them is over. `prompt` is the same as an update that
@@ -30,6 +30,14 @@ order they arrive, and carries out each effect the way Temporal makes durable:
    its history, the next request and the next turn's effects are the ones
    the old run would have made. Nothing else runs then: no turn, no prompt
    waiting, no handler unfinished.
+
+8. What the callers are told streams (shell/temporal/_telling.py, _told.py): the
+   workflow tells its stream every `Emit`, `Persist`, `Finish` and `AwaitApproval`
+   as it folds, and each model call as it starts it; the call's activity puts the
+   text the model writes there while the call runs. The workflow never reads the
+   stream: it folds what the activity returns, so the journal is exact. `begin`
+   starts a turn (refused while one runs) and answers with its number; `status`
+   says where the session stands.
 
 Every event folded is kept, in order (`record` query, and the workflow's
 result), with the runs continued before (`runs`): `import_workflow` joins
@@ -50,21 +58,24 @@ from datetime import timedelta
 from typing import Any, cast
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
-from toolreel.adapters._journal import config_of
-from toolreel.adapters._serde import effect_data, event_data, event_of, structure, unstructure
-from toolreel.adapters._transcript import output_tool
+from toolreel.adapters import structure, unstructure
+from toolreel.adapters.records import config_of, effect_data, event_data, event_of
+from toolreel.adapters.transcript import output_tool
 from toolreel.core import (
     AskHook,
-    Blocked,
+    AwaitApproval,
     CallModel,
     Cancelled,
+    ConfigError,
+    Emit,
     Event,
     Finish,
     HookDecided,
     LoopConfig,
     ModelCallFailed,
+    Persist,
     Phase,
     PromptSubmitted,
     Reflect,
@@ -83,9 +94,11 @@ from toolreel.core import (
     step,
     well_formed,
 )
-from toolreel.shell._runner import in_progress
+from toolreel.core.hooks import Blocked
+from toolreel.shell.engine import in_progress
 
 from ._activity_options import ATTEMPTS, MARGIN, activity_options, cause, spawn
+from ._telling import Telling
 from ._wire import (
     ASK_HOOK,
     CALL_MODEL,
@@ -102,6 +115,7 @@ from ._wire import (
     SessionRecord,
     SessionSetup,
     SessionStart,
+    SessionStatus,
     ToolRun,
     effect_digest,
 )
@@ -117,8 +131,9 @@ class SessionWorkflow:
         self._start = start
         self._setup: SessionSetup | None = None
         self._state: State | None = None
-        #: Events to fold: (the turn they belong to, or None for the caller's; the event).
-        self._inbox: deque[tuple[int | None, Event]] = deque()
+        #: Events to fold: (the turn they belong to, or None for the caller's; the event;
+        #: the model call whose activity returned it, if one did).
+        self._inbox: deque[tuple[int | None, Event, str | None]] = deque()
         self._prompts: deque[PromptSubmitted] = deque()
         self._events: list[dict[str, Any]] = []
         self._finishes: list[dict[str, Any]] = []
@@ -129,6 +144,8 @@ class SessionWorkflow:
         self._seq = 0
         self._runs: list[str] = []
         self._last: dict[str, Any] | None = None  # the last turn's Finish before this run
+        self._answering = 0  # `prompt` updates not yet answered
+        self._telling = Telling(start.carried.stream if start.carried is not None else None)
         if start.carried is not None:
             self._go_on(start.carried)
         if start.prompt is not None:
@@ -153,9 +170,12 @@ class SessionWorkflow:
                 break
             if self._due():
                 await workflow.wait_condition(lambda: self._settled() or not self._due())
-                if self._due():
+                if self._due():  # at once, in this activation: no prompt can come meanwhile
+                    self._telling.detach()
+                    await workflow.wait_condition(workflow.all_handlers_finished)
                     workflow.continue_as_new(self._carried())
         self._cancel_tasks()
+        self._telling.detach()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.record()
 
@@ -172,12 +192,12 @@ class SessionWorkflow:
         if isinstance(event, PromptSubmitted):
             self._prompts.append(event)
         else:
-            self._inbox.append((None, cast(Event, event)))
+            self._inbox.append((None, cast(Event, event), None))
 
     @workflow.signal
     def cancel(self) -> None:
         """Stop the turn under way: it finishes cancelled (an agent run: `EXECUTION_CANCELLED`)."""
-        self._inbox.append((None, Cancelled()))
+        self._inbox.append((None, Cancelled(), None))
 
     @workflow.signal
     def close(self) -> None:
@@ -190,8 +210,55 @@ class SessionWorkflow:
         running = self._state is not None and self._state.phase is not Phase.IDLE
         index = len(self._finishes) + len(self._prompts) + int(running)
         self._prompts.append(PromptSubmitted(text=text))
-        await workflow.wait_condition(lambda: len(self._finishes) > index)
+        self._answering += 1
+        try:
+            await workflow.wait_condition(lambda: len(self._finishes) > index)
+        finally:
+            self._answering -= 1
         return self._finishes[index]
+
+    @workflow.update
+    def begin(self, text: str) -> int:
+        """Start a turn of `text` now; its number (the stream's items of it carry it).
+
+        Refused, and nothing recorded, while a turn runs, waits for approval or a
+        prompt waits, and once the session is closing (`validate_begin`).
+        """
+        self._prompts.append(PromptSubmitted(text=text))
+        return (self._state.turns if self._state is not None else 0) + 1
+
+    @begin.validator
+    def validate_begin(self, text: str) -> None:
+        """Refuse a prompt that cannot start a turn now, saying why."""
+        try:
+            PromptSubmitted(text=text)
+        except ConfigError as exc:
+            raise ApplicationError(str(exc), type="ConfigError") from exc
+        if self._closing or self._over():
+            raise ApplicationError("the session is closed", type="SessionClosed")
+        held = awaiting_approval(self._state) if self._state is not None else ()
+        if held:
+            ids = [request.call.id for request in held]
+            message = f"the turn waits for approval of {ids}: approve or deny each first"
+            raise ApplicationError(message, type="TurnInProgress")
+        if self._prompts or self._inbox or not (self._idle() or self._state is None):
+            raise ApplicationError("a turn is still running", type="TurnInProgress")
+
+    @workflow.query
+    def status(self) -> SessionStatus:
+        """Where the session stands: its phase, turns, held calls (`SessionStatus`)."""
+        if self._state is None:
+            return SessionStatus(phase="configuring")
+        turn = self._state.turn
+        paused = self._state.phase is Phase.AWAITING_APPROVAL and turn is not None
+        pending = turn.pending if paused and turn is not None else None
+        return SessionStatus(
+            phase=self._state.phase.value,
+            turns=self._state.turns,
+            iteration=turn.iteration if turn is not None else 0,
+            approvals=unstructure(awaiting_approval(self._state)),
+            paused_round=[call.id for call in pending.calls] if pending is not None else [],
+        )
 
     @workflow.query
     def record(self) -> SessionRecord:
@@ -256,8 +323,9 @@ class SessionWorkflow:
         return grown or info.is_continue_as_new_suggested()
 
     def _settled(self) -> bool:
-        """No handler (a `prompt` update answering) and no effect's task still running."""
-        return workflow.all_handlers_finished() and all(task.done() for task in self._tasks)
+        """No `prompt` update answering and no effect's task still running (a caller's
+        poll of the stream may wait: `Telling.detach` lets it go)."""
+        return self._answering == 0 and all(task.done() for task in self._tasks)
 
     def _carried(self) -> SessionStart:
         """The next run's input: this one's settings, and the session as it stands."""
@@ -268,6 +336,7 @@ class SessionWorkflow:
             runs=[*self._runs, workflow.info().run_id],
             seq=self._seq,
             finish=self._finishes[-1] if self._finishes else self._last,
+            stream=self._telling.kept(),
         )
         return dataclasses.replace(self._start, prompt=None, carried=carried)
 
@@ -296,18 +365,18 @@ class SessionWorkflow:
     def _next(self) -> bool:
         """Fold the next event; False once the session is over."""
         if self._inbox:
-            turn, event = self._inbox.popleft()
+            turn, event, call = self._inbox.popleft()
             if turn is None or turn == self._turns:
-                self._fold(event)
+                self._fold(event, call)
             return True
         if self._prompts and self._idle():
             self._fold(self._prompts.popleft())
             return True
         return not self._over()
 
-    def _fold(self, event: Event) -> None:
+    def _fold(self, event: Event, call: str | None = None) -> None:
         """Apply one event, well-formed (core/_wellformed.py), and carry out its effects in
-        order."""
+        order (`call`: the model call whose activity returned the event, if one did)."""
         assert self._state is not None
         event = well_formed(event)  # what a model, a tool or a hook sent: as journals hold it
         try:
@@ -317,10 +386,16 @@ class SessionWorkflow:
             return
         self._seq += 1
         self._events.append(event_data(event))
+        if isinstance(event, PromptSubmitted):
+            self._telling.turn_begins()
+        told = self._state.turns
         for index, effect in enumerate(effects):
             key = f"{self._seq}.{index}-{effect_digest(effect)}"
+            if isinstance(effect, Emit | Persist | Finish | AwaitApproval):
+                self._telling.told(told, effect_data(effect), call)
             match effect:
                 case CallModel():
+                    self._telling.calling(told, key)
                     self._spawn(self._call_model(effect, key, self._turns))
                 case RunTool() | Reflect():
                     self._spawn(self._run_tool(effect, key, self._turns))
@@ -349,9 +424,10 @@ class SessionWorkflow:
             task.cancel()
         self._tasks = []
 
-    def _post(self, turn: int, events: list[Event]) -> None:
-        """Queue an effect's answering events for the turn that asked (captured at spawn)."""
-        self._inbox.extend((turn, event) for event in events)
+    def _post(self, turn: int, events: list[Event], call: str | None = None) -> None:
+        """Queue an effect's answering events for the turn that asked (captured at spawn);
+        `call`: the model call's key, if they are its events."""
+        self._inbox.extend((turn, event, call) for event in events)
 
     # --- the effects ----------------------------------------------------------------
 
@@ -365,14 +441,16 @@ class SessionWorkflow:
         call: Callable[[], Awaitable[Any]],
         decode: Callable[[Any], list[Event]],
         lost: Callable[[ActivityError], list[Event]],
+        source: str | None = None,
     ) -> None:
-        """Await an activity; post its events, or what its loss means, for `turn`."""
+        """Await an activity; post its events, or what its loss means, for `turn`
+        (`source`: a model call's key)."""
         try:
             result = await call()
         except ActivityError as exc:
-            self._post(turn, lost(exc))
+            self._post(turn, lost(exc), source)
             return
-        self._post(turn, decode(result))
+        self._post(turn, decode(result), source)
 
     async def _call_model(self, effect: CallModel, key: str, turn: int) -> None:
         """The model call as an activity; its events folded in order."""
@@ -386,7 +464,9 @@ class SessionWorkflow:
             return [ModelCallFailed(retryable=False, message=message)]
 
         told = ModelCall(
-            request=unstructure(effect.request), output_tool=output_tool(self._config().output)
+            request=unstructure(effect.request),
+            output_tool=output_tool(self._config().output),
+            stream_seconds=self._start.stream_seconds,
         )
         await self._answered(
             turn,
@@ -395,6 +475,7 @@ class SessionWorkflow:
             ),
             lambda found: [_event(data) for data in found],
             lost,
+            key,
         )
 
     async def _run_tool(self, effect: RunTool | Reflect, key: str, turn: int) -> None:

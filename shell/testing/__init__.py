@@ -38,22 +38,20 @@ Fixtures:
 
 from __future__ import annotations
 
-from toolreel.shell._scripted import (
+from toolreel.shell.scripted import (
+    Call,
+    FunctionModel,
+    ModelInfo,
     Reply,
     ScriptedServer,
+    TestModel,
+    ToolCalls,
     calculator,
+    call,
     cut_off,
     http_error,
     text,
     tool_calls,
-)
-from toolreel.shell._scripted._models import (
-    Call,
-    FunctionModel,
-    ModelInfo,
-    TestModel,
-    ToolCalls,
-    call,
 )
 
 from ._guard import NetworkBlocked

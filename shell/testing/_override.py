@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Iterator
 
 from toolreel.adapters import ModelPort
 from toolreel.core import ConfigError, ModelEvent, ModelRequest, UsageError
-from toolreel.shell._connection import MODEL_OVERRIDE
+from toolreel.shell.engine import MODEL_OVERRIDE
 
 
 class Override:

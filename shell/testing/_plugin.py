@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from toolreel.shell import Recording
-from toolreel.shell._scripted import Reply
-from toolreel.shell._scripted._models import TestModel
+from toolreel.shell.scripted import Reply, TestModel
 
 from . import _record_modes
 from ._guard import guard_network

@@ -43,7 +43,7 @@ from typing import Any
 import pytest
 
 from toolreel.core import ToolreelError
-from toolreel.shell._connection import MODEL_OPENER
+from toolreel.shell.engine import MODEL_OPENER
 
 from ._reel import MODES, Mode, Reel
 from ._tape import TapeCall, read_tape, write_tape

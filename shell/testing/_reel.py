@@ -23,8 +23,8 @@ import anyio
 import attrs
 
 from toolreel.adapters import ModelPort, diff_requests
-from toolreel.adapters._providers import environment_keys
-from toolreel.adapters._redact import Redactor
+from toolreel.adapters.providers import environment_keys
+from toolreel.adapters.redaction import Redactor
 from toolreel.core import (
     ModelCallFailed,
     ModelEvent,
@@ -33,7 +33,8 @@ from toolreel.core import (
     TextDelta,
     ToolCallArgumentsDelta,
 )
-from toolreel.shell import AgentOptions, Connection, RequestMismatch
+from toolreel.shell import AgentOptions, Connection
+from toolreel.shell.errors import RequestMismatch
 
 from ._tape import TapeCall, request_form
 

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from toolreel.adapters import EventModel, ModelPort
 from toolreel.core import ModelRequest
 from toolreel.shell import AgentOptions, Recording
-from toolreel.shell._scripted import Reply, ScriptedServer, http_error, reply_events
+from toolreel.shell.scripted import Reply, ScriptedServer, http_error, reply_events
 
 
 class ScriptedModel:

@@ -23,10 +23,10 @@ from typing import Any, ClassVar
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.amber import AmberSnapshotExtension
 
-from toolreel.adapters import Session, render_transcript
-from toolreel.adapters._transcript import hidden
+from toolreel.adapters import AgentSession, Session, render_transcript
+from toolreel.adapters.transcript import hidden
 from toolreel.core import UsageError
-from toolreel.shell import AgentFailure, AgentSession, AgentSuccess, Client, RunResult
+from toolreel.shell import AgentFailure, AgentSuccess, Client, RunResult
 
 #: What a transcript snapshot takes, as its refusal names it.
 ACCEPTED = (

@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 
 from toolreel.adapters import effect_record, event_from_json, event_to_json, structure, unstructure
-from toolreel.adapters._redact import Redactor
+from toolreel.adapters.redaction import Redactor
 from toolreel.core import CallModel, ModelEvent, ModelRequest, ToolreelError
 from toolreel.shell import Recording
 

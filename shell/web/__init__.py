@@ -3,7 +3,9 @@
 - `app(options, journal=..., model=...)`: a Starlette app (mount it in FastAPI or
   Starlette) with `POST /api/chat` (the AI SDK UI message stream `useChat()`
   reads), `POST /api/events` (a plain JSON event stream), `GET /api/sessions`,
-  `GET /api/sessions/{id}` and the page at `/`.
+  `GET /api/sessions/{id}` and the page at `/`. With `sessions=
+  toolreel.temporal.WorkflowChats(client)` each chat is a session workflow on
+  Temporal instead, served the same way (its text streamed as the model writes).
 - `chat_response(options, prompt, ...)`: one turn as a streaming response, for
   your own routes; `ui_message_stream(client.events())` and
   `event_stream(client.events(), session_id=...)`: the SSE text of any turn.
@@ -11,80 +13,28 @@
   decisions, message_id=...)`: useChat's `addToolApprovalResponse` answers, read
   from a request's messages and applied to the paused turn, streamed as the
   continuation of the client's assistant message (what `/api/chat` does).
-- The encoders themselves, pure folds over the loop's notices: `ui_start`,
-  `ui_parts`, `ui_error` (AI SDK UI message stream parts) and `plain_start`,
-  `plain_events`, `plain_error` (the plain events); `sse`, `sse_event`, `DONE`.
+- The encoders themselves, pure folds over the loop's notices, are the public
+  submodule `toolreel.web.streams` (`ui_start`, `ui_parts`, `plain_events`, `sse`, ...).
 
 `app` answers only to its own host names, takes a POST only as JSON from its
 own page or `cors_origins`, bounds bodies, and with `token=` wants the token on
-every request (README "Security"). `toolreel serve` runs `app` with uvicorn on
+every request (docs/guides/security.md). `toolreel serve` runs `app` with uvicorn on
 127.0.0.1 (off loopback: with a token).
 """
 
 from __future__ import annotations
 
-from ._app import SCRIPTED_LABEL, app, last_user_text
+from ._app import app
 from ._approvals import ApprovalDecision, ApprovalResponses, approval_responses
-from ._event_stream import (
-    EVENT_STREAM_HEADERS,
-    PlainEvent,
-    PlainStream,
-    plain_error,
-    plain_events,
-    plain_start,
-    sse_event,
-)
-from ._respond import (
-    TurnRequest,
-    TurnResponse,
-    approval_response,
-    chat_response,
-    error_response,
-    event_stream,
-    new_message_id,
-    ui_message_stream,
-)
-from ._ui_stream import (
-    DONE,
-    UI_STREAM_HEADERS,
-    Part,
-    UIStream,
-    finish_reason,
-    sse,
-    ui_error,
-    ui_parts,
-    ui_start,
-)
+from ._respond import approval_response, chat_response, event_stream, ui_message_stream
 
 __all__ = [
-    "DONE",
-    "EVENT_STREAM_HEADERS",
-    "SCRIPTED_LABEL",
-    "UI_STREAM_HEADERS",
     "ApprovalDecision",
     "ApprovalResponses",
-    "Part",
-    "PlainEvent",
-    "PlainStream",
-    "TurnRequest",
-    "TurnResponse",
-    "UIStream",
     "app",
     "approval_response",
     "approval_responses",
     "chat_response",
-    "error_response",
     "event_stream",
-    "finish_reason",
-    "last_user_text",
-    "new_message_id",
-    "plain_error",
-    "plain_events",
-    "plain_start",
-    "sse",
-    "sse_event",
-    "ui_error",
     "ui_message_stream",
-    "ui_parts",
-    "ui_start",
 ]

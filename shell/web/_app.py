@@ -1,7 +1,6 @@
 """`app(options)`: the loop served over HTTP — the AI SDK chat route, plain events, sessions, page.
 
-Routes (the contract with the page: /work/wt/WEB_CONTRACT.md, README "Serving
-the loop to a browser"):
+Routes (the contract with the page; docs/guides/streaming.md):
 
 - `GET /`: the page (shell/web/static/index.html).
 - `GET /api/info`: provider, model, and whether the model is the scripted one.
@@ -19,7 +18,9 @@ the loop to a browser"):
   UI message stream (or `protocol: "events"`, the plain one).
 - `GET /api/sessions`, `GET /api/sessions/{id}`: the journal's chat sessions.
 
-Every turn runs in a `Client` of its own over the app's one journal; errors
+Every turn runs in a `Client` of its own over the app's one journal, or, with
+`sessions=`, in a session of elsewhere: `toolreel.temporal.WorkflowChats` serves
+session workflows on Temporal the same way (shell/web/_conversations.py); errors
 are `{"error": message}` with a 4xx/5xx status. Before any route, a request
 passes the guards (host, token, origin: shell/web/_guard.py; body limits:
 shell/web/_limits.py).
@@ -45,11 +46,13 @@ from starlette.routing import Route
 from toolreel.adapters import Journal, ModelPort
 from toolreel.core import ConfigError, ToolreelError, UsageError
 from toolreel.shell import AgentOptions, open_journal
-from toolreel.shell._client import sources_opened
+from toolreel.shell.engine import sources_opened
 
 from ._approvals import ApprovalDecision, approval_responses
+from ._conversations import Conversations
 from ._guard import Check, Guard
 from ._hosts import AllowedHosts, HostCheck
+from ._json import json_text
 from ._limits import BODY_TIMEOUT, MAX_BODY_BYTES, MAX_JSON_DEPTH, BodyLimit, json_depth
 from ._origins import OriginCheck
 from ._respond import approval_response, chat_response, decision_response, error_response
@@ -76,6 +79,7 @@ class Served:
     journal: Journal
     model: ModelPort | None
     scripted: bool
+    sessions: Conversations | None = None
 
 
 def app(
@@ -89,6 +93,7 @@ def app(
     token: str | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     body_timeout: float = BODY_TIMEOUT,
+    sessions: Conversations | None = None,
 ) -> Starlette:
     """The ASGI app serving the loop with `options` (mount it in a FastAPI/Starlette app).
 
@@ -101,12 +106,18 @@ def app(
     `mcp_servers` are connected once when the app's lifespan starts and shared by
     every request (an app mounted where its lifespan never runs connects per turn).
 
-    Who may call it (README "Security"): requests naming a host other than
+    Who may call it (docs/guides/security.md): requests naming a host other than
     127.0.0.1, localhost, [::1] and `allowed_hosts` are 400 ("*": any);
     with a `token`, every request must carry it (`Authorization: Bearer`, or the
     cookie `/?token=...` sets); a POST must be JSON from this server's page or
     a `cors_origins` page (else 403); a body over `max_body_bytes` is 413, one not
     arrived within `body_timeout` seconds 408.
+
+    `sessions`: where the sessions live and run instead of the journal and this
+    process, e.g. `toolreel.temporal.WorkflowChats(client)`: each chat a session
+    workflow on Temporal, its workers holding the model and the tools (the
+    options then only name the model `/api/info` shows). The routes, the streams
+    and the approvals are the same.
 
     Args:
         options: The model, the tools and the loop's limits every chat runs with.
@@ -118,6 +129,7 @@ def app(
         token: The access token every request must carry (required off loopback).
         max_body_bytes: The largest request body taken.
         body_timeout: Seconds a request body may take to arrive.
+        sessions: Where the sessions live and run (default: the journal, in this process).
 
     Returns:
         A Starlette app: serve it with uvicorn, or mount it in your own site.
@@ -133,6 +145,7 @@ def app(
         journal=store,
         model=model,
         scripted=scripted,
+        sessions=sessions,
     )
 
     @contextlib.asynccontextmanager
@@ -322,12 +335,14 @@ async def _chat(served: Served, request: Request) -> Response:
             responses.decisions,
             message_id=responses.message_id,
             model=served.model,
+            sessions=served.sessions,
         )
     return chat_response(
         served.options,
         last_user_text(data.get("messages")),
         session_id=_session_id(data),
         model=served.model,
+        sessions=served.sessions,
     )
 
 
@@ -348,6 +363,7 @@ async def _events(served: Served, request: Request) -> Response:
         session_id=_session_id(data),
         protocol="events",
         model=served.model,
+        sessions=served.sessions,
     )
 
 
@@ -365,22 +381,33 @@ async def _approval(served: Served, request: Request) -> Response:
         raise UsageError('\'protocol\' must be "ui" or "events"')
     decision = ApprovalDecision(call_id=call_id, approve=approved, reason=reason)
     return decision_response(
-        served.options, session_id, decision, protocol=protocol, model=served.model
+        served.options,
+        session_id,
+        decision,
+        protocol=protocol,
+        model=served.model,
+        sessions=served.sessions,
     )
 
 
 async def _sessions(served: Served, _: Request) -> Response:
     """`GET /api/sessions`: the chat sessions, newest first."""
-    rows = [session_summary(served.journal, sid) for sid in chat_sessions(served.journal)]
+    journal = await _journal(served)
+    rows = [session_summary(journal, sid) for sid in chat_sessions(journal)]
     return JSONResponse({"sessions": rows})
 
 
 async def _session(served: Served, request: Request) -> Response:
     """`GET /api/sessions/{id}`: one session's turns, rounds and transcript."""
     session_id = request.path_params["session_id"]
-    detail = session_detail(served.journal, session_id)
+    detail = session_detail(await _journal(served, session_id), session_id)
     if detail is None:
         return JSONResponse({"error": f"no session {session_id!r}"}, status_code=404)
-    return Response(
-        json.dumps(detail, ensure_ascii=False), media_type="application/json; charset=utf-8"
-    )
+    return Response(json_text(detail), media_type="application/json; charset=utf-8")
+
+
+async def _journal(served: Served, session_id: str | None = None) -> Journal:
+    """Where the sessions to show are read: the app's journal, or what `sessions` gives."""
+    if served.sessions is None:
+        return served.journal
+    return await served.sessions.journal(session_id)

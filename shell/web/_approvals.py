@@ -28,8 +28,9 @@ from typing import Any
 import attrs
 from starlette.responses import JSONResponse
 
-from toolreel.core import Approved, Denied, Phase, UsageError, misuse
-from toolreel.shell import Client
+from toolreel.core import Approved, Denied, UsageError, misuse
+
+from ._conversations import Conversation
 
 #: The state of a tool part the human has answered (the `ai` package's UI message schema).
 RESPONDED = "approval-responded"
@@ -113,7 +114,7 @@ def _decision(part: dict[str, Any]) -> ApprovalDecision:
 
 
 def refusal(
-    client: Client, decisions: Iterable[ApprovalDecision], *, continued: bool
+    client: Conversation, decisions: Iterable[ApprovalDecision], *, continued: bool
 ) -> JSONResponse | None:
     """A 400 naming the decisions for calls the turn does not hold, or None if it holds them all.
 
@@ -121,7 +122,7 @@ def refusal(
     known too (its `approval-responded` part is sent again until the round runs).
     """
     held = [request.call.id for request in client.pending_approvals]
-    known = set(held) | (_paused_round(client) if continued else set())
+    known = set(held) | (client.paused_round if continued else set())
     unknown = [decision for decision in decisions if decision.call_id not in known]
     if not unknown:
         return None
@@ -131,7 +132,7 @@ def refusal(
     return JSONResponse({"error": message, "unknown": ids, "approvals": held}, status_code=400)
 
 
-def waiting_response(client: Client) -> JSONResponse:
+def waiting_response(client: Conversation) -> JSONResponse:
     """409: a new prompt while the turn waits for approval; which calls wait, and how to answer."""
     held = client.pending_approvals
     calls = ", ".join(f"{request.call.name} ({request.call.id})" for request in held)
@@ -141,11 +142,3 @@ def waiting_response(client: Client) -> JSONResponse:
     )
     ids = [request.call.id for request in held]
     return JSONResponse({"error": message, "approvals": ids}, status_code=409)
-
-
-def _paused_round(client: Client) -> set[str]:
-    """The ids of the calls of the round a paused turn holds (decided or not)."""
-    turn = client.runner.state.turn
-    if client.phase is not Phase.AWAITING_APPROVAL or turn is None or turn.pending is None:
-        return set()
-    return {call.id for call in turn.pending.calls}

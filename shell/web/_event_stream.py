@@ -33,32 +33,29 @@ the `(type, data)` pairs one notice (or the turn's `Finish`) stands for.
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypeAlias, assert_never
 
 import attrs
 
-from toolreel.core import (
+from toolreel.core import AwaitApproval, Finish, ToolCall, Usage, arguments_object
+from toolreel.core.budget import Spending
+from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
-    AwaitApproval,
-    Finish,
     MessageRecorded,
     Notice,
     ReasoningStreamed,
     ResultsRequested,
     RetryScheduled,
     RoundFinished,
-    Spending,
     TextStreamed,
-    ToolCall,
     ToolCallAnnounced,
     ToolResultReady,
-    Usage,
     UsageReported,
     ValidationFailed,
-    arguments_object,
 )
+
+from ._json import json_text
 
 #: One event of the plain stream: its type and its data.
 PlainEvent: TypeAlias = tuple[str, dict[str, Any]]
@@ -78,7 +75,7 @@ class PlainStream:
 
 def sse_event(kind: str, data: dict[str, Any]) -> str:
     """One event as SSE: `event: kind`, `data: {json}`, a blank line."""
-    encoded = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    encoded = json_text(data)
     return f"event: {kind}\ndata: {encoded}\n\n"
 
 

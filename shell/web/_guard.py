@@ -1,7 +1,7 @@
 """`Guard`: the checks a request passes before any route sees it, and how a refusal looks.
 
 The served loop runs the user's tools and spends their key, so who may drive it
-is decided here, once, for every route (`app` stacks them; README "Security"):
+is decided here, once, for every route (`app` stacks them; docs/guides/security.md):
 
 1. the Host header names this server (`HostCheck`, shell/web/_hosts.py): a page
    on a rebinding DNS name reaches 127.0.0.1 but names itself: 400;

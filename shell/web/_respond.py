@@ -2,7 +2,8 @@
 
 `ui_message_stream(client.events())` / `event_stream(...)` turn any stream of
 notices into SSE text; `chat_response(options, prompt)` runs one turn in its own
-`Client` and streams it, for users who keep their own routes.
+`Client` and streams it, for users who keep their own routes (`sessions=`: in a
+session of elsewhere, as shell/web/_conversations.py says, e.g. on Temporal).
 
 Disconnects: the response listens for `http.disconnect` while it streams (and
 treats a failed write the same way). A client that goes away cancels the
@@ -24,22 +25,21 @@ import attrs
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from toolreel.adapters import ModelPort
-from toolreel.adapters._errors import JournalError, SessionBusy, SessionNotFound
+from toolreel.adapters import JournalError, ModelPort, SessionBusy, SessionNotFound
 from toolreel.core import (
     AwaitApproval,
     ConfigError,
     Finish,
-    Notice,
     Phase,
     PromptSubmitted,
-    ToolCallAnnounced,
     ToolreelError,
     UsageError,
 )
-from toolreel.shell import AgentOptions, Client
+from toolreel.core.notices import Notice, ToolCallAnnounced
+from toolreel.shell import AgentOptions
 
 from ._approvals import ApprovalDecision, refusal, waiting_response
+from ._conversations import Conversation, Conversations, LocalConversations
 from ._ending import Ending, after_ending
 from ._event_stream import (
     EVENT_STREAM_HEADERS,
@@ -173,7 +173,8 @@ def error_response(exc: BaseException) -> JSONResponse:
 @attrs.frozen(kw_only=True)
 class TurnRequest:
     """What one response runs: a prompt in a session (or decisions on its paused turn),
-    with these options and model."""
+    with these options and model, or in `sessions` (default: the options' journal, a
+    `Client` in this process)."""
 
     options: AgentOptions
     prompt: str
@@ -186,10 +187,11 @@ class TurnRequest:
     #: not announced again, a denied call ends `tool-output-denied`, and a call of the
     #: paused round decided before is passed over.
     continued: bool = False
+    sessions: Conversations | None = None
 
 
 class TurnResponse(StreamingResponse):
-    """A streamed turn: opens its own `Client` when served, and cancels the turn on disconnect.
+    """A streamed turn: opens its session when served, and cancels the turn on disconnect.
 
     If the session cannot be opened (in use: 409, unknown: 404, journal: 503),
     or the prompt is no valid Unicode text (400: nothing begun), the response is
@@ -233,12 +235,11 @@ class TurnResponse(StreamingResponse):
         async with contextlib.AsyncExitStack() as stack:
             try:
                 PromptSubmitted(text=self.turn.prompt)  # text no session holds: 400, none begun
-                options, model = self.turn.options, self.turn.model
-                opened = (
-                    Client.resume(options.session_id or "", options, model=model)
-                    if self.resume
-                    else Client(options, model=model)
+                options = self.turn.options
+                sessions = self.turn.sessions or LocalConversations(
+                    options=options, model=self.turn.model
                 )
+                opened = sessions.open(options.session_id, resume=self.resume)
                 client = await stack.enter_async_context(opened)
                 self._session_id = client.session_id
                 refused = await self._begin(client)
@@ -249,7 +250,7 @@ class TurnResponse(StreamingResponse):
                 return
             await self._stream(self._body(client), send)
 
-    async def _begin(self, client: Client) -> JSONResponse | None:
+    async def _begin(self, client: Conversation) -> JSONResponse | None:
         """Start the turn: the prompt, or the decisions that continue a paused turn.
 
         Refused (the response to send instead of the stream): a prompt while the
@@ -264,7 +265,7 @@ class TurnResponse(StreamingResponse):
         await client.query(self.turn.prompt)
         return None
 
-    async def _decide(self, client: Client) -> JSONResponse | None:
+    async def _decide(self, client: Conversation) -> JSONResponse | None:
         """Apply the decisions in order; what the runs before the last one told opens the stream.
 
         A response to `/api/approvals` is a new message: it opens by announcing
@@ -276,7 +277,7 @@ class TurnResponse(StreamingResponse):
             return refused
         first: list[Notice | Finish | AwaitApproval] = []
         if not self.turn.continued:
-            iteration = turn.iteration if (turn := client.runner.state.turn) is not None else 0
+            iteration = client.iteration
             first = [ToolCallAnnounced(call=r.call, iteration=iteration) for r in held]
         ids = {request.call.id for request in held}
         decisions = [d for d in self.turn.decisions if d.call_id in ids]
@@ -293,9 +294,9 @@ class TurnResponse(StreamingResponse):
         self._first = tuple(first)
         return None
 
-    def _body(self, client: Client) -> AsyncIterator[str]:
+    def _body(self, client: Conversation) -> AsyncIterator[str]:
         """The turn's SSE text in this response's protocol."""
-        redact = client.redactor.text
+        redact = client.redact
         items = _ending_at_end(_after(self._first, client.events()), self._end)
         if self.turn.protocol == "ui":
             denied = [
@@ -366,6 +367,7 @@ def decision_response(
     *,
     protocol: Protocol = "ui",
     model: ModelPort | None = None,
+    sessions: Conversations | None = None,
 ) -> StreamingResponse:
     """A decision on a call the paused turn of `session_id` holds, and what follows, streamed.
 
@@ -377,6 +379,7 @@ def decision_response(
         protocol=protocol,
         model=model,
         decisions=(decision,),
+        sessions=sessions,
     )
     return TurnResponse(turn, resume=True)
 
@@ -388,6 +391,7 @@ def approval_response(
     *,
     message_id: str | None = None,
     model: ModelPort | None = None,
+    sessions: Conversations | None = None,
 ) -> StreamingResponse:
     """useChat's approval responses applied to the paused turn of `session_id`, and what
     follows, streamed as the continuation of the client's assistant message `message_id`.
@@ -405,6 +409,7 @@ def approval_response(
         model=model,
         decisions=tuple(decisions),
         continued=True,
+        sessions=sessions,
     )
     return TurnResponse(turn, resume=True)
 
@@ -417,6 +422,7 @@ def chat_response(
     protocol: Protocol = "ui",
     message_id: str | None = None,
     model: ModelPort | None = None,
+    sessions: Conversations | None = None,
 ) -> StreamingResponse:
     """One turn of `prompt` as a streaming response (AI SDK UI stream, or `protocol="events"`).
 
@@ -424,6 +430,8 @@ def chat_response(
     in `session_id` (continued when `options.journal` has it; default
     `options.session_id`, else a new one), tools executed. Closing the
     connection cancels the turn (journaled `Cancelled`; the session resumes).
+    `sessions`: the session lives and runs there instead (e.g.
+    `toolreel.temporal.WorkflowChats`: a session workflow, its workers running it).
     """
     if not prompt.strip():
         raise UsageError("the prompt is empty")
@@ -436,5 +444,6 @@ def chat_response(
         protocol=protocol,
         message_id=message_id,
         model=model,
+        sessions=sessions,
     )
     return TurnResponse(turn)

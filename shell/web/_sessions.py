@@ -16,7 +16,9 @@ from toolreel.adapters import (
     load_session,
     render_transcript,
 )
-from toolreel.core import ApprovalRequested, FinishReason, ToolRound
+from toolreel.core import ToolRound
+from toolreel.core.notices import ApprovalRequested
+from toolreel.core.outcomes import FinishReason
 
 from ._event_stream import call_json, usage_json
 

@@ -55,18 +55,15 @@ the client's rules are those of its `processUIMessageStream`):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any, TypeAlias, assert_never
 
 import attrs
 
-from toolreel.core import (
+from toolreel.core import AwaitApproval, Finish, ToolCall, ToolResult, arguments_object
+from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
-    AwaitApproval,
-    Finish,
-    FinishReason,
     MessageRecorded,
     Notice,
     ReasoningStreamed,
@@ -74,16 +71,15 @@ from toolreel.core import (
     RetryScheduled,
     RoundFinished,
     TextStreamed,
-    ToolCall,
     ToolCallAnnounced,
-    ToolResult,
     ToolResultReady,
     UsageReported,
     ValidationFailed,
-    arguments_object,
 )
+from toolreel.core.outcomes import FinishReason
 
 from ._event_stream import budget_json, elapsed_ms, retry_json, spending_json, usage_json
+from ._json import json_text
 
 #: One UI message stream part (a JSON object).
 Part: TypeAlias = dict[str, Any]
@@ -133,7 +129,7 @@ class UIStream:
 
 def sse(part: Part) -> str:
     """One part as an SSE event (`data: {json}` and a blank line)."""
-    return f"data: {json.dumps(part, ensure_ascii=False, separators=(',', ':'))}\n\n"
+    return f"data: {json_text(part)}\n\n"
 
 
 def ui_start(message_id: str, *, denied: Iterable[str] = ()) -> tuple[UIStream, list[Part]]:

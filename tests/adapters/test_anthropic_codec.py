@@ -11,14 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolreel.adapters._providers._anthropic import AnthropicCodec
-from toolreel.adapters._providers._http import HttpModel, Secret
+from toolreel.adapters import AnthropicCodec, HttpModel, Secret
 from toolreel.core import (
     CallModel,
     ChatMessage,
     Event,
     Finish,
-    FinishReason,
     LoopConfig,
     ModelCallFailed,
     ModelRequest,
@@ -41,6 +39,7 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core.outcomes import FinishReason
 
 CODEC = AnthropicCodec()
 WEATHER = ToolSpec(

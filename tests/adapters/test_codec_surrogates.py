@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from toolreel.adapters import PROVIDERS
-from toolreel.adapters._serde import event_data, event_of
+from toolreel.adapters.records import event_data, event_of
 from toolreel.core import (
     ModelCallFailed,
     TextDelta,

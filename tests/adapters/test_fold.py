@@ -13,8 +13,8 @@ from toolreel.adapters import (
     Step,
     effect_record,
 )
-from toolreel.adapters._fold import JournalFold, fold_journal
 from toolreel.adapters._journal import Damage, JournalEntry
+from toolreel.adapters.replay import JournalFold, fold_journal
 from toolreel.core import (
     CallModel,
     Cancelled,
@@ -144,9 +144,9 @@ def test_a_step_recorded_before_reason_codes_replays_the_same() -> None:
         ResultReason,
         ToolCall,
         ToolResult,
-        ToolResultReady,
         ToolRound,
     )
+    from toolreel.core.notices import ToolResultReady  # noqa: PLC0415
 
     made = ToolResult(
         call_id="c",

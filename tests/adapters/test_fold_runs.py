@@ -21,9 +21,9 @@ from toolreel.adapters import (
     effect_record,
     load_session,
 )
-from toolreel.adapters._fold import FoldedRun, fold_journal
-from toolreel.adapters._journal import config_data
-from toolreel.adapters._serde import event_data
+from toolreel.adapters._fold import FoldedRun
+from toolreel.adapters.records import config_data, event_data
+from toolreel.adapters.replay import fold_journal
 from toolreel.core import (
     Event,
     LoopConfig,

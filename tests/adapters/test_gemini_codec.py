@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolreel.adapters._providers._gemini import GeminiCodec
+from toolreel.adapters import GeminiCodec
 from toolreel.core import (
     ChatMessage,
     ModelCallFailed,

@@ -7,8 +7,7 @@ import json
 import anyio
 import httpx2
 
-from toolreel.adapters._providers._http import HttpModel, Secret
-from toolreel.adapters._providers._openai import OpenAICodec
+from toolreel.adapters import HttpModel, OpenAICodec, Secret
 from toolreel.core import ChatMessage, ModelRequest, TextDelta, ToolSpec
 
 HUGE = 2**70  # past 64 bits: orjson refuses it, the standard library does not

@@ -9,15 +9,17 @@ import anyio
 import httpx2
 import pytest
 
-from toolreel.adapters._errors import ContentRefused
-from toolreel.adapters._providers import http_model
-from toolreel.adapters._providers._anthropic import AnthropicCodec
-from toolreel.adapters._providers._gemini import GeminiCodec
-from toolreel.adapters._providers._http import HttpModel
-from toolreel.adapters._providers._ollama import OllamaCodec
-from toolreel.adapters._providers._openai import OpenAICodec
-from toolreel.adapters._providers._openai_sdk import OpenAISdkModel
-from toolreel.adapters._providers._responses import ResponsesCodec
+from toolreel.adapters import (
+    AnthropicCodec,
+    ContentRefused,
+    GeminiCodec,
+    HttpModel,
+    OllamaCodec,
+    OpenAICodec,
+    OpenAISdkModel,
+    ResponsesCodec,
+    http_model,
+)
 from toolreel.core import (
     ChatMessage,
     ImagePart,

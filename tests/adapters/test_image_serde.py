@@ -6,9 +6,9 @@ import base64
 
 import pytest
 
-from toolreel.adapters._errors import DecodeError
-from toolreel.adapters._journal import effect_record, messages_digest
-from toolreel.adapters._serde import event_data, event_from_json, event_of, structure, unstructure
+from toolreel.adapters import DecodeError, effect_record, event_from_json, structure, unstructure
+from toolreel.adapters._journal import messages_digest
+from toolreel.adapters.records import event_data, event_of
 from toolreel.core import ChatMessage, ImagePart, Persist, PromptSubmitted, ToolFinished, ToolResult
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8

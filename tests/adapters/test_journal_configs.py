@@ -20,9 +20,11 @@ from toolreel.adapters import (
     load_session,
     unstructure,
 )
-from toolreel.adapters._journal import config_data, config_of
-from toolreel.adapters._legacy import LegacyAgentConfig, current
-from toolreel.core import LoopConfig, PlainOutput, ReflectiveOutput, RetryPolicy, ToolSpec
+from toolreel.adapters._legacy import LegacyAgentConfig
+from toolreel.adapters.records import config_data, config_of
+from toolreel.adapters.replay import current
+from toolreel.core import LoopConfig, PlainOutput, ReflectiveOutput, ToolSpec
+from toolreel.core.policies import RetryPolicy
 
 ANSWER = ToolSpec(name="answer", description="The answer.")
 LOOKUP = ToolSpec(name="lookup", description="Look a word up.")

@@ -19,7 +19,7 @@ from toolreel.adapters import (
     load_session,
 )
 from toolreel.adapters._rows import encode_row
-from toolreel.adapters._serde import event_data
+from toolreel.adapters.records import event_data
 from toolreel.core import (
     LoopConfig,
     ModelResponded,

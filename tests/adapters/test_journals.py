@@ -20,21 +20,10 @@ from toolreel.adapters import (
     unstructure,
 )
 from toolreel.adapters._journal import current_records
-from toolreel.core import (
-    Blocked,
-    Cancelled,
-    Capped,
-    Completed,
-    Failed,
-    FailureCode,
-    Finish,
-    LoopConfig,
-    MaxIterationsPolicy,
-    PromptSubmitted,
-    Usage,
-    initial_state,
-    step,
-)
+from toolreel.core import Cancelled, Finish, LoopConfig, PromptSubmitted, Usage, initial_state, step
+from toolreel.core.hooks import Blocked
+from toolreel.core.outcomes import Capped, Completed, Failed, FailureCode
+from toolreel.core.policies import MaxIterationsPolicy
 
 
 @pytest.fixture(params=["memory", "sqlite", "jsonl", "postgres"])

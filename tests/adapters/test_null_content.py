@@ -19,13 +19,13 @@ from toolreel.core import (
     ModelCallFailed,
     ModelRequest,
     ModelResponded,
-    RetryPolicy,
     ToolCall,
     ToolResult,
     ToolRound,
 )
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import AgentOptions, Client, tool
-from toolreel.shell._scripted import Reply, ScriptedServer, http_error, text, tool_calls
+from toolreel.shell.scripted import Reply, ScriptedServer, http_error, text, tool_calls
 
 NO_RETRY = RetryPolicy(max_retries=0)
 #: What llama-cpp-python's server says, in substance, about a null content (a Jinja template).

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolreel.adapters._providers._ollama import OllamaCodec
+from toolreel.adapters import OllamaCodec
 from toolreel.core import (
     ChatMessage,
     ModelCallFailed,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolreel.adapters._providers._openai import OpenAICodec
+from toolreel.adapters import OpenAICodec
 from toolreel.core import (
     ChatMessage,
     ModelCallFailed,

@@ -22,7 +22,7 @@ from toolreel.adapters import HttpModel, OpenAICodec, Secret, http_model
 from toolreel.adapters._providers._pools import SHARD_LEASES, tls_context
 from toolreel.core import ConfigError, ModelCallFailed, ModelRequest, ModelResponded
 from toolreel.shell import AgentOptions, Client
-from toolreel.shell._scripted import Reply, ScriptedServer, text
+from toolreel.shell.scripted import Reply, ScriptedServer, text
 
 REQUEST = ModelRequest(model="m", system=None, messages=(), tools=())
 
@@ -342,7 +342,7 @@ def test_sessions_leave_no_connection_open_at_exit() -> None:
         """
         import anyio
         from toolreel.shell import AgentOptions, Client
-        from toolreel.shell._scripted import ScriptedServer, text
+        from toolreel.shell.scripted import ScriptedServer, text
 
         with ScriptedServer([text("a"), text("b")]) as server:
             options = AgentOptions(model="m", base_url=server.url, api_key="k")

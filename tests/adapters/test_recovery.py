@@ -13,8 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from toolreel.adapters._providers import OllamaCodec, OpenAICodec
-from toolreel.adapters._providers._anthropic import AnthropicCodec
+from toolreel.adapters import AnthropicCodec, OllamaCodec, OpenAICodec
 from toolreel.adapters._providers._recovery import Recovery, ToolCallRecovery, recovery_for
 from toolreel.adapters._providers._recovery import with_recovery as recovering
 from toolreel.core import (

@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolreel.adapters._providers import HttpModel, OllamaCodec, with_recovery
+from toolreel.cli import cli
 from toolreel.core import (
     ConfigError,
     Finish,
@@ -31,7 +32,6 @@ from toolreel.core import (
 )
 from toolreel.shell import AgentOptions, Client, Connection, open_journal, replay, tool
 from toolreel.shell._replay import Session
-from toolreel.shell.cli import cli
 from toolreel.testing import MakeScriptedModel, ScriptedModel, text
 
 WEATHER_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolreel.adapters import Secret, api_key, codec_for
-from toolreel.adapters._redact import HTTP_LOGGERS, RedactingFilter, Redactor, clean_key
+from toolreel.adapters._redact import HTTP_LOGGERS, RedactingFilter
+from toolreel.adapters.redaction import Redactor, clean_key
 from toolreel.core import (
-    Blocked,
     ConfigError,
     HookDecided,
     ModelCallFailed,
@@ -22,6 +22,7 @@ from toolreel.core import (
     ToolFinished,
     Usage,
 )
+from toolreel.core.hooks import Blocked
 
 KEY = "sk-abc123def456ghi789"
 REDACTOR = Redactor.of([KEY + "\n"])

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from toolreel.adapters._providers import PROVIDERS, codec_for
-from toolreel.adapters._providers._responses import ResponsesCodec
+from toolreel.adapters import PROVIDERS, ResponsesCodec, codec_for
 from toolreel.core import (
     CallModel,
     ChatMessage,

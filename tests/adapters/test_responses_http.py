@@ -13,10 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from toolreel.adapters import HttpModel, ResponsesCodec, Secret
-from toolreel.core import Finish, TextStreamed, ToolCall, ToolCallAnnounced
+from toolreel.cli import cli
+from toolreel.core import Finish, ToolCall
+from toolreel.core.notices import TextStreamed, ToolCallAnnounced
 from toolreel.shell import AgentOptions, Client, tool
-from toolreel.shell._scripted import LocalServer, Request
-from toolreel.shell.cli import cli
+from toolreel.shell.scripted._local import LocalServer, Request
 
 ENCRYPTED = "gAAAAB-opaque-reasoning"
 
@@ -190,7 +191,7 @@ def test_an_error_event_in_a_200_stream_ends_the_run_with_its_message() -> None:
 
 
 def test_codec_options_reach_the_wire_through_a_client_model() -> None:
-    """The README's recipe: reasoning settings on the codec, the model given to the Client."""
+    """The providers guide's recipe: reasoning settings on the codec, the model to the Client."""
     with ResponsesServer([text_reply("Hi.")]) as server:
         codec = ResponsesCodec(reasoning_effort="high", reasoning_summary="auto")
         model = HttpModel(codec, base_url=server.url, api_key=Secret("sk-test"))

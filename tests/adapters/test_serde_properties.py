@@ -25,22 +25,22 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from toolreel.adapters import effect_record, structure
 from toolreel.adapters._agent_outcome import AgentOutcome
-from toolreel.adapters._journal import effect_record
-from toolreel.adapters._serde import event_data, event_of, get_converter, structure
+from toolreel.adapters.records import event_data, event_of, get_converter
 from toolreel.core import (
-    MEDIA_TYPES,
-    Decision,
     Effect,
     Event,
     ImagePart,
-    Notice,
-    Outcome,
     OutputSpec,
     ToolreelError,
     ToolSpec,
     ValidationFinished,
 )
+from toolreel.core.hooks import Decision
+from toolreel.core.images import MEDIA_TYPES
+from toolreel.core.notices import Notice
+from toolreel.core.outcomes import Outcome
 
 UNIONS: dict[str, Any] = {
     "Decision": Decision,

@@ -45,7 +45,7 @@ PACKAGES = {"core": "core", "adapters": "adapters", "shell": "shell", "testing":
 SERVER = """
 import asyncio, functools, sys
 asyncio.start_server = functools.partial(asyncio.start_server, backlog=2048)
-from toolreel.shell._scripted import ScriptedServer, text
+from toolreel.shell.scripted import ScriptedServer, text
 with ScriptedServer(lambda request: text("hello there, general kenobi")) as server:
     print(server.url, flush=True)
     sys.stdin.read()

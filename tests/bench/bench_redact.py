@@ -34,8 +34,7 @@ from typing import Any
 
 import anyio
 
-from toolreel.adapters._held import held_back
-from toolreel.adapters._redact import Redactor
+from toolreel.adapters.redaction import Redactor, held_back
 from toolreel.core import ModelEvent, ModelResponded, TextDelta
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -55,7 +55,7 @@ from scale_report import BASELINE, Cell, Result, cell, seconds_per_round, table 
 
 SERVER = """
 import sys
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 def answer(request):
     last = request["messages"][-1]

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {"core": "core", "adapters": "adapters", "shell": "shell", "testing": "shell/testing"}
 SERVER = """
 import sys
-from toolreel.shell._scripted import ScriptedServer, text
+from toolreel.shell.scripted import ScriptedServer, text
 with ScriptedServer(lambda request: text("hello there")) as server:
     print(server.url, flush=True)
     sys.stdin.read()

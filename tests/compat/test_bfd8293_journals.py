@@ -50,7 +50,7 @@ from toolreel.shell import (
     resume_agent,
     tool,
 )
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITER = Path(__file__).with_name("old_journals_writer.py")

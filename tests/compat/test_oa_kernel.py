@@ -14,14 +14,13 @@ import anyio
 import pytest
 from oa_stub import StubOpenAI, call_chunks, options, text_chunks, use
 
-from toolreel.adapters import MemoryJournal, SQLiteJournal
-from toolreel.adapters._errors import JournalUnavailable
-from toolreel.core import (
+from toolreel.adapters import JournalUnavailable, MemoryJournal, SQLiteJournal
+from toolreel.core.outcomes import FinishReason
+from toolreel.core.policies import (
     AnnouncePolicy,
     BlockedCallPolicy,
     EmptyPromptPolicy,
     ErrorFormat,
-    FinishReason,
     MaxIterationsPolicy,
 )
 from toolreel.open_agent import HOOK_PRE_TOOL_USE, Client, HookDecision, ModelError, tool

@@ -31,7 +31,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolreel.core as new
-from toolreel.adapters._agent_outcome import agent_outcome
+from toolreel.adapters import agent_outcome
+from toolreel.core.budget import Budget
+from toolreel.core.hooks import Ask
+from toolreel.core.notices import AttemptStarted, ValidationFailed
+from toolreel.core.policies import RetryPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMIT = "bfd8293"
@@ -107,7 +111,7 @@ def said(effects: tuple[Any, ...]) -> list[Any]:
         if isinstance(effect, new.Persist | new.TellHook | new.AskHook | new.Finish):
             continue
         if isinstance(effect, new.Emit) and not isinstance(
-            effect.notice, new.AttemptStarted | new.ValidationFailed
+            effect.notice, AttemptStarted | ValidationFailed
         ):
             continue
         kept.append(effect)
@@ -118,10 +122,10 @@ def said(effects: tuple[Any, ...]) -> list[Any]:
 
 budgets = st.one_of(
     st.none(),
-    st.builds(new.Budget, max_model_calls=st.integers(0, 3)),
-    st.builds(new.Budget, max_tool_calls=st.integers(0, 2)),
-    st.builds(new.Budget, max_total_tokens=st.integers(20, 120)),
-    st.builds(new.Budget, max_calls_per_tool=st.just({"currency_rate": 1})),
+    st.builds(Budget, max_model_calls=st.integers(0, 3)),
+    st.builds(Budget, max_tool_calls=st.integers(0, 2)),
+    st.builds(Budget, max_total_tokens=st.integers(20, 120)),
+    st.builds(Budget, max_calls_per_tool=st.just({"currency_rate": 1})),
 )
 
 
@@ -154,7 +158,7 @@ def configs(core: ModuleType, setup: dict[str, Any]) -> tuple[Any, new.LoopConfi
     record, rate, delete = (new.ToolSpec(**spec) for spec in (RECORD, RATE, DELETE))
     kind = new.ReflectiveOutput if setup["reflective"] else new.PlainOutput
     approval = frozenset({"delete_row"}) if setup["approval"] else frozenset()
-    retry = new.RetryPolicy(max_retries=setup["retries"])
+    retry = RetryPolicy(max_retries=setup["retries"])
     today = new.LoopConfig(
         output=kind(tool=record, max_attempts=setup["max_attempts"]),
         tools=(rate, delete),
@@ -280,7 +284,7 @@ class World:
             call_id = data.draw(st.sampled_from(running))
             self.runs.remove(call_id)
             reason = data.draw(st.sampled_from(["", "costly"]))
-            return new.HookDecided(hook_id=f"pre:{call_id}", decision=new.Ask(reason=reason))
+            return new.HookDecided(hook_id=f"pre:{call_id}", decision=Ask(reason=reason))
         if self.held and (not self.runs or data.draw(st.booleans())):
             call_id = self.held.pop(data.draw(st.integers(0, len(self.held) - 1)))
             if data.draw(st.booleans()):

@@ -31,14 +31,12 @@ from traffic import (
     sse_from_chunks_jsonl,
 )
 
-from toolreel.adapters._providers._anthropic import AnthropicCodec
-from toolreel.adapters._providers._http import HttpModel, Secret
+from toolreel.adapters import AnthropicCodec, HttpModel, Secret
 from toolreel.core import (
     CallModel,
     ChatMessage,
     Event,
     Finish,
-    FinishReason,
     LoopConfig,
     ModelCallFailed,
     ModelRequest,
@@ -59,6 +57,7 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core.outcomes import FinishReason
 
 CODEC = AnthropicCodec()
 

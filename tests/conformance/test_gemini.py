@@ -33,13 +33,11 @@ from traffic import (
     sse_from_chunks_jsonl,
 )
 
-from toolreel.adapters._providers._gemini import GeminiCodec
-from toolreel.adapters._providers._http import HttpModel, Secret
+from toolreel.adapters import GeminiCodec, HttpModel, Secret
 from toolreel.core import (
     CallModel,
     Effect,
     Finish,
-    FinishReason,
     LoopConfig,
     ModelCallFailed,
     ModelEvent,
@@ -58,6 +56,7 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core.outcomes import FinishReason
 
 CODEC = GeminiCodec()
 

@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 from test_openai import MULTIPLY, assert_multiplied, config_of, drive, multiply, terminal_last
 from traffic import TRAFFIC, chunkings, decode_stream, jsonable, load, response_bytes
 
-from toolreel.adapters._providers._http import HttpModel
-from toolreel.adapters._providers._ollama import OllamaCodec
+from toolreel.adapters import HttpModel, OllamaCodec
 from toolreel.core import (
     CallModel,
     ChatMessage,

@@ -35,15 +35,13 @@ from traffic import (
     sse_from_chunks_jsonl,
 )
 
-from toolreel.adapters._providers._http import HttpModel, Secret
-from toolreel.adapters._providers._openai import OpenAICodec
+from toolreel.adapters import HttpModel, OpenAICodec, Secret
 from toolreel.core import (
     CallModel,
     ChatMessage,
     Effect,
     Event,
     Finish,
-    FinishReason,
     LoopConfig,
     ModelCallFailed,
     ModelEvent,
@@ -64,6 +62,7 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core.outcomes import FinishReason
 
 CODEC = OpenAICodec()
 

@@ -27,7 +27,7 @@ from traffic import (
     sse_from_chunks_jsonl,
 )
 
-from toolreel.adapters._providers._responses import ResponsesCodec
+from toolreel.adapters import ResponsesCodec
 from toolreel.core import (
     CallModel,
     LoopConfig,

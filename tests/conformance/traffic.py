@@ -13,8 +13,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from toolreel.adapters import unstructure
-from toolreel.adapters._providers._codec import Codec
+from toolreel.adapters import Codec, unstructure
 
 TRAFFIC = Path(os.environ.get("TOOLREEL_TRAFFIC_DIR", Path(__file__).resolve().parent / "traffic"))
 

@@ -18,36 +18,35 @@ from loop import call as tool_call
 from loop import config, done, fold, notices, of_type, run, text
 
 from toolreel.core import (
-    AnnouncePolicy,
-    ApprovalRequested,
     Approved,
-    Ask,
     AwaitApproval,
-    Budget,
     CallModel,
     Cancelled,
     ConfigError,
     Denied,
-    ErrorFormat,
     Finish,
     HookDecided,
-    HookPoint,
-    OverBudget,
     Phase,
     PromptSubmitted,
     ResultReason,
-    ResultsRequested,
     RunTool,
     StepError,
     ToolCall,
-    ToolCallAnnounced,
     ToolFinished,
     ToolResult,
-    ToolResultReady,
     awaiting_approval,
     initial_state,
     step,
 )
+from toolreel.core.budget import Budget, OverBudget
+from toolreel.core.hooks import Ask, HookPoint
+from toolreel.core.notices import (
+    ApprovalRequested,
+    ResultsRequested,
+    ToolCallAnnounced,
+    ToolResultReady,
+)
+from toolreel.core.policies import AnnouncePolicy, ErrorFormat
 
 ARGS = '{"a": 1, "b": 2}'
 CITY = '{"city": "Paris"}'

@@ -24,12 +24,12 @@ from toolreel.core import (
     State,
     StepError,
     TextDelta,
-    TextStreamed,
     ToolCallArgumentsDelta,
     initial_state,
     step,
 )
 from toolreel.core.bulk import fragment_run, text_run
+from toolreel.core.notices import TextStreamed
 
 TEXTS = ["", "Hel", "lo", " wörld", "\n"]
 FEWER = settings(SETTINGS, max_examples=120)  # each example simulates a whole session

@@ -7,36 +7,29 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from loop import call, config, done, notices, of_type, run, text
 
-from toolreel.adapters._journal import config_data, config_of
-from toolreel.adapters._serde import effect_data, get_converter
+from toolreel.adapters.records import config_data, config_of, effect_data, get_converter
 from toolreel.core import (
-    Budget,
-    BudgetPolicy,
-    BudgetScope,
     CallModel,
     ConfigError,
     Effect,
     Finish,
-    FinishReason,
     LoopConfig,
-    OverBudget,
     Persist,
     PlainOutput,
-    Price,
     PromptSubmitted,
     RunTool,
-    Spending,
     State,
     ToolFinished,
-    ToolResultReady,
     ToolSpec,
     Usage,
-    UsageReported,
     Validate,
     initial_state,
     step,
 )
 from toolreel.core._history import unanswered_calls
+from toolreel.core.budget import Budget, BudgetPolicy, BudgetScope, OverBudget, Price, Spending
+from toolreel.core.notices import ToolResultReady, UsageReported
+from toolreel.core.outcomes import FinishReason
 
 ADD_ARGS = '{"a": 1, "b": 2}'
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolreel.core import LoopConfig, RetryPolicy, ToolSpec
+from toolreel.core import LoopConfig, ToolSpec
+from toolreel.core.policies import RetryPolicy
 
 
 def test_backoff_doubles_up_to_the_cap() -> None:

@@ -8,16 +8,13 @@ from toolreel.core import (
     CallModel,
     ChatMessage,
     ConfigError,
-    EmptyPromptPolicy,
     HookDecided,
-    HookPoint,
     ImagePart,
     LoopConfig,
     ModelResponded,
     Persist,
     PlainOutput,
     PromptSubmitted,
-    Replaced,
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
@@ -25,7 +22,9 @@ from toolreel.core import (
     initial_state,
     step,
 )
-from toolreel.core._content import MAX_IMAGE_BYTES
+from toolreel.core.hooks import HookPoint, Replaced
+from toolreel.core.images import MAX_IMAGE_BYTES
+from toolreel.core.policies import EmptyPromptPolicy
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 8

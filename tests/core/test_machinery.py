@@ -13,7 +13,6 @@ from toolreel.core import (
     CallModel,
     Cancelled,
     ChatMessage,
-    HookPoint,
     LoopConfig,
     ModelCallFailed,
     Phase,
@@ -21,7 +20,6 @@ from toolreel.core import (
     PromptSubmitted,
     ReflectiveOutput,
     ResultReason,
-    Spending,
     StartTimer,
     State,
     StepError,
@@ -48,6 +46,8 @@ from toolreel.core._retry import RetryTimer
 from toolreel.core._round import CANCELLED_RESULT, cancel, not_awaited, open_round, place
 from toolreel.core._state import Turn, with_stream
 from toolreel.core._step import RULES
+from toolreel.core.budget import Spending
+from toolreel.core.hooks import HookPoint
 
 OUT = ToolSpec(name="record")
 A = ToolCall(id="a", name="add")

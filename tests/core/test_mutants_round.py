@@ -15,38 +15,20 @@ from loop import ADD, WEATHER, config, done, fold, notices, of_type, run, text
 from loop import call as tool_call
 
 from toolreel.core import (
-    Allowed,
-    AnnouncePolicy,
-    ApprovalRequested,
     Approved,
-    Ask,
     AwaitApproval,
-    Budget,
-    BudgetPolicy,
-    BudgetScope,
     CallModel,
     Cancelled,
-    Capped,
     ChatMessage,
-    Completed,
-    EmptyPromptPolicy,
     Finish,
     HookDecided,
-    HookPoint,
-    MaxIterationsPolicy,
     ModelCallFailed,
-    OverBudget,
     Phase,
     PlainOutput,
-    Price,
     PromptSubmitted,
     Reflect,
     ReflectiveOutput,
-    Replaced,
     ResultReason,
-    ResultsRequested,
-    RetryPolicy,
-    RetryScheduled,
     RunTool,
     StepError,
     TextOutput,
@@ -54,7 +36,6 @@ from toolreel.core import (
     ToolCall,
     ToolFinished,
     ToolResult,
-    ToolResultReady,
     ToolRound,
     ToolSpec,
     ValidationFinished,
@@ -64,6 +45,21 @@ from toolreel.core import (
     step,
 )
 from toolreel.core._output import feedback, tool_name
+from toolreel.core.budget import Budget, BudgetPolicy, BudgetScope, OverBudget, Price
+from toolreel.core.hooks import Allowed, Ask, HookPoint, Replaced
+from toolreel.core.notices import (
+    ApprovalRequested,
+    ResultsRequested,
+    RetryScheduled,
+    ToolResultReady,
+)
+from toolreel.core.outcomes import Capped, Completed
+from toolreel.core.policies import (
+    AnnouncePolicy,
+    EmptyPromptPolicy,
+    MaxIterationsPolicy,
+    RetryPolicy,
+)
 
 ADD_ARGS = '{"a": 1, "b": 2}'
 CITY = '{"city": "Oslo"}'

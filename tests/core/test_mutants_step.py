@@ -10,21 +10,16 @@ from loop import call as tool_call
 from loop import config, done, fold, notices, of_type, run, text
 
 from toolreel.core import (
-    Allowed,
     CallModel,
     Cancelled,
     Emit,
     Finish,
     HookDecided,
-    HookPoint,
     ModelCallFailed,
     Phase,
     PromptSubmitted,
     Reasoning,
     ReasoningDelta,
-    ReasoningStreamed,
-    RetryPolicy,
-    RoundFinished,
     RunTool,
     StepError,
     TextDelta,
@@ -38,6 +33,9 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core.hooks import Allowed, HookPoint
+from toolreel.core.notices import ReasoningStreamed, RoundFinished
+from toolreel.core.policies import RetryPolicy
 
 ADD_ARGS = '{"a": 1, "b": 2}'
 

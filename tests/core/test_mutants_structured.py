@@ -20,7 +20,6 @@ from toolreel.core import (
     PromptSubmitted,
     Reasoning,
     ReasoningDelta,
-    RetryPolicy,
     RunTool,
     State,
     StepError,
@@ -36,6 +35,7 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core.policies import RetryPolicy
 
 RECORD = ToolSpec(name="record_invoice", description="Record the invoice")
 RATE = ToolSpec(name="currency_rate", description="Euros per unit of a currency")

@@ -14,35 +14,31 @@ from loop import call as tool_call
 from loop import config, done, fold, notices, of_type, run, text
 
 from toolreel.core import (
-    AnnouncePolicy,
     AskHook,
-    Blocked,
-    BlockedCallPolicy,
     CallModel,
-    Capped,
     ChatMessage,
-    Completed,
-    EmptyPromptPolicy,
-    ErrorFormat,
     Finish,
-    FinishReason,
     HistoryReplaced,
     HookDecided,
-    HookPoint,
-    MaxIterationsPolicy,
     Persist,
     PromptSubmitted,
-    Replaced,
-    ResultsRequested,
     RunTool,
     State,
     StepError,
     ToolCall,
-    ToolCallAnnounced,
     ToolFinished,
-    ToolResultReady,
     initial_state,
     step,
+)
+from toolreel.core.hooks import Blocked, HookPoint, Replaced
+from toolreel.core.notices import ResultsRequested, ToolCallAnnounced, ToolResultReady
+from toolreel.core.outcomes import Capped, Completed, FinishReason
+from toolreel.core.policies import (
+    AnnouncePolicy,
+    BlockedCallPolicy,
+    EmptyPromptPolicy,
+    ErrorFormat,
+    MaxIterationsPolicy,
 )
 
 ADD_ARGS = '{"a": 1, "b": 2}'

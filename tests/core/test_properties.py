@@ -15,25 +15,18 @@ from hypothesis import strategies as st
 from loop import ADD, WEATHER
 
 from toolreel.core import (
-    Allowed,
     AskHook,
-    Blocked,
     CallModel,
     Cancelled,
     Emit,
     Event,
     Finish,
     HookDecided,
-    HookPoint,
     LoopConfig,
-    MaxIterationsPolicy,
     ModelCallFailed,
     ModelResponded,
     PromptSubmitted,
     ReasoningDelta,
-    Replaced,
-    ResultsRequested,
-    RetryPolicy,
     RunTool,
     StartTimer,
     State,
@@ -47,6 +40,9 @@ from toolreel.core import (
     step,
 )
 from toolreel.core._history import unanswered_calls
+from toolreel.core.hooks import Allowed, Blocked, HookPoint, Replaced
+from toolreel.core.notices import ResultsRequested
+from toolreel.core.policies import MaxIterationsPolicy, RetryPolicy
 
 configs = st.builds(
     LoopConfig,

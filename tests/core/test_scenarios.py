@@ -7,19 +7,16 @@ from loop import WEATHER, call, config, done, text
 from render import scenario
 
 from toolreel.core import (
-    Allowed,
-    Blocked,
     Cancelled,
     HookDecided,
-    HookPoint,
-    MaxIterationsPolicy,
     ModelCallFailed,
     PromptSubmitted,
-    RetryPolicy,
     TimerFired,
     ToolFinished,
     ToolSpec,
 )
+from toolreel.core.hooks import Allowed, Blocked, HookPoint
+from toolreel.core.policies import MaxIterationsPolicy, RetryPolicy
 
 CALCULATOR = (
     ToolSpec(name="add", description="Add two numbers"),

@@ -7,23 +7,14 @@ from loop import ADD, config, done, fold, notices, of_type, run, text
 from loop import call as tool_call
 
 from toolreel.core import (
-    Allowed,
     AskHook,
-    Blocked,
     CallModel,
     Cancelled,
     ChatMessage,
-    Completed,
     Emit,
-    ErrorFormat,
-    Failed,
-    FailureCode,
     Finish,
-    FinishReason,
     HookDecided,
-    HookPoint,
     LoopConfig,
-    MaxIterationsPolicy,
     ModelCallFailed,
     ModelRequest,
     ModelResponded,
@@ -32,27 +23,19 @@ from toolreel.core import (
     PromptSubmitted,
     Reasoning,
     ReasoningDelta,
-    Replaced,
     ResultReason,
-    ResultsRequested,
-    RetryPolicy,
-    RetryScheduled,
-    RoundFinished,
     RunTool,
     StartTimer,
     StepError,
     TellHook,
     TextDelta,
-    TextStreamed,
     TimerFired,
     ToolCall,
-    ToolCallAnnounced,
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
     ToolInterrupted,
     ToolResult,
-    ToolResultReady,
     ToolRound,
     ToolSpec,
     ToolTimedOut,
@@ -61,6 +44,17 @@ from toolreel.core import (
     step,
 )
 from toolreel.core._config import DEFAULT_FINAL_ANSWER_PROMPT
+from toolreel.core.hooks import Allowed, Blocked, HookPoint, Replaced
+from toolreel.core.notices import (
+    ResultsRequested,
+    RetryScheduled,
+    RoundFinished,
+    TextStreamed,
+    ToolCallAnnounced,
+    ToolResultReady,
+)
+from toolreel.core.outcomes import Completed, Failed, FailureCode, FinishReason
+from toolreel.core.policies import ErrorFormat, MaxIterationsPolicy, RetryPolicy
 
 USER = ChatMessage(role="user", content="What is 25 plus 17?")
 ADD_CALL = ToolCall(id="c1", name="add", arguments='{"a": 25, "b": 17}')

@@ -15,16 +15,11 @@ import pytest
 
 from toolreel.adapters._providers._expand import ModelTurn, ResultsTurn, UserTurn, expand
 from toolreel.core import (
-    AttemptErrors,
-    Attempts,
-    AttemptStarted,
     CallModel,
     Cancelled,
     ChatMessage,
     Effect,
     Emit,
-    Failed,
-    FailureCode,
     Finish,
     LoopConfig,
     ModelCallFailed,
@@ -32,14 +27,12 @@ from toolreel.core import (
     ModelResponded,
     Phase,
     PlainOutput,
-    Produced,
     PromptSubmitted,
     Reasoning,
     ReasoningDelta,
     Reflect,
     ReflectiveOutput,
     ResultReason,
-    RetryPolicy,
     RunTool,
     StartTimer,
     State,
@@ -55,13 +48,15 @@ from toolreel.core import (
     ToolSpec,
     Usage,
     Validate,
-    ValidationFailed,
     ValidationFinished,
     initial_state,
     step,
 )
 from toolreel.core._config import SUBMIT_TOOL
 from toolreel.core._model import so_far
+from toolreel.core.notices import AttemptStarted, ValidationFailed
+from toolreel.core.outcomes import AttemptErrors, Attempts, Failed, FailureCode, Produced
+from toolreel.core.policies import RetryPolicy
 
 RECORD = ToolSpec(
     name="record_invoice",
@@ -517,7 +512,7 @@ def test_max_iterations_fails_with_its_context_and_runs_no_validation() -> None:
 
 
 def test_every_text_turn_policy_of_the_cap_is_a_failure_for_a_structured_output() -> None:
-    from toolreel.core import MaxIterationsPolicy  # noqa: PLC0415 - this test's alone
+    from toolreel.core.policies import MaxIterationsPolicy  # noqa: PLC0415 - this test's alone
 
     for policy in MaxIterationsPolicy:
         cfg = plain(max_iterations=1, on_max_iterations=policy)

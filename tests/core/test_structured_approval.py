@@ -23,20 +23,15 @@ from test_structured import (
 )
 
 from toolreel.core import (
-    Allowed,
-    ApprovalRequested,
     Approved,
-    Ask,
     AskHook,
     AwaitApproval,
-    Blocked,
     CallModel,
     Cancelled,
     ConfigError,
     Denied,
     Finish,
     HookDecided,
-    HookPoint,
     Phase,
     PromptSubmitted,
     Reflect,
@@ -52,6 +47,8 @@ from toolreel.core import (
     step,
 )
 from toolreel.core._round import CANCELLED_RESULT
+from toolreel.core.hooks import Allowed, Ask, Blocked, HookPoint
+from toolreel.core.notices import ApprovalRequested
 
 DELETE = ToolSpec(name="delete_row", description="Delete a row")
 DELETE_CALL = ToolCall(id="d1", name="delete_row", arguments='{"row": 3}')
@@ -257,7 +254,7 @@ def test_each_held_call_is_answered_exactly_once(verdicts: list[bool], rng: Any)
 
 def test_a_held_call_past_a_tool_call_limit_waits_for_the_human_then_is_refused() -> None:
     # the order a chat turn always had: a held call is admitted when it is approved
-    from toolreel.core import Budget  # noqa: PLC0415 - this test's alone
+    from toolreel.core.budget import Budget  # noqa: PLC0415 - this test's alone
 
     config = plain(tools=(RATE, DELETE), approval_required={"delete_row"})
     config = attrs.evolve(config, budget=Budget(max_tool_calls=1))

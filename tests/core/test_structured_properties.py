@@ -29,7 +29,6 @@ from toolreel.core import (
     ReasoningDelta,
     Reflect,
     ReflectiveOutput,
-    RetryPolicy,
     RunTool,
     StartTimer,
     State,
@@ -45,6 +44,7 @@ from toolreel.core import (
     step,
 )
 from toolreel.core._history import unanswered_calls
+from toolreel.core.policies import RetryPolicy
 
 outputs = st.one_of(
     st.builds(PlainOutput, tool=st.just(RECORD), max_attempts=st.integers(1, 3)),

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import get_args
 
 import attrs
 import pytest
 
 import toolreel.core
-from toolreel.core import (
-    AskHook,
-    Effect,
-    Event,
-    HookDecided,
-    Notice,
-    TellHook,
-    _effects,
-    _events,
-    _notices,
-)
+import toolreel.core.budget
+import toolreel.core.images
+from toolreel.core import AskHook, Effect, Event, HookDecided, TellHook, _effects, _events, _notices
+from toolreel.core.budget import OverBudget
+from toolreel.core.notices import Notice, UsageReported
+from toolreel.core.outcomes import Outcome
 
 
 @pytest.mark.parametrize(
@@ -67,40 +63,40 @@ def test_every_public_name_is_defined_and_listed_once() -> None:
 BUDGET_NAMES = ["Budget", "BudgetPolicy", "BudgetScope", "OverBudget", "Price", "Spending"]
 
 
-@pytest.mark.parametrize("name", [*BUDGET_NAMES, "UsageReported"])
-def test_budgets_are_public_in_the_core_and_the_shell(name) -> None:
-    import toolreel.shell  # noqa: PLC0415 - the shell re-exports what its users need
-
-    assert name in toolreel.core.__all__
-    assert name in toolreel.shell.__all__
-    assert getattr(toolreel.shell, name) is getattr(toolreel.core, name)
+@pytest.mark.parametrize("name", BUDGET_NAMES)
+def test_budgets_are_public_in_their_own_core_submodule(name) -> None:
+    assert name in toolreel.core.budget.__all__
+    assert name not in toolreel.core.__all__  # namespaced, not in the core's own surface
 
 
 def test_over_budget_is_an_outcome_and_usage_reported_a_notice() -> None:
-    from toolreel.core import Outcome, OverBudget, UsageReported  # noqa: PLC0415
-
     assert OverBudget in get_args(Outcome)
     assert UsageReported in get_args(Notice)
 
 
 def test_images_are_part_of_the_core_api() -> None:
-    assert {"ImagePart", "MEDIA_TYPES", "MAX_IMAGE_BYTES"} <= set(toolreel.core.__all__)
-    assert {"image/png", "image/jpeg", "image/gif", "image/webp"} == toolreel.core.MEDIA_TYPES
+    assert "ImagePart" in toolreel.core.__all__
+    assert {"MEDIA_TYPES", "MAX_IMAGE_BYTES"} == set(toolreel.core.images.__all__)
+    assert {
+        "image/png",
+        "image/jpeg",
+        "image/gif",
+        "image/webp",
+    } == toolreel.core.images.MEDIA_TYPES
 
 
-APPROVAL = [
-    "Ask",
-    "Approved",
-    "Denied",
-    "ApprovalRequested",
-    "AwaitApproval",
-    "awaiting_approval",
-]
+APPROVAL = {
+    "toolreel.core.hooks": ["Ask"],
+    "toolreel.core": ["Approved", "Denied", "AwaitApproval", "awaiting_approval"],
+    "toolreel.core.notices": ["ApprovalRequested"],
+}
 
 
-@pytest.mark.parametrize("name", APPROVAL)
-def test_the_approval_vocabulary_is_public(name) -> None:
-    assert name in toolreel.core.__all__
+@pytest.mark.parametrize(
+    ("module", "name"), [(module, name) for module, names in APPROVAL.items() for name in names]
+)
+def test_the_approval_vocabulary_is_public(module, name) -> None:
+    assert name in importlib.import_module(module).__all__
 
 
 def test_approvals_are_events_and_pausing_is_their_effect_not_a_finish() -> None:

@@ -8,9 +8,8 @@ import math
 import orjson
 import pytest
 
-from toolreel.adapters._serde import event_data, event_of
+from toolreel.adapters.records import event_data, event_of
 from toolreel.core import (
-    Blocked,
     ConfigError,
     Denied,
     HookDecided,
@@ -32,6 +31,7 @@ from toolreel.core import (
     well_formed,
 )
 from toolreel.core._text import surrogate_at, valid_text
+from toolreel.core.hooks import Blocked
 
 #: What `"\ud800"` in JSON, or an undecodable byte read with surrogateescape, leave in a str.
 LONE, ESCAPED_BYTE = "\ud800", b"\xff".decode("utf-8", "surrogateescape")

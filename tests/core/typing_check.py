@@ -9,14 +9,8 @@ from __future__ import annotations
 
 from typing import assert_type
 
-from toolreel.core import (
-    HookPoint,
-    LoopConfig,
-    PlainOutput,
-    ReflectiveOutput,
-    ToolSpec,
-    ValidationFinished,
-)
+from toolreel.core import LoopConfig, PlainOutput, ReflectiveOutput, ToolSpec, ValidationFinished
+from toolreel.core.hooks import HookPoint
 
 add = ToolSpec(name="add", parameters={"type": "object"})
 record = ToolSpec(name="record")

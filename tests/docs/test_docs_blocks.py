@@ -1,4 +1,4 @@
-"""Every Python block of the docs site (docs/**/*.md) runs as a test or is type-checked.
+"""Every Python block of the docs site (docs/**/*.md) and README.md runs or is type-checked.
 
 A block is one of:
 - an example included whole (`--8<-- "examples/NAME.py"`): tests/test_examples.py runs it;
@@ -45,8 +45,8 @@ class Block:
 def blocks() -> list[Block]:
     """Every Python block of every page, in page order."""
     found = []
-    for path in sorted(DOCS.rglob("*.md")):
-        page = str(path.relative_to(DOCS))
+    for path in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]:
+        page = str(path.relative_to(ROOT))
         for number, match in enumerate(BLOCK.finditer(path.read_text(encoding="utf-8")), 1):
             kind, code = match.group(1) or "run", match.group(2)
             if INCLUDED.match(code):
@@ -90,11 +90,11 @@ def test_block_runs_and_prints_what_it_says(
     monkeypatch.chdir(tmp_path)
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
         monkeypatch.delenv(key, raising=False)
-    code = compile(block.code, f"docs/{block.name}", "exec", dont_inherit=True)
+    code = compile(block.code, block.name, "exec", dont_inherit=True)
     exec(code, {"__name__": "__main__"})
     printed = capsys.readouterr().out
     for line in printed_comments(block.code):
-        assert line in printed, f"docs/{block.name} says it prints {line!r}; it printed:\n{printed}"
+        assert line in printed, f"{block.name} says it prints {line!r}; it printed:\n{printed}"
 
 
 @pytest.mark.parametrize("block", [b for b in BLOCKS if b.kind == "pytest"], ids=lambda b: b.name)
@@ -112,7 +112,7 @@ def test_every_block_passes_mypy_strict_as_a_users_module(tmp_path: Path) -> Non
     for block in BLOCKS:
         if block.kind == "example":
             continue
-        path = tmp_path / f"{block.page.replace('/', '_').removesuffix('.md')}_{block.number}.py"
+        path = tmp_path / f"{block.page.replace('/', '_').replace('.', '_')}_{block.number}.py"
         relaxed = "# mypy: allow-untyped-defs, allow-incomplete-defs, check-untyped-defs\n"
         path.write_text(relaxed + block.code, encoding="utf-8")
         files.append(str(path))

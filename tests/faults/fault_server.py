@@ -27,7 +27,9 @@ from typing import Any
 
 import attrs
 
-from toolreel.shell._scripted import LocalServer, Reply, Request, json_body, sse_events
+from toolreel.shell.scripted import Reply
+from toolreel.shell.scripted._local import LocalServer, Request
+from toolreel.shell.scripted._server import json_body, sse_events
 
 #: What a `Fault` does with its request.
 KINDS = (

@@ -20,7 +20,6 @@ import anyio
 
 from toolreel.adapters import EventModel, SessionBusy
 from toolreel.core import (
-    FinishReason,
     ModelEvent,
     ModelRequest,
     ModelResponded,
@@ -28,6 +27,7 @@ from toolreel.core import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
 )
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import AgentOptions, Client, open_journal, tool
 
 

@@ -30,12 +30,8 @@ from toolreel.shell import (
     AgentDefinition,
     AgentOptions,
     AgentSuccess,
-    JournalCorrupt,
-    JournalError,
-    JournalUnavailable,
     OutputTool,
     Recording,
-    SessionNotFound,
     execute_agent,
     export_session,
     open_journal,
@@ -44,6 +40,7 @@ from toolreel.shell import (
     tool,
     verify,
 )
+from toolreel.shell.errors import JournalCorrupt, JournalError, JournalUnavailable, SessionNotFound
 
 
 @tool

@@ -26,12 +26,19 @@ import attrs
 import pytest
 
 from toolreel.adapters import SQLiteJournal, load_session
-from toolreel.core import FinishReason
 from toolreel.core._history import unanswered_calls
-from toolreel.shell import AgentOptions, Client, run, tool
-from toolreel.shell._agent import AgentDefinition, execute_agent
-from toolreel.shell._agent_output import OutputTool
-from toolreel.shell._scripted import ScriptedServer, sse_events, text, tool_calls
+from toolreel.core.outcomes import FinishReason
+from toolreel.shell import (
+    AgentDefinition,
+    AgentOptions,
+    Client,
+    OutputTool,
+    execute_agent,
+    run,
+    tool,
+)
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.scripted._server import sse_events
 
 BACKENDS = ["asyncio"] + (["trio"] if importlib.util.find_spec("trio") else [])
 SCOPES = ["move_on_after", "fail_after", "scope_cancelled_by_hand"]

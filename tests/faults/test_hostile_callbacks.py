@@ -21,7 +21,6 @@ from toolreel.core import (
     ToolCallStarted,
 )
 from toolreel.shell import (
-    HOOK_PRE_TOOL_USE,
     AgentDefinition,
     AgentFailure,
     AgentOptions,
@@ -30,6 +29,7 @@ from toolreel.shell import (
     run,
     tool,
 )
+from toolreel.shell.hooks import HOOK_PRE_TOOL_USE
 
 
 @tool

@@ -24,16 +24,11 @@ from fault_server import (
 )
 
 from toolreel.adapters import HttpModel, OpenAICodec, Timeouts, http_model
-from toolreel.core import (
-    ConfigError,
-    ModelCallFailed,
-    ModelRequest,
-    ModelResponded,
-    RetryPolicy,
-    RetryScheduled,
-    TextDelta,
-)
-from toolreel.shell import AgentOptions, Client, RunFailed, run
+from toolreel.core import ConfigError, ModelCallFailed, ModelRequest, ModelResponded, TextDelta
+from toolreel.core.notices import RetryScheduled
+from toolreel.core.policies import RetryPolicy
+from toolreel.shell import AgentOptions, Client, run
+from toolreel.shell.errors import RunFailed
 
 NO_RETRY = RetryPolicy(max_retries=0)
 FAST_RETRY = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05)

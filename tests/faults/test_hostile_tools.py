@@ -25,10 +25,11 @@ import click
 import pytest
 
 from toolreel.adapters import SQLiteJournal, load_session
-from toolreel.core import FinishReason, ToolCallAnnounced
 from toolreel.core._history import unanswered_calls
+from toolreel.core.notices import ToolCallAnnounced
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import AgentOptions, Client, run, tool
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 
 @tool
@@ -175,7 +176,7 @@ CTRL_C = textwrap.dedent(
     import signal, sys
     import anyio
     from toolreel.shell import AgentOptions, run, tool
-    from toolreel.shell._scripted import ScriptedServer, tool_calls
+    from toolreel.shell.scripted import ScriptedServer, tool_calls
 
     @tool
     async def long_job() -> str:

@@ -30,9 +30,9 @@ from toolreel.adapters import (
     load_session,
     persisted_messages,
 )
+from toolreel.cli import cli
 from toolreel.core import LoopConfig, PromptSubmitted, ToolFinished, initial_state, step
 from toolreel.shell import Client, Divergence, export_session, replay, tool
-from toolreel.shell.cli import cli
 from toolreel.testing import ScriptedModel, text, tool_calls
 
 CONFIG = LoopConfig(model="m")

@@ -28,7 +28,8 @@ from toolreel.adapters import (
     SQLiteJournal,
     Step,
 )
-from toolreel.core import FinishReason, LoopConfig, PromptSubmitted, initial_state, step
+from toolreel.core import LoopConfig, PromptSubmitted, initial_state, step
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import AgentOptions, Client, tool
 
 CONFIG = LoopConfig(model="m")

@@ -36,13 +36,13 @@ from toolreel.adapters import (
 from toolreel.core import (
     LoopConfig,
     PlainOutput,
-    RetryPolicy,
     ToolFinished,
     ToolreelError,
     ToolSpec,
     initial_state,
     step,
 )
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import (
     AgentDefinition,
     AgentOptions,

@@ -15,28 +15,23 @@ from click.testing import CliRunner
 from fault_server import FaultServer, answer, echo_error
 
 from toolreel.adapters import EventModel, http_model, load_session, render_transcript
-from toolreel.core import (
-    ConfigError,
-    ModelCallFailed,
-    ModelResponded,
-    RetryPolicy,
-    RetryScheduled,
-    TextDelta,
-)
+from toolreel.cli import cli
+from toolreel.core import ConfigError, ModelCallFailed, ModelResponded, TextDelta
+from toolreel.core.notices import RetryScheduled
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import (
     AgentDefinition,
     AgentFailure,
     AgentOptions,
     Client,
     OutputTool,
-    RunFailed,
     execute_agent,
     export_session,
     open_journal,
     run,
     tool,
 )
-from toolreel.shell.cli import cli
+from toolreel.shell.errors import RunFailed
 
 KEY = "sk-proj-Zq8vN3xR7tLw2Yp5Kd9Hs4Bm6Jc1Fg0"
 RAW_KEY = KEY + "\n"  # as read from a file

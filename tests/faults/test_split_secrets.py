@@ -13,18 +13,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolreel.adapters import EventModel
-from toolreel.adapters._held import held_back
-from toolreel.adapters._redact import Redactor
+from toolreel.adapters.redaction import Redactor, held_back
 from toolreel.core import (
     Finish,
     ModelEvent,
     ModelResponded,
     ReasoningDelta,
     TextDelta,
-    TextStreamed,
     ToolCallArgumentsDelta,
     ToolCallStarted,
 )
+from toolreel.core.notices import TextStreamed
 from toolreel.shell import AgentOptions, Client, tool
 
 KEY = "sk-proj-Zq8vN3xR7tLw2Yp5Kd9Hs4Bm6Jc1Fg0"

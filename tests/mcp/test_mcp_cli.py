@@ -13,7 +13,7 @@ pytest.importorskip("mcp", reason="toolreel.mcp needs the MCP SDK: pip install '
 
 from click.testing import CliRunner, Result
 
-from toolreel.shell.cli import cli
+from toolreel.cli import cli
 
 SERVER = str(Path(__file__).with_name("mcp_demo_server.py"))
 
@@ -52,7 +52,7 @@ def test_an_unparsable_mcp_command_line_is_a_usage_error() -> None:
 
 def test_neither_the_shell_nor_the_command_line_loads_the_mcp_sdk_until_asked() -> None:
     program = (
-        "import sys, toolreel.shell, toolreel.shell.cli\n"
+        "import sys, toolreel.shell, toolreel.cli\n"
         "print(sorted(name for name in sys.modules if name.split('.')[0] in ('mcp', 'httpx2')))"
     )
     done = subprocess.run(

@@ -17,10 +17,10 @@ pytest.importorskip("mcp", reason="toolreel.mcp needs the MCP SDK: pip install '
 from click.testing import CliRunner
 from returns.result import Failure
 
+from toolreel.cli import cli
 from toolreel.core import ToolResult
 from toolreel.mcp import MCPConnectError, MCPServer
 from toolreel.shell import AgentOptions, run
-from toolreel.shell.cli import cli
 from toolreel.testing import FunctionModel, ToolCalls, call
 
 SERVER = str(Path(__file__).with_name("mcp_demo_server.py"))

@@ -35,10 +35,10 @@ from toolreel.adapters import (
     load_session,
 )
 from toolreel.adapters._postgres import LIST_SESSIONS
+from toolreel.cli import cli
 from toolreel.core import LoopConfig, PromptSubmitted, initial_state, step
 from toolreel.shell import AgentOptions, Client, Divergence, replay, tool
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
-from toolreel.shell.cli import cli
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 CONFIG = LoopConfig(model="m")
 WORKER = str(Path(__file__).with_name("pg_worker.py"))
@@ -462,7 +462,7 @@ def test_a_client_given_a_postgres_url_journals_there(postgres_dsn: str) -> None
 
 def test_importing_toolreel_loads_no_psycopg_until_a_postgres_journal_is_asked_for() -> None:
     probe = (
-        "import sys, toolreel.shell, toolreel.adapters, toolreel.shell.cli\n"
+        "import sys, toolreel.shell, toolreel.adapters, toolreel.cli\n"
         "before = 'psycopg' in sys.modules\n"
         "from toolreel.adapters import PostgresJournal\n"
         "print(before, 'psycopg' in sys.modules)\n"

@@ -7,13 +7,14 @@ from collections.abc import Iterator
 import pytest
 from guarded import DELETED, deleting_model
 
-from toolreel.shell._scripted import ScriptedServer, openai_reply
+from toolreel.shell import scripted
+from toolreel.shell.scripted import ScriptedServer
 
 
 @pytest.fixture(scope="module")
 def calculator() -> Iterator[ScriptedServer]:
     """The scripted calculator model, on 127.0.0.1."""
-    with ScriptedServer(openai_reply) as server:
+    with ScriptedServer(scripted.calculator) as server:
         yield server
 
 

@@ -20,8 +20,8 @@ import httpx2
 
 from toolreel.adapters import MemoryJournal
 from toolreel.shell import AgentOptions, tool
-from toolreel.shell._scripted import Reply, ScriptedServer
 from toolreel.shell.demo import SYSTEM, TOOLS
+from toolreel.shell.scripted import Reply, ScriptedServer
 
 #: Where the app is reached, unless a test names another host.
 ORIGIN = "http://127.0.0.1:8000"

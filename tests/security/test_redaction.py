@@ -24,10 +24,12 @@ import pytest
 from click.testing import CliRunner
 
 from toolreel.adapters import load_session, render_transcript
-from toolreel.core import Finish, RetryPolicy, TextStreamed
+from toolreel.cli import cli
+from toolreel.core import Finish
+from toolreel.core.notices import TextStreamed
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import AgentOptions, Client, export_session, open_journal, tool
-from toolreel.shell._scripted import Reply, ScriptedServer, http_error, tool_calls
-from toolreel.shell.cli import cli
+from toolreel.shell.scripted import Reply, ScriptedServer, http_error, tool_calls
 from toolreel.web import app
 
 KEY = "sk-proj-Zq8vN3xR7tLw2Yp5Kd9Hs4ABCDEFGH1234567890"

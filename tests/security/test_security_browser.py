@@ -90,7 +90,7 @@ def _serve(folder: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
         *(
             sys.executable,
             "-c",
-            "import sys; from toolreel.shell.cli import main; sys.exit(main())",
+            "import sys; from toolreel.cli import main; sys.exit(main())",
         ),
         *("serve", "--host", "127.0.0.1", "--port", "0", "--journal", str(folder / "web.db")),
         *("--tools", "security_tools:TOOLS", *extra),

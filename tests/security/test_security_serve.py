@@ -25,12 +25,12 @@ from click.testing import CliRunner
 
 pytest.importorskip("uvicorn", reason="toolreel serve needs uvicorn: pip install 'toolreel[web]'")
 
-from toolreel.shell.cli import cli
+from toolreel.cli import cli
 
 #: `toolreel serve`, listening on 127.0.0.1 whatever --host says.
 ON_LOOPBACK_ONLY = (
     "import socket, sys\n"
-    "from toolreel.shell.cli import _serve, main\n"
+    "from toolreel.cli import _serve, main\n"
     "_serve.listening = lambda host, port: socket.create_server(('127.0.0.1', port))\n"
     "sys.exit(main())\n"
 )

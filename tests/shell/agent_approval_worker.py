@@ -12,7 +12,8 @@ import sys
 import anyio
 from agent_approval_defs import definition, options
 
-from toolreel.shell import ApprovalPending, execute_agent
+from toolreel.shell import execute_agent
+from toolreel.shell.errors import ApprovalPending
 
 
 async def main(base_url: str, journal: str, effects: str) -> None:

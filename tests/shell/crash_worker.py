@@ -13,7 +13,7 @@ import sys
 import anyio
 
 from toolreel.adapters import SQLiteJournal
-from toolreel.core import RetryPolicy
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import AgentOptions, Client, tool
 
 

@@ -15,22 +15,20 @@ from agent_approval_defs import definition, options
 from click.testing import CliRunner
 
 from toolreel.adapters import SQLiteJournal
-from toolreel.core import ApprovalRequested, Phase, ToolCall
+from toolreel.cli import cli
+from toolreel.core import Phase, ToolCall
+from toolreel.core.notices import ApprovalRequested
 from toolreel.shell import (
-    HOOK_PRE_TOOL_USE,
     AgentSuccess,
-    ApprovalPending,
-    HookDecision,
-    PreToolUseEvent,
-    UnknownApproval,
     agent_approvals,
     execute_agent,
     load_agent_session,
     replay,
     resume_agent,
 )
-from toolreel.shell._scripted import ScriptedServer, tool_calls
-from toolreel.shell.cli import cli
+from toolreel.shell.errors import ApprovalPending, UnknownApproval
+from toolreel.shell.hooks import HOOK_PRE_TOOL_USE, HookDecision, PreToolUseEvent
+from toolreel.shell.scripted import ScriptedServer, tool_calls
 
 WORKER = Path(__file__).with_name("agent_approval_worker.py")
 GOOD = {"number": "INV-1", "total": 40}

@@ -10,31 +10,28 @@ import anyio
 import attrs
 import pytest
 
-from toolreel.adapters import PROVIDERS, EventModel, codec_for
+from toolreel.adapters import PROVIDERS, ErrorCode, ErrorContext, ErrorPhase, EventModel, codec_for
 from toolreel.core import (
-    AttemptErrors,
     ModelCallFailed,
     ModelResponded,
-    RetryPolicy,
     TimerFired,
     ToolCallArgumentsDelta,
     ToolCallStarted,
     Usage,
 )
+from toolreel.core.outcomes import AttemptErrors
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import (
     AgentDefinition,
     AgentFailure,
     AgentOptions,
     AgentSuccess,
-    ErrorCode,
-    ErrorContext,
-    ErrorPhase,
     OutputTool,
     execute_agent,
     tool,
 )
 from toolreel.shell._driver import Driver
-from toolreel.shell._scripted import (
+from toolreel.shell.scripted import (
     Reply,
     ScriptedServer,
     http_error,
@@ -503,8 +500,8 @@ def test_the_provider_retry_after_sets_the_backoff(monkeypatch) -> None:
 
 def test_an_attempt_makes_fifteen_model_calls_unless_its_definition_says_otherwise() -> None:
     # the agent API's default; the core's max_iterations counts the calls of one attempt
-    from toolreel.shell._agent import agent_config  # noqa: PLC0415 - this test's alone
-    from toolreel.shell._connection import Connection  # noqa: PLC0415
+    from toolreel.shell import Connection  # noqa: PLC0415
+    from toolreel.shell.engine import agent_config  # noqa: PLC0415 - this test's alone
 
     definition = AgentDefinition(build_prompt=str, output=OutputTool.of(Invoice))
     assert definition.max_iterations_per_attempt == 15

@@ -8,9 +8,8 @@ from typing import Any
 import anyio
 import attrs
 
-from toolreel.adapters import MemoryJournal, Step
+from toolreel.adapters import AgentSession, MemoryJournal, Step
 from toolreel.core import (
-    Blocked,
     HookDecided,
     ResultReason,
     RunTool,
@@ -20,19 +19,17 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core.hooks import Blocked
 from toolreel.shell import (
     AgentDefinition,
     AgentOptions,
-    AgentSession,
     AgentSuccess,
-    HookDecision,
     OutputTool,
-    PostToolUseEvent,
-    PreToolUseEvent,
     execute_agent,
     tool,
     verify,
 )
+from toolreel.shell.hooks import HookDecision, PostToolUseEvent, PreToolUseEvent
 from toolreel.testing import MakeScriptedModel, tool_calls
 
 

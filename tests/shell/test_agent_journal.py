@@ -12,28 +12,25 @@ import attrs
 import pytest
 from click.testing import CliRunner
 
-from toolreel.adapters import JSONLJournal, MemoryJournal, SQLiteJournal
+from toolreel.adapters import AgentOutput, AgentSession, JSONLJournal, MemoryJournal, SQLiteJournal
+from toolreel.cli import cli
 from toolreel.core import (
     CallModel,
     Finish,
     LoopConfig,
-    Produced,
     PromptSubmitted,
     RunTool,
     ToolFinished,
     Validate,
     ValidationFinished,
 )
+from toolreel.core.outcomes import Produced
 from toolreel.shell import (
     AgentDefinition,
     AgentOptions,
-    AgentOutput,
-    AgentSession,
     AgentSuccess,
     Divergence,
     OutputTool,
-    ReplayDiverged,
-    SessionError,
     execute_agent,
     export_session,
     import_session,
@@ -41,8 +38,8 @@ from toolreel.shell import (
     tool,
     verify,
 )
-from toolreel.shell._scripted import Reply, ScriptedServer, tool_calls
-from toolreel.shell.cli import cli
+from toolreel.shell.errors import ReplayDiverged, SessionError
+from toolreel.shell.scripted import Reply, ScriptedServer, tool_calls
 
 
 @attrs.frozen

@@ -15,7 +15,7 @@ from returns.result import Failure, Success
 
 from toolreel.core import ConfigError
 from toolreel.shell import OutputTool
-from toolreel.shell._agent_output import check_output
+from toolreel.shell.engine import check_output
 
 INVOICE = {
     "type": "object",

@@ -1,19 +1,16 @@
-"""The structured-output agent example of the README, run as written against a scripted
-OpenAI-compatible server (the model's side of the conversation is scripted below)."""
+"""The structured-output examples, run against a scripted OpenAI-compatible server (the model's
+side of the conversation is scripted below): an invoice agent with reflection, as a user writes
+it, and the docs' Pydantic receipt."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import anyio
-import pytest
+from pages import python_block
 
 from toolreel.shell import AgentOptions, AgentSuccess, execute_agent
-from toolreel.shell._scripted import ScriptedServer, tool_calls
+from toolreel.shell.scripted import ScriptedServer, tool_calls
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-LOCAL_SERVER = "http://localhost:11434/v1"  # Ollama; tests/test_readme.py owns :1234
+LOCAL_SERVER = "http://localhost:11434/v1"  # Ollama
 
 EXAMPLE = '''\
 import anyio
@@ -110,7 +107,7 @@ def test_the_invoice_example_runs_against_a_local_server(capsys) -> None:
     with ScriptedServer(SCRIPT) as server:
         code = EXAMPLE.replace(LOCAL_SERVER, server.url)
         # compiled as a script of its own (not inheriting this module's __future__ imports)
-        exec(compile(code, "README.md", "exec", dont_inherit=True), {"__name__": "__main__"})
+        exec(compile(code, "invoice.py", "exec", dont_inherit=True), {"__name__": "__main__"})
         requests = server.requests
     assert capsys.readouterr().out == (
         "INV-2024-117 610.0 USD = 561.2 EUR\n"
@@ -132,25 +129,10 @@ def test_the_invoice_example_runs_against_a_local_server(capsys) -> None:
     )
 
 
-def test_the_readme_shows_this_example_if_it_has_an_agent_section() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    agent_blocks = [block for block in blocks if "execute_agent" in block]
-    if not agent_blocks:
-        pytest.skip("the README has no execute_agent example yet")
-    assert agent_blocks == [EXAMPLE]
-
-
-def readme_block(marker: str) -> str:
-    """The one README python block containing `marker`."""
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    [block] = [block for block in blocks if marker in block]
-    return block
-
-
-def test_the_readmes_pydantic_output_is_validated_by_pydantic_and_corrected() -> None:
+def test_the_docs_pydantic_output_is_validated_by_pydantic_and_corrected() -> None:
     namespace: dict[str, object] = {"__name__": "readme_receipt"}
-    block = readme_block("class Receipt(BaseModel)")
-    exec(compile(block, "README.md", "exec", dont_inherit=True), namespace)
+    block = python_block("docs/guides/structured-output.md", "class Receipt(BaseModel)")
+    exec(compile(block, "structured-output.md", "exec", dont_inherit=True), namespace)
     wrong = {"shop": "Acme", "total": -5, "currency": "JPY"}
     right = {"shop": "Acme", "total": 5, "currency": "EUR"}
     script = [

@@ -12,8 +12,8 @@ import pytest
 from approval_tools import DELETED
 from click.testing import CliRunner, Result
 
-from toolreel.shell._scripted import Reply, ScriptedServer
-from toolreel.shell.cli import cli
+from toolreel.cli import cli
+from toolreel.shell.scripted import Reply, ScriptedServer
 
 
 def model(request: dict) -> Reply:

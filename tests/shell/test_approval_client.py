@@ -13,28 +13,13 @@ import anyio
 import pytest
 
 from toolreel.adapters import SQLiteJournal, load_session
-from toolreel.core import (
-    ApprovalRequested,
-    AwaitApproval,
-    Finish,
-    FinishReason,
-    Phase,
-    ToolCall,
-)
-from toolreel.shell import (
-    HOOK_PRE_TOOL_USE,
-    AgentOptions,
-    ApprovalPending,
-    Client,
-    HookDecision,
-    PreToolUseEvent,
-    TurnInProgress,
-    UnknownApproval,
-    UnknownToolCall,
-    run,
-    tool,
-)
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.core import AwaitApproval, Finish, Phase, ToolCall
+from toolreel.core.notices import ApprovalRequested
+from toolreel.core.outcomes import FinishReason
+from toolreel.shell import AgentOptions, Client, run, tool
+from toolreel.shell.errors import ApprovalPending, TurnInProgress, UnknownApproval, UnknownToolCall
+from toolreel.shell.hooks import HOOK_PRE_TOOL_USE, HookDecision, PreToolUseEvent
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 WORKER = Path(__file__).with_name("approval_worker.py")
 DELETED: list[str] = []

@@ -13,8 +13,10 @@ import pytest
 from one_writer import Opened, clean, one_round, opener
 
 from toolreel.adapters import JournalUnavailable, MemoryJournal, Step
-from toolreel.core import Approved, FinishReason, Phase, ToolFinished
-from toolreel.shell import AgentOptions, Client, UnknownApproval, tool
+from toolreel.core import Approved, Phase, ToolFinished
+from toolreel.core.outcomes import FinishReason
+from toolreel.shell import AgentOptions, Client, tool
+from toolreel.shell.errors import UnknownApproval
 
 
 @pytest.fixture

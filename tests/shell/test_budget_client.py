@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -11,24 +10,22 @@ import attrs
 import pytest
 
 from toolreel.adapters import SQLiteJournal
-from toolreel.core import FinishReason
+from toolreel.core.budget import Budget, OverBudget, Price
+from toolreel.core.notices import UsageReported
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import (
     AgentDefinition,
     AgentFailure,
     AgentOptions,
-    Budget,
     Client,
-    ConfigError,
     OutputTool,
-    OverBudget,
-    Price,
-    UsageReported,
     execute_agent,
     run,
     tool,
     verify,
 )
-from toolreel.shell._scripted import ScriptedServer, openai_reply, text, tool_calls
+from toolreel.shell.errors import ConfigError
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 from toolreel.testing import MakeScriptedModel
 
 ran: list[int] = []
@@ -165,17 +162,6 @@ def test_an_agent_run_refuses_helpers_past_the_budget_and_fails_over_budget(
     assert result.error.code == "OVER_BUDGET"
     assert result.error.context.budget == OverBudget(limit_name="model_calls", limit=2, used=2)
     assert result.error.message == "over budget: model_calls limit 2 per turn, used 2"
-
-
-def test_the_readme_budget_example_runs_as_written(capsys) -> None:
-    readme = Path(__file__).resolve().parents[2] / "README.md"
-    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), re.S)
-    [block] = [b for b in blocks if "BUDGETED_SERVER" in b]
-    with ScriptedServer(openai_reply) as server:
-        code = block.replace("http://127.0.0.1:8080/v1", server.url)
-        exec(compile(code, "README.md", "exec"), {})
-    expected = [line.removeprefix("# ") for line in block.splitlines() if line.startswith("# ")]
-    assert capsys.readouterr().out.splitlines() == expected
 
 
 def test_a_per_tool_limit_may_name_an_mcp_servers_tool() -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from toolreel.shell import demo
-from toolreel.shell._scripted import Step, openai_reply, plan
+from toolreel.shell.scripted import calculator
+from toolreel.shell.scripted._calculator import Step, plan
 
 
 @pytest.mark.parametrize(
@@ -23,22 +24,22 @@ def test_plan_reads_chained_and_parallel_steps(prompt: str, expected: list) -> N
 
 
 def test_independent_steps_are_parallel_calls_and_a_chain_uses_the_last_result() -> None:
-    first = openai_reply({"messages": [{"role": "user", "content": "2 plus 3 and 4 times 5"}]})
+    first = calculator({"messages": [{"role": "user", "content": "2 plus 3 and 4 times 5"}]})
     assert first.calls == (
         ("call_1_1", "add", '{"a": 2, "b": 3}'),
         ("call_1_2", "multiply", '{"a": 4, "b": 5}'),
     )
     user = {"role": "user", "content": "What's 7 times 8, then add 5?"}
     asked = {"role": "assistant", "tool_calls": [{"id": "c"}]}
-    second = openai_reply(
+    second = calculator(
         {"messages": [user, asked, {"role": "tool", "tool_call_id": "c", "content": "56"}]}
     )
     assert second.calls == (("call_2_1", "add", '{"a": 56, "b": 5}'),)
     answered = {"role": "tool", "tool_call_id": "d", "content": '{"result": 61.0}'}
-    final = openai_reply({"messages": [user, asked, answered, asked, answered]})
+    final = calculator({"messages": [user, asked, answered, asked, answered]})
     assert (final.calls, final.text) == ((), "The answer is 61.")
     assert (
-        "only do arithmetic" in openai_reply({"messages": [{"role": "user", "content": "hi"}]}).text
+        "only do arithmetic" in calculator({"messages": [{"role": "user", "content": "hi"}]}).text
     )
 
 
@@ -58,9 +59,9 @@ def test_the_demo_answers_the_three_calculator_prompts(capsys, monkeypatch, tmp_
 
 
 def test_the_openai_reply_chains_rounds_and_runs_independent_steps_in_parallel() -> None:
-    first = openai_reply({"messages": [{"role": "user", "content": "2 plus 3 and 4 times 5"}]})
+    first = calculator({"messages": [{"role": "user", "content": "2 plus 3 and 4 times 5"}]})
     assert [name for _, name, _ in first.calls] == ["add", "multiply"]
-    chained = openai_reply(
+    chained = calculator(
         {
             "messages": [
                 {"role": "user", "content": "7 times 8, then add 5"},

@@ -23,12 +23,13 @@ from click.testing import CliRunner, Result
 from rich.console import Console
 
 from toolreel.adapters import SQLiteJournal
-from toolreel.adapters._journal import config_data
-from toolreel.core import ReasoningStreamed, RetryScheduled, TextStreamed
-from toolreel.shell import JournalUnavailable, Runner
-from toolreel.shell._scripted import Reply, ScriptedServer, http_error, openai_reply
-from toolreel.shell.cli import cli, main
-from toolreel.shell.cli._render import TurnView
+from toolreel.adapters.records import config_data
+from toolreel.cli import cli, main
+from toolreel.cli._render import TurnView
+from toolreel.core.notices import ReasoningStreamed, RetryScheduled, TextStreamed
+from toolreel.shell.engine import Runner
+from toolreel.shell.errors import JournalUnavailable
+from toolreel.shell.scripted import Reply, ScriptedServer, calculator, http_error
 
 HERE = Path(__file__).parent
 TOOLREEL = Path(sys.executable).with_name("toolreel")
@@ -38,7 +39,7 @@ COMMANDS = ["run", "chat", "sessions", "show", "replay", "export", "import", "de
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer(openai_reply) as running:
+    with ScriptedServer(calculator) as running:
         yield running
 
 

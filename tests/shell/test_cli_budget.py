@@ -7,15 +7,15 @@ from collections.abc import Iterator
 import pytest
 from click.testing import CliRunner, Result
 
-from toolreel.shell._scripted import ScriptedServer, openai_reply
-from toolreel.shell.cli import cli
+from toolreel.cli import cli
+from toolreel.shell.scripted import ScriptedServer, calculator
 
 CHAINED = "What's 7 times 8, then add 5?"
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer(openai_reply) as running:
+    with ScriptedServer(calculator) as running:
         yield running
 
 

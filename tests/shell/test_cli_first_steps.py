@@ -25,11 +25,12 @@ import pytest
 from approval_tools import DELETED
 from click.testing import CliRunner, Result
 
-import toolreel.shell.cli as cli_module
+import toolreel.cli as cli_module
 from toolreel.adapters import SQLiteJournal
-from toolreel.core import RetryPolicy
-from toolreel.shell._scripted import Reply, ScriptedServer, http_error, openai_reply, text
-from toolreel.shell.cli import cli
+from toolreel.cli import cli
+from toolreel.core.policies import RetryPolicy
+from toolreel.shell import scripted
+from toolreel.shell.scripted import Reply, ScriptedServer, http_error, text
 
 HERE = Path(__file__).parent
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -60,7 +61,7 @@ def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def calculator() -> Iterator[ScriptedServer]:
-    with ScriptedServer(openai_reply) as running:
+    with ScriptedServer(scripted.calculator) as running:
         yield running
 
 
@@ -403,7 +404,7 @@ def test_run_against_a_server_that_refuses_null_content_completes() -> None:
     def refusing(request: dict[str, Any]) -> Reply:
         if any(m["role"] == "assistant" and m["content"] is None for m in request["messages"]):
             return http_error(500, 'can only concatenate str (not "NoneType") to str')
-        return openai_reply(request)
+        return scripted.calculator(request)
 
     with ScriptedServer(refusing) as server:
         result = invoke("run", "What is 25 plus 17?", *calculator_args(server))

@@ -9,37 +9,31 @@ import anyio
 import pytest
 
 from toolreel.adapters import Lease, MemoryJournal, SQLiteJournal
-from toolreel.core import (
-    ChatMessage,
-    Finish,
-    FinishReason,
+from toolreel.core import ChatMessage, Finish, ToolCall, ToolFinished, ToolResult, arguments_object
+from toolreel.core.notices import (
     MessageRecorded,
     ResultsRequested,
     TextStreamed,
-    ToolCall,
     ToolCallAnnounced,
-    ToolFinished,
-    ToolResult,
     ToolResultReady,
-    arguments_object,
 )
-from toolreel.shell import (
-    HOOK_POST_TOOL_USE,
-    HOOK_PRE_TOOL_USE,
-    HOOK_USER_PROMPT_SUBMIT,
-    AgentOptions,
-    Client,
-    HookDecision,
+from toolreel.core.outcomes import FinishReason
+from toolreel.shell import AgentOptions, Client, run, tool
+from toolreel.shell.errors import (
     JournalUnavailable,
     NotOpen,
     SessionNotFound,
     StepError,
     TurnInProgress,
     UnknownToolCall,
-    run,
-    tool,
 )
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.hooks import (
+    HOOK_POST_TOOL_USE,
+    HOOK_PRE_TOOL_USE,
+    HOOK_USER_PROMPT_SUBMIT,
+    HookDecision,
+)
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 
 def options(server: ScriptedServer, **extra) -> AgentOptions:
@@ -514,3 +508,23 @@ def test_the_event_stream_tells_each_message_that_enters_the_history() -> None:
     ]
     assert isinstance(items[-1], Finish)
     assert isinstance(items[-2], MessageRecorded)
+
+
+def test_a_journal_that_cannot_open_leaves_no_pooled_connection_behind(tmp_path) -> None:
+    """The journal opens before the model: a Client refused for it took no connection."""
+    from toolreel.adapters import http_model  # noqa: PLC0415 - a sharer of the pool, to see it
+
+    with ScriptedServer([text("hi")]) as server:
+
+        async def main() -> bool:
+            bad = AgentOptions(
+                base_url=server.url, model="m", api_key="k", journal=tmp_path / "no" / "j.db"
+            )
+            with pytest.raises(JournalUnavailable):
+                Client(bad)
+            sharer = http_model("openai", base_url=server.url, key="k")  # made in the loop:
+            shared = sharer._client  # it takes the pool its settings share at once
+            await sharer.aclose()
+            return shared is not None and shared.is_closed  # no other holder kept it open
+
+        assert anyio.run(main)

@@ -19,7 +19,7 @@ import pytest
 
 from toolreel.adapters import SQLiteJournal, persisted_messages
 from toolreel.core._history import unanswered_calls
-from toolreel.shell._scripted import Reply, ScriptedServer
+from toolreel.shell.scripted import Reply, ScriptedServer
 
 ROUNDS = 5
 WORKER = Path(__file__).with_name("crash_worker.py")

@@ -17,7 +17,6 @@ from toolreel.core import (
     CallModel,
     Cancelled,
     ChatMessage,
-    Completed,
     Finish,
     ModelCallFailed,
     ModelEvent,
@@ -31,7 +30,9 @@ from toolreel.core import (
     Usage,
     UsageError,
 )
-from toolreel.shell._driver import STREAM_ENDED, Driver
+from toolreel.core.outcomes import Completed
+from toolreel.shell._driver import Driver
+from toolreel.shell.engine import STREAM_ENDED
 
 REQUEST = ModelRequest(
     model="m", system=None, messages=(ChatMessage(role="user", content="hi"),), tools=()

@@ -19,7 +19,7 @@ import pytest
 import toolreel.shell._runner
 from toolreel.core import Effect, Event, State, step
 from toolreel.shell import AgentOptions, Client, tool
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 
 @tool

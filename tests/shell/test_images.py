@@ -13,10 +13,16 @@ import attrs
 import pytest
 from click.testing import CliRunner
 
-from toolreel.adapters import SQLiteJournal, load_session, persisted_messages, render_transcript
-from toolreel.adapters._providers import EventModel
-from toolreel.adapters._providers._anthropic import AnthropicCodec
-from toolreel.adapters._serde import event_data
+from toolreel.adapters import (
+    AnthropicCodec,
+    EventModel,
+    SQLiteJournal,
+    load_session,
+    persisted_messages,
+    render_transcript,
+)
+from toolreel.adapters.records import event_data
+from toolreel.cli import cli
 from toolreel.core import (
     ChatMessage,
     ConfigError,
@@ -32,17 +38,15 @@ from toolreel.shell import (
     AgentOptions,
     AgentSuccess,
     Client,
-    ContentRefused,
     OutputTool,
-    RunFailed,
     execute_agent,
     image,
     run,
     tool,
     verify,
 )
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
-from toolreel.shell.cli import cli
+from toolreel.shell.errors import ContentRefused, RunFailed
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
 B64 = base64.b64encode(PNG).decode()

@@ -18,7 +18,9 @@ import attrs
 import pytest
 
 from toolreel.adapters import SQLiteJournal
-from toolreel.core import Finish, FinishReason, RetryPolicy
+from toolreel.core import Finish
+from toolreel.core.outcomes import FinishReason
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import (
     AgentDefinition,
     AgentFailure,
@@ -29,8 +31,8 @@ from toolreel.shell import (
     execute_agent,
     tool,
 )
-from toolreel.shell._scripted import Reply, ScriptedServer, http_error, text, tool_calls
-from toolreel.shell._telemetry import add_observer, remove_observer
+from toolreel.shell.scripted import Reply, ScriptedServer, http_error, text, tool_calls
+from toolreel.shell.telemetry import add_observer, remove_observer
 
 KEY = "sk-live-0123456789abcdefghijklmnop"
 FAST = RetryPolicy(base_delay=0.001, max_delay=0.001)
@@ -239,7 +241,7 @@ def test_the_library_prints_nothing_unless_logging_is_configured() -> None:
 import logging
 import anyio
 from toolreel.shell import AgentOptions, Client, tool
-from toolreel.shell._scripted import ScriptedServer, tool_calls
+from toolreel.shell.scripted import ScriptedServer, tool_calls
 
 assert any(isinstance(h, logging.NullHandler) for h in logging.getLogger("toolreel").handlers)
 add = tool("add", "Add", {"a": int, "b": int})(lambda args: args["a"] + args["b"])

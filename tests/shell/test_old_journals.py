@@ -11,10 +11,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import anyio
 import pytest
 
-from toolreel.adapters import JSONLJournal, Session, SQLiteJournal
-from toolreel.shell import AgentSession, replay
+from toolreel.adapters import AgentSession, JSONLJournal, Session, SQLiteJournal
+from toolreel.core.outcomes import FinishReason
+from toolreel.shell import AgentOptions, Recording, replay, tool
 
 HERE = Path(__file__).parent / "journals"
 SESSIONS = ["budget", "approvals", "images", "agent"]
@@ -53,3 +55,30 @@ def test_the_old_budget_session_is_the_one_the_issue_reports(
         if effect.get("notice", {}).get("type") == "UsageReported"
     ]
     assert recorded == [[], [["add", 1]], [["add", 3]]]
+
+
+@tool(requires_approval=True)
+def delete(path: str) -> str:
+    """Delete a file (not really)."""
+    raise AssertionError(f"a rerun answers from the recording; it deleted {path}")
+
+
+@pytest.mark.parametrize("name", ["bfd8293.db", "bfd8293.jsonl"])
+def test_the_old_approvals_session_reruns_with_its_recorded_decisions(
+    tmp_path: Path, name: str
+) -> None:
+    path = tmp_path / name
+    shutil.copy(HERE / name, path)
+    recording = Recording.from_file(path, "approvals")
+    options = AgentOptions(model="m", tools=[delete])  # manual mode, and nobody to decide
+
+    async def rerun() -> list[FinishReason]:
+        with anyio.fail_after(30):  # a rerun that waits for a decision fails here
+            return await recording.rerun(options)
+
+    assert anyio.run(rerun) == [FinishReason.COMPLETED]
+    results = recording.history[-1].tool_rounds[0].results
+    assert [(result.content, result.is_error) for result in results] == [
+        ("deleted a.txt", False),
+        ("keep b", True),
+    ]

@@ -14,8 +14,9 @@ import pickle
 import attrs
 import pytest
 
-from toolreel.adapters import HttpModel
-from toolreel.shell import AgentOptions, Connection, Secret, UsageError
+from toolreel.adapters import HttpModel, Secret
+from toolreel.shell import AgentOptions, Connection
+from toolreel.shell.errors import UsageError
 
 KEY = "sk-test-Zq8vN3kR7pW2xY5tB9mC4"
 

@@ -17,18 +17,11 @@ import anyio
 import attrs
 import pytest
 
-from toolreel.core import (
-    AttemptStarted,
-    ConfigError,
-    Finish,
-    MaxIterationsPolicy,
-    ModelRequest,
-    RetryPolicy,
-    ValidationFailed,
-)
+import toolreel.cli as cli
+from toolreel.core import ConfigError, Finish, ModelRequest
+from toolreel.core.notices import AttemptStarted, ValidationFailed
+from toolreel.core.policies import MaxIterationsPolicy, RetryPolicy
 from toolreel.shell import (
-    HOOK_PRE_TOOL_USE,
-    HOOK_USER_PROMPT_SUBMIT,
     AgentDefinition,
     AgentOptions,
     AgentRunOptions,
@@ -37,10 +30,10 @@ from toolreel.shell import (
     Connection,
     OutputTool,
     _client,
-    cli,
     execute_agent,
     tool,
 )
+from toolreel.shell.hooks import HOOK_PRE_TOOL_USE, HOOK_USER_PROMPT_SUBMIT
 from toolreel.testing import MakeScriptedModel, text, tool_calls
 
 

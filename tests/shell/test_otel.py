@@ -8,12 +8,9 @@ is not installed (`pip install 'toolreel[otel]'`).
 
 from __future__ import annotations
 
-import logging
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -31,7 +28,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 from opentelemetry.trace import SpanKind, StatusCode
 
 from toolreel import otel
-from toolreel.core import Finish, FinishReason, RetryPolicy
+from toolreel.core import Finish
+from toolreel.core.outcomes import FinishReason
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import (
     AgentDefinition,
     AgentFailure,
@@ -42,13 +41,7 @@ from toolreel.shell import (
     execute_agent,
     tool,
 )
-from toolreel.shell._scripted import (
-    Reply,
-    ScriptedServer,
-    http_error,
-    text,
-    tool_calls,
-)
+from toolreel.shell.scripted import Reply, ScriptedServer, http_error, text, tool_calls
 
 KEY = "sk-live-0123456789abcdefghijklmnop"
 FAST = RetryPolicy(base_delay=0.001, max_delay=0.001)
@@ -362,22 +355,6 @@ def test_a_failed_agent_run_sets_error_status_with_its_code(spans: InMemorySpanE
     [agent] = named(spans)["invoke_agent"]
     assert agent.status.status_code is StatusCode.ERROR
     assert dict(agent.attributes or {})["error.type"] == "MAX_ITERATIONS"
-
-
-def test_the_readme_example_instruments(monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    [block] = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "toolreel.otel" in b]
-    model_logger = logging.getLogger("toolreel.model")
-    monkeypatch.setattr(model_logger, "level", model_logger.level)  # restored after the test
-    otel.uninstrument()
-    namespace: dict[str, Any] = {}
-    exec(compile(block, "README.md", "exec"), namespace)
-    try:
-        assert otel.is_instrumented()
-        assert model_logger.level == logging.DEBUG
-    finally:
-        otel.uninstrument()
-        namespace["provider"].shutdown()
 
 
 def test_importing_toolreel_otel_loads_the_api_not_the_sdk() -> None:

@@ -23,10 +23,10 @@ from toolreel.shell import (
     Client,
     OutputTool,
     Recording,
-    RequestMismatch,
     _connection,
     execute_agent,
 )
+from toolreel.shell.errors import RequestMismatch
 
 OPTIONS = AgentOptions(model="m", base_url="http://127.0.0.1:9/v1", system_prompt="Be brief.")
 

@@ -22,7 +22,7 @@ from toolreel.shell import (
     execute_agent,
     run,
 )
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 LOCATION_SCHEMA = {
     "title": "Location",

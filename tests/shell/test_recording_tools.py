@@ -6,7 +6,7 @@ from pathlib import Path
 
 import anyio
 
-from toolreel.core import FinishReason
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import AgentOptions, Client, Recording
 from toolreel.testing import MakeScriptedModel, text, tool_calls
 

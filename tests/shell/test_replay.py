@@ -18,16 +18,12 @@ from toolreel.adapters import (
     load_session,
     render_transcript,
 )
-from toolreel.adapters._journal import Step as JournalStep
+from toolreel.adapters import Step as JournalStep
 from toolreel.core import (
-    Allowed,
-    FinishReason,
     HookDecided,
-    HookPoint,
     LoopConfig,
     ModelResponded,
     PromptSubmitted,
-    RetryPolicy,
     TextDelta,
     ToolCallArgumentsDelta,
     ToolCallStarted,
@@ -36,31 +32,23 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core.hooks import Allowed, HookPoint
+from toolreel.core.outcomes import FinishReason
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import (
-    HOOK_PRE_TOOL_USE,
     AgentOptions,
     Client,
     Divergence,
-    HookDecision,
-    JournalUnavailable,
     Recording,
-    ReplayDiverged,
-    RequestMismatch,
-    SessionError,
     export_session,
     import_session,
     replay,
     tool,
     verify,
 )
-from toolreel.shell._scripted import (
-    Reply,
-    ScriptedServer,
-    cut_off,
-    http_error,
-    text,
-    tool_calls,
-)
+from toolreel.shell.errors import JournalUnavailable, ReplayDiverged, RequestMismatch, SessionError
+from toolreel.shell.hooks import HOOK_PRE_TOOL_USE, HookDecision
+from toolreel.shell.scripted import Reply, ScriptedServer, cut_off, http_error, text, tool_calls
 from toolreel.testing import NetworkBlocked, ScriptedModel
 from toolreel.testing._guard import guard_network
 
@@ -301,7 +289,8 @@ def test_the_offline_marker_fails_a_test_that_reaches_a_provider(pytester) -> No
     pytester.makepyfile(
         """
         import anyio, pytest
-        from toolreel.shell import AgentOptions, RunFailed, run
+        from toolreel.shell import AgentOptions, run
+        from toolreel.shell.errors import RunFailed
 
         @pytest.mark.toolreel_offline
         def test_calls_openai():

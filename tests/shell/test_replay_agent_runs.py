@@ -13,24 +13,27 @@ import attrs
 import pytest
 from click.testing import CliRunner
 
-from toolreel.adapters import JSONLJournal, render_transcript
+from toolreel.adapters import (
+    AgentOutput,
+    AgentSession,
+    JSONLJournal,
+    render_agent_transcript,
+    render_transcript,
+)
+from toolreel.cli import cli
 from toolreel.core import ConfigError
 from toolreel.shell import (
     AgentDefinition,
-    AgentOutput,
-    AgentSession,
     AgentSuccess,
     Client,
     OutputTool,
     Recording,
-    RequestMismatch,
     load_agent_session,
-    render_agent_transcript,
     replay,
     tool,
     verify,
 )
-from toolreel.shell.cli import cli
+from toolreel.shell.errors import RequestMismatch
 from toolreel.testing import MakeScriptedModel, text, tool_calls
 
 RATES: list[str] = []

@@ -32,16 +32,8 @@ from toolreel.core import (
     ToolCallStarted,
     Usage,
 )
-from toolreel.shell import (
-    AgentOptions,
-    Budget,
-    BudgetPolicy,
-    BudgetScope,
-    Client,
-    Price,
-    replay,
-    tool,
-)
+from toolreel.core.budget import Budget, BudgetPolicy, BudgetScope, Price
+from toolreel.shell import AgentOptions, Client, replay, tool
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"

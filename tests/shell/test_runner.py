@@ -16,24 +16,14 @@ from toolreel.adapters import (
     load_session,
     persisted_messages,
 )
-from toolreel.core import (
-    FinishReason,
-    Phase,
-    RetryPolicy,
-    RoundFinished,
-    TextStreamed,
-    ToolCallAnnounced,
-    ToolResultReady,
-)
+from toolreel.core import Phase
 from toolreel.core._history import unanswered_calls
-from toolreel.shell import AgentOptions, Client, RunFailed, run, tool
-from toolreel.shell._scripted import (
-    ScriptedServer,
-    cut_off,
-    http_error,
-    text,
-    tool_calls,
-)
+from toolreel.core.notices import RoundFinished, TextStreamed, ToolCallAnnounced, ToolResultReady
+from toolreel.core.outcomes import FinishReason
+from toolreel.core.policies import RetryPolicy
+from toolreel.shell import AgentOptions, Client, run, tool
+from toolreel.shell.errors import RunFailed
+from toolreel.shell.scripted import ScriptedServer, cut_off, http_error, text, tool_calls
 
 FAST_RETRY = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05)
 

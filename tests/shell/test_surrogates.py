@@ -19,6 +19,7 @@ import attrs
 import pytest
 
 from toolreel.adapters import (
+    AgentSession,
     EventModel,
     Journal,
     JSONLJournal,
@@ -37,22 +38,20 @@ from toolreel.core import (
     UsageError,
 )
 from toolreel.shell import (
-    HOOK_PRE_TOOL_USE,
     AgentDefinition,
     AgentOptions,
     AgentRunOptions,
-    AgentSession,
     AgentSuccess,
     Client,
     Connection,
-    HookDecision,
     OutputTool,
     execute_agent,
     replay,
     run,
     tool,
 )
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.hooks import HOOK_PRE_TOOL_USE, HookDecision
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 
 LONE = "\ud800"
 BYTE = b"\xff".decode("utf-8", "surrogateescape")  # "\udcff"

@@ -18,7 +18,8 @@ pytest.importorskip("temporalio", reason="toolreel[temporal] is not installed")
 
 from temporal_workers import free_port, temporal_binary
 
-from toolreel.shell._scripted import ScriptedServer, openai_reply
+from toolreel.shell import scripted
+from toolreel.shell.scripted import ScriptedServer
 
 
 def _listening(port: int) -> bool:
@@ -62,5 +63,5 @@ def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def calculator() -> Iterator[ScriptedServer]:
     """The scripted calculator model (OpenAI-compatible, 127.0.0.1), stateless per request."""
-    with ScriptedServer(openai_reply) as server:
+    with ScriptedServer(scripted.calculator) as server:
         yield server

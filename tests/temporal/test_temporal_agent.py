@@ -20,10 +20,10 @@ from temporalio.client import Client
 from temporalio.worker import Replayer
 
 from toolreel.adapters import Journal, MemoryJournal
-from toolreel.core import Produced
+from toolreel.cli import cli
+from toolreel.core.outcomes import Produced
 from toolreel.shell import AgentOptions, AgentSuccess, execute_agent, tool
-from toolreel.shell._scripted import ScriptedServer, tool_calls
-from toolreel.shell.cli import cli
+from toolreel.shell.scripted import ScriptedServer, tool_calls
 from toolreel.temporal import (
     SessionRecord,
     SessionWorkflow,

@@ -14,18 +14,18 @@ from click.testing import CliRunner
 from temporalio.client import Client
 from temporalio.worker import Replayer
 
-from toolreel.adapters import Journal, MemoryJournal
-from toolreel.adapters._serde import unstructure
+from toolreel.adapters import Journal, MemoryJournal, unstructure
+from toolreel.cli import cli
 from toolreel.core import Finish
 from toolreel.shell import AgentOptions, open_journal
 from toolreel.shell import Client as LocalClient
-from toolreel.shell._scripted import ScriptedServer
-from toolreel.shell.cli import cli
 from toolreel.shell.demo import TOOLS
+from toolreel.shell.scripted import ScriptedServer
 from toolreel.temporal import (
     SessionRecord,
     SessionStart,
     SessionWorkflow,
+    WorkflowChat,
     connect,
     fetch_record,
     import_workflow,
@@ -122,3 +122,36 @@ def test_a_long_chat_continues_as_new_between_turns_and_stays_one_session(
 
     replayed = CliRunner().invoke(cli, ["replay", str(database)])
     assert replayed.exit_code == 0 and "closed" in replayed.stdout, replayed.output
+
+
+def test_a_streamed_chat_reads_on_across_continuing_as_new(
+    temporal_address: str, calculator: ScriptedServer
+) -> None:
+    async def locally() -> list[list[Any]]:
+        async with LocalClient(options(calculator, auto_execute_tools=True)) as client:
+            told = []
+            for prompt in PROMPTS:
+                await client.query(prompt)
+                told.append([item async for item in client.events()])
+            return told
+
+    async def work(client: Client) -> tuple[list[list[Any]], SessionRecord]:
+        task_queue = f"q-{uuid.uuid4().hex[:8]}"
+        start = SessionStart(continue_after=30)  # every turn or two
+        told = []
+        async with (
+            session_worker(client, options(calculator), task_queue=task_queue),
+            WorkflowChat(client, task_queue=task_queue, start=start) as chat,
+        ):
+            for prompt in PROMPTS:
+                await chat.query(prompt)  # on the run the last turn continued to, if it did
+                told.append([item async for item in chat.events()])
+            record: SessionRecord = await chat.handle.query(SessionWorkflow.record)
+        return told, record
+
+    async def main() -> Any:
+        return await asyncio.wait_for(work(await connect(temporal_address)), 90)
+
+    told, record = asyncio.run(main())
+    assert len(record.runs) >= 2  # continued as new at least twice
+    assert told == asyncio.run(locally())  # each turn told whole, as a local Client tells it

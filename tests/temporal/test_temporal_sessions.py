@@ -23,20 +23,16 @@ from temporalio.client import Client
 from temporalio.worker import Replayer
 
 from toolreel.adapters import Journal, MemoryJournal
-from toolreel.adapters._serde import event_of
-from toolreel.core import FinishReason, ModelResponded, ToolInterrupted
+from toolreel.adapters.records import event_of
+from toolreel.cli import cli
+from toolreel.core import ModelResponded, ToolInterrupted
 from toolreel.core import _finish as rules
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import AgentOptions, run
-from toolreel.shell._scripted import (
-    LocalServer,
-    Request,
-    ScriptedServer,
-    sse_events,
-    text,
-    tool_calls,
-)
-from toolreel.shell.cli import cli
 from toolreel.shell.demo import TOOLS
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.scripted._local import LocalServer, Request
+from toolreel.shell.scripted._server import sse_events
 from toolreel.temporal import (
     SessionRecord,
     SessionStart,

@@ -14,12 +14,15 @@ import pytest
 from temporal_workers import free_port
 from temporalio.client import Client
 
-from toolreel.adapters._serde import event_data, structure
-from toolreel.core import Cancelled, Finish, FinishReason, ToolCall, ToolFinished
-from toolreel.shell import HOOK_PRE_TOOL_USE, AgentOptions, HookDecision, PreToolUseEvent, tool
-from toolreel.shell._errors import UnknownApproval
-from toolreel.shell._scripted import ScriptedServer, openai_reply, text, tool_calls
+from toolreel.adapters import structure
+from toolreel.adapters.records import event_data
+from toolreel.core import Cancelled, Finish, ToolCall, ToolFinished
+from toolreel.core.outcomes import FinishReason
+from toolreel.shell import AgentOptions, tool
 from toolreel.shell.demo import TOOLS
+from toolreel.shell.errors import UnknownApproval
+from toolreel.shell.hooks import HOOK_PRE_TOOL_USE, HookDecision, PreToolUseEvent
+from toolreel.shell.scripted import ScriptedServer, calculator, text, tool_calls
 from toolreel.temporal import (
     SessionStart,
     SessionWorkflow,
@@ -49,7 +52,7 @@ def script(request: dict[str, Any]) -> Any:
     last = request["messages"][-1]
     if last["role"] == "user" and "wait" in last["content"]:
         return tool_calls(("call_wait", "wait_long", {"seconds": 60}))
-    return openai_reply(request)
+    return calculator(request)
 
 
 def options(server: ScriptedServer) -> AgentOptions:
@@ -171,7 +174,7 @@ def test_a_chat_takes_prompts_as_updates_and_a_cancel_as_a_signal(temporal_addre
 
 
 def test_importing_toolreel_shell_does_not_load_temporalio() -> None:
-    code = "import sys, toolreel.shell, toolreel.shell.cli; print('temporalio' in sys.modules)"
+    code = "import sys, toolreel.shell, toolreel.cli; print('temporalio' in sys.modules)"
     loaded = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )

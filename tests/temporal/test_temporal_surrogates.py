@@ -18,7 +18,7 @@ from temporalio.client import Client
 from toolreel.adapters import Session, SQLiteJournal
 from toolreel.core import ConfigError
 from toolreel.shell import AgentOptions, replay, tool
-from toolreel.shell._scripted import ScriptedServer, text, tool_calls
+from toolreel.shell.scripted import ScriptedServer, text, tool_calls
 from toolreel.temporal import (
     connect,
     import_record,

@@ -18,7 +18,8 @@ import attrs
 import pytest
 
 from toolreel.adapters import JSONLJournal
-from toolreel.shell import HOOK_PRE_TOOL_USE, Client, HookDecision, Recording, tool, verify
+from toolreel.shell import Client, Recording, tool, verify
+from toolreel.shell.hooks import HOOK_PRE_TOOL_USE, HookDecision
 from toolreel.testing import text, tool_calls
 
 

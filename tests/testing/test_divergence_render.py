@@ -6,10 +6,11 @@ import anyio
 import attrs
 import pytest
 
-from toolreel.adapters import MemoryJournal
-from toolreel.adapters._request_diff import RequestChange, RequestDiff, diff_requests, request_form
+from toolreel.adapters import MemoryJournal, RequestChange, RequestDiff, diff_requests
+from toolreel.adapters.replay import request_form
 from toolreel.core import ChatMessage, ModelRequest, ToolCall, ToolResult, ToolRound, ToolSpec
-from toolreel.shell import Client, Divergence, Recording, RequestMismatch, replay, tool
+from toolreel.shell import Client, Divergence, Recording, replay, tool
+from toolreel.shell.errors import RequestMismatch
 from toolreel.testing import ScriptedModel, text, tool_calls
 
 ADD = ToolSpec(

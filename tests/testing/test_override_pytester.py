@@ -6,9 +6,8 @@ tests name the `toolreel_override` fixture and import from `toolreel.testing`.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from pages import python_block_under
 
 APP = '''
 import json
@@ -124,18 +123,12 @@ def test_their_failures_say_which_tool_and_keyword_or_what_to_return(
     )
 
 
-def readme_block(heading: str) -> str:
-    """The Python example under a README heading."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split(f"### {heading}\n", 1)[1]
-    return section.split("```python\n", 1)[1].split("```", 1)[0]
-
-
 @pytest.mark.parametrize("heading", ["Models that need no script", "Override in one line"])
-def test_the_readme_examples_pass_as_a_users_tests(
+def test_the_docs_examples_pass_as_a_users_tests(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, heading: str
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    pytester.makepyfile(test_readme_example=readme_block(heading))
+    example = python_block_under("docs/guides/testing.md", f"### {heading}")
+    pytester.makepyfile(test_docs_example=example)
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)

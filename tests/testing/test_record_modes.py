@@ -9,13 +9,13 @@ connections, with no fixture: test_record_own_code.py.)
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from pages import python_block
 
 from toolreel.adapters import MemoryJournal
 from toolreel.shell import AgentOptions, export_session, tool
@@ -364,12 +364,10 @@ def test_a_marked_test_that_asks_no_model_fails_at_record_time(
     assert not recording(pytester, "nothing").exists()
 
 
-def test_the_readme_example_records_then_replays(
+def test_the_docs_example_records_then_replays(
     pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    readme = Path(__file__).resolve().parents[2] / "README.md"
-    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), re.S)
-    [example] = [block for block in blocks if "toolreel_recording(" in block]
+    example = python_block("docs/guides/testing.md", "toolreel_recording(")
     pytester.makepyfile(test_rm_example=example)
     monkeypatch.setenv("MY_LLM_URL", provider.url)  # the app's own setting
     run(pytester).assert_outcomes(passed=1)

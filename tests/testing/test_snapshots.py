@@ -12,7 +12,7 @@ import anyio
 import attrs
 
 from toolreel.adapters import load_session
-from toolreel.core import RetryPolicy
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import Client
 from toolreel.testing import http_error, text
 

@@ -6,9 +6,9 @@ import anyio
 import attrs
 import pytest
 
-from toolreel.adapters import MemoryJournal, load_session, render_transcript
-from toolreel.adapters._retries import Retry
-from toolreel.core import ConfigError, RetryPolicy
+from toolreel.adapters import MemoryJournal, Retry, load_session, render_transcript
+from toolreel.core import ConfigError
+from toolreel.core.policies import RetryPolicy
 from toolreel.shell import (
     AgentDefinition,
     AgentSuccess,

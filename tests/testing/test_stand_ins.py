@@ -3,14 +3,11 @@ talks to the scripted calculator as `make demo` does, with pytest not even insta
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import anyio
-import pytest
 
 import toolreel.testing
 from toolreel.shell import AgentOptions, run, tool
@@ -114,11 +111,3 @@ def test_the_package_exports_what_a_user_needs_and_no_more() -> None:
     }
     for name in ("ScriptedServer", "calculator", "Reply", "text", "tool_calls"):
         assert getattr(toolreel.testing, name).__doc__
-
-
-def test_the_readme_stand_in_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    readme = Path(__file__).resolve().parents[2] / "README.md"
-    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), re.S)
-    [example] = [block for block in blocks if "ScriptedServer(calculator)" in block]
-    exec(compile(example, str(readme), "exec"), {})
-    assert capsys.readouterr().out == "The answer is 42.\n"

@@ -11,7 +11,8 @@ import attrs
 import pytest
 
 from toolreel.adapters import MemoryJournal
-from toolreel.core import ConfigError, FinishReason, ModelRequest, ToolSpec
+from toolreel.core import ConfigError, ModelRequest, ToolSpec
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import (
     AgentDefinition,
     AgentOptions,

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolreel.adapters import SQLiteJournal
-from toolreel.shell.cli import cli
+from toolreel.cli import cli
 
 TOOLS = '''
 from toolreel.shell import tool

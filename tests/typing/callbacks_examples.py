@@ -13,20 +13,18 @@ from typing import Any, assert_type
 
 import attrs
 
-from toolreel.core import Finish, Notice, State, ToolCall, ToolResult, ToolRound
+from toolreel.adapters import Secret
+from toolreel.core import Finish, State, ToolCall, ToolResult, ToolRound
+from toolreel.core.notices import Notice
 from toolreel.shell import (
     AgentDefinition,
     AgentOptions,
     AgentRunOptions,
     Connection,
-    OnAgentNotice,
-    OnAgentToolCall,
-    OnNotice,
-    OnToolCall,
     OutputTool,
-    Secret,
     execute_agent,
 )
+from toolreel.shell.callbacks import OnAgentNotice, OnAgentToolCall, OnNotice, OnToolCall
 
 
 @attrs.frozen

@@ -24,9 +24,7 @@ from toolreel.core import (
     PromptSubmitted,
     RunTool,
     TextDelta,
-    TextStreamed,
     ToolCall,
-    ToolCallAnnounced,
     ToolCallArgumentsDelta,
     ToolCallStarted,
     ToolFinished,
@@ -36,21 +34,24 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core.notices import TextStreamed, ToolCallAnnounced
 from toolreel.shell import (
-    HOOK_PRE_TOOL_USE,
-    HOOK_USER_PROMPT_SUBMIT,
     AgentDefinition,
     AgentFailure,
     AgentOptions,
     AgentSuccess,
     Client,
-    HookDecision,
     OutputTool,
-    PreToolUseEvent,
     Tool,
-    UserPromptSubmitEvent,
     execute_agent,
     tool,
+)
+from toolreel.shell.hooks import (
+    HOOK_PRE_TOOL_USE,
+    HOOK_USER_PROMPT_SUBMIT,
+    HookDecision,
+    PreToolUseEvent,
+    UserPromptSubmitEvent,
 )
 from toolreel.testing import MakeScriptedModel, OpenRecording, http_error, text, tool_calls
 

@@ -1,4 +1,4 @@
-"""Regenerate docs/screenshot.png, the README's picture of `toolreel serve`, from the real page.
+"""Regenerate docs/screenshot.png, the docs' picture of `toolreel serve`, from the real page.
 
 Starts `toolreel serve` on 127.0.0.1 (the offline scripted calculator model, a
 temporary journal), asks the page the two calculator prompts in headless

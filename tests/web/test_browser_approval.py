@@ -32,7 +32,7 @@ def held_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     command = [
         sys.executable,
         "-c",
-        "import sys; from toolreel.shell.cli import main; sys.exit(main())",
+        "import sys; from toolreel.cli import main; sys.exit(main())",
         *("serve", "--host", "127.0.0.1", "--port", "0", "--journal", str(folder / "web.db")),
         *("--tools", "browser_approval_tools:TOOLS"),
     ]

@@ -20,9 +20,9 @@ from starlette.routing import Mount, Route
 from web_support import check_ui
 
 from toolreel.adapters import MemoryJournal
-from toolreel.shell import AgentOptions, Client
-from toolreel.shell._scripted import ScriptedServer, openai_reply
+from toolreel.shell import AgentOptions, Client, scripted
 from toolreel.shell.demo import SYSTEM, TOOLS
+from toolreel.shell.scripted import ScriptedServer
 from toolreel.testing import MakeScriptedModel, http_error
 from toolreel.web import app, chat_response
 
@@ -30,7 +30,7 @@ from toolreel.web import app, chat_response
 @pytest.fixture(scope="module")
 def calculator() -> Iterator[ScriptedServer]:
     """The scripted calculator model, on 127.0.0.1."""
-    with ScriptedServer(openai_reply) as server:
+    with ScriptedServer(scripted.calculator) as server:
         yield server
 
 

@@ -13,7 +13,7 @@ from web_support import check_ui
 
 from toolreel.adapters import MemoryJournal
 from toolreel.shell import AgentOptions, tool
-from toolreel.shell._scripted import Reply, ScriptedServer
+from toolreel.shell.scripted import Reply, ScriptedServer
 from toolreel.web import app
 
 DELETED: list[str] = []

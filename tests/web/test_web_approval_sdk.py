@@ -19,10 +19,12 @@ from test_web_app import call, chat_body, ui_parts_of
 from web_support import schema_errors
 
 from toolreel.adapters import MemoryJournal
-from toolreel.core import ToolResult, ToolResultReady
+from toolreel.core import ToolResult
+from toolreel.core.notices import ToolResultReady
 from toolreel.shell import AgentOptions, tool
-from toolreel.shell._scripted import Reply, ScriptedServer
-from toolreel.web import app, ui_parts, ui_start
+from toolreel.shell.scripted import Reply, ScriptedServer
+from toolreel.web import app
+from toolreel.web.streams import ui_parts, ui_start
 
 DELETED: list[str] = []
 PROMPT = "Delete a.txt"

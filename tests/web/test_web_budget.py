@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from web_support import check_ui, finish, fold_plain, fold_ui
 
-from toolreel.core import OverBudget, Spending, TextStreamed, Usage, UsageReported
+from toolreel.core import Usage
+from toolreel.core.budget import OverBudget, Spending
+from toolreel.core.notices import TextStreamed, UsageReported
 
 SPENT = Spending(usage=Usage(input_tokens=30, output_tokens=12), model_calls=2, cost=0.5)
 REPORTED = UsageReported(turn=SPENT, session=SPENT)

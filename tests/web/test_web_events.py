@@ -19,8 +19,8 @@ from web_support import (
     fold_plain,
 )
 
-from toolreel.core import (
-    ChatMessage,
+from toolreel.core import ChatMessage
+from toolreel.core.notices import (
     MessageRecorded,
     ResultsRequested,
     RoundFinished,
@@ -28,7 +28,7 @@ from toolreel.core import (
     ToolCallAnnounced,
     ToolResultReady,
 )
-from toolreel.web import plain_error, plain_events, plain_start, sse_event
+from toolreel.web.streams import plain_error, plain_events, plain_start, sse_event
 
 USAGE = ("usage", {"input_tokens": 30, "output_tokens": 12})
 

@@ -19,7 +19,7 @@ def loaded_after(statements: str) -> set[str]:
 
 
 def test_the_shell_and_the_command_line_load_no_web_framework() -> None:
-    assert loaded_after("import toolreel.shell\nimport toolreel.shell.cli") & WEB_ONLY == set()
+    assert loaded_after("import toolreel.shell\nimport toolreel.cli") & WEB_ONLY == set()
 
 
 def test_toolreel_web_loads_starlette_but_not_uvicorn() -> None:

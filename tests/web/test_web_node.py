@@ -29,11 +29,12 @@ from web_support import (
     fold_ui,
 )
 
-from toolreel.core import ResultsRequested, TextStreamed, ToolCallAnnounced
+from toolreel.core.notices import ResultsRequested, TextStreamed, ToolCallAnnounced
 from toolreel.shell import AgentOptions
-from toolreel.shell._scripted import ScriptedServer, openai_reply
 from toolreel.shell.demo import TOOLS
-from toolreel.web import app, ui_error, ui_parts, ui_start
+from toolreel.shell.scripted import ScriptedServer, calculator
+from toolreel.web import app
+from toolreel.web.streams import ui_error, ui_parts, ui_start
 
 AI_SDK = Path(os.environ.get("TOOLREEL_AI_SDK") or Path.home() / ".cache/toolreel/ai-sdk")
 NODE = shutil.which("node")
@@ -110,7 +111,7 @@ def test_a_real_turn_served_by_the_app_reads_into_the_answer_and_its_tool_parts(
         async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             return (await client.post("/api/chat", json=body)).text
 
-    with ScriptedServer(openai_reply) as server:
+    with ScriptedServer(calculator) as server:
         text = anyio.run(post, server.url)
     events = [e.removeprefix("data: ") for e in text.split("\n\n") if e]
     assert events[-1] == "[DONE]"

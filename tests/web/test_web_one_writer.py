@@ -26,7 +26,6 @@ from web_support import check_ui
 
 from toolreel.adapters import JournalUnavailable, MemoryJournal, Session, Step
 from toolreel.core import (
-    FinishReason,
     LoopConfig,
     ModelResponded,
     PromptSubmitted,
@@ -37,6 +36,7 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core.outcomes import FinishReason
 from toolreel.shell import AgentOptions, replay, tool
 from toolreel.testing import FunctionModel, ToolCalls, call
 from toolreel.web import app

@@ -24,8 +24,8 @@ import httpx2
 import pytest
 from web_support import HERE, check_ui
 
-from toolreel.shell._scripted import ScriptedServer, http_error
-from toolreel.shell.cli import main
+from toolreel.cli import main
+from toolreel.shell.scripted import ScriptedServer, http_error
 
 T = TypeVar("T")
 TOOLREEL = str(Path(sys.executable).parent / "toolreel")

@@ -9,9 +9,9 @@ import pytest
 from test_web_app import call, chat_body, ui_parts_of
 
 from toolreel.adapters import Journal
+from toolreel.cli import _serve, main
 from toolreel.shell import AgentOptions
-from toolreel.shell._scripted import ScriptedServer, openai_reply
-from toolreel.shell.cli import _serve, main
+from toolreel.shell.scripted import ScriptedServer, calculator
 from toolreel.web import app
 
 
@@ -43,7 +43,7 @@ def test_serve_gives_the_scripted_models_chats_the_budget(monkeypatch) -> None:
 
 
 def test_serve_gives_a_real_models_chats_the_budget(monkeypatch) -> None:
-    with ScriptedServer(openai_reply) as server:
+    with ScriptedServer(calculator) as server:
         finish = served_finish(
             monkeypatch,
             *("--base-url", server.url, "--model", "m", "--api-key", "sk-test"),

@@ -23,9 +23,9 @@ from web_support import (
     schema_errors,
 )
 
-from toolreel.core import (
+from toolreel.core import ChatMessage
+from toolreel.core.notices import (
     AttemptStarted,
-    ChatMessage,
     MessageRecorded,
     ReasoningStreamed,
     ResultsRequested,
@@ -36,7 +36,7 @@ from toolreel.core import (
     ToolResultReady,
     ValidationFailed,
 )
-from toolreel.web import DONE, sse, ui_error, ui_parts, ui_start
+from toolreel.web.streams import DONE, sse, ui_error, ui_parts, ui_start
 
 USAGE_PART = {"type": "data-usage", "data": {"input_tokens": 30, "output_tokens": 12}}
 

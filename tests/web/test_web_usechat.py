@@ -31,7 +31,7 @@ from test_web_serve import Served
 from web_support import HERE
 
 from toolreel.shell import AgentOptions
-from toolreel.shell._scripted import ScriptedServer, http_error
+from toolreel.shell.scripted import ScriptedServer, http_error
 from toolreel.web import app
 
 AI_SDK = Path(os.environ.get("TOOLREEL_AI_SDK") or Path.home() / ".cache/toolreel/ai-sdk")

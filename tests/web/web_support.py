@@ -14,32 +14,23 @@ from typing import Any
 
 import jsonschema
 
-from toolreel.core import (
+from toolreel.core import Cancelled, ChatMessage, Finish, ToolCall, ToolResult, ToolRound, Usage
+from toolreel.core.hooks import Blocked
+from toolreel.core.notices import (
     AttemptStarted,
-    Blocked,
-    Cancelled,
-    Capped,
-    ChatMessage,
-    Completed,
-    Failed,
-    FailureCode,
-    Finish,
-    MaxIterationsPolicy,
     MessageRecorded,
     Notice,
     ReasoningStreamed,
     RetryScheduled,
     RoundFinished,
     TextStreamed,
-    ToolCall,
     ToolCallAnnounced,
-    ToolResult,
     ToolResultReady,
-    ToolRound,
-    Usage,
     ValidationFailed,
 )
-from toolreel.web import plain_events, plain_start, ui_parts, ui_start
+from toolreel.core.outcomes import Capped, Completed, Failed, FailureCode
+from toolreel.core.policies import MaxIterationsPolicy
+from toolreel.web.streams import plain_events, plain_start, ui_parts, ui_start
 
 HERE = Path(__file__).parent
 SCHEMA = json.loads((HERE / "ui_message_chunk.schema.json").read_text(encoding="utf-8"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from toolreel.shell.cli import main
+from toolreel.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from toolreel.adapters._providers import status_retryable
+from toolreel.adapters.providers import status_retryable
 from toolreel.core import (
     ModelCallFailed,
     ModelResponded,

@@ -43,6 +43,7 @@ from toolreel.core import (
     ModelEvent,
     ModelRequest,
     ModelResponded,
+    ReflectiveOutput,
     TextDelta,
     ToolCallArgumentsDelta,
     ToolCallStarted,
@@ -50,7 +51,6 @@ from toolreel.core import (
     Usage,
     UsageError,
 )
-from toolreel.core._config import SUBMIT_TOOL
 
 from .._connection import AGENT_OUTPUT_TOOL
 from ._generate import Unsatisfiable, valid_value
@@ -113,7 +113,7 @@ class ModelInfo:
         names = {spec.name for spec in request.tools}
         if output not in names:
             return cls(request=request, tools=request.tools)
-        ending = {output, SUBMIT_TOOL.name}
+        ending = {output, ReflectiveOutput.submit.name}
         return cls(
             request=request,
             tools=tuple(spec for spec in request.tools if spec.name not in ending),
