@@ -566,15 +566,10 @@ class Run:
     ) -> AgentSuccess[T] | AgentFailure:
         """Go on from where the journal left the run: what was owed, then the decisions."""
 
-        async def going_on() -> Finish | AwaitApproval:
-            outcome = await self.runner.resume(owed, decisions)
-            assert outcome is not None  # an unfinished run goes on (`_check`)
-            return outcome
-
-        return await self._ran(going_on)
+        return await self._ran(lambda: self.runner.resume(owed, decisions))
 
     async def _ran(
-        self, work: Callable[[], Awaitable[Finish | AwaitApproval]]
+        self, work: Callable[[], Awaitable[Finish | AwaitApproval | None]]
     ) -> AgentSuccess[T] | AgentFailure:
         """Carry out `work` (a test model told the output tool's name); the result."""
         started = time.monotonic()
@@ -583,6 +578,7 @@ class Run:
             finish = await work()
         finally:
             AGENT_OUTPUT_TOOL.reset(told)
+        assert finish is not None  # a run ends or pauses (an unfinished one goes on: `_check`)
         if isinstance(finish, AwaitApproval):
             raise ApprovalPending(self.session_id, finish.requests, how=RESUME_AGENT)
         metadata = self._metadata(finish, time.monotonic() - started)

@@ -17,6 +17,14 @@ that very exception propagates, never wrapped in an exception group.
 Nobody waits on a run that is over: `submit` returns once its event is
 applied, raises what applying it raised (a journal that gave up), and raises
 `UsageError` if the run ended before taking it.
+
+The driver owns a run's lifecycle: `run(first)` feeds the first event, carries
+on until the handler says the run is over (`end(outcome)`), and returns that
+outcome (a `Finish`, or an `AwaitApproval` pause). Telemetry observes it: each
+run gets a fresh watcher from `observe` (shell/_telemetry.py), told of every
+model call as it starts and ends and of the run's end. A prompt reaches the
+reducer through the task that runs the turn, `run`, `feed` and `reduce`: no
+other frame between (issue 22).
 `Runner` (shell/_runner.py) is its handler, for a chat session and an agent run alike.
 """
 
@@ -34,8 +42,10 @@ from returns.result import Failure, Result, Success
 from toolreel.adapters import ModelPort
 from toolreel.adapters.redaction import Redactor, held_back
 from toolreel.core import (
+    AwaitApproval,
     CallModel,
     Cancelled,
+    Finish,
     ModelCallFailed,
     ModelEvent,
     ModelResponded,
@@ -56,6 +66,9 @@ E = TypeVar("E")
 F = TypeVar("F")
 F_contra = TypeVar("F_contra", contravariant=True)
 Args = TypeVarTuple("Args")
+
+#: How a run ended: the handler's word (`end`), or None (it ended without one).
+RunEnd: TypeAlias = Finish | AwaitApproval | None
 
 #: The events a driver makes itself: the model's, a timer's, and the cancel of a stopped run.
 #: A reducer driven by it must take them (its `reduce` accepts `E | DriverEvent`).
@@ -79,7 +92,8 @@ class Driver(Generic[S, E, F]):
     #: that cannot answer (`Recording`'s `RequestMismatch`: the program changed), a port
     #: refusing how it is used (a test model that cannot answer a tool's schema).
     bugs: tuple[type[BaseException], ...] = (StepError, ReplayError, UsageError)
-    #: Told when each model call starts and ends (shell/_telemetry.py; set per turn).
+    #: The watcher of the run under way (or the last one): told when each model call
+    #: starts and ends, and when the run is over (shell/_telemetry.py).
     watch: Turn = NO_TURN
 
     def __init__(
@@ -92,6 +106,7 @@ class Driver(Generic[S, E, F]):
         settled: Callable[[S], bool] | None = None,
         abort: anyio.Event | None = None,
         redactor: Redactor | None = None,
+        observe: Callable[[], Turn] | None = None,
     ) -> None:
         """A driver at `state`, no run under way.
 
@@ -100,9 +115,13 @@ class Driver(Generic[S, E, F]):
         cuts the model call in flight and is checked before every model call:
         the run is fed `Cancelled` instead. With a `redactor` that knows
         secrets, model streams pass through `held_back` (adapters/_held.py), so a
-        key split across stream pieces is masked too.
+        key split across stream pieces is masked too. `observe()` makes each
+        run's watcher (default: none watches).
         """
         self.model = model
+        self._observe = observe
+        #: How the run under way (or the last one) ended: the handler's `end(outcome)`.
+        self.outcome: RunEnd = None
         self._redactor = redactor if redactor is not None and redactor.secrets else None
         self.state = state
         self._reduce = reduce
@@ -134,13 +153,16 @@ class Driver(Generic[S, E, F]):
         assert self._tasks is not None, "background work belongs to a run"
         self._tasks.start_soon(work, *args)
 
-    def end(self) -> None:
-        """The run is over: take no more events (the handler carried out its last effect)."""
+    def end(self, outcome: RunEnd = None) -> None:
+        """The run is over: take no more events (the handler carried out its last effect);
+        `run` returns `outcome`."""
         self._ended = True
+        self.outcome = outcome
 
     def reopen(self) -> None:
         """The run is not over after all: a pause another event of the same step undid."""
         self._ended = False
+        self.outcome = None
 
     @property
     def ended(self) -> bool:
@@ -198,21 +220,29 @@ class Driver(Generic[S, E, F]):
         for effect in effects:
             await self._handler.carry_out(effect)
 
-    async def run(self, begin: Callable[[], Awaitable[bool]]) -> None:
-        """Run in a task group of its own: `begin`, then the loop (unless `begin` says no).
+    async def run(
+        self, first: E | None = None, *, begin: Callable[[], Awaitable[bool]] | None = None
+    ) -> RunEnd:
+        """Run a turn in a task group of its own, watched: feed `first` (if any), or
+        await `begin()` (no loop if it says no); then the loop, until the run is over.
 
-        Whatever stops it from outside, the run is recorded as cancelled (under
-        a shield) and that very exception propagates, never wrapped.
+        Returns how it ended (`end`'s outcome). Whatever stops it from outside,
+        the run is recorded as cancelled (under a shield) and that very
+        exception propagates, never wrapped; the watcher is told either way.
         """
         self._ended = False
         self._call = None  # a call a stopped run never made is not this run's
+        self.outcome = None
+        watch = self.watch = NO_TURN if self._observe is None else self._observe()
         error: BaseException | None = None
         try:
             async with anyio.create_task_group() as tasks:
                 self._tasks = tasks
                 if self._abort is not None:
                     tasks.start_soon(self._watch_abort, self._abort)
-                if await begin():
+                if first is not None:
+                    await self.feed(first)
+                if begin is None or await begin():
                     await self._loop()
                 tasks.cancel_scope.cancel()
         except BaseException as exc:
@@ -221,11 +251,24 @@ class Driver(Generic[S, E, F]):
             self._tasks = None
             self._interrupted = False
             self._refuse_waiting(error)
-        if error is None:
-            return
-        with anyio.CancelScope(shield=True):
-            await self._record_stop(quiet=not isinstance(error, anyio.get_cancelled_exc_class()))
-        raise error
+        if error is not None:
+            error = await self._stopped(error)
+        watch.ended(self.outcome if isinstance(self.outcome, Finish) else None, error)
+        if error is not None:
+            raise error
+        return self.outcome
+
+    async def _stopped(self, error: BaseException) -> BaseException:
+        """Record the stop of a run (under a shield); the error to raise: `error`, or what
+        recording a cancel from outside raised."""
+        try:
+            with anyio.CancelScope(shield=True):
+                await self._record_stop(
+                    quiet=not isinstance(error, anyio.get_cancelled_exc_class())
+                )
+        except BaseException as exc:
+            return exc
+        return error
 
     def _refuse_waiting(self, error: BaseException | None) -> None:
         """The run is over: a submitted event it did not apply makes its `submit` raise (the
@@ -267,7 +310,7 @@ class Driver(Generic[S, E, F]):
             if self._call is not None:
                 call, self._call = self._call, None
                 if await self._may_call():
-                    await self._watched_stream(call)
+                    await self._stream(call)
             else:
                 event, receipt = await self._inbox.receive()
                 self._applying = receipt
@@ -294,54 +337,59 @@ class Driver(Generic[S, E, F]):
         await abort.wait()
         self.cut_stream()
 
-    async def _watched_stream(self, call: CallModel) -> None:
-        """`_stream`, told to the turn's watcher as it starts and ends (even if it raises)."""
+    async def _stream(self, call: CallModel) -> None:
+        """Feed the model's events for `call`; a failing or cut-short stream is a failure.
+
+        Only what the model port raises is the model's failure: what feeding
+        an event raises (a journal that gave up, a bug) propagates. The
+        stream is closed when the call is over, cut or cancelled. The watcher
+        is told as the call starts and ends (even if it raises), with its last
+        event (None: it was cut short or the run ended).
+        """
         watch = self.watch
         watch.model_started(call)
+        over = False
         try:
-            ended = await self._stream(call)
+            with anyio.CancelScope() as scope:
+                self._model_scope = scope
+                events = self._events(call)
+                try:
+                    while not over:
+                        try:
+                            event: ModelEvent = await anext(events)
+                        except StopAsyncIteration:
+                            break
+                        except self.bugs:
+                            raise
+                        except Exception as exc:
+                            failure = f"model client raised {type(exc).__name__}: {exc}"
+                            event = ModelCallFailed(retryable=False, message=failure)
+                        await self.feed(event)
+                        over = isinstance(event, ModelResponded | ModelCallFailed) or self._ended
+                finally:
+                    await _close(events)
+            self._model_scope = None
+            ended = _last(event) if over else await self._cut_short(scope)
         except BaseException as exc:
             watch.model_ended(call, exc)
             raise
         watch.model_ended(call, ended)
 
-    async def _stream(self, call: CallModel) -> ModelResponded | ModelCallFailed | None:
-        """Feed the model's events for `call`; a failing or cut-short stream is a failure.
+    def _events(self, call: CallModel) -> AsyncIterator[ModelEvent]:
+        """The model port's events for `call` (held back where a key could be split)."""
+        events = self.model.stream(call.request)
+        if self._redactor is not None:
+            return held_back(events, self._redactor)
+        return events
 
-        Only what the model port raises is the model's failure: what feeding
-        an event raises (a journal that gave up, a bug) propagates. The
-        stream is closed when the call is over, cut or cancelled. Returns the
-        call's last event (None: it was cut short or the run ended).
-        """
-        over = False
-        with anyio.CancelScope() as scope:
-            self._model_scope = scope
-            events = self.model.stream(call.request)
-            if self._redactor is not None:
-                events = held_back(events, self._redactor)
-            try:
-                while not over:
-                    try:
-                        event: ModelEvent = await anext(events)
-                    except StopAsyncIteration:
-                        break
-                    except self.bugs:
-                        raise
-                    except Exception as exc:
-                        failure = f"model client raised {type(exc).__name__}: {exc}"
-                        event = ModelCallFailed(retryable=False, message=failure)
-                    await self.feed(event)
-                    over = isinstance(event, ModelResponded | ModelCallFailed) or self._ended
-            finally:
-                await _close(events)
-        self._model_scope = None
-        if over:
-            return event if isinstance(event, ModelResponded | ModelCallFailed) else None
+    async def _cut_short(self, scope: anyio.CancelScope) -> ModelCallFailed | None:
+        """A stream that ended early is a retryable failure; one cut short by an abort, a
+        cancel (an interrupt posted its own). The failure fed, if any."""
         if not scope.cancelled_caught:
             ended = ModelCallFailed(retryable=True, message=STREAM_ENDED)
             await self.feed(ended)
             return ended
-        if self._aborted():  # an interrupt posted its own cancel
+        if self._aborted():
             await self.feed(Cancelled())
         return None
 
@@ -381,6 +429,11 @@ def not_applied(event: object, error: BaseException | None) -> BaseException:
 def _raisable(error: BaseException | None) -> bool:
     """Whether an error that stopped a run may be raised in another task (not a cancel)."""
     return error is not None and not isinstance(error, anyio.get_cancelled_exc_class())
+
+
+def _last(event: ModelEvent) -> ModelResponded | ModelCallFailed | None:
+    """A call's last event, if it ended the call (None: the run ended before)."""
+    return event if isinstance(event, ModelResponded | ModelCallFailed) else None
 
 
 def _never(state: object) -> bool:

@@ -32,15 +32,15 @@ state. What a callback raises is recorded in `callback_errors`, masked.
 Durability: steps are journaled in batches, and always before a tool runs
 (so a started call is on disk before it has any effect), after each tool
 outcome, before each model call, at the end of a turn, at a pause for approval
-and with each human decision. The runner says so with two effects of its own
-around the core's: `Record` (keep the step) first in every step, `Flush` (save,
-then start the step's tools) last in a durable one (shell/_steplog.py). Without
-a journal (an agent run given none) nothing is kept.
+and with each human decision. Every step is kept as it is reduced, before its
+effects are carried out; a durable one ends with an effect of the runner's own,
+`Flush` (save, then start the step's tools: shell/_steplog.py). Without a
+journal (an agent run given none) nothing is kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, Protocol, assert_never
 
 import anyio
@@ -103,7 +103,7 @@ from toolreel.core.notices import (
 
 from ._agent_output import OutputTool, Validator, check_output
 from ._callbacks import OnFinish, OnNotice, OnRound, OnToolCall, OnToolResult
-from ._driver import Driver, guarded, limiter_for, run_within
+from ._driver import Driver, RunEnd, guarded, limiter_for, run_within
 from ._errors import ApprovalPending
 from ._hooks import (
     Hook,
@@ -114,7 +114,7 @@ from ._hooks import (
 )
 from ._images import ToolOutput
 from ._restore import lost_outcome, rebuild
-from ._steplog import Flush, Record, StepLog, framed
+from ._steplog import FLUSH, Flush, StepLog
 from ._telemetry import Telemetry, watched_tool
 from ._tools import Tool, call_arguments
 
@@ -159,17 +159,19 @@ class RunMetadata:
     callback_errors: list[str] = attrs.Factory(list)
 
 
-_RunnerEffect = Effect | Record | Flush
+_RunnerEffect = Effect | Flush
+
+
+#: The events and effects that make a step durable (module docstring: "Durability").
+_DURABLE_EVENTS = (ToolFinished, ToolTimedOut, ToolInterrupted, Approved, Denied)
+_DURABLE_EFFECTS = (RunTool, Reflect, CallModel, Finish, AwaitApproval)
 
 
 def _durable(event: Event, effects: tuple[Effect, ...]) -> bool:
     """Whether a step is saved at once (module docstring: "Durability")."""
-    return isinstance(
-        event, ToolFinished | ToolTimedOut | ToolInterrupted | Approved | Denied
-    ) or any(
-        isinstance(effect, RunTool | Reflect | CallModel | Finish | AwaitApproval)
-        for effect in effects
-    )
+    if isinstance(event, _DURABLE_EVENTS):
+        return True
+    return any(isinstance(effect, _DURABLE_EFFECTS) for effect in effects)
 
 
 class Runner:
@@ -219,6 +221,8 @@ class Runner:
         self.callback_errors: list[str] = []
         self.metadata = RunMetadata(callback_errors=self.callback_errors)
         self.sink: Sink | None = None
+        kind = "agent" if config.structured else "loop"
+        self.telemetry = Telemetry.of(kind, model, config.model, session_id, self.redactor)
         self._driver = Driver[State, Event, _RunnerEffect](
             model=model,
             reduce=self._reduce,
@@ -227,16 +231,13 @@ class Runner:
             state=initial_state(config),
             settled=_settled,
             abort=abort,
+            observe=self.telemetry.turn,
         )
         self._limiter = limiter_for(max_concurrent_tools)
-        self._finish: Finish | None = None
-        self._paused: AwaitApproval | None = None
         self._runs: list[tuple[ToolCall, bool]] = []
         #: The calls of the turn as the model made them, and those an agent's watcher was told.
         self._announced: dict[str, ToolCall] = {}
         self._watched: set[str] = set()
-        kind = "agent" if config.structured else "loop"
-        self.telemetry = Telemetry.of(kind, model, config.model, session_id, self.redactor)
 
     async def _guarded(self, callback: Callable[..., Any] | None, *args: Any) -> None:
         """Call an observer or hook; what it raised is recorded, with any key masked."""
@@ -278,7 +279,8 @@ class Runner:
     @property
     def finish(self) -> Finish | None:
         """How the last turn finished (a turn cancelled from outside included), if it has."""
-        return self._finish
+        outcome = self._driver.outcome
+        return outcome if isinstance(outcome, Finish) else None
 
     # --- running a turn -------------------------------------------------------
 
@@ -290,25 +292,17 @@ class Runner:
         outcome = await self.turn(first)
         if isinstance(outcome, AwaitApproval):
             raise ApprovalPending(self.session_id, outcome.requests)
+        assert outcome is not None, "a turn ends with its Finish"
         return outcome
 
-    async def turn(self, first: Event | None = None) -> Finish | AwaitApproval:
-        """Feed `first` (if any) and carry on until the turn finishes or pauses for approval."""
+    def turn(self, first: Event | None = None) -> Coroutine[Any, Any, RunEnd]:
+        """Feed `first` (if any) and carry on until the turn finishes or pauses for approval:
+        to be awaited; how it finished or paused (None only if it did neither).
 
-        async def begin() -> bool:
-            if first is not None:
-                await self._driver.feed(first)
-            return True
-
-        outcome = await self._drive(begin)
-        assert outcome is not None
-        return outcome
-
-    async def _drive(self, begin: Callable[[], Awaitable[bool]]) -> Finish | AwaitApproval | None:
-        """Run a turn (see `Driver.run`); how it finished or paused, if it did."""
-        self._finish = self._paused = None
-        await self.telemetry.drive(self._driver, begin, lambda: self._finish)
-        return self._finish or self._paused
+        The Driver's own run (`Driver.run`, which owns the turn's lifecycle), handed to the
+        caller to await: no frame of the runner's between the turn's task and the reducer.
+        """
+        return self._driver.run(first)
 
     def interrupt(self) -> None:
         """Stop the model stream and the tools now; the turn finishes as cancelled.
@@ -332,18 +326,20 @@ class Runner:
         await self._driver.submit(event)
 
     def _reduce(self, state: State, event: Event) -> tuple[State, tuple[_RunnerEffect, ...]]:
-        """`step` on the well-formed, redacted event; the core's effects between the runner's."""
+        """`step` on the well-formed, redacted event, the step kept; its effects, then
+        `FLUSH` if it must be durable."""
         # what step sees is what the journal can hold exactly (core/_wellformed.py), and no
         # key is ever stored, shown or sent on
         event = self.redactor.event(well_formed(event))
         state, effects = step(state, event)
-        return state, framed(event, effects, durable=_durable(event, effects))
+        self._log.record(event, effects)
+        if _durable(event, effects):
+            return state, (*effects, FLUSH)
+        return state, effects
 
     async def carry_out(self, effect: _RunnerEffect) -> None:
         """Carry out one effect (the slow ones in tasks)."""
         match effect:
-            case Record():
-                self._log.record(effect)
             case CallModel():
                 self._driver.call_model(effect)
             case RunTool(call=call):
@@ -364,11 +360,9 @@ class Runner:
             case Persist(message=message):  # the step, Persist included, is journaled
                 await self._notify(MessageRecorded(message=message))
             case AwaitApproval():
-                self._paused = effect
-                self._driver.end()  # nothing runs: the run is over until a human decides
+                self._driver.end(effect)  # nothing runs: the run is over until a human decides
             case Finish():
-                self._finish = effect
-                self._driver.end()
+                self._driver.end(effect)
                 self._announced.clear()
                 await self._guarded(self.observers.on_finish, effect)
                 await self._guarded(self.observers.on_notice, effect)
@@ -529,12 +523,12 @@ class Runner:
             self._start_runs()
             for decision in decisions:
                 await self._driver.feed(decision)
-            if self._paused is not None and self.state.phase is not Phase.AWAITING_APPROVAL:
-                self._paused = None  # a decision after the first paused it again: it goes on
-                self._driver.reopen()
+            paused = isinstance(self._driver.outcome, AwaitApproval)
+            if paused and self.state.phase is not Phase.AWAITING_APPROVAL:
+                self._driver.reopen()  # a decision after the first paused it again: it goes on
             return self.state.phase not in (Phase.AWAITING_RESULTS, Phase.AWAITING_APPROVAL)
 
-        return await self._drive(begin)
+        return await self._driver.run(begin=begin)
 
     async def _redo(self, effect: Effect) -> None:
         """Carry out an owed effect; a started tool may not rerun (`lost_outcome`)."""

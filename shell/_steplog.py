@@ -1,13 +1,11 @@
 """A runner's journaling: the steps it keeps and when they become durable.
 
-The runner (shell/_runner.py) puts `Record` (keep the step) first in every step
-and `FLUSH` (save, then start the step's tools) last in one that must be
-durable; a `StepLog` keeps the steps and saves them.
+The runner (shell/_runner.py) keeps every step in a `StepLog` as it reduces it,
+and puts `FLUSH` (save, then start the step's tools) last in one that must be
+durable; the `StepLog` saves the steps kept.
 """
 
 from __future__ import annotations
-
-from typing import TypeVar
 
 import anyio
 import anyio.to_thread
@@ -16,16 +14,6 @@ import attrs
 from toolreel.adapters import Journal, Step
 from toolreel.core import Effect, Event
 
-E = TypeVar("E", bound=Effect)
-
-
-@attrs.frozen
-class Record:
-    """The runner's own effect, first in every step: keep the step for the journal."""
-
-    event: Event
-    effects: tuple[Effect, ...]
-
 
 @attrs.frozen
 class Flush:
@@ -33,15 +21,6 @@ class Flush:
 
 
 FLUSH = Flush()
-
-
-def framed(
-    event: Event, effects: tuple[E, ...], *, durable: bool
-) -> tuple[E | Record | Flush, ...]:
-    """A step's effects between the runner's own: `Record` first, `FLUSH` last if `durable`."""
-    if durable:
-        return (Record(event, effects), *effects, FLUSH)
-    return (Record(event, effects), *effects)
 
 
 class StepLog:
@@ -59,10 +38,10 @@ class StepLog:
         self.seq = 0
         self._unsaved: list[Step] = []
 
-    def record(self, record: Record) -> None:
+    def record(self, event: Event, effects: tuple[Effect, ...]) -> None:
         """Keep a step under the next number."""
         self.seq += 1
-        self._unsaved.append(Step(seq=self.seq, event=record.event, effects=record.effects))
+        self._unsaved.append(Step(seq=self.seq, event=event, effects=effects))
 
     async def save(self) -> None:
         """Make the unsaved steps durable (forget them when nothing journals the session)."""

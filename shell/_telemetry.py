@@ -1,12 +1,13 @@
 """Telemetry: the one seam through which logs and traces learn what a run does.
 
-The runner tells a `Turn` (a protocol of lifecycle callbacks) when a turn (or
-an agent run), a model call and a tool call start and end, when a retry waits,
-and when a round is complete. It calls it where it carries out the effects:
-the Driver around each model call (`CallModel`), the runner around each tool
-run (`RunTool`, `Reflect`), at each `StartTimer` (only a retry's backoff) and
-at `RoundFinished`; `Telemetry.drive` wraps the whole turn. The core stays pure:
-nothing here is core policy, only what is observed as it is carried out.
+A `Turn` (a protocol of lifecycle callbacks) is told when a turn (or an agent
+run), a model call and a tool call start and end, when a retry waits, and when
+a round is complete. It is told where the effects are carried out: the Driver
+makes each run's watcher (`Telemetry.turn`, its observer) and tells it of each
+model call (`CallModel`) and of the run's end; the runner tells it of each tool
+run (`RunTool`, `Reflect`), each `StartTimer` (only a retry's backoff) and each
+`RoundFinished`. The core stays pure: nothing here is core policy, only what is
+observed as it is carried out.
 
 Every turn is watched by the logging turn (`LogTurn`: shell/_telemetry_log.py) and by each
 observer registered with `add_observer` (`toolreel.otel.instrument()` adds one
@@ -18,7 +19,7 @@ streamed event. What an observer raises is logged and never breaks a run.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 import attrs
 
@@ -34,9 +35,6 @@ from toolreel.core import (
 )
 
 from ._telemetry_log import LogTurn
-
-if TYPE_CHECKING:
-    from ._driver import Driver
 
 __all__ = [
     "NO_TURN",
@@ -155,7 +153,7 @@ NO_TURN: Turn = _NoTurn()
 
 
 class Telemetry:
-    """One runner's telemetry: makes each turn's watcher and wraps the turn in it."""
+    """One runner's telemetry: makes each turn's watcher (the Driver's observer)."""
 
     def __init__(self, info: TurnInfo) -> None:
         """Telemetry for the turns described by `info`."""
@@ -184,21 +182,6 @@ class Telemetry:
         if not _observers:
             return log
         return _Fanout((log, *_made(self.info)))
-
-    async def drive(
-        self,
-        driver: Driver[Any, Any, Any],
-        begin: Callable[[], Awaitable[bool]],
-        end: Callable[[], TurnEnd],
-    ) -> None:
-        """`driver.run(begin)` watched as one turn; `end()` says how it finished."""
-        turn = driver.watch = self.turn()
-        try:
-            await driver.run(begin)
-        except BaseException as exc:
-            turn.ended(end(), exc)
-            raise
-        turn.ended(end(), None)
 
 
 def provider_of(model: object) -> str:

@@ -4,8 +4,10 @@ a shield."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -15,6 +17,7 @@ from toolreel.core import (
     CallModel,
     Cancelled,
     ChatMessage,
+    Finish,
     ModelCallFailed,
     ModelEvent,
     ModelRequest,
@@ -27,6 +30,7 @@ from toolreel.core import (
     Usage,
     UsageError,
 )
+from toolreel.core.outcomes import Completed
 from toolreel.shell._driver import Driver
 from toolreel.shell.engine import STREAM_ENDED
 
@@ -34,6 +38,7 @@ REQUEST = ModelRequest(
     model="m", system=None, messages=(ChatMessage(role="user", content="hi"),), tools=()
 )
 DONE = ModelResponded(usage=Usage())
+FINISH = Finish(outcome=Completed(text="4"), rounds=(), iterations=1, usage=Usage())
 BACKENDS = ["asyncio"] + (["trio"] if importlib.util.find_spec("trio") else [])
 
 
@@ -49,6 +54,8 @@ def reduce(log: tuple[object, ...], event: object) -> tuple[tuple[object, ...], 
             return log, (CallModel(request=REQUEST, iteration=1),)
         case PromptSubmitted(text="timer"):
             return log, ("timer",)
+        case PromptSubmitted(text="finish"):
+            return log, (FINISH,)
         case PromptSubmitted(text="end") | ModelResponded() | ModelCallFailed() | Cancelled():
             return log, ("end",)
         case TimerFired():
@@ -86,6 +93,8 @@ class Handler:
                 self.driver.end()
                 if self.on_end is not None:
                     await self.on_end()
+            case Finish():
+                self.driver.end(effect)
         self.done.append(effect)
 
 
@@ -114,15 +123,43 @@ async def answers(request: ModelRequest) -> AsyncIterator[ModelEvent]:
     yield DONE
 
 
+class Watcher:
+    """A run's watcher (shell/_telemetry.py's `Turn`) that notes what it is told."""
+
+    def __init__(self) -> None:
+        """Told nothing yet."""
+        self.told: list[tuple[str, object]] = []
+
+    def model_started(self, call: CallModel) -> None:
+        """Noted."""
+        self.told.append(("model_started", call.iteration))
+
+    def model_ended(self, call: CallModel, outcome: object) -> None:
+        """Noted, with the call's last event (or what it raised)."""
+        self.told.append(("model_ended", outcome))
+
+    def ended(self, end: Finish | None, error: BaseException | None) -> None:
+        """Noted: how the run ended, and what it raised."""
+        self.told.append(("ended", (end, error)))
+
+
 def driver(
     model: Model | None = None,
     *,
     handler: Handler | None = None,
     settled: Callable[[tuple[object, ...]], bool] | None = None,
     abort: anyio.Event | None = None,
+    watchers: list[Watcher] | None = None,
 ) -> Driver[tuple[object, ...], object, object]:
-    """A driver of the trivial reducer with an empty log."""
+    """A driver of the trivial reducer with an empty log (each run's watcher kept in `watchers`)."""
     handler = handler or Handler()
+
+    def observe() -> Any:
+        watcher = Watcher()
+        if watchers is not None:
+            watchers.append(watcher)
+        return watcher
+
     handler.driver = Driver(
         model=model or Model(answers),
         reduce=reduce,
@@ -130,23 +167,57 @@ def driver(
         state=(),
         settled=settled,
         abort=abort,
+        observe=observe,
     )
     return handler.driver
 
 
 async def run(d: Driver[tuple[object, ...], object, object], event: object) -> None:
     """Run `d`, feeding `event` first."""
-
-    async def begin() -> bool:
-        await d.feed(event)
-        return True
-
-    await d.run(begin)
+    await d.run(event)
 
 
 def prompts(*texts: str) -> tuple[object, ...]:
     """The prompts with these texts, in order."""
     return tuple(PromptSubmitted(text=text) for text in texts)
+
+
+# --- a run's lifecycle ---------------------------------------------------------------------
+
+
+def test_a_run_returns_the_outcome_its_handler_ended_it_with() -> None:
+    d = driver()
+    assert anyio.run(d.run, PromptSubmitted(text="finish")) == FINISH
+    assert d.outcome == FINISH
+    assert anyio.run(d.run, PromptSubmitted(text="end")) is None  # ended without one
+
+
+def test_each_run_has_a_watcher_of_its_own_told_of_each_model_call_and_of_its_end() -> None:
+    watchers: list[Watcher] = []
+    d = driver(watchers=watchers)
+    anyio.run(run, d, PromptSubmitted(text="call"))
+    anyio.run(run, d, PromptSubmitted(text="finish"))
+    assert [w.told for w in watchers] == [
+        [("model_started", 1), ("model_ended", DONE), ("ended", (None, None))],
+        [("ended", (FINISH, None))],
+    ]
+
+
+def test_the_watcher_of_a_stopped_run_is_told_what_stopped_it_after_the_cancel_is_fed() -> None:
+    async def breaks(request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        yield TextDelta(text="boom")
+        yield DONE  # pragma: no cover
+
+    watchers: list[Watcher] = []
+    d = driver(Model(breaks), watchers=watchers)
+    with pytest.raises(DiskFull) as stopped:
+        anyio.run(run, d, PromptSubmitted(text="call"))
+    assert d.state[-1] == Cancelled()
+    assert watchers[0].told == [
+        ("model_started", 1),
+        ("model_ended", stopped.value),
+        ("ended", (None, stopped.value)),
+    ]
 
 
 # --- the inbox ------------------------------------------------------------------------
@@ -380,7 +451,7 @@ def test_a_failure_to_record_the_cancel_does_not_hide_the_error_on_its_way() -> 
         raise Broken("first")
 
     with pytest.raises(Broken, match="first"):
-        anyio.run(d.run, begin)
+        anyio.run(functools.partial(d.run, begin=begin))
     assert d.state[-1] == Cancelled()
 
 
