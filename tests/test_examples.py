@@ -54,6 +54,13 @@ PRINTS: dict[str, list[str]] = {
         "[image image/png, 16 bytes]",
     ],
     "mcp_tools": ["multiply -> 56.0", "add -> 61.0", "The answer is 61."],
+    "mcp_server": [
+        "tools: chat",
+        "progress 1: round 1: multiply",
+        "progress 2: round 2: add",
+        "answer: The answer is 61.",
+        "replayed: identical",
+    ],
     "replay_and_test": [
         "1. recorded: The answer is 42.",
         "2. replayed: identical, 2 messages",

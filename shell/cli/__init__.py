@@ -91,7 +91,7 @@ JOURNAL_HELP = (
 )
 MAX_HELP = "Model calls per turn at most, 5 by default."
 #: `--tool-call-recovery`, for run, chat and serve.
-RECOVERY = click.option(
+RECOVERY: Callable[[Any], Any] = click.option(
     "--tool-call-recovery",
     type=click.Choice(RECOVERY_MODES),
     help="Make tool calls a local model writes as text real calls (openai, ollama).",
@@ -110,7 +110,7 @@ class JournalLocation(click.ParamType):  # type: ignore[type-arg]
         return click.Path(dir_okay=False, path_type=Path).convert(value, param, ctx)
 
 
-JOURNAL_TYPE = JournalLocation()
+JOURNAL_TYPE: JournalLocation = JournalLocation()
 #: A journal argument: a file is checked before it is opened, so reading never creates it.
 JOURNAL = click.argument("journal", type=JOURNAL_TYPE)
 
@@ -248,7 +248,7 @@ def session_in(journal: Journal, path: Path | DatabaseUrl, given: str) -> str:
 
 
 #: The options naming the model and the tools: run, chat, serve and worker take them.
-CONNECTION = [
+CONNECTION: list[Callable[[Any], Any]] = [
     click.option(
         "--provider",
         type=PROVIDER,
@@ -1013,6 +1013,11 @@ from . import _whatif as whatif  # noqa: E402
 
 for _command in (*whatif.COMMANDS, *evaluation.COMMANDS):
     cli.add_command(_command)
+
+# `mcp-serve` too (it imports toolreel.mcp, and the MCP SDK, only when it runs).
+from ._mcp_serve import mcp_serve  # noqa: E402
+
+cli.add_command(mcp_serve)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
