@@ -8,9 +8,6 @@ runs: the rest of the command line, and `import toolreel.shell`, never load it.
 from __future__ import annotations
 
 import asyncio
-import importlib
-import os
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +17,8 @@ import click
 from toolreel.adapters import Journal
 from toolreel.core.outcomes import FinishReason
 from toolreel.shell import AgentDefinition, AgentOptions
+
+from ._specs import imported
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -37,19 +36,7 @@ QUEUE_HELP = "The task queue workers serve sessions on."
 
 def load_agents(spec: str) -> dict[str, AgentDefinition[Any, Any]]:
     """The agent definitions `module:attr` names: a dict of name -> `AgentDefinition`."""
-    module_name, colon, attr = spec.partition(":")
-    if not colon or not module_name or not attr:
-        raise click.BadParameter(f"expected MODULE:ATTR, got {spec!r}")
-    if "" not in sys.path and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # modules beside you, as `--tools` finds them
-    try:
-        value: Any = importlib.import_module(module_name)
-    except Exception as exc:  # a missing module, or one that fails as it is imported
-        raise click.BadParameter(f"cannot import {module_name!r}: {exc}") from exc
-    for part in attr.split("."):
-        if not hasattr(value, part):
-            raise click.BadParameter(f"{module_name!r} has no attribute {attr!r}")
-        value = getattr(value, part)
+    value = imported(spec)
     if not isinstance(value, Mapping) or not all(
         isinstance(name, str) and isinstance(item, AgentDefinition) for name, item in value.items()
     ):
