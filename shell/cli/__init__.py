@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import os
 import shlex
 import sqlite3
@@ -43,6 +44,7 @@ from toolreel.adapters.providers import (
 from toolreel.adapters.redaction import LOG_FILTER, is_dsn
 from toolreel.core import ConfigError, ImagePart, LoopConfig, ToolreelError, UsageError
 from toolreel.shell import (
+    AgentDefinition,
     AgentOptions,
     Divergence,
     Tool,
@@ -193,6 +195,47 @@ TOOLS = click.option(
     metavar="MODULE:ATTR",
     callback=_tools_option,
     help="Tools to offer: a Tool, a list of tools, or functions (repeatable).",
+)
+
+
+def imported(spec: str) -> Any:
+    """The object `module:attr` names (a dotted attr too), its module found beside the working
+    directory as `--tools` finds it; `click.BadParameter` saying what is wrong."""
+    module_name, colon, attr = spec.partition(":")
+    if not colon or not module_name or not attr:
+        raise click.BadParameter(f"expected MODULE:ATTR, got {spec!r}")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        value: Any = importlib.import_module(module_name)
+    except Exception as exc:  # a missing module, or one that fails as it is imported
+        raise click.BadParameter(f"cannot import {module_name!r}: {exc}") from exc
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            raise click.BadParameter(f"{module_name!r} has no attribute {attr!r}")
+        value = getattr(value, part)
+    return value
+
+
+def _agent_option(
+    ctx: click.Context, param: click.Parameter, spec: str | None
+) -> AgentDefinition[Any, Any] | None:
+    """`--agent MODULE:ATTR`: the AgentDefinition it names."""
+    if spec is None:
+        return None
+    value = imported(spec)
+    if not isinstance(value, AgentDefinition):
+        raise click.BadParameter(f"{spec} is not an AgentDefinition")
+    return value
+
+
+#: `--agent MODULE:ATTR`: the definition agent runs (structured outputs) go on through.
+AGENT = click.option(
+    "--agent",
+    metavar="MODULE:ATTR",
+    callback=_agent_option,
+    help="For agent runs (structured outputs): their AgentDefinition, which they go on "
+    "through (its helpers, output tool and validators).",
 )
 
 

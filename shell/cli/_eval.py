@@ -13,9 +13,6 @@ limits and budget of each rerun are the original's unless a flag gives them.
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +38,7 @@ from . import (
     TOOLS,
     _with,
     check_journal,
+    imported,
     session_in,
     writing,
 )
@@ -101,19 +99,7 @@ def _expectations(ctx: click.Context, param: click.Parameter, given: Sequence[st
 
 def load_checks(spec: str) -> list[Check]:
     """The check function(s) `module:attr` names, found beside the working directory too."""
-    module_name, colon, attr = spec.partition(":")
-    if not colon or not module_name or not attr:
-        raise click.BadParameter(f"expected MODULE:FN, got {spec!r}")
-    if "" not in sys.path and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as --tools finds modules beside you
-    try:
-        value: Any = importlib.import_module(module_name)
-    except Exception as exc:  # a missing module, or one that fails as it is imported
-        raise click.BadParameter(f"cannot import {module_name!r}: {exc}") from exc
-    for part in attr.split("."):
-        if not hasattr(value, part):
-            raise click.BadParameter(f"{module_name!r} has no attribute {attr!r}")
-        value = getattr(value, part)
+    value = imported(spec)
     items = list(value) if isinstance(value, list | tuple) else [value]
     if not items or not all(callable(item) and not isinstance(item, type) for item in items):
         raise click.BadParameter(f"{spec} is not a check function (or a list of them)")
