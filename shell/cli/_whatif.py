@@ -25,7 +25,7 @@ import anyio
 import attrs
 import click
 
-from toolreel.adapters import Journal, Session, diff_sessions
+from toolreel.adapters import AgentOutput, AgentSession, Journal, Session, diff_sessions
 from toolreel.core import AwaitApproval, Finish, LoopConfig, Phase
 from toolreel.core.outcomes import FinishReason
 from toolreel.shell import (
@@ -264,12 +264,14 @@ def _tool_flags(
     "live run (live), the rerun's end (strict); and the tools (MODULE:ATTR, repeatable; "
     "recorded and strict need none).",
 )
+@AGENT
 @_session_flags
 def rerun_command(
     journal: Path | DatabaseUrl,
     session: str,
     into: str,
     tool_flags: tuple[str, list[Any]],
+    agent: AgentDefinition[Any, Any] | None,
     **params: Any,
 ) -> int:
     """Ask a session's prompts again, with its approvals, against another model or prompt.
@@ -279,18 +281,24 @@ def rerun_command(
     gets. The new session NEW goes into the journal; compare it with
     `toolreel diff JOURNAL SESSION NEW`. Exit codes: 0 every turn completed,
     1 one did not (or strict stopped), 3 the rerun ended paused for approval.
+    An agent run (a structured output) reruns through its definition, --agent
+    MODULE:ATTR (its helpers served); its output is printed as JSON (exit 1: it failed).
     """
     mode, params["tools"] = tool_flags
     with reading(journal) as peek:
-        sid, config = _original(peek, journal, session)
+        sid, config = _original(peek, journal, session, agent=agent is not None)
     store = writing(journal)
     try:
         options = _options(params, config, store)
+        if agent is not None:
+            options = agent_run(options)
         result: RerunResult = anyio.run(
-            lambda: rerun(store, sid, options=options, tools=mode, into=into)  # type: ignore[arg-type]
+            lambda: rerun(store, sid, options=options, tools=mode, into=into, agent=agent)  # type: ignore[arg-type]
         )
     finally:
         store.close()
+    if agent is not None:
+        return _agent_rerun(result, sid, into, mode)
     made, original = result.session, result.original
     assert isinstance(made, Session) and isinstance(original, Session)  # chat sessions only
     out, _ = render.consoles()
@@ -307,6 +315,28 @@ def rerun_command(
         return EXIT_PAUSED
     done = all(finish.reason is FinishReason.COMPLETED for finish in result.finishes)
     return EXIT_OK if done and len(result.finishes) == len(original.turns) else EXIT_FAILED
+
+
+def _agent_rerun(result: RerunResult, sid: str, into: str, mode: str) -> int:
+    """An agent run's rerun, printed: its output (JSON) or error, then what was served."""
+    out, _ = render.consoles()
+    made = result.session
+    outcome = made.outcome if isinstance(made, AgentSession) else None
+    if isinstance(outcome, AgentOutput):
+        out.print(outcome.output, markup=False, highlight=False)
+    else:
+        why = f"{outcome.code}: {outcome.message}" if outcome is not None else "no outcome"
+        out.print(f"failed: {why}", markup=False, highlight=False)
+    out.print(
+        f"{into}: a rerun of {sid} ({mode}): {result.served} call(s) served from the recording, "
+        f"{len(result.unmatched)} unmatched; {result.spent.usage.total_tokens} tokens, "
+        f"{result.seconds:.2f}s",
+        markup=False,
+        highlight=False,
+    )
+    if result.paused:
+        return EXIT_PAUSED
+    return EXIT_OK if isinstance(outcome, AgentOutput) else EXIT_FAILED
 
 
 @click.command(name="diff")

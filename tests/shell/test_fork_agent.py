@@ -181,3 +181,29 @@ def test_toolreel_fork_forks_an_agent_run_through_its_definition(
         assert forked.origin.session_id == "orig"
     finally:
         journal.close()
+
+
+def test_toolreel_rerun_reruns_an_agent_run_through_its_definition(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    path = str(tmp_path / "j.db")
+    journal = SQLiteJournal(path)
+    try:
+        recorded(server, journal)
+    finally:
+        journal.close()
+    connection = ["--base-url", server.url, "--api-key", "none", "--model", "sum-b"]
+    args = ["rerun", path, "orig", "--tools", "strict", "--into", "b"]
+    refused = CliRunner().invoke(cli, [*args, *connection])
+    assert refused.exit_code == 1 and "--agent MODULE:ATTR" in refused.output
+
+    made = CliRunner().invoke(cli, [*args, "--agent", "whatif_tools:AGENT", *connection])
+    assert made.exit_code == 0, made.output
+    assert '{"total": 6}' in made.output  # sum-b's output, off by one
+    assert "1 call(s) served from the recording, 0 unmatched" in made.output
+    assert RUNS == []
+    journal = SQLiteJournal(path)
+    try:
+        assert isinstance(replay(journal, "b"), AgentSession)
+    finally:
+        journal.close()
