@@ -112,9 +112,7 @@ class Total:
 
 
 #: The agent of the recorded agent runs: its prompt is the input, as given.
-AGENT = AgentDefinition(
-    build_prompt=str, output=OutputTool.of(Total, name="total"), helpers=[add]
-)
+AGENT = AgentDefinition(build_prompt=str, output=OutputTool.of(Total, name="total"), helpers=[add])
 
 
 def summed(body: dict[str, Any]) -> Reply:
