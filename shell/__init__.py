@@ -26,7 +26,7 @@ from ._agent_output import OutputTool, Validator
 from ._client import Client, RunResult, open_journal, run
 from ._connection import Connection
 from ._eval import evaluate
-from ._fork import Edit, fork
+from ._fork import AgentFork, Edit, fork
 from ._images import ImageSource, image
 from ._options import AgentOptions, AgentRunOptions
 from ._recording import Recording
@@ -39,6 +39,7 @@ from ._verdict import Verdict
 __all__ = [
     "AgentDefinition",
     "AgentFailure",
+    "AgentFork",
     "AgentMetadata",
     "AgentOptions",
     "AgentRunOptions",

@@ -16,7 +16,13 @@ How it goes, per session (several at once, at most `concurrency`):
    note names the eval.
 3. Each check judges (original, candidate) (`judge`, shell/_verdict.py): a
    check that fails or raises fails that session, never the eval. An unknown
-   session, an agent run, a rerun that raises: that session's `error`.
+   session, a rerun that raises: that session's `error`.
+
+Agent runs (structured outputs) are evaluated given their definition
+(`agent=`): each is rerun through it (`rerun(agent=)`) and its checks get the
+two `AgentSession`s (the built-in ones compare outcomes and output JSON);
+without it an agent run is that session's `error`. The default sessions are
+the agent runs with `agent=`, the chat sessions without.
 
 Nothing about a session stops the others; `on_case` hears each as it ends.
 """
@@ -25,18 +31,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 import attrs
 
-from toolreel.adapters import Journal, Session, load_session
+from toolreel.adapters import AgentSession, Journal, load_session
 from toolreel.core import ConfigError, LoopConfig, Phase
 from toolreel.core.outcomes import FinishReason
 
+from ._agent import AgentDefinition
 from ._client import open_journal
 from ._options import AgentOptions
+from ._replay import load_agent_session
 from ._rerun import MODES, ToolMode, rerun
-from ._verdict import Check, SameOutcome, Verdict, check_name, cost_of, judge, tool_calls
+from ._verdict import (
+    Check,
+    Judged,
+    SameOutcome,
+    Verdict,
+    check_name,
+    cost_of,
+    judge,
+    tool_calls,
+)
 
 #: The options of every rerun, or a function of the original's config giving them.
 OptionsFor = AgentOptions | Callable[[LoopConfig], AgentOptions]
@@ -50,13 +68,14 @@ class CaseResult:
         session_id: The recorded session.
         candidate_id: Its rerun (in the same journal).
         verdicts: Each check's name and verdict, in the order the checks were given.
-        error: Why the session could not be evaluated (unknown, an agent run, the rerun
-            failed or stopped); None when it was.
+        error: Why the session could not be evaluated (unknown, an agent run without its
+            definition, the rerun failed or stopped); None when it was.
         resumed: The candidate was there already (an earlier run of the eval): checked again,
             not rerun.
         seconds: The rerun's wall-clock time (None: resumed, or not rerun).
-        original: The recorded session (None: unknown).
-        candidate: The rerun (None: there is none to check).
+        original: The recorded session (None: unknown); an `AgentSession` for an agent run.
+        candidate: The rerun (None: there is none to check); an `AgentSession` for an
+            agent run.
         cost: Each session's cost in USD (None: no price for its model).
     """
 
@@ -66,8 +85,8 @@ class CaseResult:
     error: str | None = None
     resumed: bool = False
     seconds: float | None = None
-    original: Session | None = None
-    candidate: Session | None = None
+    original: Judged | None = None
+    candidate: Judged | None = None
     cost: tuple[float | None, float | None] = (None, None)
 
     @property
@@ -173,6 +192,7 @@ async def evaluate(
     into_prefix: str | None = None,
     concurrency: int = 4,
     on_case: Callable[[CaseResult], object] | None = None,
+    agent: AgentDefinition[Any, Any] | None = None,
 ) -> EvalReport:
     """Rerun each session under `options` and check each rerun against its original.
 
@@ -181,7 +201,7 @@ async def evaluate(
     Args:
         journal: The journal holding the sessions (the candidates go into it too).
         sessions: The sessions' ids (each once); None: every chat session of the journal
-            that is not itself a fork or a rerun.
+            that is not itself a fork or a rerun (with `agent`: every such agent run).
         options: The reruns' options (model, connection, tools, system prompt, limits,
             budget), or a function of each original's config giving them.
         checks: The checks (toolreel.shell.checks, or functions `check(original,
@@ -191,6 +211,9 @@ async def evaluate(
             `options` is a function).
         concurrency: Sessions rerun at once, at most.
         on_case: Called with each session's result as it ends (for progress).
+        agent: The definition agent runs (structured outputs) are rerun through, as
+            `rerun(agent=)` takes it (`options` then as `execute_agent` takes them); their
+            checks get two `AgentSession`s.
 
     Returns:
         The report: each session's verdicts, deltas and errors.
@@ -211,8 +234,11 @@ async def evaluate(
     named = tuple(zip(_names(given), given, strict=True))
     store = open_journal(journal)
     try:
-        ids = list(dict.fromkeys(sessions)) if sessions is not None else recorded_sessions(store)
-        run = _Run(store, options, named, tools, into_prefix)
+        if sessions is not None:
+            ids = list(dict.fromkeys(sessions))
+        else:
+            ids = recorded_sessions(store, agent_runs=agent is not None)
+        run = _Run(store, options, named, tools, into_prefix, agent=agent)
         results: list[CaseResult | None] = [None] * len(ids)
         limiter = anyio.CapacityLimiter(concurrency)
 
@@ -239,12 +265,14 @@ async def evaluate(
     )
 
 
-def recorded_sessions(journal: Journal) -> list[str]:
-    """The journal's chat sessions that are neither forks nor reruns, in its order."""
+def recorded_sessions(journal: Journal, *, agent_runs: bool = False) -> list[str]:
+    """The journal's chat sessions (`agent_runs`: its agent runs) that are neither forks nor
+    reruns, in its order."""
     return [
         session_id
         for session_id in journal.sessions()
-        if journal.origin(session_id) is None and not journal.config(session_id).structured
+        if journal.origin(session_id) is None
+        and journal.config(session_id).structured is agent_runs
     ]
 
 
@@ -260,10 +288,14 @@ def _names(checks: Sequence[Check]) -> list[str]:
     return names
 
 
-def _complete(original: Session, candidate: Session) -> bool:
+def _complete(original: Judged, candidate: Judged) -> bool:
     """Whether a candidate is a whole rerun: every prompt asked (or ended paused for
     approval, as a rerun does), no turn cut short (a strict stop, an interruption: a
-    cancelled turn where the original's was not)."""
+    cancelled turn where the original's was not); an agent run: ended, or paused."""
+    if isinstance(candidate, AgentSession) or isinstance(original, AgentSession):
+        return isinstance(candidate, AgentSession) and (
+            candidate.finish is not None or bool(candidate.approvals)
+        )
     cut = any(
         turn.reason is FinishReason.CANCELLED and was.reason is not FinishReason.CANCELLED
         for turn, was in zip(candidate.turns, original.turns, strict=False)
@@ -285,8 +317,11 @@ class _Run:
         checks: tuple[tuple[str, Check], ...],
         tools: ToolMode,
         prefix: str,
+        *,
+        agent: AgentDefinition[Any, Any] | None = None,
     ) -> None:
         """Keep the settings; no model asked yet."""
+        self.agent = agent
         self.journal = journal
         self.options = options
         self.checks = checks
@@ -300,12 +335,15 @@ class _Run:
         result = CaseResult(session_id=session_id, candidate_id=into)
         if session_id not in self.journal.sessions():
             return attrs.evolve(result, error=f"no session {session_id!r} in the journal")
-        if self.journal.config(session_id).structured:
+        structured = self.journal.config(session_id).structured
+        if structured and self.agent is None:
             return attrs.evolve(
-                result, error=f"session {session_id!r} is an agent run: only chat sessions (yet)"
+                result,
+                error=f"session {session_id!r} is an agent run: give its definition "
+                "(agent=, --agent MODULE:ATTR) to evaluate it",
             )
         try:
-            original = load_session(self.journal, session_id)
+            original = self._load(session_id)
             result = attrs.evolve(result, original=original)
             options = self.options
             if not isinstance(options, AgentOptions):
@@ -320,21 +358,28 @@ class _Run:
             return result
         return await self._check(result, original, result.candidate)
 
+    def _load(self, session_id: str) -> Judged:
+        """A session as the journal holds it: an agent run's as an `AgentSession`."""
+        if self.journal.config(session_id).structured:
+            return load_agent_session(self.journal, session_id)
+        return load_session(self.journal, session_id)
+
     def _found(
-        self, result: CaseResult, original: Session, into: str, options: AgentOptions
+        self, result: CaseResult, original: Judged, into: str, options: AgentOptions
     ) -> CaseResult:
         """A candidate an earlier run made: checked again if complete and made with these
-        options' model and system prompt, else reported."""
-        candidate = load_session(self.journal, into)
+        options' model and system prompt (an agent run's: its definition's), else reported."""
+        candidate = self._load(into)
         origin = candidate.origin
         if origin is None or origin.kind != "rerun" or origin.session_id != original.session_id:
             return attrs.evolve(
                 result, error=f"session {into!r} exists and is not a rerun of {original.session_id}"
             )
         made = candidate.config
-        if (options.model and made.model != options.model) or (
-            made.system_prompt != options.system_prompt
-        ):
+        system = options.system_prompt
+        if isinstance(original, AgentSession) and self.agent is not None:
+            system = self.agent.system_prompt
+        if (options.model and made.model != options.model) or made.system_prompt != system:
             return attrs.evolve(
                 result,
                 error=f"{into} was made with another model or system prompt "
@@ -354,14 +399,20 @@ class _Run:
     ) -> CaseResult:
         """Rerun the session into the candidate's id; how long it took."""
         note = f"eval {self.prefix}: model {options.model or 'default'}, tools {self.tools}"
+        agent = self.agent if self.journal.config(session_id).structured else None
         made = await rerun(
-            self.journal, session_id, options=options, tools=self.tools, into=into, note=note
+            self.journal,
+            session_id,
+            options=options,
+            tools=self.tools,
+            into=into,
+            note=note,
+            agent=agent,
         )
-        assert isinstance(made.session, Session)  # a chat session's rerun is one
         self.model = self.model or made.session.config.model
         return attrs.evolve(result, candidate=made.session, seconds=made.seconds)
 
-    async def _check(self, result: CaseResult, original: Session, candidate: Session) -> CaseResult:
+    async def _check(self, result: CaseResult, original: Judged, candidate: Judged) -> CaseResult:
         """Each check's verdict, and what each session cost."""
         verdicts = [(name, await judge(check, original, candidate)) for name, check in self.checks]
         cost = (cost_of(original, candidate.config.budget), cost_of(candidate))

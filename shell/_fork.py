@@ -27,13 +27,22 @@ journal before the Client opens it:
 
 The new session records where it came from (`SessionOrigin`, kind "fork"), and
 replays like any session. The original is never written to.
+
+An agent run (a structured output) forks through its definition (`agent=`, as
+`rerun(agent=)` takes it): the fork point is the run's start (`at_turn=1`, the
+prompt may be edited) or one of its rounds (the agent's iterations: a helper's
+result may be replaced); the fork's config is the one `execute_agent` makes
+of the definition and the options (`edit.system` replaces the definition's
+system prompt), and `fork` returns an `AgentFork`: `await handle.run()` goes on
+live as `execute_agent` resumes a run, and gives its `AgentSuccess` or
+`AgentFailure`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 import attrs
 
@@ -47,6 +56,7 @@ from toolreel.adapters import (
     SessionOrigin,
     Step,
 )
+from toolreel.adapters.redaction import Redactor
 from toolreel.core import (
     ConfigError,
     Event,
@@ -60,14 +70,17 @@ from toolreel.core import (
     well_formed,
 )
 
+from ._agent import AgentDefinition, AgentFailure, AgentSuccess, execute_agent, run_config
 from ._client import Client, loop_config, open_journal
 from ._journal_files import journal_name
-from ._options import AgentOptions
+from ._options import AgentOptions, AgentRunOptions
 from ._replay import replay_until
 from ._tools import registry
 
 #: The events that carry a tool's outcome (the ones a replaced result stands for).
 OUTCOMES = (ToolFinished, ToolTimedOut, ToolInterrupted)
+
+T = TypeVar("T")
 
 
 def _results(value: Mapping[str, str] | Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
@@ -125,6 +138,37 @@ class ForkPoint:
         return self.last - 1
 
 
+@attrs.frozen(kw_only=True)
+class AgentFork(Generic[T]):
+    """A fork of an agent run, written to the journal, not yet gone on: `await fork.run()`.
+
+    Attributes:
+        session_id: The fork's id in the journal.
+        definition: The agent it goes on with (an edited system prompt in place).
+        options: The options it goes on with (as `execute_agent` takes them).
+        journal: The journal holding it.
+        model: A model port to use instead of the one the options describe.
+    """
+
+    session_id: str
+    definition: AgentDefinition[Any, T]
+    options: AgentOptions
+    journal: str | Path | Journal = attrs.field(eq=False, repr=False)
+    model: ModelPort | None = attrs.field(default=None, eq=False, repr=False)
+
+    async def run(self) -> AgentSuccess[T] | AgentFailure:
+        """Go on live from the fork point to the run's end, as `execute_agent` resumes a run."""
+        return await execute_agent(
+            self.definition,
+            None,
+            attrs.evolve(self.options, journal=None, session_id=None),
+            model=self.model,
+            journal=self.journal,
+            session_id=self.session_id,
+        )
+
+
+@overload
 def fork(
     journal: str | Path | Journal,
     session_id: str,
@@ -135,20 +179,51 @@ def fork(
     into: str,
     options: AgentOptions,
     model: ModelPort | None = None,
-) -> Client:
-    """Write a fork of session `session_id` into the journal, and a Client that goes on live.
+    agent: None = None,
+) -> Client: ...
 
-    See the module docstring for what the new session holds. Open the Client
-    (`async with`) and read `wait()` or `events()`: the turn at the fork point
-    goes on live; a fork at a round whose turn ended with it (a cap) is
-    finished already (`wait()` gives None).
+
+@overload
+def fork(
+    journal: str | Path | Journal,
+    session_id: str,
+    *,
+    at_turn: int | None = None,
+    at_round: int | None = None,
+    edit: Edit | None = None,
+    into: str,
+    options: AgentOptions,
+    model: ModelPort | None = None,
+    agent: AgentDefinition[Any, T],
+) -> AgentFork[T]: ...
+
+
+def fork(
+    journal: str | Path | Journal,
+    session_id: str,
+    *,
+    at_turn: int | None = None,
+    at_round: int | None = None,
+    edit: Edit | None = None,
+    into: str,
+    options: AgentOptions,
+    model: ModelPort | None = None,
+    agent: AgentDefinition[Any, Any] | None = None,
+) -> Client | AgentFork[Any]:
+    """Write a fork of session `session_id` into the journal, and what goes on with it live.
+
+    See the module docstring for what the new session holds. For a chat
+    session, open the Client (`async with`) and read `wait()` or `events()`:
+    the turn at the fork point goes on live; a fork at a round whose turn
+    ended with it (a cap) is finished already (`wait()` gives None). For an
+    agent run (`agent=`), `await fork(...).run()` gives the run's outcome.
 
     Args:
         journal: The journal holding the session (the fork goes into it too).
-        session_id: The session to fork (a chat session).
+        session_id: The session to fork (a chat session, or an agent run with `agent`).
         at_turn: The turn of the fork point (1-based, as `toolreel show` numbers them):
             alone, its start; with `at_round`, the turn of that round (needed only when the
-            session has several turns).
+            session has several turns). An agent run has one turn.
         at_round: The round the fork begins after: its results are the recorded ones
             (those `edit.results` replaces aside), the next model call is live.
         edit: What changes at the fork point: tool results, the turn's prompt, the system
@@ -156,29 +231,67 @@ def fork(
         into: The new session's id (not yet in the journal).
         options: The options the fork goes on with, as for `Client.resume`: the
             connection, the tools, the limits (`edit.system` replaces their system prompt).
+            For an agent run, as `execute_agent` takes them (no tool-loop field set).
         model: A model port to use instead of the one the options describe.
+        agent: For an agent run (a structured output), its definition: the fork goes on
+            through it (its helpers, output tool, validators, attempts).
 
     Returns:
-        A Client over the new session, not yet open.
+        A Client over the new session, not yet open; for an agent run an `AgentFork`,
+        not yet run.
 
     Raises:
         ReplayDiverged: The original's steps before the fork point do not replay.
-        ConfigError: No such turn or round, an edit that does not fit the fork point, or a
-            tool of the original the options do not give.
-        SessionError: `into` exists already, or the session is an agent run.
+        ConfigError: No such turn or round, an edit that does not fit the fork point, a
+            tool of the original the options (or the agent's helpers) do not give, or
+            `agent` given for a chat session.
+        SessionError: `into` exists already, or the session is an agent run and no `agent`
+            is given.
     """
     edit = edit or Edit()
+    if agent is not None:
+        if edit.system is not None:
+            agent = attrs.evolve(agent, system_prompt=edit.system)
+        run_options = AgentRunOptions.of(attrs.evolve(options, journal=None, session_id=None))
+        config = run_config(agent, run_options, registry(agent.helpers), model, into)
+        where = _Where(journal, session_id, into, at_turn, at_round)
+        _written(where, edit, config, run_options.connection.redactor(model), agent=True)
+        return AgentFork(
+            session_id=into, definition=agent, options=options, journal=journal, model=model
+        )
     if options.mcp_servers:
         raise ConfigError("options.mcp_servers", options.mcp_servers, "none for a fork (yet)")
     if edit.system is not None:
         options = attrs.evolve(options, system_prompt=edit.system)
     config = loop_config(options, registry(options.tools), options.connection, model)
-    store = open_journal(journal)
+    where = _Where(journal, session_id, into, at_turn, at_round)
+    _written(where, edit, config, options.connection.redactor(model), agent=False)
+    return Client.resume(into, attrs.evolve(options, journal=journal), model=model)
+
+
+@attrs.frozen
+class _Where:
+    """Which session forks where, into which new one."""
+
+    journal: str | Path | Journal
+    session_id: str
+    into: str
+    at_turn: int | None
+    at_round: int | None
+
+
+def _written(
+    where: _Where, edit: Edit, config: LoopConfig, redact: Redactor, *, agent: bool
+) -> None:
+    """The fork written into the journal: the shared steps, the edited ones, its origin."""
+    store = open_journal(where.journal)
+    session_id, into = where.session_id, where.into
     try:
-        _check_ids(store, session_id, into)
+        _check_ids(store, session_id, into, agent=agent)
         _check_tools(store.config(session_id), config)
-        point = locate(store.entries(session_id), at_turn=at_turn, at_round=at_round, edit=edit)
-        redact = options.connection.redactor(model)
+        point = locate(
+            store.entries(session_id), at_turn=where.at_turn, at_round=where.at_round, edit=edit
+        )
         events = tuple(redact.event(well_formed(event)) for event in _edited(point, edit))
         state, copied = replay_until(store, session_id, point.first - 1)
         configs = store.configs(session_id)
@@ -194,20 +307,25 @@ def fork(
         )
         store.set_origin(into, origin)
     finally:
-        if isinstance(journal, str | Path):
+        if isinstance(where.journal, str | Path):
             store.close()
-    return Client.resume(into, attrs.evolve(options, journal=journal), model=model)
 
 
-def _check_ids(journal: Journal, session_id: str, into: str) -> None:
-    """The original must be a chat session of the journal, and `into` a new id."""
+def _check_ids(journal: Journal, session_id: str, into: str, *, agent: bool) -> None:
+    """The original must be a session of the journal of the kind forked (an agent run with
+    `agent`), and `into` a new id."""
     sessions = journal.sessions()
     if session_id not in sessions:
         raise SessionNotFound(session_id, journal_name(journal))
     if into in sessions:
         raise SessionError(f"session {into!r} already exists in {journal_name(journal)}")
-    if journal.config(session_id).structured:
-        raise SessionError(f"session {session_id!r} is an agent run: only chat sessions fork (yet)")
+    structured = journal.config(session_id).structured
+    if structured and not agent:
+        raise SessionError(
+            f"session {session_id!r} is an agent run: fork it with its definition (agent=)"
+        )
+    if agent and not structured:
+        raise ConfigError("agent", session_id, "None: the session is a chat's, not an agent run")
 
 
 def _check_tools(original: LoopConfig, config: LoopConfig) -> None:

@@ -1,10 +1,11 @@
 """A check's verdict on a candidate session, and what the built-in checks measure.
 
 A check is `check(original, candidate)` over two `Session`s (the recorded one
-and its rerun) returning a bool, a float score in [0, 1] (it passes at 0.5 or
-more: for another mark return a `Verdict`), a `Verdict`, or an awaitable of
-one of those. `judge` turns whatever a check does — returns, raises, returns
-something else — into a `Verdict`, so one bad check never stops an eval.
+and its rerun; two `AgentSession`s for an agent run) returning a bool, a float
+score in [0, 1] (it passes at 0.5 or more: for another mark return a
+`Verdict`), a `Verdict`, or an awaitable of one of those. `judge` turns
+whatever a check does — returns, raises, returns something else — into a
+`Verdict`, so one bad check never stops an eval.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, TypeAlias
 
 import attrs
 
-from toolreel.adapters import Session
+from toolreel.adapters import AgentError, AgentOutput, AgentSession, Session, canonical_arguments
 from toolreel.core import ToolCall
 from toolreel.core.budget import Budget
 
@@ -42,9 +43,15 @@ class Verdict:
 
 #: What a check may return.
 Outcome: TypeAlias = bool | float | Verdict
-#: A check: the original session and its candidate in, a bool, a score, a `Verdict` out
-#: (or an awaitable of one).
-Check: TypeAlias = Callable[[Session, Session], Outcome | Awaitable[Outcome]]
+#: A session a check judges: a chat session, or an agent run (a structured output).
+Judged: TypeAlias = Session | AgentSession
+#: A check: the original session and its candidate in (two `Session`s, or two
+#: `AgentSession`s for an agent run), a bool, a score, a `Verdict` out (or an awaitable of one).
+Check: TypeAlias = (
+    Callable[[Session, Session], Outcome | Awaitable[Outcome]]
+    | Callable[[AgentSession, AgentSession], Outcome | Awaitable[Outcome]]
+    | Callable[[Judged, Judged], Outcome | Awaitable[Outcome]]
+)
 
 
 def check_name(check: Check) -> str:
@@ -55,10 +62,11 @@ def check_name(check: Check) -> str:
     return str(getattr(check, "__name__", None) or type(check).__name__)
 
 
-async def judge(check: Check, original: Session, candidate: Session) -> Verdict:
+async def judge(check: Check, original: Judged, candidate: Judged) -> Verdict:
     """Run one check; what it returns, or the exception it raises, as a `Verdict`."""
+    called: Any = check  # given two sessions of one kind, the kind its arm takes
     try:
-        found: Any = check(original, candidate)
+        found: Any = called(original, candidate)
         if inspect.isawaitable(found):
             found = await found
     except Exception as exc:  # a user's check: its failure is this check's, never the eval's
@@ -83,7 +91,7 @@ def verdict_of(found: object) -> Verdict:
     )
 
 
-def tool_calls(session: Session) -> list[ToolCall]:
+def tool_calls(session: Judged) -> list[ToolCall]:
     """Every tool call the model made in the session, in order."""
     return [
         call
@@ -94,17 +102,31 @@ def tool_calls(session: Session) -> list[ToolCall]:
     ]
 
 
-def tool_names(session: Session) -> Counter[str]:
+def tool_names(session: Judged) -> Counter[str]:
     """How many times each tool was called."""
     return Counter(call.name for call in tool_calls(session))
 
 
-def answer(session: Session) -> str:
-    """The session's final answer: its last turn's text ("" without a turn)."""
+def answer(session: Judged) -> str:
+    """The session's final answer: its last turn's text ("" without a turn); an agent run's
+    output as canonical JSON (keys sorted: "" without one)."""
+    if isinstance(session, AgentSession):
+        outcome = session.outcome
+        return canonical_arguments(outcome.output) if isinstance(outcome, AgentOutput) else ""
     return session.turns[-1].text if session.turns else ""
 
 
-def cost_of(session: Session, *budgets: Budget | None) -> float | None:
+def outcomes(session: Judged) -> list[str]:
+    """How each turn ended, in words; an agent run's one: "output" or its error's code."""
+    if isinstance(session, AgentSession):
+        outcome = session.outcome
+        if isinstance(outcome, AgentError):
+            return [str(outcome.code.value)]
+        return ["output" if outcome is not None else "unfinished"]
+    return [_reason(turn.reason) for turn in session.turns]
+
+
+def cost_of(session: Judged, *budgets: Budget | None) -> float | None:
     """What the session cost at the first of `budgets` (then its own) pricing its model."""
     model = session.config.model
     for budget in (*budgets, session.config.budget):
@@ -126,14 +148,13 @@ def _reason(reason: object) -> str:
 
 @attrs.frozen
 class SameOutcome:
-    """Every turn ended as the original's did."""
+    """Every turn ended as the original's did (an agent run: an output, or the same error)."""
 
     name: str = "same outcome"
 
-    def __call__(self, original: Session, candidate: Session) -> Verdict:
+    def __call__(self, original: Judged, candidate: Judged) -> Verdict:
         """The first turn whose outcome differs, if one does."""
-        before = [_reason(turn.reason) for turn in original.turns]
-        after = [_reason(turn.reason) for turn in candidate.turns]
+        before, after = outcomes(original), outcomes(candidate)
         for number, (one, other) in enumerate(zip(before, after, strict=False), start=1):
             if one != other:
                 return Verdict(passed=False, reason=f"turn {number}: {one} → {other}")

@@ -6,16 +6,20 @@
     ])
 
 A check is any `check(original, candidate)` over two `Session`s — the recorded
-session and its rerun — returning a bool, a float score in [0, 1] (it passes at
-0.5 or more), a `Verdict`, or an awaitable of one (a check may call a judge
-model). A check that raises fails, with the exception as its reason; the
-evaluation goes on. The built-in ones:
+session and its rerun; two `AgentSession`s when an agent run is evaluated —
+returning a bool, a float score in [0, 1] (it passes at 0.5 or more), a
+`Verdict`, or an awaitable of one (a check may call a judge model). A check
+that raises fails, with the exception as its reason; the evaluation goes on.
+The built-in ones:
 
 - `same_outcome()`: every turn ended as the original's did (completed, failed,
-  max_iterations, ...), and as many turns did.
+  max_iterations, ...), and as many turns did; an agent run ended as the
+  original did (an output, or an error of the same code).
 - `same_tools(arguments=False)`: the same tools were called as many times each
   (with `arguments=True`: with the same arguments, canonically).
-- `same_answer()`: the final answer equals the original's (whitespace aside).
+- `same_answer()`: the final answer equals the original's (whitespace aside); an
+  agent run's answer is its output as canonical JSON (keys sorted), so the same
+  output in another key order is the same answer.
 - `contains(text)`, `equals(text)`, `matches(pattern)`: the final answer (the
   last turn's text) contains the text, is it (whitespace at the ends aside), or
   has a match of the regular expression (`re.search`).
@@ -35,12 +39,13 @@ from collections.abc import Callable
 
 import attrs
 
-from toolreel.adapters import Session, canonical_arguments
+from toolreel.adapters import canonical_arguments
 from toolreel.core import ConfigError
 
 from ._eval import CaseResult, EvalReport
 from ._verdict import (
     Check,
+    Judged,
     SameOutcome,
     Verdict,
     answer,
@@ -62,7 +67,7 @@ class _SameTools:
         )
     )
 
-    def __call__(self, original: Session, candidate: Session) -> Verdict:
+    def __call__(self, original: Judged, candidate: Judged) -> Verdict:
         """The calls one session made more often than the other, if any."""
         if self.arguments:
             before = self._calls(original)
@@ -77,7 +82,7 @@ class _SameTools:
         return Verdict(passed=False, reason=", ".join(parts))
 
     @staticmethod
-    def _calls(session: Session) -> Counter[str]:
+    def _calls(session: Judged) -> Counter[str]:
         """Each call as `name(canonical arguments)`, counted."""
         return Counter(
             f"{call.name}({canonical_arguments(call.arguments)})" for call in tool_calls(session)
@@ -99,7 +104,7 @@ class _Answer:
     #: A failure's reason shows the original's answer too.
     against_original: bool = False
 
-    def __call__(self, original: Session, candidate: Session) -> Verdict:
+    def __call__(self, original: Judged, candidate: Judged) -> Verdict:
         """Whether the candidate's final answer passes; the answer, short, as the reason."""
         found, was = answer(candidate), answer(original)
         passed = self.test(found, was)
@@ -150,12 +155,12 @@ class _Delta:
     """Whether the candidate's `measure` stays within a bound of the original's."""
 
     name: str
-    measure: Callable[[Session, Session], tuple[float | None, float | None]]
+    measure: Callable[[Judged, Judged], tuple[float | None, float | None]]
     unit: str
     max_increase: float | None
     max_ratio: float | None
 
-    def __call__(self, original: Session, candidate: Session) -> Verdict:
+    def __call__(self, original: Judged, candidate: Judged) -> Verdict:
         """The two measures and whether the candidate's stays within the bound."""
         before, after = self.measure(original, candidate)
         if before is None or after is None:

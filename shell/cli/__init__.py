@@ -43,6 +43,7 @@ from toolreel.adapters.providers import (
 from toolreel.adapters.redaction import LOG_FILTER, is_dsn
 from toolreel.core import ConfigError, ImagePart, LoopConfig, ToolreelError, UsageError
 from toolreel.shell import (
+    AgentDefinition,
     AgentOptions,
     Divergence,
     Tool,
@@ -69,6 +70,7 @@ from . import _mcp as mcp
 from . import _render as render
 from . import _serve as serving
 from . import _temporal as temporal_cli
+from ._specs import imported
 
 #: The command (the click group) and the console script's entry point; the rest is its own.
 __all__ = ["cli", "main"]
@@ -193,6 +195,28 @@ TOOLS = click.option(
     metavar="MODULE:ATTR",
     callback=_tools_option,
     help="Tools to offer: a Tool, a list of tools, or functions (repeatable).",
+)
+
+
+def _agent_option(
+    ctx: click.Context, param: click.Parameter, spec: str | None
+) -> AgentDefinition[Any, Any] | None:
+    """`--agent MODULE:ATTR`: the AgentDefinition it names."""
+    if spec is None:
+        return None
+    value = imported(spec)
+    if not isinstance(value, AgentDefinition):
+        raise click.BadParameter(f"{spec} is not an AgentDefinition")
+    return value
+
+
+#: `--agent MODULE:ATTR`: the definition agent runs (structured outputs) go on through.
+AGENT = click.option(
+    "--agent",
+    metavar="MODULE:ATTR",
+    callback=_agent_option,
+    help="For agent runs (structured outputs): their AgentDefinition, which they go on "
+    "through (its helpers, output tool and validators).",
 )
 
 

@@ -25,12 +25,13 @@ from rich.text import Text
 
 from toolreel.adapters import Journal
 from toolreel.core import LoopConfig
+from toolreel.shell import AgentDefinition, evaluate
 from toolreel.shell import checks as builtin
-from toolreel.shell import evaluate
 from toolreel.shell.checks import CaseResult, Check, EvalReport
 from toolreel.shell.engine import DatabaseUrl
 
 from . import (
+    AGENT,
     CONNECTION,
     EXIT_FAILED,
     EXIT_OK,
@@ -43,7 +44,7 @@ from . import (
 )
 from . import _render as render
 from ._specs import imported
-from ._whatif import _options, _session_flags, _tool_flags
+from ._whatif import _options, _session_flags, _tool_flags, agent_run
 
 #: `--expect` names that take no value.
 PLAIN = {
@@ -173,6 +174,7 @@ def _report_path(ctx: click.Context, param: click.Parameter, given: Path | None)
     help="The candidates' id prefix, which names the eval: the same prefix again skips "
     "the candidates done [default: eval-MODEL/].",
 )
+@AGENT
 @_session_flags
 def eval_command(  # noqa: PLR0917 - click passes each flag
     journal: Path | DatabaseUrl,
@@ -184,6 +186,7 @@ def eval_command(  # noqa: PLR0917 - click passes each flag
     min_pass: float,
     concurrency: int,
     into_prefix: str | None,
+    agent: AgentDefinition[Any, Any] | None,
     **params: Any,
 ) -> int:
     """Rerun recorded sessions against a change (model, prompt, tools) and check each.
@@ -193,19 +196,26 @@ def eval_command(  # noqa: PLR0917 - click passes each flag
     journal; --expect and --checks judge each rerun against its original.
     Prints a table (each check, tokens, cost, tool calls, seconds) and a
     summary; exit 1 when the share of sessions passing is below --min-pass.
+    Agent runs (structured outputs) are rerun through their definition,
+    --agent MODULE:ATTR (then the default SESSIONs are the agent runs); their
+    checks get two AgentSessions. Without it each is reported as not evaluated.
     """
     mode, params["tools"] = tool_flags
     prefix = into_prefix or (f"eval-{params['model']}/" if params["model"] else "eval/")
     check_journal(journal)
     store = writing(journal)
     try:
-        ids = [_session(store, journal, given) for given in sessions] or _recorded(store)
+        ids = [_session(store, journal, given) for given in sessions] or _recorded(
+            store, agent_runs=agent is not None
+        )
         if not ids:
             raise click.UsageError(f"no sessions to evaluate in {journal}")
 
         def options_for(config: LoopConfig) -> Any:
-            """A rerun's options: the flags given, the original's settings otherwise."""
-            return _options(dict(params), config, store)
+            """A rerun's options: the flags given, the original's settings otherwise (an agent
+            run's: none of the tool loop's)."""
+            options = _options(dict(params), config, store)
+            return agent_run(options) if config.structured else options
 
         known = [sid for sid in ids if sid in store.sessions()]
         if known:  # a flag the options refuse (no key, a bad limit) is a usage error, once
@@ -224,6 +234,7 @@ def eval_command(  # noqa: PLR0917 - click passes each flag
                     into_prefix=prefix,
                     concurrency=concurrency,
                     on_case=progress.done,
+                    agent=agent,
                 )
             )
         finally:
@@ -238,12 +249,14 @@ def eval_command(  # noqa: PLR0917 - click passes each flag
     return EXIT_OK if result.pass_rate >= min_pass else EXIT_FAILED
 
 
-def _recorded(journal: Journal) -> list[str]:
-    """The chat sessions that are neither forks nor reruns (as `evaluate` picks them)."""
+def _recorded(journal: Journal, *, agent_runs: bool) -> list[str]:
+    """The chat sessions (`agent_runs`: the agent runs) that are neither forks nor reruns (as
+    `evaluate` picks them)."""
     return [
         session_id
         for session_id in journal.sessions()
-        if journal.origin(session_id) is None and not journal.config(session_id).structured
+        if journal.origin(session_id) is None
+        and journal.config(session_id).structured is agent_runs
     ]
 
 

@@ -2,13 +2,15 @@
 adapters/_session_diff.py).
 
     toolreel fork sessions.db abc --at-round 2 --result call_7=42 --into abc-42 --tools my:TOOLS
+    toolreel fork sessions.db run1 --at-round 1 --result call_2=7 --into run1-7 --agent my:AGENT
     toolreel rerun sessions.db abc --model gpt-4o --tools recorded --into abc-4o
     toolreel diff sessions.db abc abc-4o [--json]
 
 Fork and rerun take the connection flags of `run`; the model, system prompt,
 limits, sampling settings and budget are the original session's unless given.
-The new session goes into the same journal. Imported by the package after its
-helpers are defined (their commands are registered there).
+The new session goes into the same journal. An agent run (a structured
+output) forks through its definition (`--agent MODULE:ATTR`). Imported by the
+package after its helpers are defined (their commands are registered there).
 """
 
 from __future__ import annotations
@@ -20,15 +22,28 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import attrs
 import click
 
-from toolreel.adapters import Journal, Session, diff_sessions
+from toolreel.adapters import AgentOutput, AgentSession, Journal, Session, diff_sessions
 from toolreel.core import AwaitApproval, Finish, LoopConfig, Phase
 from toolreel.core.outcomes import FinishReason
-from toolreel.shell import Client, Edit, RerunResult, ToolMode, fork, rerun
+from toolreel.shell import (
+    AgentDefinition,
+    AgentFailure,
+    AgentFork,
+    AgentOptions,
+    Client,
+    Edit,
+    RerunResult,
+    ToolMode,
+    fork,
+    rerun,
+)
 from toolreel.shell.engine import DatabaseUrl
 
 from . import (
+    AGENT,
     CONNECTION,
     EXIT_FAILED,
     EXIT_OK,
@@ -79,13 +94,33 @@ def _options(params: dict[str, Any], config: LoopConfig, journal: Journal) -> An
     return options
 
 
-def _original(store: Journal, journal: Path | DatabaseUrl, session: str) -> tuple[str, LoopConfig]:
-    """The original's id (a unique prefix will do) and its config; an agent run is refused."""
+def _original(
+    store: Journal, journal: Path | DatabaseUrl, session: str, *, agent: bool = False
+) -> tuple[str, LoopConfig]:
+    """The original's id (a unique prefix will do) and its config; an agent run needs
+    `--agent` (`agent`), a chat session none."""
     sid = session_in(store, journal, session)
     config = store.config(sid)
-    if config.structured:
-        raise click.ClickException(f"session {sid} is an agent run: only chat sessions (yet)")
+    if config.structured and not agent:
+        raise click.ClickException(
+            f"session {sid} is an agent run: give its definition (--agent MODULE:ATTR)"
+        )
+    if agent and not config.structured:
+        raise click.ClickException(f"session {sid} is a chat session, not an agent run: no --agent")
     return sid, config
+
+
+def agent_run(options: AgentOptions) -> AgentOptions:
+    """The options of an agent run: the connection, budget and journal of `options`, none of
+    the tool loop's fields the command line sets (the definition has its own)."""
+    default = AgentOptions()
+    return attrs.evolve(
+        options,
+        system_prompt=None,
+        tools=(),
+        auto_execute_tools=default.auto_execute_tools,
+        max_tool_iterations=default.max_tool_iterations,
+    )
 
 
 def _results(
@@ -123,6 +158,7 @@ def _results(
 @click.option("--system", metavar="TEXT", help="The system prompt from the fork point on.")
 @INTO
 @_with(CONNECTION)
+@AGENT
 @_session_flags
 def fork_command(  # noqa: PLR0917 - click passes each flag
     journal: Path | DatabaseUrl,
@@ -132,6 +168,7 @@ def fork_command(  # noqa: PLR0917 - click passes each flag
     results: tuple[tuple[str, str], ...],
     prompt: str | None,
     into: str,
+    agent: AgentDefinition[Any, Any] | None,
     **params: Any,
 ) -> int:
     """Fork a session at a turn or round, change what happened there, and go on live.
@@ -140,24 +177,50 @@ def fork_command(  # noqa: PLR0917 - click passes each flag
     (checked as `replay` checks them), then the edit (--result, --prompt,
     --system), then the model's live answer with the connection and --tools
     given. The original is untouched; `toolreel show NEW` says where it came from.
-    Exit codes as `run`'s.
+    An agent run (a structured output) forks through its definition, --agent
+    MODULE:ATTR (its helpers stand for --tools; --at-turn 1 is the run's start,
+    --at-round N its Nth round); its output is printed as JSON.
+    Exit codes as `run`'s (an agent run: 0 an output, 1 a failure).
     """
     system = params["system"]
     with reading(journal) as peek:
-        sid, config = _original(peek, journal, session)
+        sid, config = _original(peek, journal, session, agent=agent is not None)
     store = writing(journal)
     try:
         options = _options(params, config, store)
         edit = Edit(results=results, prompt=prompt, system=system)
+        view = render.TurnView(*render.consoles())
+        if agent is not None:
+            handle = fork(
+                store, sid, at_turn=at_turn, at_round=at_round, edit=edit, into=into,
+                options=agent_run(options), agent=agent,
+            )  # fmt: skip
+            view.note(f"{into}: a fork of {sid}; going on live")
+            return anyio.run(_agent_goes_on, handle, view, str(journal))
         client = fork(
             store, sid, at_turn=at_turn, at_round=at_round, edit=edit, into=into, options=options
         )
-        view = render.TurnView(*render.consoles())
         view.note(f"{into}: a fork of {sid}; going on live")
         code: int = anyio.run(_go_on, client, view, str(journal))
         return code
     finally:
         store.close()
+
+
+async def _agent_goes_on(handle: AgentFork[Any], view: render.TurnView, where: str) -> int:
+    """Run the agent fork to its end; print its output (JSON) or its error; the exit code."""
+    result = await handle.run()
+    out, _ = render.consoles()
+    if isinstance(result, AgentFailure):
+        view.note(f"failed: {result.error.code}: {result.error.message}")
+        code = EXIT_FAILED
+    else:
+        session = result.metadata.session()
+        outcome = session.outcome
+        out.print(getattr(outcome, "output", ""), markup=False, highlight=False)
+        code = EXIT_OK
+    view.note(f"session {handle.session_id} · {where}")
+    return code
 
 
 async def _go_on(client: Client, view: render.TurnView, where: str) -> int:
@@ -201,12 +264,14 @@ def _tool_flags(
     "live run (live), the rerun's end (strict); and the tools (MODULE:ATTR, repeatable; "
     "recorded and strict need none).",
 )
+@AGENT
 @_session_flags
 def rerun_command(
     journal: Path | DatabaseUrl,
     session: str,
     into: str,
     tool_flags: tuple[str, list[Any]],
+    agent: AgentDefinition[Any, Any] | None,
     **params: Any,
 ) -> int:
     """Ask a session's prompts again, with its approvals, against another model or prompt.
@@ -216,18 +281,24 @@ def rerun_command(
     gets. The new session NEW goes into the journal; compare it with
     `toolreel diff JOURNAL SESSION NEW`. Exit codes: 0 every turn completed,
     1 one did not (or strict stopped), 3 the rerun ended paused for approval.
+    An agent run (a structured output) reruns through its definition, --agent
+    MODULE:ATTR (its helpers served); its output is printed as JSON (exit 1: it failed).
     """
     mode, params["tools"] = tool_flags
     with reading(journal) as peek:
-        sid, config = _original(peek, journal, session)
+        sid, config = _original(peek, journal, session, agent=agent is not None)
     store = writing(journal)
     try:
         options = _options(params, config, store)
+        if agent is not None:
+            options = agent_run(options)
         result: RerunResult = anyio.run(
-            lambda: rerun(store, sid, options=options, tools=mode, into=into)  # type: ignore[arg-type]
+            lambda: rerun(store, sid, options=options, tools=mode, into=into, agent=agent)  # type: ignore[arg-type]
         )
     finally:
         store.close()
+    if agent is not None:
+        return _agent_rerun(result, sid, into, mode)
     made, original = result.session, result.original
     assert isinstance(made, Session) and isinstance(original, Session)  # chat sessions only
     out, _ = render.consoles()
@@ -244,6 +315,28 @@ def rerun_command(
         return EXIT_PAUSED
     done = all(finish.reason is FinishReason.COMPLETED for finish in result.finishes)
     return EXIT_OK if done and len(result.finishes) == len(original.turns) else EXIT_FAILED
+
+
+def _agent_rerun(result: RerunResult, sid: str, into: str, mode: str) -> int:
+    """An agent run's rerun, printed: its output (JSON) or error, then what was served."""
+    out, _ = render.consoles()
+    made = result.session
+    outcome = made.outcome if isinstance(made, AgentSession) else None
+    if isinstance(outcome, AgentOutput):
+        out.print(outcome.output, markup=False, highlight=False)
+    else:
+        why = f"{outcome.code}: {outcome.message}" if outcome is not None else "no outcome"
+        out.print(f"failed: {why}", markup=False, highlight=False)
+    out.print(
+        f"{into}: a rerun of {sid} ({mode}): {result.served} call(s) served from the recording, "
+        f"{len(result.unmatched)} unmatched; {result.spent.usage.total_tokens} tokens, "
+        f"{result.seconds:.2f}s",
+        markup=False,
+        highlight=False,
+    )
+    if result.paused:
+        return EXIT_PAUSED
+    return EXIT_OK if isinstance(outcome, AgentOutput) else EXIT_FAILED
 
 
 @click.command(name="diff")

@@ -131,7 +131,10 @@ def test_an_unknown_session_a_crashing_check_and_an_agent_run_are_reported_per_s
     )
     assert dict(ok.verdicts)["same answer"].passed
     assert unknown.error == "no session 'nope' in the journal"
-    assert agent.error == "session 'agent-run' is an agent run: only chat sessions (yet)"
+    assert agent.error == (
+        "session 'agent-run' is an agent run: give its definition (agent=, --agent MODULE:ATTR) "
+        "to evaluate it"
+    )
     assert report.passed == 0 and report.failed == 3
 
 

@@ -12,6 +12,12 @@ request names. Each reads its turn's prompt "What is X+Y then times Z?":
 A prompt starting "Publish" has either model call `publish(text=N)` (which needs
 approval) before answering. A tool result that is not a number is answered
 "could not compute: ..." instead of a next call. `--tools whatif_tools:TOOLS`.
+
+The agent runs (`AGENT`, `--agent whatif_tools:AGENT`: a `Total` recorded with the
+output tool `total`) are of `summed`, the same server's "sum-a" and "sum-b": each
+adds the prompt's first two numbers with the helper `add`, then records the sum
+("sum-b", the new model, records it off by one; a result that is not a number is
+recorded as 0).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from typing import Any
 import anyio
 import attrs
 
-from toolreel.shell import AgentOptions, Client, tool
+from toolreel.shell import AgentDefinition, AgentOptions, Client, OutputTool, tool
 from toolreel.shell.scripted import Reply, text, tool_calls
 
 #: The first prompt of the recorded sessions.
@@ -96,6 +102,34 @@ def arith(body: dict[str, Any]) -> Reply:
         return text(f"Published: {results[-1]}.")
     answer = f"B says {total}." if newer else f"The answer is {total}."
     return text(answer + (f" [{system}]" if system else ""))
+
+
+@attrs.frozen
+class Total:
+    """What the agent runs record: a sum."""
+
+    total: int
+
+
+#: The agent of the recorded agent runs: its prompt is the input, as given.
+AGENT = AgentDefinition(build_prompt=str, output=OutputTool.of(Total, name="total"), helpers=[add])
+
+
+def summed(body: dict[str, Any]) -> Reply:
+    """Both scripted agent models (see the module docstring), one reply per request."""
+    messages = body["messages"]
+    if body["model"] not in {"sum-a", "sum-b"}:
+        return arith(body)
+    system = next((m["content"] for m in messages if m["role"] == "system"), "")
+    prompt = next(_prompt_text(m["content"]) for m in messages if m["role"] == "user")
+    x, y = (int(found) for found in re.findall(r"\d+", prompt)[:2])
+    results = [m["content"] for m in messages if m["role"] == "tool"]
+    if not results:
+        return tool_calls(("s_add", "add", {"a": x, "b": y}))
+    total = _number(results[-1]) or 0
+    total += 1 if body["model"] == "sum-b" else 0
+    total *= 10 if "tenfold" in str(system) else 1
+    return tool_calls(("s_out", "total", {"total": total}))
 
 
 def options(server: Any, journal: Any, **changes: Any) -> AgentOptions:
