@@ -1,0 +1,215 @@
+"""`toolreel.a2a`: a toolreel agent as an A2A server, driven by `a2a-sdk`'s own client over HTTP.
+
+The app is served by uvicorn on 127.0.0.1 (a free port) in the test's event loop, with a
+scripted model (FunctionModel) and a journal file; a restart serves a new app on the same file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("a2a", reason="toolreel.a2a needs the A2A SDK: pip install 'toolreel[a2a]'")
+
+import httpx
+import uvicorn
+from a2a.client import A2ACardResolver, ClientConfig, create_client
+from a2a.helpers import get_artifact_text, get_message_text, new_data_part, new_text_part
+from a2a.types import (
+    GetTaskRequest,
+    Message,
+    Role,
+    SendMessageRequest,
+    StreamResponse,
+    Task,
+    TaskState,
+)
+from google.protobuf.json_format import MessageToDict
+
+from toolreel.a2a import app
+from toolreel.shell import AgentOptions, tool
+from toolreel.testing import FunctionModel, ToolCalls, call
+
+OPTIONS = AgentOptions(model="m", base_url="http://127.0.0.1:9/v1", api_key="sk-test")
+
+
+def add(a: float, b: float) -> float:
+    """Add two numbers."""
+    return a + b
+
+
+@tool(requires_approval=True)
+def wipe(path: str) -> str:
+    """Delete a file (held for approval)."""
+    return f"wiped {path}"
+
+
+def answers(messages: Any, info: Any) -> Any:
+    """Call add once, then answer with what it gave."""
+    last = messages[-1]
+    if last.tool_rounds:
+        return f"the sum is {last.tool_rounds[-1].results[0].content}"
+    return ToolCalls([call("add", a=2, b=3)])
+
+
+def wipes(messages: Any, info: Any) -> Any:
+    """Call wipe (held), then answer with its result."""
+    last = messages[-1]
+    if last.tool_rounds:
+        return f"done: {last.tool_rounds[-1].results[0].content}"
+    return ToolCalls([call("wipe", path="/tmp/x")])
+
+
+@contextlib.asynccontextmanager
+async def served(journal: Path, model: Any, tools: list[Any], **given: Any) -> AsyncIterator[str]:
+    """The app on 127.0.0.1 (a free port) for the block's life: its URL."""
+    with socket.create_server(("127.0.0.1", 0)) as sock:
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+        options = AgentOptions(
+            model="m", base_url="http://127.0.0.1:9/v1", api_key="sk-test", tools=tools
+        )
+        asgi = app(options, journal=journal, model=model, url=url, **given)
+        server = uvicorn.Server(uvicorn.Config(asgi, log_level="warning", lifespan="on"))
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: server.serve(sockets=[sock]))
+            while not server.started:
+                await anyio.sleep(0.01)
+            try:
+                yield url
+            finally:
+                server.should_exit = True
+
+
+def ask(
+    text: str = "", *, context: str = "", task: str = "", parts: Any = None
+) -> SendMessageRequest:
+    """A user message (text, or the parts given) in the context and task named."""
+    message = Message(
+        message_id=f"m-{text or 'parts'}-{id(parts)}",
+        role=Role.ROLE_USER,
+        parts=parts or [new_text_part(text)],
+        context_id=context,
+        task_id=task,
+    )
+    return SendMessageRequest(message=message)
+
+
+async def send(
+    url: str, request: SendMessageRequest, *, streaming: bool = False
+) -> list[StreamResponse]:
+    """What the agent answers a message, every response of it."""
+    async with httpx.AsyncClient(timeout=30) as http:
+        client = await create_client(url, ClientConfig(streaming=streaming, httpx_client=http))
+        return [item async for item in client.send_message(request)]
+
+
+def final_task(responses: list[StreamResponse]) -> Task:
+    """The task the (non-streaming) answer is."""
+    assert responses[-1].HasField("task"), responses
+    return responses[-1].task
+
+
+def test_the_card_names_the_chat_skill_and_each_tool(tmp_path: Path) -> None:
+    async def main() -> Any:
+        async with (
+            served(tmp_path / "j.jsonl", FunctionModel(answers), [add]) as url,
+            httpx.AsyncClient() as http,
+        ):
+            return await A2ACardResolver(http, url).get_agent_card()
+
+    card = anyio.run(main)
+    assert [skill.id for skill in card.skills] == ["chat", "add"]
+    assert card.skills[1].description == "Add two numbers."
+    assert card.capabilities.streaming
+    assert card.supported_interfaces[0].url.startswith("http://127.0.0.1:")
+
+
+def test_send_completes_with_the_answer_and_the_context_is_the_session(tmp_path: Path) -> None:
+    async def main() -> Task:
+        async with served(tmp_path / "j.jsonl", FunctionModel(answers), [add]) as url:
+            return final_task(await send(url, ask("add 2 and 3")))
+
+    task = anyio.run(main)
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert get_artifact_text(task.artifacts[0]) == "the sum is 5.0"
+    assert task.id == f"{task.context_id}-0"
+
+
+def test_stream_tells_working_then_the_text_then_completed(tmp_path: Path) -> None:
+    async def main() -> list[StreamResponse]:
+        async with served(tmp_path / "j.jsonl", FunctionModel(answers), [add]) as url:
+            return await send(url, ask("add 2 and 3"), streaming=True)
+
+    responses = anyio.run(main)
+    states = [r.status_update.status.state for r in responses if r.HasField("status_update")]
+    assert states[0] == TaskState.TASK_STATE_WORKING
+    assert states[-1] == TaskState.TASK_STATE_COMPLETED
+    chunks = [r.artifact_update for r in responses if r.HasField("artifact_update")]
+    assert chunks and get_artifact_text(chunks[-1].artifact) == "the sum is 5.0"
+    assert chunks[-1].last_chunk and not chunks[-1].append  # the whole answer replaces chunks
+    final = responses[-1].status_update.status.message
+    assert get_message_text(final) == "the sum is 5.0"
+
+
+def test_a_held_call_asks_for_input_and_a_second_message_approves_it(tmp_path: Path) -> None:
+    async def main() -> tuple[Task, Task]:
+        async with served(tmp_path / "j.jsonl", FunctionModel(wipes), [wipe]) as url:
+            held = final_task(await send(url, ask("wipe /tmp/x")))
+            decision = new_data_part({"approve": ["call_1"]})
+            again = ask(parts=[decision], context=held.context_id, task=held.id)
+            return held, final_task(await send(url, again))
+
+    held, done = anyio.run(main)
+    assert held.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    asked = held.status.message
+    assert "call_1: wipe" in get_message_text(asked)
+    listed = [MessageToDict(p.data) for p in asked.parts if p.HasField("data")]
+    assert listed == [
+        {"approvals": [{"call_id": "call_1", "name": "wipe", "arguments": {"path": "/tmp/x"}}]}
+    ]
+    assert done.id == held.id
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    assert get_artifact_text(done.artifacts[0]) == "done: wiped /tmp/x"
+
+
+def test_no_denies_every_held_call_and_a_muddled_answer_asks_again(tmp_path: Path) -> None:
+    async def main() -> tuple[Task, Task]:
+        async with served(tmp_path / "j.jsonl", FunctionModel(wipes), [wipe]) as url:
+            held = final_task(await send(url, ask("wipe /tmp/x")))
+            muddled = final_task(await send(url, ask("maybe", context=held.context_id)))
+            return muddled, final_task(await send(url, ask("no", context=held.context_id)))
+
+    muddled, done = anyio.run(main)
+    # A message to the context of a paused turn goes to that turn's task.
+    assert muddled.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert "'maybe' decides nothing" in get_message_text(muddled.status.message)
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    assert "denied" in get_artifact_text(done.artifacts[0])
+
+
+def test_a_restarted_server_reads_the_task_from_the_journal(tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+
+    async def main() -> tuple[Task, Task, Task]:
+        async with served(journal, FunctionModel(answers), [add]) as url:
+            sent = final_task(await send(url, ask("add 2 and 3")))
+        async with served(journal, FunctionModel(answers), [add]) as url:
+            async with httpx.AsyncClient() as http:
+                client = await create_client(url, ClientConfig(httpx_client=http))
+                got = await client.get_task(GetTaskRequest(id=sent.id))
+            second = final_task(await send(url, ask("again", context=sent.context_id)))
+        return sent, got, second
+
+    sent, got, second = anyio.run(main)
+    assert (got.id, got.context_id) == (sent.id, sent.context_id)
+    assert got.status.state == TaskState.TASK_STATE_COMPLETED
+    assert get_artifact_text(got.artifacts[0]) == "the sum is 5.0"
+    assert get_message_text(got.history[0]) == "add 2 and 3"
+    # The same context goes on with the same session: its second turn, a second task.
+    assert second.id == f"{sent.context_id}-1"
