@@ -15,9 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    CancelTaskRequest,
+    Task,
+)
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
@@ -32,6 +40,17 @@ from ._tasks import JournalTaskStore, TurnIds
 
 #: The largest request body accepted by default.
 MAX_BODY_BYTES = 4 * 1024 * 1024
+
+
+class Handler(DefaultRequestHandler):
+    """The SDK's request handler; `tasks/cancel` also cancels a turn paused in the journal."""
+
+    async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task:
+        """Cancel as the SDK does, then the journal's paused turn (it runs no `execute`)."""
+        task: Task | None = await super().on_cancel_task(params, context)
+        assert task is not None and isinstance(self.agent_executor, TurnExecutor)
+        await self.agent_executor.cancelled(task.context_id)
+        return task
 
 
 def agent_card(
@@ -100,13 +119,14 @@ def app(
         return opened[0]
 
     card = agent_card(options, url, name=name, description=description)
-    handler = DefaultRequestHandler(
-        agent_executor=TurnExecutor(
-            attrs.evolve(options, journal=None, auto_execute_tools=True), current, model
-        ),
+    executor = TurnExecutor(
+        attrs.evolve(options, journal=None, auto_execute_tools=True), current, model
+    )
+    handler = Handler(
+        agent_executor=executor,
         task_store=JournalTaskStore(current),
         agent_card=card,
-        request_context_builder=TurnIds(current),
+        request_context_builder=TurnIds(current, executor.session_options),
     )
 
     @contextlib.asynccontextmanager

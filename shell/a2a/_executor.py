@@ -58,14 +58,19 @@ class TurnExecutor(AgentExecutor):
         self._options = options
         self._journal = journal
         self._model = model
+        self._running: dict[str, Client] = {}  # task id -> the Client running its turn
 
-    def _client(self, context_id: str) -> Client:
-        """A Client of the session `context_id` names (a bad id: invalid params)."""
+    def session_options(self, context_id: str) -> AgentOptions:
+        """The options of the session `context_id` names (an id no session can have: invalid
+        params)."""
         try:
-            options = attrs.evolve(self._options, session_id=context_id, journal=self._journal())
+            return attrs.evolve(self._options, session_id=context_id, journal=self._journal())
         except ConfigError as exc:
             raise InvalidParamsError(message=f"contextId {context_id!r}: {exc}") from exc
-        return Client(options, model=self._model)
+
+    def _client(self, context_id: str) -> Client:
+        """A Client of the session `context_id` names."""
+        return Client(self.session_options(context_id), model=self._model)
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Run (or go on with) the turn the message makes, telling the task's states."""
@@ -77,29 +82,42 @@ class TurnExecutor(AgentExecutor):
                 _submitted(context.task_id, context.context_id, message)
             )
         async with self._client(context.context_id) as client:
-            if client.phase is Phase.AWAITING_APPROVAL:
-                decision = decision_of(message, client.pending_approvals)
-                if isinstance(decision, str):
-                    await updater.requires_input(_held(updater, client.pending_approvals, decision))
-                    return
-                await updater.start_work()
-                await _decide(client, decision)
-            else:
-                prompt = get_message_text(message) if message is not None else ""
-                if not prompt.strip():
-                    raise InvalidParamsError(message="the message holds no text to ask the agent")
-                await updater.start_work()
-                await client.query(prompt)
-            await _finish(client, updater)
+            self._running[context.task_id] = client
+            try:
+                await self._turn(client, updater, message)
+            finally:
+                self._running.pop(context.task_id, None)
+
+    async def _turn(self, client: Client, updater: TaskUpdater, message: Message | None) -> None:
+        """Start the turn (or decide its held calls), then follow it to its end or pause."""
+        if client.phase is Phase.AWAITING_APPROVAL:
+            decision = decision_of(message, client.pending_approvals)
+            if isinstance(decision, str):
+                await updater.requires_input(_held(updater, client.pending_approvals, decision))
+                return
+            await updater.start_work()
+            await _decide(client, decision)
+        else:
+            prompt = get_message_text(message) if message is not None else ""
+            if not prompt.strip():
+                raise InvalidParamsError(message="the message holds no text to ask the agent")
+            await updater.start_work()
+            await client.query(prompt)
+        await _finish(client, updater)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        """Cancel the task's turn: a paused one is cancelled in the journal."""
-        assert context.task_id is not None and context.context_id is not None
-        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        async with self._client(context.context_id) as client:
-            if client.phase is not Phase.IDLE:
+        """Interrupt the task's running turn (`execute` then tells it canceled)."""
+        running = self._running.get(context.task_id or "")
+        if running is not None:
+            await running.interrupt()
+
+    async def cancelled(self, context_id: str) -> None:
+        """After `tasks/cancel`: a turn left paused in the journal is cancelled there too."""
+        if any(client.session_id == context_id for client in self._running.values()):
+            return  # its execute is being cancelled: the Client journals the turn cancelled
+        async with self._client(context_id) as client:
+            if client.phase is Phase.AWAITING_APPROVAL:
                 await client.interrupt()
-        await updater.cancel()
 
 
 def _submitted(task_id: str, context_id: str, message: Message | None) -> Task:

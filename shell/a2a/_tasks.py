@@ -11,12 +11,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 
-from a2a.helpers import new_text_part
+from a2a.helpers import get_message_text, new_text_part
 from a2a.server.agent_execution import RequestContext, RequestContextBuilder
 from a2a.server.context import ServerCallContext
 from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import (
     Artifact,
+    InvalidParamsError,
     ListTasksRequest,
     ListTasksResponse,
     Message,
@@ -41,7 +42,7 @@ STATES = {
 }
 
 
-def task_id(context_id: str, turn: int) -> str:
+def task_id_of(context_id: str, turn: int) -> str:
     """The id of the task that is turn `turn` of session `context_id`."""
     return f"{context_id}-{turn}"
 
@@ -82,7 +83,7 @@ def rebuilt(session: Session, turn: int) -> Task:
     """The task that is a journaled turn: its prompt, its state, its answer."""
     summary: TurnSummary = session.turns[turn]
     context = session.session_id
-    ident = task_id(context, turn)
+    ident = task_id_of(context, turn)
     prompt = Message(
         message_id=f"{ident}-prompt",
         context_id=context,
@@ -129,9 +130,10 @@ class JournalTaskStore(InMemoryTaskStore):
 class TurnIds(RequestContextBuilder):
     """Names a new task for the turn it makes: `<context id>-<turn>` (module docstring)."""
 
-    def __init__(self, journal: Callable[[], Journal]) -> None:
-        """Count turns in `journal()`."""
+    def __init__(self, journal: Callable[[], Journal], check: Callable[[str], object]) -> None:
+        """Count turns in `journal()`; `check(context_id)` refuses an id no session can have."""
         self._journal = journal
+        self._check = check
 
     async def build(
         self,
@@ -144,7 +146,12 @@ class TurnIds(RequestContextBuilder):
         """A request context whose ids are the session's and its turn's."""
         if params is not None and not task_id:
             context_id = context_id or uuid.uuid4().hex
-            task_id = _new_task_id(self._journal(), context_id)
+            self._check(context_id)
+            session = session_of(self._journal(), context_id)
+            paused = session is not None and session.phase is Phase.AWAITING_APPROVAL
+            if not paused and not get_message_text(params.message).strip():
+                raise InvalidParamsError(message="the message holds no text to ask the agent")
+            task_id = task_id_of(context_id, next_turn(session))
         return RequestContext(
             call_context=context,
             request=params,
@@ -152,8 +159,3 @@ class TurnIds(RequestContextBuilder):
             context_id=context_id,
             task=task,
         )
-
-
-def _new_task_id(journal: Journal, context_id: str) -> str:
-    """The task id of the next message in `context_id`."""
-    return task_id(context_id, next_turn(session_of(journal, context_id)))

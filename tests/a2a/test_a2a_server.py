@@ -7,6 +7,7 @@ scripted model (FunctionModel) and a journal file; a restart serves a new app on
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,9 +20,10 @@ pytest.importorskip("a2a", reason="toolreel.a2a needs the A2A SDK: pip install '
 
 import httpx
 import uvicorn
-from a2a.client import A2ACardResolver, ClientConfig, create_client
+from a2a.client import A2ACardResolver, Client, ClientConfig, create_client
 from a2a.helpers import get_artifact_text, get_message_text, new_data_part, new_text_part
 from a2a.types import (
+    CancelTaskRequest,
     GetTaskRequest,
     Message,
     Role,
@@ -84,6 +86,19 @@ async def served(journal: Path, model: Any, tools: list[Any], **given: Any) -> A
                 yield url
             finally:
                 server.should_exit = True
+
+
+@contextlib.asynccontextmanager
+async def a2a_client(url: str, *, streaming: bool = False) -> AsyncIterator[Client]:
+    """a2a-sdk's client of the agent at `url` (its card read from there)."""
+    async with httpx.AsyncClient(timeout=30) as http:
+        yield await create_client(url, ClientConfig(streaming=streaming, httpx_client=http))
+
+
+async def get_task(url: str, task_id: str) -> Task:
+    """`tasks/get` of the task named."""
+    async with a2a_client(url) as client:
+        return await client.get_task(GetTaskRequest(id=task_id))
 
 
 def ask(
@@ -200,8 +215,7 @@ def test_a_restarted_server_reads_the_task_from_the_journal(tmp_path: Path) -> N
         async with served(journal, FunctionModel(answers), [add]) as url:
             sent = final_task(await send(url, ask("add 2 and 3")))
         async with served(journal, FunctionModel(answers), [add]) as url:
-            async with httpx.AsyncClient() as http:
-                client = await create_client(url, ClientConfig(httpx_client=http))
+            async with a2a_client(url) as client:
                 got = await client.get_task(GetTaskRequest(id=sent.id))
             second = final_task(await send(url, ask("again", context=sent.context_id)))
         return sent, got, second
@@ -213,3 +227,94 @@ def test_a_restarted_server_reads_the_task_from_the_journal(tmp_path: Path) -> N
     assert get_message_text(got.history[0]) == "add 2 and 3"
     # The same context goes on with the same session: its second turn, a second task.
     assert second.id == f"{sent.context_id}-1"
+
+
+async def slow() -> str:
+    """Take a minute (a call the client cancels)."""
+    await anyio.sleep(60)
+    return "done"
+
+
+def calls_slow(messages: Any, info: Any) -> Any:
+    """Call slow, then answer."""
+    return "late" if messages[-1].tool_rounds else ToolCalls([call("slow")])
+
+
+def test_cancel_interrupts_a_running_turn_and_the_journal_says_cancelled(tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+
+    async def main() -> tuple[Task, Task, Task]:
+        async with served(journal, FunctionModel(calls_slow), [slow]) as url:
+            request = ask("be slow")
+            request.configuration.return_immediately = True
+            started = final_task(await send(url, request))
+            async with a2a_client(url) as client:
+                cancelled = await client.cancel_task(CancelTaskRequest(id=started.id))
+        async with served(journal, FunctionModel(calls_slow), [slow]) as url:
+            read = await get_task(url, started.id)
+        return started, cancelled, read
+
+    started, cancelled, read = anyio.run(main)
+    assert started.status.state in (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
+    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+    assert read.status.state == TaskState.TASK_STATE_CANCELED  # the journal's turn: cancelled
+
+
+def test_cancel_of_a_paused_turn_cancels_its_held_calls(tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+
+    async def main() -> tuple[Task, Task]:
+        async with served(journal, FunctionModel(wipes), [wipe]) as url:
+            held = final_task(await send(url, ask("wipe /tmp/x")))
+            async with a2a_client(url) as client:
+                cancelled = await client.cancel_task(CancelTaskRequest(id=held.id))
+        async with served(journal, FunctionModel(wipes), [wipe]) as url:
+            read = await get_task(url, held.id)
+        return cancelled, read
+
+    cancelled, read = anyio.run(main)
+    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+    assert read.status.state == TaskState.TASK_STATE_CANCELED
+
+
+async def rpc(url: str, body: Any, **headers: str) -> httpx.Response:
+    """A raw JSON-RPC POST (bytes as they are, else as JSON)."""
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json", "A2A-Version": "1.0", **headers}
+    async with httpx.AsyncClient(timeout=30) as http:
+        return await http.post(url, content=content, headers=headers)
+
+
+def test_malformed_requests_and_unknown_ids_are_answered_with_the_protocols_errors(
+    tmp_path: Path,
+) -> None:
+    def send_params(message: dict[str, Any]) -> dict[str, Any]:
+        """A SendMessage request."""
+        return {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+
+    text = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+
+    async def main() -> dict[str, Any]:
+        async with served(tmp_path / "j.jsonl", FunctionModel(answers), [add]) as url:
+            get = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x-0"}}
+            return {
+                "parse": await rpc(url, b"{not json"),
+                "method": await rpc(url, {**get, "method": "Nope"}),
+                "get": await rpc(url, get),
+                "task": await rpc(url, send_params({**text, "taskId": "nowhere-3"})),
+                "empty": await rpc(url, send_params({**text, "parts": [{"text": "  "}]})),
+                "context": await rpc(url, send_params({**text, "contextId": "bad\x07id"})),
+                "shape": await rpc(url, send_params({"role": 7})),
+            }
+
+    got = anyio.run(main)
+    codes = {name: answer.json()["error"]["code"] for name, answer in got.items()}
+    assert codes == {
+        "parse": -32700,
+        "method": -32601,
+        "get": -32001,  # TaskNotFoundError
+        "task": -32001,
+        "empty": -32602,
+        "context": -32602,
+        "shape": -32602,
+    }
