@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 import attrs
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler
@@ -122,11 +123,12 @@ def app(
     executor = TurnExecutor(
         attrs.evolve(options, journal=None, auto_execute_tools=True), current, model
     )
+    store = JournalTaskStore(current)
     handler = Handler(
         agent_executor=executor,
-        task_store=JournalTaskStore(current),
+        task_store=store,
         agent_card=card,
-        request_context_builder=TurnIds(current, executor.session_options),
+        request_context_builder=TurnIds(store, executor.session_options),
     )
 
     @contextlib.asynccontextmanager
@@ -187,8 +189,19 @@ async def serve(
         )
         if ready is not None:
             ready(url, token)
-        config = uvicorn.Config(served, log_level="warning", lifespan="on")
-        await uvicorn.Server(config).serve(sockets=[sock])
+        server = uvicorn.Server(uvicorn.Config(served, log_level="warning", lifespan="on"))
+
+        async def until_shut() -> None:
+            """Serve until told to exit, then shut down in full (never cut short)."""
+            with anyio.CancelScope(shield=True):
+                await server.serve(sockets=[sock])
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(until_shut)
+            try:
+                await anyio.sleep_forever()
+            finally:  # cancelled: stop serving, close the journal (the app's lifespan)
+                server.should_exit = True
 
 
 def _version() -> str:

@@ -106,18 +106,30 @@ class JournalTaskStore(InMemoryTaskStore):
     def __init__(self, journal: Callable[[], Journal]) -> None:
         """Read tasks from `journal()` (the server's, open while it runs)."""
         super().__init__()
-        self._journal = journal
+        self.journal = journal
+        # New tasks not saved yet: their turn, starting in the journal, is not theirs to show
+        # (the SDK must see no task until the executor enqueues it).
+        self._coming: set[str] = set()
+
+    def expect(self, task_id: str) -> None:
+        """A new task is made under this id: none is found by it until it is saved."""
+        self._coming.add(task_id)
+
+    async def save(self, task: Task, context: ServerCallContext) -> None:
+        """Keep the task as the SDK made it."""
+        self._coming.discard(task.id)
+        await super().save(task, context)
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         """The task as last saved, else as the journal keeps its turn."""
         found = await super().get(task_id, context)
-        if found is not None:
+        if found is not None or task_id in self._coming:
             return found
         named = parse_task_id(task_id)
         if named is None:
             return None
         context_id, turn = named
-        session = session_of(self._journal(), context_id)
+        session = session_of(self.journal(), context_id)
         if session is None or turn >= len(session.turns):
             return None
         return rebuilt(session, turn)
@@ -130,9 +142,10 @@ class JournalTaskStore(InMemoryTaskStore):
 class TurnIds(RequestContextBuilder):
     """Names a new task for the turn it makes: `<context id>-<turn>` (module docstring)."""
 
-    def __init__(self, journal: Callable[[], Journal], check: Callable[[str], object]) -> None:
-        """Count turns in `journal()`; `check(context_id)` refuses an id no session can have."""
-        self._journal = journal
+    def __init__(self, store: JournalTaskStore, check: Callable[[str], object]) -> None:
+        """Count turns in the store's journal; `check(context_id)` refuses an id no session
+        can have."""
+        self._store = store
         self._check = check
 
     async def build(
@@ -147,11 +160,14 @@ class TurnIds(RequestContextBuilder):
         if params is not None and not task_id:
             context_id = context_id or uuid.uuid4().hex
             self._check(context_id)
-            session = session_of(self._journal(), context_id)
+            session = session_of(self._store.journal(), context_id)
             paused = session is not None and session.phase is Phase.AWAITING_APPROVAL
             if not paused and not get_message_text(params.message).strip():
                 raise InvalidParamsError(message="the message holds no text to ask the agent")
-            task_id = task_id_of(context_id, next_turn(session))
+            turn = next_turn(session)
+            task_id = task_id_of(context_id, turn)
+            if session is None or turn == len(session.turns):
+                self._store.expect(task_id)
         return RequestContext(
             call_context=context,
             request=params,
