@@ -318,3 +318,26 @@ def test_malformed_requests_and_unknown_ids_are_answered_with_the_protocols_erro
         "context": -32602,
         "shape": -32602,
     }
+
+
+def test_a_0_3_client_s_message_send_is_answered_too(tmp_path: Path) -> None:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "message/send",
+        "params": {
+            "message": {
+                "messageId": "m1",
+                "role": "user",
+                "parts": [{"kind": "text", "text": "add 2 and 3"}],
+            }
+        },
+    }
+
+    async def main() -> Any:
+        async with served(tmp_path / "j.jsonl", FunctionModel(answers), [add]) as url:
+            return (await rpc(url, body, **{"A2A-Version": "0.3"})).json()["result"]
+
+    task = anyio.run(main)
+    assert task["status"]["state"] == "completed"
+    assert task["artifacts"][0]["parts"] == [{"kind": "text", "text": "the sum is 5.0"}]
