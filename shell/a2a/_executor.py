@@ -95,8 +95,11 @@ class TurnExecutor(AgentExecutor):
             if isinstance(decision, str):
                 await updater.requires_input(_held(updater, client.pending_approvals, decision))
                 return
-            await updater.start_work()
             await _decide(client, decision)
+            if client.phase is Phase.AWAITING_APPROVAL:  # some calls still wait for theirs
+                await updater.requires_input(_held(updater, client.pending_approvals, None))
+                return
+            await updater.start_work()
         else:
             prompt = get_message_text(message) if message is not None else ""
             if not prompt.strip():
@@ -213,7 +216,7 @@ def decision_of(message: Message | None, requests: tuple[ApprovalRequested, ...]
     if word in YES:
         return Decision(approve=tuple(held))
     if word in NO:
-        return Decision(deny=dict.fromkeys(held, "denied by the A2A client"))
+        return Decision(deny=dict.fromkeys(held, ""))
     return f"{word!r} decides nothing."
 
 
@@ -224,7 +227,7 @@ def _data_decision(data: Any, held: list[str]) -> Decision | str:
     approve = data.get("approve", [])
     deny = data.get("deny", [])
     if isinstance(deny, list):
-        deny = dict.fromkeys(deny, "denied by the A2A client")
+        deny = dict.fromkeys(deny, "")
     if not isinstance(approve, list) or not isinstance(deny, dict):
         return '"approve" is a list of call ids, "deny" a list or an object of id: reason.'
     named = [*approve, *deny]

@@ -157,6 +157,9 @@ class TurnIds(RequestContextBuilder):
         task: Task | None = None,
     ) -> RequestContext:
         """A request context whose ids are the session's and its turn's."""
+        named = parse_task_id(task_id) if task_id else None
+        if named is not None and not context_id:  # a message naming its task alone
+            context_id = named[0]
         if params is not None and not task_id:
             context_id = context_id or uuid.uuid4().hex
             self._check(context_id)

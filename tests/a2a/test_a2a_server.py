@@ -341,3 +341,38 @@ def test_a_0_3_client_s_message_send_is_answered_too(tmp_path: Path) -> None:
     task = anyio.run(main)
     assert task["status"]["state"] == "completed"
     assert task["artifacts"][0]["parts"] == [{"kind": "text", "text": "the sum is 5.0"}]
+
+
+def wipes_two(messages: Any, info: Any) -> Any:
+    """Call wipe twice (both held), then answer with both results."""
+    last = messages[-1]
+    if last.tool_rounds:
+        return " | ".join(result.content for result in last.tool_rounds[-1].results)
+    return ToolCalls([call("wipe", path="/a"), call("wipe", path="/b")])
+
+
+def test_calls_decided_one_message_at_a_time_and_a_denial_s_reason_reaches_the_model(
+    tmp_path: Path,
+) -> None:
+    async def main() -> tuple[Task, Task]:
+        async with served(tmp_path / "j.jsonl", FunctionModel(wipes_two), [wipe]) as url:
+            held = final_task(await send(url, ask("wipe both")))
+            ids = [p["call_id"] for p in held_calls(held)]
+            first = new_data_part({"approve": ids[:1]})
+            half = final_task(await send(url, ask(parts=[first], task=held.id)))
+            second = new_data_part({"deny": {ids[1]: "not /b, it is shared"}})
+            return half, final_task(await send(url, ask(parts=[second], task=held.id)))
+
+    half, done = anyio.run(main)
+    assert half.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert [p["arguments"] for p in held_calls(half)] == [{"path": "/b"}]  # still held
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    answer = get_artifact_text(done.artifacts[0])
+    assert answer.startswith("wiped /a | ")
+    assert "not /b, it is shared" in answer
+
+
+def held_calls(task: Task) -> list[dict[str, Any]]:
+    """The calls an input-required task's status message lists as held."""
+    data = [MessageToDict(p.data) for p in task.status.message.parts if p.HasField("data")]
+    return list(data[0]["approvals"])
