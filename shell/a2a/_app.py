@@ -128,7 +128,7 @@ def app(
         agent_executor=executor,
         task_store=store,
         agent_card=card,
-        request_context_builder=TurnIds(store, executor.session_options),
+        request_context_builder=TurnIds(store, executor.session_options, executor.busy),
     )
 
     @contextlib.asynccontextmanager

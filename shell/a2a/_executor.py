@@ -100,6 +100,8 @@ class TurnExecutor(AgentExecutor):
                 await updater.requires_input(_held(updater, client.pending_approvals, None))
                 return
             await updater.start_work()
+        elif client.phase is not Phase.IDLE:  # a turn a crash interrupted: resumed, finished
+            await updater.start_work()
         else:
             prompt = get_message_text(message) if message is not None else ""
             if not prompt.strip():
@@ -107,6 +109,10 @@ class TurnExecutor(AgentExecutor):
             await updater.start_work()
             await client.query(prompt)
         await _finish(client, updater)
+
+    def busy(self, context_id: str) -> bool:
+        """Whether a turn of the session `context_id` runs here now."""
+        return any(client.session_id == context_id for client in self._running.values())
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Interrupt the task's running turn (`execute` then tells it canceled)."""
@@ -116,7 +122,7 @@ class TurnExecutor(AgentExecutor):
 
     async def cancelled(self, context_id: str) -> None:
         """After `tasks/cancel`: a turn left paused in the journal is cancelled there too."""
-        if any(client.session_id == context_id for client in self._running.values()):
+        if self.busy(context_id):
             return  # its execute is being cancelled: the Client journals the turn cancelled
         async with self._client(context_id) as client:
             if client.phase is Phase.AWAITING_APPROVAL:

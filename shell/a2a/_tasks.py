@@ -26,6 +26,7 @@ from a2a.types import (
     Task,
     TaskState,
     TaskStatus,
+    UnsupportedOperationError,
 )
 
 from toolreel.adapters import Journal, Session, TurnSummary, load_session
@@ -142,11 +143,17 @@ class JournalTaskStore(InMemoryTaskStore):
 class TurnIds(RequestContextBuilder):
     """Names a new task for the turn it makes: `<context id>-<turn>` (module docstring)."""
 
-    def __init__(self, store: JournalTaskStore, check: Callable[[str], object]) -> None:
+    def __init__(
+        self,
+        store: JournalTaskStore,
+        check: Callable[[str], object],
+        busy: Callable[[str], bool],
+    ) -> None:
         """Count turns in the store's journal; `check(context_id)` refuses an id no session
-        can have."""
+        can have, `busy(context_id)` says whether a turn runs in it now."""
         self._store = store
         self._check = check
+        self._busy = busy
 
     async def build(
         self,
@@ -163,6 +170,11 @@ class TurnIds(RequestContextBuilder):
         if params is not None and not task_id:
             context_id = context_id or uuid.uuid4().hex
             self._check(context_id)
+            if self._busy(context_id):
+                raise UnsupportedOperationError(
+                    message=f"a turn is running in context {context_id}: wait for its end, "
+                    "or cancel its task"
+                )
             session = session_of(self._store.journal(), context_id)
             paused = session is not None and session.phase is Phase.AWAITING_APPROVAL
             if not paused and not get_message_text(params.message).strip():

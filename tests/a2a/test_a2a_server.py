@@ -376,3 +376,33 @@ def held_calls(task: Task) -> list[dict[str, Any]]:
     """The calls an input-required task's status message lists as held."""
     data = [MessageToDict(p.data) for p in task.status.message.parts if p.HasField("data")]
     return list(data[0]["approvals"])
+
+
+def test_a_message_to_a_context_whose_turn_runs_is_refused_until_it_ends(tmp_path: Path) -> None:
+    async def main() -> tuple[dict[str, Any], Task]:
+        async with served(tmp_path / "j.jsonl", FunctionModel(calls_slow), [slow]) as url:
+            request = ask("be slow")
+            request.configuration.return_immediately = True
+            started = final_task(await send(url, request))
+            again = {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "SendMessage",
+                "params": {
+                    "message": {
+                        "messageId": "m2",
+                        "role": "ROLE_USER",
+                        "contextId": started.context_id,
+                        "parts": [{"text": "and now?"}],
+                    }
+                },
+            }
+            refused = (await rpc(url, again)).json()
+            async with a2a_client(url) as client:
+                cancelled = await client.cancel_task(CancelTaskRequest(id=started.id))
+            return refused, cancelled
+
+    refused, cancelled = anyio.run(main)
+    assert refused["error"]["code"] == -32004  # UnsupportedOperationError
+    assert "a turn is running" in refused["error"]["message"]
+    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
