@@ -9,6 +9,6 @@ read back from the journal after a restart; held calls make the task
 
 from __future__ import annotations
 
-from ._app import agent_card, app, serve
+from ._app import app, serve
 
-__all__ = ["agent_card", "app", "serve"]
+__all__ = ["app", "serve"]

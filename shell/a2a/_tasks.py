@@ -18,8 +18,6 @@ from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import (
     Artifact,
     InvalidParamsError,
-    ListTasksRequest,
-    ListTasksResponse,
     Message,
     Role,
     SendMessageRequest,
@@ -134,10 +132,6 @@ class JournalTaskStore(InMemoryTaskStore):
         if session is None or turn >= len(session.turns):
             return None
         return rebuilt(session, turn)
-
-    async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
-        """The tasks seen since the server started (the journal's are got by id)."""
-        return await super().list(params, context)
 
 
 class TurnIds(RequestContextBuilder):
