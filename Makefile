@@ -20,7 +20,7 @@ $(DEPS): pyproject.toml
 # The strict editable install links each file; relink when a package gains or loses one.
 $(LINKS): $(DEPS) core adapters adapters/_providers shell shell/testing shell/scripted shell/cli \
 		shell/cli/toplevel \
-		shell/otel shell/web shell/open_agent shell/mcp shell/temporal $(wildcard shell/web/static)
+		shell/otel shell/web shell/open_agent shell/mcp shell/a2a shell/temporal $(wildcard shell/web/static)
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e . \
 		--config-settings editable_mode=strict > $(VENV)/relink.log 2>&1 \
 		|| (cat $(VENV)/relink.log; false)
@@ -33,7 +33,7 @@ lint: $(LINKS)
 # Everything shipped, strict (pyproject.toml [tool.mypy]); tests/typing checks users' view.
 typecheck: $(LINKS)
 	$(VENV)/bin/mypy -p toolreel.core -p toolreel.adapters -p toolreel.shell -p toolreel.testing \
-		-p toolreel.otel -p toolreel.web -p toolreel.open_agent -p toolreel.mcp -p toolreel.temporal \
+		-p toolreel.otel -p toolreel.web -p toolreel.open_agent -p toolreel.mcp -p toolreel.a2a -p toolreel.temporal \
 		-p toolreel.cli \
 		-m toolreel.__main__
 	$(VENV)/bin/mypy examples docs/hooks

@@ -61,6 +61,13 @@ PRINTS: dict[str, list[str]] = {
         "answer: The answer is 61.",
         "replayed: identical",
     ],
+    "a2a_server": [
+        "skills: chat, add, multiply",
+        "state: TASK_STATE_WORKING",
+        "state: TASK_STATE_COMPLETED",
+        "answer: The answer is 61.",
+        "tasks/get: TASK_STATE_COMPLETED (turn 0 of the session)",
+    ],
     "replay_and_test": [
         "1. recorded: The answer is 42.",
         "2. replayed: identical, 2 messages",

@@ -1043,6 +1043,11 @@ from ._mcp_serve import mcp_serve  # noqa: E402
 
 cli.add_command(mcp_serve)
 
+# `a2a-serve` too (it imports toolreel.a2a, and a2a-sdk, only when it runs).
+from ._a2a import a2a_serve  # noqa: E402
+
+cli.add_command(a2a_serve)
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script: run the command line; its exit code."""
