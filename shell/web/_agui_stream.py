@@ -18,7 +18,8 @@ Theory of operation (AG-UI 1.0; the client's rules are `@ag-ui/client`'s verifie
    `TEXT_MESSAGE_CONTENT` per piece, `TEXT_MESSAGE_END` before a call, another
    kind, a step's end or the run's end. Reasoning is the same with
    `REASONING_MESSAGE_*` (id "{runId}-reasoning-N").
-4. A call is `TOOL_CALL_START` {toolCallId, toolCallName}, one `TOOL_CALL_ARGS`
+4. A call is `TOOL_CALL_START` {toolCallId, toolCallName, parentMessageId: the
+   step's text message, if it wrote one}, one `TOOL_CALL_ARGS`
    with its arguments text, `TOOL_CALL_END`. Its result is `TOOL_CALL_RESULT`
    {messageId "{runId}-result-{callId}", content: the text the model reads},
    with `metadata.toolreel` {is_error, duration_ms}.
@@ -115,6 +116,8 @@ class AguiStream:
     reasoning_id: str | None = None
     #: Text and reasoning messages begun so far (their ids count on from here).
     made: int = 0
+    #: The open step's last text message: the assistant message its calls belong to.
+    said: str | None = None
     #: When the step last announced a call: the step's tools run from then on.
     calls_at: float | None = None
     #: `RUN_FINISHED` or `RUN_ERROR` was made: nothing more belongs to this run.
@@ -145,8 +148,11 @@ def agui_events(
         case ToolCallAnnounced(call=call):
             ends = _ends(stream)
             stream, events = _opened(_closed(stream))
+            start = ToolCallStartEvent(
+                tool_call_id=call.id, tool_call_name=call.name, parent_message_id=stream.said
+            )
             events += [
-                ToolCallStartEvent(tool_call_id=call.id, tool_call_name=call.name),
+                start,
                 ToolCallArgsEvent(tool_call_id=call.id, delta=call.arguments),
                 ToolCallEndEvent(tool_call_id=call.id),
             ]
@@ -207,7 +213,7 @@ def _opened(stream: AguiStream) -> tuple[AguiStream, list[BaseEvent]]:
     if stream.step is not None:
         return stream, []
     name = f"round {stream.steps + 1}"
-    opened = attrs.evolve(stream, step=name, steps=stream.steps + 1, calls_at=None)
+    opened = attrs.evolve(stream, step=name, steps=stream.steps + 1, calls_at=None, said=None)
     return opened, [StepStartedEvent(step_name=name)]
 
 
@@ -238,6 +244,7 @@ def _piece(stream: AguiStream, kind: str, text: str) -> tuple[AguiStream, list[B
         opened: dict[str, Any] = {f"{kind}_id": message_id}
         stream = attrs.evolve(_closed(stream), made=stream.made + 1, **opened)
         if kind == "text":
+            stream = attrs.evolve(stream, said=message_id)
             events.append(TextMessageStartEvent(message_id=message_id, role="assistant"))
         else:
             events.append(ReasoningMessageStartEvent(message_id=message_id))

@@ -134,6 +134,8 @@ def test_a_tool_round_is_steps_calls_results_and_the_answer(calculator: Scripted
     [args] = of_type(events, EventType.TOOL_CALL_ARGS)
     [result] = of_type(events, EventType.TOOL_CALL_RESULT)
     assert start.tool_call_name == "add" and json.loads(args.delta) == {"a": 25, "b": 17}
+    said = of_type(events, EventType.TEXT_MESSAGE_START)[0].message_id
+    assert start.parent_message_id == said == "run-1-text-1"  # the call joins the step's text
     assert result.tool_call_id == start.tool_call_id and "42" in result.content
     assert result.metadata["toolreel"]["is_error"] is False
     names = [e.step_name for e in of_type(events, EventType.STEP_STARTED)]
