@@ -417,7 +417,9 @@ async def _agui(served: Served, request: Request) -> Response:
     data = await _body(request)
     try:
         from ._agui_input import agui_request  # noqa: PLC0415 - the agui extra, loaded here only
-    except ImportError:
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] not in ("ag_ui", "pydantic"):
+            raise
         message = "the AG-UI route needs ag-ui-protocol: pip install 'toolreel[agui]'"
         return JSONResponse({"error": message}, status_code=501)
     asked = agui_request(data)
