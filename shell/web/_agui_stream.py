@@ -8,7 +8,8 @@ This module imports `ag_ui`: only the AG-UI route loads it.
 
 Theory of operation (AG-UI 1.0; the client's rules are `@ag-ui/client`'s verifier):
 
-1. A run is `RUN_STARTED` {threadId: the session, runId: the turn's}, its
+1. A run is `RUN_STARTED` {threadId: the session, runId: the turn's,
+   protocolVersion: the package's `PROTOCOL_VERSION`, which the spec requires}, its
    events, then exactly one of `RUN_FINISHED` or `RUN_ERROR`; nothing after.
 2. One model call is one step: `STEP_STARTED` {stepName "round N", N counted
    in the run} opens lazily before its first text, reasoning or call, and
@@ -45,6 +46,7 @@ from typing import Any, assert_never
 
 import attrs
 from ag_ui.core import (
+    PROTOCOL_VERSION,
     BaseEvent,
     CustomEvent,
     Interrupt,
@@ -133,7 +135,8 @@ def agui_sse(event: BaseEvent) -> str:
 def agui_start(thread_id: str, run_id: str) -> tuple[AguiStream, list[BaseEvent]]:
     """The first state and event (`RUN_STARTED`) of run `run_id` in thread `thread_id`."""
     stream = AguiStream(thread_id=thread_id, run_id=run_id)
-    return stream, [RunStartedEvent(thread_id=thread_id, run_id=run_id)]
+    started = RunStartedEvent(thread_id=thread_id, run_id=run_id, protocol_version=PROTOCOL_VERSION)
+    return stream, [started]
 
 
 def agui_events(

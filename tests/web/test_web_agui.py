@@ -130,6 +130,7 @@ def test_a_tool_round_is_steps_calls_results_and_the_answer(calculator: Scripted
     events = events_of(call(app(options(calculator)), "POST", "/api/agui", run_input()))
     started = events[0]
     assert (started.thread_id, started.run_id) == ("thread-1", "run-1")
+    assert started.protocol_version == "1.0"
     [start] = of_type(events, EventType.TOOL_CALL_START)
     [args] = of_type(events, EventType.TOOL_CALL_ARGS)
     [result] = of_type(events, EventType.TOOL_CALL_RESULT)
