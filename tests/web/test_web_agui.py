@@ -9,24 +9,26 @@ and steps opened before and closed before the run ends.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from ag_ui.core import Event, EventType
 from pydantic import TypeAdapter
 from test_web_app import call, options
-from web_support import EVERY_NOTICE
+from web_support import BLOCKED, CANCELLED, CAPPED, COMPLETED, EVERY_NOTICE, FAILED, ROUND
 
-from toolreel.adapters import MemoryJournal
+from toolreel.adapters import JournalError, MemoryJournal
 from toolreel.core import AwaitApproval, ToolCall
-from toolreel.core.notices import ApprovalRequested, ToolCallAnnounced
+from toolreel.core.notices import ApprovalRequested, RoundFinished, TextStreamed, ToolCallAnnounced
 from toolreel.shell import AgentOptions, scripted, tool
 from toolreel.shell.scripted import Reply, ScriptedServer
 from toolreel.testing import MakeScriptedModel, http_error
 from toolreel.web import app
 from toolreel.web._agui_stream import agui_events, agui_start
+from toolreel.web._respond import agui_stream
 
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
 
@@ -124,6 +126,69 @@ def test_every_notice_folds_into_valid_events_of_one_run() -> None:
     ]
     [finished] = of_type(parsed, EventType.RUN_FINISHED)
     assert finished.result["text"] == "5" and finished.usage[0].input_tokens == 30
+
+
+def folded(*items: Any) -> list[Any]:
+    """The events of a run telling `items`, parsed back and checked."""
+    stream, events = agui_start("t", "r")
+    for item in items:
+        stream, more = agui_events(stream, item, 0.0)
+        events += more
+    parsed = [EVENTS.validate_python(e.model_dump(by_alias=True)) for e in events]
+    check_run(parsed)
+    return parsed
+
+
+@pytest.mark.parametrize(
+    ("end", "last", "says"),
+    [
+        (FAILED, EventType.RUN_ERROR, {"message": "bad request", "code": "model_error"}),
+        (CANCELLED, EventType.RUN_FINISHED, {"outcome": {"type": "cancelled"}}),
+        (CAPPED, EventType.RUN_FINISHED, {"result": {"reason": "max_iterations"}}),
+        (BLOCKED, EventType.RUN_FINISHED, {"result": {"block_reason": "not today"}}),
+    ],
+)
+def test_every_way_a_turn_ends_closes_the_open_step_and_ends_the_run(
+    end: Any, last: EventType, says: dict[str, Any]
+) -> None:
+    events = folded(TextStreamed(text="Hm"), end)
+    assert events[-1].type is last and events[-2].type is EventType.STEP_FINISHED
+    data = events[-1].model_dump(mode="json", by_alias=True, exclude_none=True)
+    for key, value in says.items():
+        assert value.items() <= data[key].items() if isinstance(value, dict) else data[key] == value
+    assert data["usage"] == [{"inputTokens": 30, "outputTokens": 12, "totalTokens": 42}]
+
+
+def test_a_round_s_end_finishes_its_step_and_the_next_text_opens_another() -> None:
+    events = folded(
+        TextStreamed(text="a"),
+        RoundFinished(round=ROUND, iteration=1),
+        TextStreamed(text="b"),
+        COMPLETED,
+    )
+    kinds = [e.type for e in events[1:]]
+    assert kinds[:5] == [
+        EventType.STEP_STARTED,
+        EventType.TEXT_MESSAGE_START,
+        EventType.TEXT_MESSAGE_CONTENT,
+        EventType.TEXT_MESSAGE_END,
+        EventType.STEP_FINISHED,
+    ]
+    assert [e.step_name for e in of_type(events, EventType.STEP_STARTED)] == ["round 1", "round 2"]
+
+
+def test_an_error_the_turn_raises_mid_stream_ends_the_run_with_run_error() -> None:
+    async def items() -> AsyncIterator[Any]:
+        yield TextStreamed(text="Hm")
+        raise JournalError("the journal gave up")
+
+    async def chunks() -> list[str]:
+        return [c async for c in agui_stream(items(), thread_id="t", run_id="r")]
+
+    events = [EVENTS.validate_json(c.removeprefix("data: ")) for c in anyio.run(chunks)]
+    check_run(events)
+    assert events[-1].type is EventType.RUN_ERROR
+    assert "the journal gave up" in events[-1].message and events[-1].code == "journal_error"
 
 
 def test_a_tool_round_is_steps_calls_results_and_the_answer(calculator: ScriptedServer) -> None:
