@@ -44,6 +44,15 @@ PRINTS: dict[str, list[str]] = {
         "done         {'reason': 'completed', 'max_turns_reached': False, "
         "'text': 'The answer is 42.'}",
     ],
+    "agui_frontend": [
+        "RUN_STARTED        thread thread-1, run run-1",
+        "TOOL_CALL_START    multiply (call_1_1)",
+        'TOOL_CALL_ARGS     {"a": 7, "b": 8}',
+        "RUN_FINISHED       interrupt: call_1_1 (tool_approval)",
+        "RUN_STARTED        thread thread-1, run run-2",
+        "TOOL_CALL_RESULT   56.0",
+        "RUN_FINISHED       completed: The answer is 56.",
+    ],
     "budgets": [
         "so far: 15 tokens, $0.000005",
         "so far: 30 tokens, $0.000009",

@@ -2,7 +2,8 @@
 
 - `app(options, journal=..., model=...)`: a Starlette app (mount it in FastAPI or
   Starlette) with `POST /api/chat` (the AI SDK UI message stream `useChat()`
-  reads), `POST /api/events` (a plain JSON event stream), `GET /api/sessions`,
+  reads), `POST /api/events` (a plain JSON event stream), `POST /api/agui` (an
+  AG-UI `RunAgentInput` in, the AG-UI event stream out; the `agui` extra), `GET /api/sessions`,
   `GET /api/sessions/{id}` and the page at `/`. With `sessions=
   toolreel.temporal.WorkflowChats(client)` each chat is a session workflow on
   Temporal instead, served the same way (its text streamed as the model writes).

@@ -16,6 +16,11 @@ Routes (the contract with the page; docs/guides/streaming.md):
 - `POST /api/approvals`: `{id, call_id, approved, reason?, protocol?}`: decide a
   call the paused turn of session `id` holds; answers with what follows, as the
   UI message stream (or `protocol: "events"`, the plain one).
+- `POST /api/agui`: an AG-UI `RunAgentInput` (`threadId`: the session, new when
+  unknown; `runId`: the run); answers with the AG-UI event stream
+  (shell/web/_agui_stream.py), a held call as the run's interrupt, and a
+  `resume` answering it continues the turn (shell/web/_agui_input.py).
+  Needs the `agui` extra (`ag-ui-protocol`), loaded only here.
 - `GET /api/sessions`, `GET /api/sessions/{id}`: the journal's chat sessions (a
   fork's or a rerun's with `from`, its origin).
 - `POST /api/sessions/{id}/fork`: `{at_round | at_turn, results?, prompt?, system?,
@@ -61,6 +66,7 @@ from ._json import json_text
 from ._limits import BODY_TIMEOUT, MAX_BODY_BYTES, MAX_JSON_DEPTH, BodyLimit, json_depth
 from ._origins import OriginCheck
 from ._respond import (
+    agui_response,
     approval_response,
     chat_response,
     continue_response,
@@ -178,6 +184,7 @@ def app(
         Route("/api/chat/{session_id}/stream", _no_stream, methods=["GET"]),
         Route("/api/events", _handler(served, _events), methods=["POST"]),
         Route("/api/approvals", _handler(served, _approval), methods=["POST"]),
+        Route("/api/agui", _handler(served, _agui), methods=["POST"]),
         Route("/api/sessions", _handler(served, _sessions), methods=["GET"]),
         Route("/api/sessions/{session_id}", _handler(served, _session), methods=["GET"]),
         Route("/api/sessions/{session_id}/fork", _handler(served, _fork), methods=["POST"]),
@@ -400,6 +407,33 @@ async def _approval(served: Served, request: Request) -> Response:
         session_id,
         decision,
         protocol=protocol,
+        model=served.model,
+        sessions=served.sessions,
+    )
+
+
+async def _agui(served: Served, request: Request) -> Response:
+    """`POST /api/agui`: an AG-UI run (a prompt, or the answers to the last run's interrupts)."""
+    data = await _body(request)
+    try:
+        from ._agui_input import agui_request  # noqa: PLC0415 - the agui extra, loaded here only
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] not in ("ag_ui", "pydantic"):
+            raise
+        message = "the AG-UI route needs ag-ui-protocol: pip install 'toolreel[agui]'"
+        return JSONResponse({"error": message}, status_code=501)
+    asked = agui_request(data)
+    if not _servable_id(asked.thread_id):
+        raise UsageError(
+            f"'threadId' must be a string of at most {MAX_ID_LENGTH} printable characters, "
+            "not only spaces, without '/', and not '.' or '..'"
+        )
+    return agui_response(
+        served.options,
+        asked.thread_id,
+        asked.run_id,
+        prompt=asked.prompt,
+        decisions=asked.decisions,
         model=served.model,
         sessions=served.sessions,
     )

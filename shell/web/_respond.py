@@ -52,8 +52,8 @@ from ._event_stream import (
 from ._ui_stream import DONE, UI_STREAM_HEADERS, Part, sse, ui_error, ui_parts, ui_start
 from ._whatif import SessionConflict
 
-#: Which stream a response speaks: the AI SDK's UI message stream, or the plain events.
-Protocol = Literal["ui", "events"]
+#: Which stream a response speaks: the AI SDK's UI message stream, the plain events, or AG-UI's.
+Protocol = Literal["ui", "events", "agui"]
 Clock = Callable[[], float]
 
 
@@ -137,6 +137,41 @@ async def event_stream(
         yield sse_event(kind, data)
 
 
+async def agui_stream(
+    items: AsyncIterable[Notice | Finish | AwaitApproval],
+    *,
+    thread_id: str,
+    run_id: str,
+    clock: Clock = time.monotonic,
+    redact: Callable[[str], str] = str,
+) -> AsyncIterator[str]:
+    """One turn's notices as one AG-UI run (shell/web/_agui_stream.py): `RUN_STARTED` first,
+    `RUN_FINISHED` or `RUN_ERROR` last, once `items` has ended (an error raised then:
+    `RUN_ERROR`). Loads `ag_ui` (the `agui` extra) when called."""
+    from ._agui_stream import agui_error, agui_events, agui_sse, agui_start  # noqa: PLC0415
+
+    stream, events = agui_start(thread_id, run_id)
+    for event in events:
+        yield agui_sse(event)
+    ending: list[Any] | None = None  # the events that end the run, once `items` ends
+    try:
+        async with _closing(items) as notices:
+            async for item in notices:
+                if ending is not None:
+                    continue  # nothing is sent after the run's end
+                after, events = agui_events(stream, item, clock())
+                if after.finished:
+                    ending = events
+                    continue
+                stream = after
+                for event in events:
+                    yield agui_sse(event)
+    except ToolreelError as exc:
+        _, ending = agui_error(stream, redact(str(exc)), _code(exc))
+    for event in ending or ():
+        yield agui_sse(event)
+
+
 def _code(exc: ToolreelError) -> str:
     """An error's kind for the `code` field: its class name in snake case."""
     name = type(exc).__name__
@@ -190,6 +225,8 @@ class TurnRequest:
     continued: bool = False
     #: No prompt: the turn the session owes (a fork's, one a crash left) goes on, streamed.
     owed: bool = False
+    #: The AG-UI run this response is (`protocol="agui"`; default: a new id).
+    run_id: str | None = None
     sessions: Conversations | None = None
 
 
@@ -314,6 +351,9 @@ class TurnResponse(StreamingResponse):
             return ui_message_stream(
                 items, message_id=self.turn.message_id, redact=redact, denied=denied
             )
+        if self.turn.protocol == "agui":
+            run_id = self.turn.run_id or f"run_{uuid.uuid4().hex}"
+            return agui_stream(items, thread_id=client.session_id, run_id=run_id, redact=redact)
         return event_stream(items, session_id=client.session_id, redact=redact)
 
     async def _stream(self, body: AsyncIterator[str], send: Send) -> None:
@@ -479,3 +519,31 @@ def chat_response(
         sessions=sessions,
     )
     return TurnResponse(turn)
+
+
+def agui_response(
+    options: AgentOptions,
+    thread_id: str,
+    run_id: str,
+    *,
+    prompt: str = "",
+    decisions: Sequence[ApprovalDecision] = (),
+    model: ModelPort | None = None,
+    sessions: Conversations | None = None,
+) -> StreamingResponse:
+    """One AG-UI run in session `thread_id`: the turn of `prompt` (a new session when the
+    thread is unknown), or `decisions` on the interrupted run's held calls and what follows
+    (the session must exist: 404; a call not held: 400)."""
+    if not decisions and not prompt.strip():
+        raise UsageError("the run has neither a user message nor resume entries")
+    turn = TurnRequest(
+        options=attrs.evolve(options, session_id=thread_id, auto_execute_tools=True),
+        prompt=prompt,
+        protocol="agui",
+        model=model,
+        decisions=tuple(decisions),
+        continued=bool(decisions),
+        run_id=run_id,
+        sessions=sessions,
+    )
+    return TurnResponse(turn, resume=bool(decisions))

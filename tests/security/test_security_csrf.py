@@ -47,6 +47,7 @@ def test_a_simple_request_body_is_refused_and_starts_no_chat(calculator, content
         "/api/chat",
         "/api/events",
         "/api/approvals",
+        "/api/agui",
         "/api/sessions/chat-1/fork",
         "/api/sessions/chat-1/continue",
     ):
@@ -81,6 +82,19 @@ def test_json_from_a_page_on_another_origin_is_refused(calculator, headers) -> N
     message = error_of(response, 403)
     assert "another site" in message
     assert "--cors-origin" in message
+    assert chats(journal) == []
+
+
+def test_an_ag_ui_run_from_a_page_on_another_origin_is_refused(calculator) -> None:
+    journal = MemoryJournal()
+    web = app(options(calculator), journal=journal)
+    body = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [{"id": "u", "role": "user", "content": "hi"}],
+    }
+    response = send(web, "POST", "/api/agui", body=body, headers={"origin": "https://evil.example"})
+    assert "another site" in error_of(response, 403)
     assert chats(journal) == []
 
 

@@ -32,6 +32,7 @@ ROUTES = [
     ("POST", "/api/chat"),
     ("POST", "/api/events"),
     ("POST", "/api/approvals"),
+    ("POST", "/api/agui"),
     ("POST", "/api/sessions/chat-1/fork"),
     ("POST", "/api/sessions/chat-1/continue"),
     ("GET", "/api/sessions/chat-1/diff/chat-2"),

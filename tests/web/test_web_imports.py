@@ -26,3 +26,7 @@ def test_toolreel_web_loads_starlette_but_not_uvicorn() -> None:
     loaded = loaded_after("import toolreel.web")
     assert "starlette" in loaded
     assert "uvicorn" not in loaded
+
+
+def test_toolreel_web_loads_ag_ui_only_when_the_ag_ui_route_answers() -> None:
+    assert "ag_ui" not in loaded_after("import toolreel.web\nimport toolreel.web.streams")
