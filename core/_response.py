@@ -196,6 +196,11 @@ def start_call(
     return _put(stream, position, call)
 
 
+def call_at(stream: Stream, index: int) -> PartialCall:
+    """The partial call at `index` (one that has started or has fragments)."""
+    return stream.calls[_call_at(stream.calls, index)]
+
+
 def add_fragment(stream: Stream, index: int, fragment: str) -> Stream:
     """Append an argument fragment to the call at `index` (opening it if it never started)."""
     calls = stream.calls
