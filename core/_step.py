@@ -342,24 +342,22 @@ def _on_call_started(state: State, event: ToolCallStarted) -> Step:
 (_fragment_index, _fragment_text) = setters(ToolArgumentsStreamed)
 
 
-def _fragment_told(index: int, fragment: str) -> Emit:
-    """`Emit(notice=ToolArgumentsStreamed(...))`, built slot by slot (once per fragment)."""
+def _on_fragment(state: State, event: ToolCallArgumentsDelta) -> Step:
+    """Append an argument fragment to the call at its index and stream it to the caller.
+
+    Its `Emit(ToolArgumentsStreamed)` is built slot by slot, here: once per fragment.
+    """
+    fragment = event.fragment
+    index = event.index
+    new = with_stream(state, add_fragment(state.stream, index, fragment))
+    if not fragment:
+        return new, ()
     notice = blank(ToolArgumentsStreamed)
     _fragment_index(notice, index)
     _fragment_text(notice, fragment)
     told = blank(Emit)
     _emitted(told, notice)
-    return told
-
-
-def _on_fragment(state: State, event: ToolCallArgumentsDelta) -> Step:
-    """Append an argument fragment to the call at its index and stream it to the caller."""
-    fragment = event.fragment
-    index = event.index
-    stream = with_stream(state, add_fragment(state.stream, index, fragment))
-    if not fragment:
-        return stream, ()
-    return stream, (_fragment_told(index, fragment),)
+    return new, (told,)
 
 
 # Rule 2 in bulk: a replay folds a stored run of deltas at once ---------------
