@@ -16,7 +16,8 @@ as adapters/_legacy.py says (`JournalFold.differs`).
 A replay's fold (`runs=True`) reads a SQLite journal's runs of deltas whole
 (adapters/_rows.py): a run the reducer accepts as it stands (`text_run`,
 `fragment_run` in core/_step.py: exactly what `step` makes of each delta, and
-each delta's effects exactly the ones the run records) is folded at once and
+each delta's effects exactly the ones the run records, or for a run of fragments
+written before they were told, the notices `differs` counts equal to none) is folded at once and
 yielded as one `FoldedRun`; any other run, and any run under a config change
 or of an old agent run, is folded step by step, so a refused step or a
 divergence names its own seq as ever. Every other reader gets one entry per step.
