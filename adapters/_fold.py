@@ -16,7 +16,8 @@ as adapters/_legacy.py says (`JournalFold.differs`).
 A replay's fold (`runs=True`) reads a SQLite journal's runs of deltas whole
 (adapters/_rows.py): a run the reducer accepts as it stands (`text_run`,
 `fragment_run` in core/_step.py: exactly what `step` makes of each delta, and
-each delta's effects exactly the ones the run records) is folded at once and
+each delta's effects exactly the ones the run records, or for a run of fragments
+written before they were told, the notices `differs` counts equal to none) is folded at once and
 yielded as one `FoldedRun`; any other run, and any run under a config change
 or of an old agent run, is folded step by step, so a refused step or a
 divergence names its own seq as ever. Every other reader gets one entry per step.
@@ -34,7 +35,7 @@ import attrs
 
 from toolreel.core import Effect, Emit, LoopConfig, State, initial_state, step
 from toolreel.core.bulk import fragment_run, text_run
-from toolreel.core.notices import TextStreamed
+from toolreel.core.notices import TextStreamed, ToolArgumentsStreamed, ToolCallStreaming
 
 from ._errors import JournalCorrupt, SessionError
 from ._journal import (
@@ -191,7 +192,7 @@ def _run(state: State, run: Run) -> State | None:
     """`text_run` or `fragment_run`: the whole run through `step` at once, if it can be."""
     if run.kind == TEXT:
         return text_run(state, run.values)
-    return fragment_run(state, run.index, run.values)
+    return fragment_run(state, run.index, run.values)  # (told or not: see `differs`)
 
 
 def fold_journal(
@@ -218,14 +219,28 @@ def fold_journal(
     return JournalFold(journal, session_id, configs, damage=damage, runs=runs)
 
 
+#: The notices of a call's start and its argument fragments: journals written before they
+#: were told recorded no effect for those steps (see `differs`).
+_UNTOLD = (ToolCallStreaming, ToolArgumentsStreamed)
+
+
 def differs(
     entry: JournalEntry, effects: Sequence[StepEffect]
 ) -> tuple[dict[str, Any], ...] | None:
-    """The effects' records when they differ from what `entry` recorded, else None."""
+    """The effects' records when they differ from what `entry` recorded, else None.
+
+    A step recorded with no effect equals the reducer's lone `Emit` of a
+    `ToolCallStreaming` or `ToolArgumentsStreamed` notice: journals written before a call's
+    start and its argument fragments were told recorded none for those steps
+    (`ToolCallStarted`, `ToolCallArgumentsDelta`), and still replay clean.
+    """
     recorded = entry.effects
-    if not effects and not recorded:
-        return None  # the hot path of argument fragments: nothing to compare
-    if len(effects) == 1 == len(recorded) and _same_text(effects[0], recorded[0]):
+    if not recorded:
+        if not effects:
+            return None  # nothing to compare
+        if len(effects) == 1 and _untold(effects[0]):
+            return None  # (a call's start or fragment, recorded before they were told)
+    elif len(effects) == 1 == len(recorded) and _same_text(effects[0], recorded[0]):
         return None  # the hot path of text deltas, without building a record
     replayed = tuple(effect_record(effect) for effect in effects)
     if replayed == recorded or replayed == current_records(recorded):
@@ -233,6 +248,11 @@ def differs(
     if list(unreasoned(replayed)) == list(current_records(recorded)):
         return None  # (journals before reason codes recorded results without them)
     return replayed
+
+
+def _untold(effect: StepEffect) -> bool:
+    """Whether `effect` tells a call's start or an argument fragment (see `differs`)."""
+    return effect.__class__ is Emit and effect.notice.__class__ in _UNTOLD
 
 
 def _same_text(effect: StepEffect, record: dict[str, Any]) -> bool:

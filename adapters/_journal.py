@@ -60,7 +60,12 @@ from toolreel.core import (
     ToolFinished,
 )
 from toolreel.core.hooks import Blocked
-from toolreel.core.notices import RoundFinished, TextStreamed, ToolResultReady
+from toolreel.core.notices import (
+    RoundFinished,
+    TextStreamed,
+    ToolArgumentsStreamed,
+    ToolResultReady,
+)
 from toolreel.core.outcomes import Capped, Completed, Failed, FailureCode, Outcome
 from toolreel.core.policies import MaxIterationsPolicy
 
@@ -351,6 +356,11 @@ def effect_record(effect: StepEffect) -> dict[str, Any]:
     if isinstance(effect, Emit) and type(effect.notice) is TextStreamed:
         # The hot path of every stream: one per text delta.
         return {"notice": {"text": effect.notice.text, "type": "TextStreamed"}, "type": "Emit"}
+    if isinstance(effect, Emit) and type(effect.notice) is ToolArgumentsStreamed:
+        # The hot path of a call's arguments: one per fragment.
+        told = effect.notice
+        notice = {"fragment": told.fragment, "index": told.index, "type": "ToolArgumentsStreamed"}
+        return {"notice": notice, "type": "Emit"}
     if isinstance(effect, Finish):  # its rounds are in the step's Persist: digest them here
         rounds = effect.rounds
         data = effect_data(attrs.evolve(effect, rounds=()))

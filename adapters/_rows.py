@@ -6,8 +6,14 @@ A row is a JSON list of items, each one of:
   (every row written before runs existed holds only these);
 - `["TextDelta", first_seq, [text, ...]]`: consecutive steps, each a
   `TextDelta` whose only effect is the `Emit(TextStreamed)` of its text;
+- `["ToolArgumentsStreamed", first_seq, index, [fragment, ...]]`: consecutive
+  steps, each an argument fragment of the call at `index` whose only effect is
+  the `Emit(ToolArgumentsStreamed)` of it (the runs written since fragments
+  are told);
 - `["ToolCallArgumentsDelta", first_seq, index, [fragment, ...]]`: consecutive
-  steps, each an argument fragment of the call at `index`, with no effect.
+  steps, each an argument fragment of the call at `index`, with no effect (the
+  runs written before fragments were told, and runs of empty fragments; still
+  read, and a replay folds them as the reducer's notices: adapters/_fold.py).
 
 Deltas are most of a session's steps, and a replay decodes every one: a run
 stores each as one JSON string, which orjson reads several times faster than
@@ -37,6 +43,9 @@ from ._serde import event_of
 
 TEXT = "TextDelta"
 ARGUMENTS = "ToolCallArgumentsDelta"
+TOLD_ARGUMENTS = "ToolArgumentsStreamed"
+#: The kinds of a run of fragments, by the head a row stores (the kind itself).
+_FRAGMENT_RUNS = {TOLD_ARGUMENTS: TOLD_ARGUMENTS, ARGUMENTS: ARGUMENTS}
 _NO_EFFECTS: tuple[dict[str, Any], ...] = ()
 
 #: One step as it is written: seq, event data, recorded effects.
@@ -48,13 +57,23 @@ def _streamed(text: str) -> dict[str, Any]:
     return {"notice": {"text": text, "type": "TextStreamed"}, "type": "Emit"}
 
 
+def _told(index: int, fragment: str) -> dict[str, Any]:
+    """The recorded `Emit(ToolArgumentsStreamed)` of a fragment (as `effect_record` makes it)."""
+    notice = {"fragment": fragment, "index": index, "type": TOLD_ARGUMENTS}
+    return {"notice": notice, "type": "Emit"}
+
+
 def _run_of(data: dict[str, Any], effects: list[dict[str, Any]]) -> tuple[Any, ...] | None:
     """The run a step can join (its kind and, for fragments, the call's index), or None."""
     kind = data.get("type")
     if kind == TEXT and len(data) == 2 and effects == [_streamed(data["text"])]:
         return (TEXT,)
-    if kind == ARGUMENTS and len(data) == 3 and not effects:
+    if kind != ARGUMENTS or len(data) != 3:
+        return None
+    if not effects:
         return (ARGUMENTS, data["index"])
+    if effects == [_told(data["index"], data["fragment"])]:
+        return (TOLD_ARGUMENTS, data["index"])
     return None
 
 
@@ -72,7 +91,7 @@ def encode_row(steps: Sequence[StepData]) -> str:
         elif run[0] == TEXT:
             items.append([TEXT, seq, [data["text"]]])
         else:
-            items.append([ARGUMENTS, seq, run[1], [data["fragment"]]])
+            items.append([run[0], seq, run[1], [data["fragment"]]])
         open_run, next_seq = run, seq + 1
     return orjson.dumps(items).decode()
 
@@ -82,8 +101,10 @@ class Run:
     """Consecutive steps stored as one run: `seq` the first, one of `values` each.
 
     `kind` is `TEXT` (each a `TextDelta` of its text with the `Emit(TextStreamed)`
-    of it as its only effect) or `ARGUMENTS` (each an argument fragment of the
-    call at `index`, with no effect).
+    of it as its only effect), `TOLD_ARGUMENTS` (each an argument fragment of the
+    call at `index` with the `Emit(ToolArgumentsStreamed)` of it as its only
+    effect) or `ARGUMENTS` (each an argument fragment of the call at `index`,
+    with no effect: written before fragments were told).
     """
 
     seq: int
@@ -95,7 +116,7 @@ class Run:
         """The run's steps, one `JournalEntry` each."""
         if self.kind == TEXT:
             return _texts(self.seq, self.values)
-        return _fragments(self.seq, self.index, self.values)
+        return _fragments(self.seq, self.index, self.values, told=self.kind == TOLD_ARGUMENTS)
 
 
 #: What a row holds, item by item: one step, or a run of steps.
@@ -110,13 +131,15 @@ def _texts(first: int, texts: Sequence[str]) -> list[JournalEntry]:
     ]
 
 
-def _fragments(first: int, index: int, fragments: Sequence[str]) -> list[JournalEntry]:
-    """The steps of a run of argument fragments."""
+def _fragments(
+    first: int, index: int, fragments: Sequence[str], *, told: bool
+) -> list[JournalEntry]:
+    """The steps of a run of argument fragments (each with its notice when `told`)."""
     return [
         JournalEntry(
             seq=seq,
             event=ToolCallArgumentsDelta(index=index, fragment=fragment),
-            effects=_NO_EFFECTS,
+            effects=(_told(index, fragment),) if told else _NO_EFFECTS,
         )
         for seq, fragment in zip(count(first), fragments, strict=False)
     ]
@@ -132,12 +155,13 @@ def _item(item: list[Any]) -> Item:
         _, first, texts = item
         _check_seq(first)
         return Run(seq=first, kind=TEXT, index=0, values=tuple(_strings(texts)))
-    if head == ARGUMENTS:
+    if head in _FRAGMENT_RUNS:
         _, first, index, fragments = item
         _check_seq(first)
         if index.__class__ is not int:
             raise ValueError(f"not a call's index: {index!r}")
-        return Run(seq=first, kind=ARGUMENTS, index=index, values=tuple(_strings(fragments)))
+        kind = _FRAGMENT_RUNS[head]
+        return Run(seq=first, kind=kind, index=index, values=tuple(_strings(fragments)))
     raise ValueError(f"not a step: {head!r}")
 
 

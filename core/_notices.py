@@ -4,6 +4,12 @@ Told by every turn, to the caller's stream:
 
 - `TextStreamed`: a piece of the model's text, as it arrives.
 - `ReasoningStreamed`: a piece of reasoning text, as it arrives.
+- `ToolCallStreaming`: the model began writing a call (its id, name and
+  index in the response), before any of its arguments.
+- `ToolArgumentsStreamed`: a fragment of the arguments of the call at an
+  index, as it arrives (split anywhere: the fragments joined are the JSON
+  text `ToolCallAnnounced` later carries parsed). A retry voids them as it
+  voids streamed text.
 - `ToolCallAnnounced`: the model issued a call (before it is checked or run).
 - `ResultsRequested`: manual mode; the calls whose results the caller must add.
 - `ApprovalRequested`: a call is held until a human approves or denies it
@@ -48,6 +54,23 @@ class ReasoningStreamed:
     """A piece of the model's reasoning."""
 
     text: str
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallStreaming:
+    """The model began the call `call_id` to `name`, at `index` of its response."""
+
+    index: int
+    call_id: str
+    name: str
+
+
+@attrs.frozen(kw_only=True)
+class ToolArgumentsStreamed:
+    """`fragment` of the JSON arguments of the call at `index` (see `ToolCallStreaming`)."""
+
+    index: int
+    fragment: str
 
 
 @attrs.frozen(kw_only=True)
@@ -131,6 +154,8 @@ class ValidationFailed:
 Notice: TypeAlias = (
     TextStreamed
     | ReasoningStreamed
+    | ToolCallStreaming
+    | ToolArgumentsStreamed
     | ToolCallAnnounced
     | ResultsRequested
     | ApprovalRequested

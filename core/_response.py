@@ -70,7 +70,11 @@ class Stream:
     tail: str = ""
     reasoning: tuple[Reasoning, ...] = ()
     reasoning_open: bool = False
+    #: The calls so far, except `written`: read them with `calls_of`.
     calls: tuple[PartialCall, ...] = ()
+    #: Argument text of the last of `calls` not yet in its `arguments` (the fragments of
+    #: the call streaming now: appended here, no new `PartialCall` per fragment).
+    written: str = ""
 
     @property
     def text(self) -> str:
@@ -81,7 +85,7 @@ class Stream:
 
     def _key(self) -> tuple[str, tuple[Reasoning, ...], bool, tuple[PartialCall, ...]]:
         """What equality and the hash compare."""
-        return (self.text, self.reasoning, self.reasoning_open, self.calls)
+        return (self.text, self.reasoning, self.reasoning_open, calls_of(self))
 
     def __eq__(self, other: object) -> bool:
         """The same text, reasoning and calls."""
@@ -97,16 +101,17 @@ class Stream:
 
 EMPTY_STREAM = Stream()
 
-_earlier, _tail, _reasoning, _open, _calls = setters(Stream)
+_earlier, _tail, _reasoning, _open, _calls, _written = setters(Stream)
 _index, _id, _name, _arguments, _signature = setters(PartialCall)
 
 
-def _stream(
+def _stream(  # noqa: PLR0917 - one per slot, on the per-delta path (keywords cost more)
     earlier: Pieces,
     tail: str,
     reasoning: tuple[Reasoning, ...],
     reasoning_open: bool,
     calls: tuple[PartialCall, ...],
+    written: str,
 ) -> Stream:
     """A `Stream` built slot by slot."""
     stream = blank(Stream)
@@ -115,7 +120,18 @@ def _stream(
     _reasoning(stream, reasoning)
     _open(stream, reasoning_open)
     _calls(stream, calls)
+    _written(stream, written)
     return stream
+
+
+def calls_of(stream: Stream) -> tuple[PartialCall, ...]:
+    """The stream's calls, each with all its argument text so far."""
+    calls = stream.calls
+    if not stream.written:
+        return calls
+    last = calls[-1]
+    arguments = last.arguments + stream.written
+    return (*calls[:-1], _partial(last.index, last.call_id, last.name, arguments, last.signature))
 
 
 def _partial(
@@ -141,7 +157,9 @@ def add_text(stream: Stream, text: str) -> Stream:
         earlier, tail = stream.earlier, tail + text
     else:
         earlier, tail = (stream.earlier, tail), text
-    return _stream(earlier, tail, stream.reasoning, stream.reasoning_open, stream.calls)
+    return _stream(
+        earlier, tail, stream.reasoning, stream.reasoning_open, stream.calls, stream.written
+    )
 
 
 def add_reasoning(stream: Stream, text: str, signature: str | None, redacted: str | None) -> Stream:
@@ -149,13 +167,14 @@ def add_reasoning(stream: Stream, text: str, signature: str | None, redacted: st
     blocks = stream.reasoning
     if redacted is not None:
         blocks = (*blocks, Reasoning(redacted=redacted))
-        return _stream(stream.earlier, stream.tail, blocks, False, stream.calls)
+        return _stream(stream.earlier, stream.tail, blocks, False, stream.calls, stream.written)
     if stream.reasoning_open:
         block = Reasoning(text=blocks[-1].text + text, signature=signature)
         blocks = (*blocks[:-1], block)
     else:
         blocks = (*blocks, Reasoning(text=text, signature=signature))
-    return _stream(stream.earlier, stream.tail, blocks, signature is None, stream.calls)
+    open_ = signature is None
+    return _stream(stream.earlier, stream.tail, blocks, open_, stream.calls, stream.written)
 
 
 def _call_at(calls: tuple[PartialCall, ...], index: int) -> int:
@@ -167,15 +186,15 @@ def _call_at(calls: tuple[PartialCall, ...], index: int) -> int:
 
 
 def _put(stream: Stream, position: int, call: PartialCall) -> Stream:
-    """Replace (or, at -1, append) one partial call."""
-    calls = stream.calls
+    """Replace (or, at -1, append) one partial call (of `calls_of(stream)`)."""
+    calls = calls_of(stream)
     if position < 0:
         calls = (*calls, call)
     elif position == len(calls) - 1:
         calls = (*calls[:-1], call)
     else:
         calls = (*calls[:position], call, *calls[position + 1 :])
-    return _stream(stream.earlier, stream.tail, stream.reasoning, stream.reasoning_open, calls)
+    return _stream(stream.earlier, stream.tail, stream.reasoning, stream.reasoning_open, calls, "")
 
 
 def start_call(
@@ -185,7 +204,7 @@ def start_call(
     position = _call_at(stream.calls, index)
     if position < 0:
         return _put(stream, position, _partial(index, call_id, name, "", signature))
-    old = stream.calls[position]
+    old = calls_of(stream)[position]
     call = _partial(
         index,
         old.call_id or call_id,
@@ -196,18 +215,23 @@ def start_call(
     return _put(stream, position, call)
 
 
+def call_at(stream: Stream, index: int) -> PartialCall:
+    """The partial call at `index` (one that has started or has fragments)."""
+    return calls_of(stream)[_call_at(stream.calls, index)]
+
+
 def add_fragment(stream: Stream, index: int, fragment: str) -> Stream:
     """Append an argument fragment to the call at `index` (opening it if it never started)."""
     calls = stream.calls
     if calls and calls[-1].index == index:  # the usual case: the call streaming now
-        old = calls[-1]
-        call = _partial(index, old.call_id, old.name, old.arguments + fragment, old.signature)
-        calls = (*calls[:-1], call)
-        return _stream(stream.earlier, stream.tail, stream.reasoning, stream.reasoning_open, calls)
+        written = stream.written + fragment
+        return _stream(
+            stream.earlier, stream.tail, stream.reasoning, stream.reasoning_open, calls, written
+        )
     position = _call_at(calls, index)
     if position < 0:
         return _put(stream, position, _partial(index, "", "", fragment, None))
-    old = stream.calls[position]
+    old = calls_of(stream)[position]
     call = _partial(index, old.call_id, old.name, old.arguments + fragment, old.signature)
     return _put(stream, position, call)
 
@@ -253,7 +277,7 @@ def finished_calls(stream: Stream, scope: int, iteration: int) -> tuple[ToolCall
     """
     calls: list[ToolCall] = []
     seen: set[str] = set()
-    for partial in sorted(stream.calls, key=lambda call: call.index):
+    for partial in sorted(calls_of(stream), key=lambda call: call.index):
         call_id = partial.call_id or f"call_{scope}_{iteration}_{partial.index}"
         if call_id in seen:
             call_id = f"{call_id}_{partial.index}"

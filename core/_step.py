@@ -33,7 +33,10 @@ Rules
     blocks, tool calls keyed by index (id and name on the first delta only,
     argument fragments split anywhere; core/_response.py). `ModelResponded`
     ends it; a non-streamed response arrives as the same events. Empty
-    arguments mean {}.
+    arguments mean {}. A call's start is told (`ToolCallStreaming`: index, id
+    and name, each start as the stream then holds it) and each non-empty
+    argument fragment as it arrives (`ToolArgumentsStreamed`), so callers see
+    the arguments grow before the call is announced.
 3.  After the response, arguments that are not a JSON object give that call an
     error result ("arguments are not valid JSON: ...", in the fixed vocabulary
     of core/_arguments.py) and the tool never runs.
@@ -189,6 +192,8 @@ from ._notices import (
     ReasoningStreamed,
     RetryScheduled,
     TextStreamed,
+    ToolArgumentsStreamed,
+    ToolCallStreaming,
     ToolResultReady,
     ValidationFailed,
 )
@@ -199,6 +204,7 @@ from ._response import (
     add_fragment,
     add_reasoning,
     add_text,
+    call_at,
     finished_calls,
     start_call,
 )
@@ -325,14 +331,33 @@ def _on_reasoning(state: State, event: ReasoningDelta) -> Step:
 
 
 def _on_call_started(state: State, event: ToolCallStarted) -> Step:
-    """Open the tool call at its index."""
-    stream = start_call(state.stream, event.index, event.call_id, event.name, event.signature)
-    return with_stream(state, stream), ()
+    """Open the tool call at its index and tell the caller it is being written."""
+    index = event.index
+    stream = start_call(state.stream, index, event.call_id, event.name, event.signature)
+    call = call_at(stream, index)
+    told = Emit(notice=ToolCallStreaming(index=index, call_id=call.call_id, name=call.name))
+    return with_stream(state, stream), (told,)
+
+
+(_fragment_index, _fragment_text) = setters(ToolArgumentsStreamed)
 
 
 def _on_fragment(state: State, event: ToolCallArgumentsDelta) -> Step:
-    """Append an argument fragment to the call at its index."""
-    return with_stream(state, add_fragment(state.stream, event.index, event.fragment)), ()
+    """Append an argument fragment to the call at its index and stream it to the caller.
+
+    Its `Emit(ToolArgumentsStreamed)` is built slot by slot, here: once per fragment.
+    """
+    fragment = event.fragment
+    index = event.index
+    new = with_stream(state, add_fragment(state.stream, index, fragment))
+    if not fragment:
+        return new, ()
+    notice = blank(ToolArgumentsStreamed)
+    _fragment_index(notice, index)
+    _fragment_text(notice, fragment)
+    told = blank(Emit)
+    _emitted(told, notice)
+    return new, (told,)
 
 
 # Rule 2 in bulk: a replay folds a stored run of deltas at once ---------------
@@ -354,7 +379,9 @@ def text_run(state: State, texts: Sequence[str]) -> State | None:
 
 def fragment_run(state: State, index: int, fragments: Sequence[str]) -> State | None:
     """The state after `step` folds an argument fragment of the call at `index` for each of
-    `fragments` (each accepted, with no effect); None when it must be folded one at a time.
+    `fragments`, when each is accepted (each then emits exactly its
+    `Emit(ToolArgumentsStreamed)`, none for an empty one); None when it must be folded one
+    at a time.
     """
     if not fragments:
         return state

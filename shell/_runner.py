@@ -95,7 +95,9 @@ from toolreel.core.notices import (
     RetryScheduled,
     RoundFinished,
     TextStreamed,
+    ToolArgumentsStreamed,
     ToolCallAnnounced,
+    ToolCallStreaming,
     ToolResultReady,
     UsageReported,
     ValidationFailed,
@@ -471,6 +473,8 @@ class Runner:
             case (
                 TextStreamed()
                 | ReasoningStreamed()
+                | ToolCallStreaming()
+                | ToolArgumentsStreamed()
                 | ResultsRequested()
                 | ApprovalRequested()
                 | RetryScheduled()

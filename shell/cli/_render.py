@@ -93,7 +93,11 @@ class TurnView:
             self._line_open = False
 
     def show(self, item: Notice | Finish | AwaitApproval) -> None:
-        """Render one notice of the running turn (or its `Finish`)."""
+        """Render one notice of the running turn (or its `Finish`).
+
+        A call's start and its argument fragments (`ToolCallStreaming`,
+        `ToolArgumentsStreamed`) are not shown: the call is printed whole once announced.
+        """
         match item:
             case TextStreamed(text=piece):
                 self.quiet()

@@ -82,7 +82,9 @@ from toolreel.core.notices import (
     RetryScheduled,
     RoundFinished,
     TextStreamed,
+    ToolArgumentsStreamed,
     ToolCallAnnounced,
+    ToolCallStreaming,
     ToolResultReady,
     UsageReported,
     ValidationFailed,
@@ -188,6 +190,8 @@ def agui_events(
             return stream, [_custom("spent", spent)]
         case ApprovalRequested() | MessageRecorded():
             return stream, []
+        case ToolCallStreaming() | ToolArgumentsStreamed():
+            return stream, []  # a call goes out whole (START, ARGS, END) once it is announced
         case AwaitApproval():
             return _paused(stream, item)
         case AttemptStarted(attempt=attempt):

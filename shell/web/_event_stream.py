@@ -6,6 +6,10 @@ the `(type, data)` pairs one notice (or the turn's `Finish`) stands for.
 
 - `session` `{id}`: first; the session the turn runs in (send it back to continue).
 - `text` `{text}` / `reasoning` `{text}`: a piece of the model's text / reasoning.
+- `tool_call_start` `{index, id, name}`: the model began writing a call (`index`:
+  its place in the model's response).
+- `tool_call_delta` `{index, fragment}`: a piece of the arguments text of the call
+  begun at `index`, as the model writes it (the pieces joined are the JSON text).
 - `tool_call` `{id, name, arguments}`: the model called a tool (arguments: the
   object, or the text when it is not a JSON object).
 - `tool_result` `{id, name, content, is_error, duration_ms}`: a call's result;
@@ -50,7 +54,9 @@ from toolreel.core.notices import (
     RetryScheduled,
     RoundFinished,
     TextStreamed,
+    ToolArgumentsStreamed,
     ToolCallAnnounced,
+    ToolCallStreaming,
     ToolResultReady,
     UsageReported,
     ValidationFailed,
@@ -94,6 +100,10 @@ def plain_events(
             return stream, [("text", {"text": text})] if text else []
         case ReasoningStreamed(text=text):
             return stream, [("reasoning", {"text": text})] if text else []
+        case ToolCallStreaming(index=index, call_id=call_id, name=name):
+            return stream, [("tool_call_start", {"index": index, "id": call_id, "name": name})]
+        case ToolArgumentsStreamed(index=index, fragment=fragment):
+            return stream, [("tool_call_delta", {"index": index, "fragment": fragment})]
         case ToolCallAnnounced(call=call):
             return attrs.evolve(stream, calls_at=now), [("tool_call", call_json(call))]
         case ToolResultReady(result=result):

@@ -19,10 +19,17 @@ the client's rules are those of its `processUIMessageStream`):
 3. Text and reasoning are parts with ids (`text-1`, `reasoning-2`, ... per
    message); a part is ended (`-end`) before another kind starts, before a tool
    call, at a round's end and at the turn's end.
-4. A call is `tool-input-start`, one `tool-input-delta` with its arguments
-   text, then `tool-input-available` with the arguments as an object; arguments
-   that are not a JSON object give `tool-input-error` instead (the loop answers
-   the call with an error result, which follows as `tool-output-error`).
+4. A call is `tool-input-start` as the model begins writing it
+   (`ToolCallStreaming`), a `tool-input-delta` per fragment of its arguments
+   text as it arrives (`ToolArgumentsStreamed`; the client shows the partial
+   input, state `input-streaming`), then, once announced, `tool-input-available`
+   with the arguments as an object; arguments that are not a JSON object give
+   `tool-input-error` instead (the loop answers the call with an error result,
+   which follows as `tool-output-error`). A call not streamed live (its start
+   gave no id, or an id the message already used: the loop makes it unique
+   when announcing) is sent whole when announced: its start, one delta with
+   all its arguments, then its input. Fragments of a call whose start was
+   not sent are not sent.
 5. A result is `tool-output-available` (output: the text the model reads) or,
    for an error result (a failure, a refusal, a timeout), `tool-output-error`;
    both carry `providerMetadata.toolreel.duration_ms`, counted from the last
@@ -71,7 +78,9 @@ from toolreel.core.notices import (
     RetryScheduled,
     RoundFinished,
     TextStreamed,
+    ToolArgumentsStreamed,
     ToolCallAnnounced,
+    ToolCallStreaming,
     ToolResultReady,
     UsageReported,
     ValidationFailed,
@@ -125,6 +134,10 @@ class UIStream:
     finished: bool = False
     #: Calls the human denied in the client's message this stream continues (rule 10).
     denied: frozenset[str] = frozenset()
+    #: The calls of the open step streamed live, as (index, call id) (rule 4).
+    live: tuple[tuple[int, str], ...] = ()
+    #: The ids of the calls whose `tool-input-start` the message holds (rule 4).
+    started: frozenset[str] = frozenset()
 
 
 def sse(part: Part) -> str:
@@ -151,10 +164,16 @@ def ui_parts(
             return _piece(stream, "text", text)
         case ReasoningStreamed(text=text):
             return _piece(stream, "reasoning", text)
+        case ToolCallStreaming(index=index, call_id=call_id, name=name):
+            return _call_started(stream, index, call_id, name)
+        case ToolArgumentsStreamed(index=index, fragment=fragment):
+            return stream, _fragment_parts(stream, index, fragment)
         case ToolCallAnnounced(call=call):
             ends = _ends(stream)
             stream, parts = _opened(_closed(stream))
-            return attrs.evolve(stream, calls_at=now), [*ends, *parts, *_call_parts(call)]
+            live = call.id in stream.started
+            stream = attrs.evolve(stream, calls_at=now, started=stream.started | {call.id})
+            return stream, [*ends, *parts, *_call_parts(call, live=live)]
         case ToolResultReady(result=result):
             if result.is_error and result.call_id in stream.denied:
                 return stream, [{"type": "tool-output-denied", "toolCallId": result.call_id}]
@@ -242,13 +261,37 @@ def _piece(stream: UIStream, kind: str, text: str) -> tuple[UIStream, list[Part]
 # --- tools -------------------------------------------------------------------------------
 
 
-def _call_parts(call: ToolCall) -> list[Part]:
-    """A call announced: its input's start, its arguments text, then the input (rule 4)."""
+def _call_started(
+    stream: UIStream, index: int, call_id: str, name: str
+) -> tuple[UIStream, list[Part]]:
+    """The model began writing a call: its `tool-input-start`, if it can stream live (rule 4)."""
+    if not call_id or call_id in stream.started or any(at == index for at, _ in stream.live):
+        return stream, []
+    ends = _ends(stream)
+    stream, parts = _opened(_closed(stream))
+    live = (*stream.live, (index, call_id))
+    stream = attrs.evolve(stream, live=live, started=stream.started | {call_id})
+    start = {"type": "tool-input-start", "toolCallId": call_id, "toolName": name}
+    return stream, [*ends, *parts, start]
+
+
+def _fragment_parts(stream: UIStream, index: int, fragment: str) -> list[Part]:
+    """A fragment of a call streaming live: its `tool-input-delta` (rule 4)."""
+    for at, call_id in stream.live:
+        if at == index:
+            return [{"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": fragment}]
+    return []
+
+
+def _call_parts(call: ToolCall, *, live: bool) -> list[Part]:
+    """A call announced: its input (after its start and arguments text unless `live`, rule 4)."""
     ids = {"toolCallId": call.id}
-    parts: list[Part] = [
-        {"type": "tool-input-start", **ids, "toolName": call.name},
-        {"type": "tool-input-delta", **ids, "inputTextDelta": call.arguments},
-    ]
+    parts: list[Part] = []
+    if not live:
+        parts += [
+            {"type": "tool-input-start", **ids, "toolName": call.name},
+            {"type": "tool-input-delta", **ids, "inputTextDelta": call.arguments},
+        ]
     arguments = arguments_object(call.arguments)
     if arguments is None:
         error = "the arguments are not a JSON object"
@@ -288,7 +331,7 @@ def _step_finished(stream: UIStream) -> tuple[UIStream, list[Part]]:
     parts = _ends(stream)
     if stream.step_open:
         parts.append({"type": "finish-step"})
-    return attrs.evolve(_closed(stream), step_open=False, calls_at=None), parts
+    return attrs.evolve(_closed(stream), step_open=False, calls_at=None, live=()), parts
 
 
 def _reset(stream: UIStream, retry: RetryScheduled) -> tuple[UIStream, list[Part]]:
@@ -297,7 +340,8 @@ def _reset(stream: UIStream, retry: RetryScheduled) -> tuple[UIStream, list[Part
     if stream.step_open:
         parts.append({"type": "reset-step"})
     parts.append(_transient("data-retry", retry_json(retry)))
-    return attrs.evolve(_closed(stream), calls_at=None), parts
+    voided = stream.started - {call_id for _, call_id in stream.live}  # (their starts too)
+    return attrs.evolve(_closed(stream), calls_at=None, live=(), started=voided), parts
 
 
 def _transient(kind: str, data: dict[str, Any]) -> Part:

@@ -37,6 +37,7 @@ from toolreel.core import (
     initial_state,
     step,
 )
+from toolreel.core._response import calls_of
 from toolreel.shell import Divergence, replay
 
 CONFIG = LoopConfig(model="m", tools=(ToolSpec(name="work"),))
@@ -109,7 +110,7 @@ def test_a_fold_of_runs_ends_at_its_last_step(tmp_path) -> None:
     list(fold)
     assert fold.entry == entries[-1]
     assert fold.seq == 7
-    assert fold.state.stream.calls[0].arguments == '{"n": 1'
+    assert calls_of(fold.state.stream)[0].arguments == '{"n": 1'
 
 
 def test_every_other_reader_gets_one_entry_per_step(tmp_path) -> None:

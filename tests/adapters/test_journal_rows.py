@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import attrs
 import orjson
 import pytest
 
 from toolreel.adapters import (
+    Journal,
     JournalCorrupt,
     JournalEntry,
     MemoryJournal,
@@ -20,6 +22,7 @@ from toolreel.adapters import (
 )
 from toolreel.adapters._rows import encode_row
 from toolreel.adapters.records import event_data
+from toolreel.adapters.replay import fold_journal
 from toolreel.core import (
     LoopConfig,
     ModelResponded,
@@ -92,10 +95,10 @@ def test_consecutive_deltas_are_stored_as_runs_broken_where_the_call_changes() -
         [1, entries[0][1]],
         ["TextDelta", 2],
         [4, entries[3][1]],
-        ["ToolCallArgumentsDelta", 5],
+        ["ToolArgumentsStreamed", 5],
         [7, entries[6][1]],
-        ["ToolCallArgumentsDelta", 8],
-        ["ToolCallArgumentsDelta", 9],
+        ["ToolArgumentsStreamed", 8],
+        ["ToolCallArgumentsDelta", 9],  # (an empty fragment: told nothing)
         [10, entries[9][1]],
     ]
     assert items[1][2] == ["Let me ", "check."]
@@ -120,6 +123,48 @@ def test_a_delta_with_other_effects_or_a_gap_in_its_numbers_is_stored_whole(tmp_
         "ToolCallArgumentsDelta",
         "ToolCallArgumentsDelta",
     ]
+    journal.close()
+
+
+def untold(steps: list[Step]) -> list[JournalEntry]:
+    """`steps` as code before a call's start and fragments were told journaled them."""
+    return [
+        JournalEntry(
+            seq=s.seq,
+            event=s.event,
+            effects=()
+            if isinstance(s.event, ToolCallStarted | ToolCallArgumentsDelta)
+            else tuple(effect_record(e) for e in s.effects),
+        )
+        for s in steps
+    ]
+
+
+def replayed_clean(journal: Journal, *, runs: bool) -> bool:
+    """Whether folding session 's' again gives every step's recorded effects."""
+    fold = fold_journal(journal, "s", runs=runs)
+    return all(fold.differs(entry, effects) is None for entry, effects in fold)
+
+
+def test_fragments_written_before_they_were_told_read_and_replay_clean(tmp_path) -> None:
+    old = untold(steps_of(STREAM))
+    journal = written(tmp_path, old)
+    assert [item[0] for item in body(journal)][3:5] == ["ToolCallArgumentsDelta", 7]
+    assert list(journal.entries("s")) == old
+    assert replayed_clean(journal, runs=True)
+    assert replayed_clean(journal, runs=False)
+    memory = MemoryJournal()
+    memory.begin("s", CONFIG)
+    memory.append_entries("s", old)
+    assert replayed_clean(memory, runs=False)
+    journal.close()
+
+
+def test_a_fragment_recorded_with_no_effect_may_not_hide_another_notice(tmp_path) -> None:
+    old = untold(steps_of(STREAM))
+    old[2] = attrs.evolve(old[2], effects=())  # a text delta recorded without its text
+    journal = written(tmp_path, old)
+    assert not replayed_clean(journal, runs=False)
     journal.close()
 
 

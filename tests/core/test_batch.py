@@ -4,7 +4,8 @@ A replay checks a stored run of deltas with one call (adapters/_fold.py), so
 these must agree with folding every delta through `step`, in every phase the
 loop reaches (`simulate` of test_properties.py): where they answer, the state
 is the one `step` reaches and each delta's effects are exactly what the run
-records (its `Emit(TextStreamed)`, or none for a fragment); where `step` would
+records (its `Emit(TextStreamed)`, or for a fragment its `Emit(ToolArgumentsStreamed)`,
+none for an empty one); where `step` would
 refuse a delta or do anything else, they decline (None), and the fold then
 takes the run one step at a time.
 """
@@ -29,7 +30,7 @@ from toolreel.core import (
     step,
 )
 from toolreel.core.bulk import fragment_run, text_run
-from toolreel.core.notices import TextStreamed
+from toolreel.core.notices import TextStreamed, ToolArgumentsStreamed
 
 TEXTS = ["", "Hel", "lo", " wörld", "\n"]
 FEWER = settings(SETTINGS, max_examples=120)  # each example simulates a whole session
@@ -45,6 +46,11 @@ def stepwise(state: State, events: list[Event], recorded: list[tuple]) -> State 
         if made != effects:
             return None
     return state
+
+
+def told_fragment(index: int, fragment: str) -> tuple[Emit, ...]:
+    """What `step` emits for a fragment: its notice, none for an empty one."""
+    return (Emit(notice=ToolArgumentsStreamed(index=index, fragment=fragment)),) if fragment else ()
 
 
 def some_state(data: st.DataObject, config: LoopConfig) -> State:
@@ -67,12 +73,13 @@ def test_a_text_run_is_each_text_delta_emitting_its_text(config, data) -> None:
 
 @FEWER
 @given(config=configs, data=st.data())
-def test_a_fragment_run_is_each_fragment_without_effects(config, data) -> None:
+def test_a_fragment_run_is_each_fragment_telling_it(config, data) -> None:
     state = some_state(data, config)
     index = data.draw(st.integers(0, 2))
     fragments = data.draw(st.lists(st.sampled_from(FRAGMENTS), max_size=6))
     events = [ToolCallArgumentsDelta(index=index, fragment=f) for f in fragments]
-    folded = stepwise(state, events, [()] * len(fragments))
+    told = [told_fragment(index, fragment) for fragment in fragments]
+    folded = stepwise(state, events, told)
     batch = fragment_run(state, index, fragments)
     if batch is not None or state.phase is Phase.STREAMING:
         assert batch == folded  # answered: exactly `step`'s state (declined only off-stream)

@@ -50,7 +50,9 @@ from toolreel.core.notices import (
     RetryScheduled,
     RoundFinished,
     TextStreamed,
+    ToolArgumentsStreamed,
     ToolCallAnnounced,
+    ToolCallStreaming,
     ToolResultReady,
 )
 from toolreel.core.outcomes import Completed, Failed, FailureCode, FinishReason
@@ -178,6 +180,45 @@ def test_arguments_split_inside_a_number_are_reassembled_by_index() -> None:
     assert of_type(effects, RunTool) == [
         RunTool(call=ToolCall(id="c1", name="add", arguments='{"a": 25, "b": 17}')),
         RunTool(call=ToolCall(id="c2", name="add", arguments='{"a": 10, "b": 2}')),
+    ]
+
+
+def test_a_call_and_its_arguments_are_told_as_they_stream_before_it_is_announced() -> None:
+    events = [
+        PromptSubmitted(text="add"),
+        ToolCallStarted(index=0, call_id="c1", name="add"),
+        ToolCallArgumentsDelta(index=0, fragment='{"a": 2'),
+        ToolCallStarted(index=1, call_id="c2", name="add"),
+        ToolCallArgumentsDelta(index=1, fragment='{"a": 1}'),
+        ToolCallArgumentsDelta(index=0, fragment="5}"),
+        done("tool_calls"),
+    ]
+    _, per_step = fold(initial_state(config()), events)
+    assert per_step[1:6] == [
+        (Emit(notice=ToolCallStreaming(index=0, call_id="c1", name="add")),),
+        (Emit(notice=ToolArgumentsStreamed(index=0, fragment='{"a": 2')),),
+        (Emit(notice=ToolCallStreaming(index=1, call_id="c2", name="add")),),
+        (Emit(notice=ToolArgumentsStreamed(index=1, fragment='{"a": 1}')),),
+        (Emit(notice=ToolArgumentsStreamed(index=0, fragment="5}")),),
+    ]
+    announced = notices(per_step[6], ToolCallAnnounced)
+    assert [n.call.arguments for n in announced] == ['{"a": 25}', '{"a": 1}']
+
+
+def test_an_empty_fragment_is_not_told_and_a_repeated_start_tells_the_call_as_it_stands() -> None:
+    events = [
+        PromptSubmitted(text="add"),
+        ToolCallArgumentsDelta(index=0, fragment='{"a"'),
+        ToolCallStarted(index=0, call_id="c1", name="add"),
+        ToolCallArgumentsDelta(index=0, fragment=""),
+        ToolCallStarted(index=0, call_id="c9", name=""),
+    ]
+    _, per_step = fold(initial_state(config()), events)
+    assert per_step[1:] == [
+        (Emit(notice=ToolArgumentsStreamed(index=0, fragment='{"a"')),),
+        (Emit(notice=ToolCallStreaming(index=0, call_id="c1", name="add")),),
+        (),
+        (Emit(notice=ToolCallStreaming(index=0, call_id="c1", name="add")),),
     ]
 
 

@@ -14,11 +14,13 @@ from toolreel.core.notices import (
     MessageRecorded,
     ResultsRequested,
     TextStreamed,
+    ToolArgumentsStreamed,
     ToolCallAnnounced,
+    ToolCallStreaming,
     ToolResultReady,
 )
 from toolreel.core.outcomes import FinishReason
-from toolreel.shell import AgentOptions, Client, run, tool
+from toolreel.shell import AgentOptions, Client, Divergence, replay, run, tool
 from toolreel.shell.errors import (
     JournalUnavailable,
     NotOpen,
@@ -100,6 +102,32 @@ def test_auto_execute_successful_tool() -> None:
             "tool_call_id": "call-1",
             "content": '{"result": 42}',
         }
+
+
+def test_events_tell_a_call_and_its_arguments_as_they_stream_and_the_journal_replays(
+    tmp_path,
+) -> None:
+    script = [tool_calls(("call-1", "add", {"a": 25, "b": 17})), text("The answer is 42")]
+    with ScriptedServer(script) as server:
+
+        async def main() -> list:
+            opts = options(server, tools=[add_tool], journal=str(tmp_path / "j.db"))
+            async with Client(opts) as client:
+                return await events_of(client, "Calculate 25 + 17")
+
+        items = anyio.run(main)
+    calls = [i for i in items if isinstance(i, ToolCallStreaming | ToolArgumentsStreamed)]
+    assert calls[0] == ToolCallStreaming(index=0, call_id="call-1", name="add")
+    fragments = [i.fragment for i in calls[1:] if isinstance(i, ToolArgumentsStreamed)]
+    assert len(fragments) == len(calls) - 1 >= 2  # one notice per fragment the model sent
+    assert arguments_object("".join(fragments)) == {"a": 25, "b": 17}
+    assert items.index(calls[-1]) < next(
+        n for n, i in enumerate(items) if isinstance(i, ToolCallAnnounced)
+    )
+    journal = SQLiteJournal(tmp_path / "j.db")
+    [session_id] = journal.sessions()
+    assert not isinstance(replay(journal, session_id), Divergence)
+    journal.close()
 
 
 # Test 3: a tool raising

@@ -126,6 +126,31 @@ def test_chat_streams_parallel_calls_chained_rounds_and_the_answer(calculator) -
     assert parts[-1]["finishReason"] == "stop"
 
 
+def test_a_call_streamed_in_fragments_is_sent_as_its_arguments_arrive(calculator) -> None:
+    web = app(options(calculator))
+    parts = ui_parts_of(call(web, "POST", "/api/chat", chat_body("What is 25 plus 17?")))
+    check_ui(parts)
+    of_call = [p for p in parts if p.get("toolCallId")]
+    kinds = [p["type"] for p in of_call]
+    deltas = kinds.count("tool-input-delta")
+    assert deltas >= 2  # one per fragment the model streamed, not one with the whole text
+    assert kinds == [
+        "tool-input-start",
+        *["tool-input-delta"] * deltas,
+        "tool-input-available",
+        "tool-output-available",
+    ]
+    written = "".join(p["inputTextDelta"] for p in of_call if p["type"] == "tool-input-delta")
+    assert json.loads(written) == of_call[-2]["input"] == {"a": 25, "b": 17}
+    events = plain_events_of(call(web, "POST", "/api/events", {"message": "What is 25 plus 17?"}))
+    told = [(kind, data) for kind, data in events if kind.startswith("tool_call")]
+    begun = {"index": 0, "id": of_call[0]["toolCallId"], "name": "add"}
+    assert told[0] == ("tool_call_start", begun)
+    fragments = [data["fragment"] for kind, data in told if kind == "tool_call_delta"]
+    assert len(fragments) >= 2 and json.loads("".join(fragments)) == {"a": 25, "b": 17}
+    assert told[-1][0] == "tool_call"
+
+
 def test_a_tool_error_is_a_tool_output_error_and_the_loop_goes_on(calculator) -> None:
     parts = ui_parts_of(
         call(app(options(calculator)), "POST", "/api/chat", chat_body("What is 1 divided by 0?"))

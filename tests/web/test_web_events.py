@@ -84,6 +84,8 @@ def test_every_notice_kind_has_its_event_types() -> None:
         "session",
         "reasoning",
         "text",
+        "tool_call_start",
+        "tool_call_delta",
         "tool_call",
         "tool_result",
         "round",
@@ -94,6 +96,17 @@ def test_every_notice_kind_has_its_event_types() -> None:
         "done",
     }
     assert kinds[0] == "session" and kinds[-1] == "done"
+
+
+def test_a_call_streamed_in_fragments_is_told_as_it_is_written() -> None:
+    events = fold_plain(EVERY_NOTICE)
+    streamed = [e for e in events if e[0].startswith("tool_call")][:4]
+    assert streamed == [
+        ("tool_call_start", {"index": 0, "id": "call_1", "name": "add"}),
+        ("tool_call_delta", {"index": 0, "fragment": '{"a": 2, '}),
+        ("tool_call_delta", {"index": 0, "fragment": '"b": 3}'}),
+        ("tool_call", {"id": "call_1", "name": "add", "arguments": {"a": 2, "b": 3}}),
+    ]
 
 
 def test_arguments_that_are_no_json_object_are_sent_as_their_text() -> None:

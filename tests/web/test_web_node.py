@@ -80,6 +80,18 @@ def test_every_notice_kind_is_valid_and_reads_into_one_assistant_message() -> No
     assert message["metadata"]["reason"] == "completed"
 
 
+def test_arguments_streamed_in_fragments_show_as_partial_input_while_the_call_is_written() -> None:
+    result = read_with_ai(fold_ui(EVERY_NOTICE))
+    assert result["invalid"] == [] and result["error"] is None
+    shown = [(state, given) for call_id, state, given in result["tools"] if call_id == "call_1"]
+    assert shown[:4] == [
+        ("input-streaming", None),  # tool-input-start: no input yet
+        ("input-streaming", {"a": 2}),  # '{"a": 2, ' read as partial JSON
+        ("input-streaming", {"a": 2, "b": 3}),  # all written, not yet announced
+        ("input-available", {"a": 2, "b": 3}),
+    ]
+
+
 @pytest.mark.parametrize("end", [CAPPED, FAILED, CANCELLED, BLOCKED])
 def test_every_way_a_turn_ends_is_read_cleanly(end: Any) -> None:
     result = read_with_ai(fold_ui([TextStreamed(text="hi"), end]))
@@ -124,3 +136,5 @@ def test_a_real_turn_served_by_the_app_reads_into_the_answer_and_its_tool_parts(
     ]
     assert [p["text"] for p in parts if p["type"] == "text"][-1] == "The answer is 61."
     assert [p["type"] for p in parts].count("step-start") == 3
+    streaming = [given for _, state, given in result["tools"] if state == "input-streaming"]
+    assert {"a": 7} in streaming  # the first call's input seen partly written

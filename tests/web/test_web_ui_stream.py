@@ -23,7 +23,7 @@ from web_support import (
     schema_errors,
 )
 
-from toolreel.core import ChatMessage
+from toolreel.core import ChatMessage, ToolCall
 from toolreel.core.notices import (
     AttemptStarted,
     MessageRecorded,
@@ -32,7 +32,9 @@ from toolreel.core.notices import (
     RetryScheduled,
     RoundFinished,
     TextStreamed,
+    ToolArgumentsStreamed,
     ToolCallAnnounced,
+    ToolCallStreaming,
     ToolResultReady,
     ValidationFailed,
 )
@@ -104,6 +106,86 @@ def test_a_tool_round_then_an_answer_is_one_message_of_two_steps() -> None:
         },
     ]
     check_ui(parts)
+
+
+def started(call_id: str, index: int = 0) -> ToolCallStreaming:
+    """The model began writing a call of `add` at `index`."""
+    return ToolCallStreaming(index=index, call_id=call_id, name="add")
+
+
+def fragment(text: str, index: int = 0) -> ToolArgumentsStreamed:
+    """A fragment of the arguments of the call at `index`."""
+    return ToolArgumentsStreamed(index=index, fragment=text)
+
+
+def of_calls(parts: list[dict]) -> list[tuple[str, str, str]]:
+    """(type, toolCallId, what it carries) of each tool input part."""
+    return [
+        (p["type"], p["toolCallId"], p.get("inputTextDelta") or p.get("toolName", ""))
+        for p in parts
+        if p["type"].startswith("tool-input")
+    ]
+
+
+def test_a_call_is_started_and_its_fragments_sent_as_they_arrive_then_its_input() -> None:
+    parts = fold_ui(
+        [
+            TextStreamed(text="Let me see. "),
+            started("call_1"),
+            fragment('{"a": 2, '),
+            fragment('"b": 3}'),
+            ToolCallAnnounced(call=ADD, iteration=1),
+        ]
+    )
+    kinds = [p["type"] for p in parts]
+    assert kinds.index("text-end") < kinds.index("tool-input-start")  # rule 3
+    assert of_calls(parts) == [
+        ("tool-input-start", "call_1", "add"),
+        ("tool-input-delta", "call_1", '{"a": 2, '),
+        ("tool-input-delta", "call_1", '"b": 3}'),
+        ("tool-input-available", "call_1", "add"),
+    ]
+
+
+def test_a_call_without_an_id_or_with_one_already_used_is_sent_whole_when_announced() -> None:
+    unnamed = ToolCall(id="call_1_1_0", name="add", arguments="{}")
+    twice = ToolCall(id="call_1_2", name="add", arguments="{}")
+    parts = fold_ui(
+        [
+            started("", 0),
+            fragment("{}", 0),
+            started("call_1", 1),
+            started("call_1", 2),
+            fragment("{}", 2),
+            ToolCallAnnounced(call=unnamed, iteration=1),
+            ToolCallAnnounced(call=ADD, iteration=1),
+            ToolCallAnnounced(call=twice, iteration=1),
+        ]
+    )
+    assert of_calls(parts) == [
+        ("tool-input-start", "call_1", "add"),
+        ("tool-input-start", "call_1_1_0", "add"),
+        ("tool-input-delta", "call_1_1_0", "{}"),
+        ("tool-input-available", "call_1_1_0", "add"),
+        ("tool-input-available", "call_1", "add"),
+        ("tool-input-start", "call_1_2", "add"),
+        ("tool-input-delta", "call_1_2", "{}"),
+        ("tool-input-available", "call_1_2", "add"),
+    ]
+
+
+def test_a_retry_voids_a_call_being_written_and_it_starts_again() -> None:
+    retry = RetryScheduled(retry=1, seconds=0.5, message="overloaded", status=529)
+    announced = ToolCallAnnounced(call=ADD, iteration=1)
+    again = [started("call_1"), fragment('{"a": 2, "b": 3}'), announced]
+    parts = fold_ui([started("call_1"), fragment('{"a"'), retry, *again])
+    kinds = [p["type"] for p in parts]
+    assert kinds.index("reset-step") < len(kinds) - 4
+    assert of_calls(parts)[2:] == [
+        ("tool-input-start", "call_1", "add"),
+        ("tool-input-delta", "call_1", '{"a": 2, "b": 3}'),
+        ("tool-input-available", "call_1", "add"),
+    ]
 
 
 def test_every_notice_kind_encodes_to_parts_of_the_ai_packages_schema() -> None:

@@ -24,7 +24,9 @@ from toolreel.core.notices import (
     RetryScheduled,
     RoundFinished,
     TextStreamed,
+    ToolArgumentsStreamed,
     ToolCallAnnounced,
+    ToolCallStreaming,
     ToolResultReady,
     ValidationFailed,
 )
@@ -63,6 +65,9 @@ BLOCKED = finish(Blocked(reason="not today"))
 EVERY_NOTICE: list[Notice | Finish] = [
     ReasoningStreamed(text="2 plus 3"),
     TextStreamed(text="Let me see. "),
+    ToolCallStreaming(index=0, call_id="call_1", name="add"),
+    ToolArgumentsStreamed(index=0, fragment='{"a": 2, '),
+    ToolArgumentsStreamed(index=0, fragment='"b": 3}'),
     ToolCallAnnounced(call=ADD, iteration=1),
     ToolCallAnnounced(call=DIVIDE, iteration=1),
     ToolCallAnnounced(call=BROKEN, iteration=1),
