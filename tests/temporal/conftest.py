@@ -7,6 +7,7 @@ start. Nothing is downloaded.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import subprocess
 import time
@@ -31,6 +32,20 @@ def _listening(port: int) -> bool:
     return True
 
 
+def _serving(address: str) -> bool:
+    """Whether the dev server at `address` answers a client (its frontend healthy)."""
+    from temporalio.client import Client  # noqa: PLC0415 - only with the extra installed
+
+    async def connect() -> None:
+        await Client.connect(address)
+
+    try:
+        asyncio.run(connect())
+    except RuntimeError:  # "Failed client connect: ... Frontend is not healthy yet"
+        return False
+    return True
+
+
 @pytest.fixture(scope="session")
 def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """HOST:PORT of a dev server started for this test session."""
@@ -50,6 +65,10 @@ def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             if server.poll() is not None or time.monotonic() > deadline:
                 pytest.skip(f"the Temporal dev server did not start: {log.read_text()[-500:]}")
             time.sleep(0.1)
+        while not _serving(f"127.0.0.1:{port}"):  # listening comes before the frontend is healthy
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.skip(f"the Temporal dev server is not healthy: {log.read_text()[-500:]}")
+            time.sleep(0.2)
         yield f"127.0.0.1:{port}"
     finally:
         server.terminate()
