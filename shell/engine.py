@@ -24,12 +24,16 @@ shell: a program should use `toolreel.shell`'s API instead.
 - Hooks as toolreel runs them: `hook_points` (a caller's hooks by core point),
   `call_hook` (one hook called, sync or async) and `decide` (the core `Decision`
   a list of hooks comes to).
+- Who may call a served loop (web, MCP, A2A servers): `is_loopback`, `access_token` (the
+  given token checked, else one made off loopback), `checked_token`; what body it takes:
+  `json_depth` under `MAX_JSON_DEPTH`.
 - Prices for the command line: `session_price` (a session's price: its budget's, else
   genai-prices'), `cost_of` (a usage at a price), `dollars` (a cost as printed).
 """
 
 from __future__ import annotations
 
+from ._access import access_token, checked_token, is_loopback
 from ._agent import agent_config
 from ._agent_output import check_output
 from ._client import loop_config, sources_opened
@@ -38,6 +42,7 @@ from ._driver import STREAM_ENDED, limiter_for, run_call, run_within
 from ._hooks import call_hook, decide, hook_points
 from ._images import submitted
 from ._journal_files import DatabaseUrl, is_sqlite, open_location
+from ._json_depth import MAX_JSON_DEPTH, json_depth
 from ._prices import cost_of, dollars, session_price
 from ._runner import Observers, RunMetadata, Runner, in_progress
 from ._tools import call_arguments, describe, registry, tools_from_spec
@@ -45,6 +50,7 @@ from ._turn_task import TurnTask
 
 __all__ = [
     "AGENT_OUTPUT_TOOL",
+    "MAX_JSON_DEPTH",
     "MODEL_OPENER",
     "MODEL_OVERRIDE",
     "STREAM_ENDED",
@@ -53,17 +59,21 @@ __all__ = [
     "RunMetadata",
     "Runner",
     "TurnTask",
+    "access_token",
     "agent_config",
     "call_arguments",
     "call_hook",
     "check_output",
+    "checked_token",
     "cost_of",
     "decide",
     "describe",
     "dollars",
     "hook_points",
     "in_progress",
+    "is_loopback",
     "is_sqlite",
+    "json_depth",
     "limiter_for",
     "loop_config",
     "open_location",

@@ -32,11 +32,11 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
 from toolreel.adapters import Journal, ModelPort
-from toolreel.core import ConfigError
 from toolreel.shell import AgentOptions, Tool, open_journal, tool
+from toolreel.shell.engine import access_token, checked_token
 
 from ._executor import TurnExecutor
-from ._guards import MIN_TOKEN_LENGTH, Guard, access_token, host_names
+from ._guards import Guard, host_names
 from ._tasks import JournalTaskStore, TurnIds
 
 #: The largest request body accepted by default.
@@ -108,8 +108,8 @@ def app(
     `url` is where the card says the agent is; `host`, `allowed_hosts`, `token`
     and `max_body_bytes` are the HTTP rules (shell/a2a/_guards.py).
     """
-    if token is not None and len(token) < MIN_TOKEN_LENGTH:
-        raise ConfigError("token", "***", f"an access token of {MIN_TOKEN_LENGTH}+ characters")
+    if token is not None:
+        checked_token(token)
     kept = journal if journal is not None else options.journal
     opened: list[Journal] = []
 

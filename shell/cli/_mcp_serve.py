@@ -6,14 +6,10 @@ Over stdio, stdout is the protocol's: everything else goes to stderr.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import ipaddress
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-import anyio
 import attrs
 import click
 
@@ -26,43 +22,21 @@ from . import (
     MAX_HELP,
     RECOVERY,
     _with,
-    agent_options,
-    check_journal,
-    check_key,
-    test_model,
 )
 from . import _budget as budgets
 from . import _temporal as agents_option
+from ._serving import http_options, ready, served, serving
+
+
+def _listening(url: str) -> str | None:
+    """Where the server listens over HTTP; over stdio nothing (a client shows a server's
+    stderr as its own, e.g. `toolreel run --mcp`)."""
+    return None if url == "stdio" else f"toolreel MCP server on {url}"
 
 
 def _ready(host: str, given: str | None) -> Callable[[str, str | None], None]:
-    """What to say once the server listens: where (HTTP), and the token a client must send
-    (shown only when made here, never one given); over stdio nothing (a client shows a
-    server's stderr as its own, e.g. `toolreel run --mcp`)."""
-
-    def told(url: str, token: str | None) -> None:
-        if url == "stdio":
-            return
-        click.echo(f"toolreel MCP server on {url}", err=True)
-        if _loopback(host):
-            return
-        click.echo(
-            "warning: serving beyond this machine: whoever holds the token can run its tools "
-            "and spend its model key; keep it secret",
-            err=True,
-        )
-        shown = "the token given (--token or TOOLREEL_TOKEN)" if given else token
-        click.echo(f"every request must carry 'Authorization: Bearer {shown}'", err=True)
-
-    return told
-
-
-def _loopback(host: str) -> bool:
-    """Whether `host` is `localhost` or a loopback address."""
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return host.lower() == "localhost"
+    """What this command says once its server listens (`ready` with `_listening`)."""
+    return ready(host, given, _listening)
 
 
 @click.command("mcp-serve")
@@ -88,35 +62,12 @@ def _loopback(host: str) -> bool:
     show_default=True,
     help="stdio: for a client that starts this command; http: streamable HTTP at /mcp.",
 )
-@click.option(
-    "--host",
-    default="127.0.0.1",
-    show_default=True,
-    help="HTTP: the address to listen on (off loopback an access token is required).",
-)
-@click.option(
-    "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="0: any free."
-)
-@click.option(
-    "--allowed-host",
-    "hosts",
-    multiple=True,
-    metavar="NAME",
-    help="HTTP: another host name to answer to (repeatable; '*': any).",
-)
-@click.option(
-    "--token",
-    envvar="TOOLREEL_TOKEN",
-    metavar="TOKEN",
-    help="HTTP: the token every request carries (Authorization: Bearer). Off loopback one is "
-    "required: made and printed if not given.",
-)
-@click.option(
-    "--max-body",
-    type=click.IntRange(min=1),
-    default=4 * 1024 * 1024,
-    metavar="BYTES",
-    help="HTTP: the largest request body accepted (413 beyond) [default: 4 MiB].",
+@_with(
+    http_options(
+        "HTTP: ",
+        "HTTP: the token every request carries (Authorization: Bearer). Off loopback one is "
+        "required: made and printed if not given.",
+    )
 )
 def mcp_serve(
     *,
@@ -141,14 +92,7 @@ def mcp_serve(
     how to decide it. `toolreel run --mcp "toolreel mcp-serve ..."` uses it.
     Runs until stdin ends (stdio) or Ctrl-C (exit 130).
     """
-    params.update(session=None, no_stream=False)
-    path: Path | DatabaseUrl | None = params["journal"]
-    if path is not None:
-        check_journal(path, must_exist=False)
-    testing = params["model"] == "test"
-    options = agent_options(params, None)
-    if not testing:
-        check_key(options)
+    options, path, testing = served(params)
     if path is not None:  # opened by the server, named in its held-call messages
         options = attrs.evolve(options, journal=path.url if isinstance(path, DatabaseUrl) else path)
     try:
@@ -169,9 +113,4 @@ def mcp_serve(
         max_body_bytes=max_body,
         ready=_ready(host, token),
     )
-    try:
-        with test_model() if testing else contextlib.nullcontext():
-            anyio.run(run)
-    except KeyboardInterrupt:
-        return 130
-    return 0
+    return serving(run, testing)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import secrets
 import socket
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -35,13 +34,12 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolreel.core import ConfigError
+from toolreel.shell.engine import access_token, checked_token
 
 #: The names a local server is always reachable by.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 #: Where the MCP endpoint is.
 MCP_PATH = "/mcp"
-#: A token shorter than this is guessable.
-MIN_TOKEN_LENGTH = 16
 
 Transport = Literal["stdio", "http"]
 
@@ -89,8 +87,8 @@ def http_app(
     ones and `allowed_hosts`); run the app with its lifespan (uvicorn does),
     which opens the server's journal and MCP servers.
     """
-    if token is not None and len(token) < MIN_TOKEN_LENGTH:
-        raise ConfigError("token", "***", f"an access token of {MIN_TOKEN_LENGTH}+ characters")
+    if token is not None:
+        checked_token(token)
     app: Starlette = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         transport_security=_security(host, allowed_hosts),
@@ -126,23 +124,6 @@ def _bracketed(name: str) -> str:
     except ValueError:
         return name
     return f"[{address}]" if address.version == 6 else str(address)
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` is a loopback address or `localhost`."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.removeprefix("[").removesuffix("]")).is_loopback
-    except ValueError:
-        return False
-
-
-def access_token(host: str, token: str | None) -> str | None:
-    """The token HTTP requests must carry: the one given; off loopback, else one made now."""
-    if token is None and not is_loopback(host):
-        return secrets.token_urlsafe(32)
-    return token
 
 
 async def serve(

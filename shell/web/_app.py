@@ -56,14 +56,14 @@ from starlette.routing import Route
 from toolreel.adapters import Journal, ModelPort
 from toolreel.core import ConfigError, ToolreelError, UsageError
 from toolreel.shell import AgentOptions, open_journal
-from toolreel.shell.engine import sources_opened
+from toolreel.shell.engine import MAX_JSON_DEPTH, json_depth, sources_opened
 
 from ._approvals import ApprovalDecision, approval_responses
 from ._conversations import Conversations
 from ._guard import Check, Guard
 from ._hosts import AllowedHosts, HostCheck
 from ._json import json_text
-from ._limits import BODY_TIMEOUT, MAX_BODY_BYTES, MAX_JSON_DEPTH, BodyLimit, json_depth
+from ._limits import BODY_TIMEOUT, MAX_BODY_BYTES, BodyLimit
 from ._origins import OriginCheck
 from ._respond import (
     agui_response,

@@ -19,10 +19,6 @@ client leaving).
 
 from __future__ import annotations
 
-import itertools
-import operator
-import re
-
 import anyio
 import attrs
 from starlette.datastructures import Headers
@@ -34,22 +30,6 @@ from ._guard import refusal
 MAX_BODY_BYTES = 10 * 1024 * 1024
 #: The default time a body has to arrive in, from the request's start (seconds).
 BODY_TIMEOUT = 30.0
-#: How deeply a body's JSON arrays and objects may nest (no route reads past a few levels).
-MAX_JSON_DEPTH = 64
-#: A JSON string (possessive: an unterminated one costs one scan, not a backtrack).
-_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
-#: Every byte but brackets (deleted), and the brackets as steps: opening 2, closing 0.
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_STEPS = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
-
-
-def json_depth(raw: bytes) -> int:
-    """How deeply the arrays and objects of the JSON text `raw` nest (brackets in strings
-    do not count), found before parsing: the parser recurses that deep, and Python's
-    stack, not a rule, would decide where it stops. Linear; C loops only."""
-    steps = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS).translate(_STEPS)
-    levels = itertools.accumulate(map(operator.sub, steps, itertools.repeat(1)))
-    return max(levels, default=0)
 
 
 class BodyRefused(Exception):

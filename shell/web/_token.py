@@ -16,36 +16,19 @@ token never appears in an answer.
 from __future__ import annotations
 
 import hmac
-import re
 from urllib.parse import urlencode
 
 import attrs
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from toolreel.core import ConfigError
+from toolreel.shell.engine import checked_token
 
 from ._guard import refusal
 
-#: RFC 6750's token68: what a Bearer header and a cookie value both carry as they are.
-TOKEN_CHARACTERS = re.compile(r"[A-Za-z0-9._~+/-]+=*")
-#: A token shorter than this is guessable.
-MIN_TOKEN_LENGTH = 16
 #: The query parameter of the link the server prints.
 TOKEN_PARAMETER = "token"
 BEARER = "bearer "
-
-
-def checked_token(token: str) -> str:
-    """`token` if it can serve as an access token (a `ConfigError` that never shows it)."""
-    if len(token) < MIN_TOKEN_LENGTH or not TOKEN_CHARACTERS.fullmatch(token):
-        raise ConfigError(
-            "token",
-            "***",
-            f"an access token is at least {MIN_TOKEN_LENGTH} characters of letters, digits "
-            "and -._~+/ (e.g. python -c 'import secrets; print(secrets.token_urlsafe())')",
-        )
-    return token
 
 
 def cookie_name(request: Request) -> str:

@@ -16,8 +16,8 @@ from starlette.testclient import TestClient
 from toolreel.cli._mcp_serve import _ready
 from toolreel.core import ConfigError
 from toolreel.mcp import agent_server, http_app
-from toolreel.mcp._serving import access_token, is_loopback
 from toolreel.shell import AgentOptions
+from toolreel.shell.engine import access_token, is_loopback
 
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 INITIALIZE = {
