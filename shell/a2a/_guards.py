@@ -5,15 +5,15 @@
    of those names, else 403 (DNS rebinding);
 2. with a token, every request but the agent card's carries
    `Authorization: Bearer <token>` (constant-time compare), else 401;
-3. a request body longer than the limit is refused with 413 (read in full
-   before the SDK sees it).
+3. a request body longer than the limit is refused with 413, JSON nested deeper than
+   `MAX_JSON_DEPTH` with 400 (read in full before the SDK sees it).
 """
 
 from __future__ import annotations
 
 import hmac
-import ipaddress
-import secrets
+import json
+import re
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
@@ -21,27 +21,10 @@ import attrs
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from toolreel.shell.engine import MAX_JSON_DEPTH, json_depth
+
 #: The names a local server is always reachable by.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-#: A token shorter than this is guessable.
-MIN_TOKEN_LENGTH = 16
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` is a loopback address or `localhost`."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def access_token(host: str, token: str | None) -> str | None:
-    """The token requests must carry: the one given; off loopback, else one made now."""
-    if token is None and not is_loopback(host):
-        return secrets.token_urlsafe(32)
-    return token
 
 
 def _name(authority: str) -> str:
@@ -70,6 +53,14 @@ class Guard:
             body = await _body(receive, self.max_body)
             if body is None:
                 refusal = (413, "the request body is too long")
+            elif json_depth(body) > MAX_JSON_DEPTH:  # before the SDK's parser recurses into it
+                refusal = (400, f"the body's JSON is nested deeper than {MAX_JSON_DEPTH} levels")
+            elif _lone_surrogate(body):  # the SDK would fail encoding it, as an internal error
+                refusal = (
+                    400,
+                    "the body holds text with a lone surrogate (a JSON escape of "
+                    "half a pair): send valid Unicode text",
+                )
             else:
                 await self.app(scope, _replay(body, receive), send)
                 return
@@ -94,6 +85,23 @@ class Guard:
             ):
                 return 401, "this server needs its access token: 'Authorization: Bearer <token>'"
         return None
+
+
+#: A JSON escape of a surrogate code point: a body holding none needs no closer look.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(body: bytes) -> bool:
+    """Whether the JSON `body` holds a string with half a surrogate pair (not valid Unicode)."""
+    if _SURROGATE_ESCAPE.search(body) is None:
+        return False
+    try:
+        json.dumps(json.loads(body), ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return True
+    except ValueError:  # not JSON: the SDK answers that as the protocol says
+        return False
+    return False
 
 
 def host_names(host: str, allowed_hosts: Sequence[str]) -> frozenset[str]:

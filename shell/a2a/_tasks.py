@@ -28,8 +28,9 @@ from a2a.types import (
 )
 
 from toolreel.adapters import Journal, Session, TurnSummary, load_session
-from toolreel.core import Phase
+from toolreel.core import ConfigError, Phase
 from toolreel.core.outcomes import FinishReason
+from toolreel.shell.engine import submitted
 
 #: The artifact holding a turn's answer.
 ANSWER = "answer"
@@ -169,9 +170,14 @@ class TurnIds(RequestContextBuilder):
                     message=f"a turn is running in context {context_id}: wait for its end, "
                     "or cancel its task"
                 )
+            text = get_message_text(params.message)
+            try:  # the core's own check of a prompt's text (a lone surrogate is refused)
+                submitted(text)
+            except ConfigError as exc:
+                raise InvalidParamsError(message=str(exc)) from exc
             session = session_of(self._store.journal(), context_id)
             paused = session is not None and session.phase is Phase.AWAITING_APPROVAL
-            if not paused and not get_message_text(params.message).strip():
+            if not paused and not text.strip():
                 raise InvalidParamsError(message="the message holds no text to ask the agent")
             turn = next_turn(session)
             task_id = task_id_of(context_id, turn)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -53,3 +54,21 @@ def test_a_body_past_the_limit_is_refused() -> None:
     served = app(OPTIONS, allowed_hosts=["testserver"], max_body_bytes=200)
     assert status(served, body={**GET, "pad": "x" * 300}) == 413
     assert status(served) == 200
+
+
+def test_deep_json_and_half_a_surrogate_pair_are_refused_before_the_sdk_reads_them() -> None:
+    deep: Any = []
+    for _ in range(100):
+        deep = [deep]
+    bodies = {"deep": {**GET, "pad": deep}, "half": {**GET, "pad": "half \ud800 a pair"}}
+    bodies["pair"] = {**GET, "pad": "a whole pair \U0001f600"}
+    with TestClient(app(OPTIONS, allowed_hosts=["testserver"])) as client:
+        answered = {
+            name: client.post(  # as JSON text with \uXXXX escapes, as a browser sends it
+                "/",
+                content=json.dumps(body),
+                headers={"A2A-Version": "1.0", "content-type": "application/json"},
+            ).status_code
+            for name, body in bodies.items()
+        }
+    assert answered == {"deep": 400, "half": 400, "pair": 200}
