@@ -47,7 +47,10 @@ PRINTS: dict[str, list[str]] = {
     "agui_frontend": [
         "RUN_STARTED        thread thread-1, run run-1",
         "TOOL_CALL_START    multiply (call_1_1)",
-        'TOOL_CALL_ARGS     {"a": 7, "b": 8}',
+        'TOOL_CALL_ARGS     {"a"',  # one per fragment, as the model writes them
+        "TOOL_CALL_ARGS     : 7,",
+        'TOOL_CALL_ARGS      "b"',
+        "TOOL_CALL_ARGS     : 8}",
         "RUN_FINISHED       interrupt: call_1_1 (tool_approval)",
         "RUN_STARTED        thread thread-1, run run-2",
         "TOOL_CALL_RESULT   56.0",

@@ -207,7 +207,9 @@ class SessionActivities:
         if start.max_iterations is not None:
             changes["max_tool_iterations"] = start.max_iterations
         options = attrs.evolve(self.options, **changes)
-        config = loop_config(options, self.tools, self.connection)
+        # The workflow's id is the session's: the key of the provider's prompt cache.
+        session_id = activity.info().workflow_id or ""
+        config = loop_config(options, self.tools, self.connection, session_id=session_id)
         return self._setup(config, self.tools)
 
     def _agent_setup(self, start: SessionStart) -> SessionSetup:
@@ -216,6 +218,9 @@ class SessionActivities:
         definition = self._definition(start.agent)
         helpers = self.helpers[start.agent]
         config = agent_config(definition, self.connection, helpers, frozenset(self.hooks))
+        session_id = activity.info().workflow_id
+        cache_key = self.connection.cache_key(session_id) if session_id else None
+        config = attrs.evolve(config, cache_key=cache_key)
         if config.approval_required:  # never run them unasked: refuse the run, once
             held = sorted(config.approval_required)
             message = (

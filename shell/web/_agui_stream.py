@@ -20,8 +20,18 @@ Theory of operation (AG-UI 1.0; the client's rules are `@ag-ui/client`'s verifie
    kind, a step's end or the run's end. Reasoning is the same with
    `REASONING_MESSAGE_*` (id "{runId}-reasoning-N").
 4. A call is `TOOL_CALL_START` {toolCallId, toolCallName, parentMessageId: the
-   step's text message, if it wrote one}, one `TOOL_CALL_ARGS`
-   with its arguments text, `TOOL_CALL_END`. Its result is `TOOL_CALL_RESULT`
+   step's text message, if it wrote one} as the model begins writing it
+   (`ToolCallStreaming`), a `TOOL_CALL_ARGS` per fragment of its arguments text
+   as it arrives (`ToolArgumentsStreamed`), and `TOOL_CALL_END` once it is
+   announced (with the rest of its arguments first, if the announced text
+   goes on from what was streamed). A call not streamed live (its start gave
+   no id, or an id this run already started) is sent whole when announced:
+   START, one ARGS with all its arguments, END. Where the ARGS sent for a
+   call do not add up to the arguments it is announced with (a codec or a
+   hook changed them; an id a retry voided came back), a `CUSTOM`
+   "toolreel.tool_input" {toolCallId, arguments} follows its END: the text it
+   runs with. A call still streaming when its step ends (a retry voided it,
+   the run stopped) is ended there. Its result is `TOOL_CALL_RESULT`
    {messageId "{runId}-result-{callId}", content: the text the model reads},
    with `metadata.toolreel` {is_error, duration_ms}.
 5. A call held for approval ends the run paused: `RUN_FINISHED` with outcome
@@ -34,7 +44,8 @@ Theory of operation (AG-UI 1.0; the client's rules are `@ag-ui/client`'s verifie
    block_reason?, budget?} and `usage` (one `TokenUsage`). Manual mode's
    `ResultsRequested` finishes with `pendingToolCallIds`.
 7. What AG-UI has no event for is a `CUSTOM` event named "toolreel.NAME":
-   `retry` (a retried model call: the text it streamed is void), `spent`
+   `retry` (a retried model call: the text and the calls it streamed are void),
+   `tool_input` (rule 4), `spent`
    (with a budget), `attempt`, `validation_failed`. `MessageRecorded` and
    `ApprovalRequested` send nothing (the history is the server's; the
    interrupt names the held calls).
@@ -71,7 +82,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
-from toolreel.core import AwaitApproval, Finish, Usage
+from toolreel.core import AwaitApproval, Finish, ToolCall, Usage
 from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
@@ -126,6 +137,10 @@ class AguiStream:
     calls_at: float | None = None
     #: `RUN_FINISHED` or `RUN_ERROR` was made: nothing more belongs to this run.
     finished: bool = False
+    #: The calls of the open step streaming live: (index, call id, arguments sent) (rule 4).
+    live: tuple[tuple[int, str, str], ...] = ()
+    #: The ids of the calls this run sent `TOOL_CALL_START` for (rule 4).
+    started: frozenset[str] = frozenset()
 
 
 def agui_sse(event: BaseEvent) -> str:
@@ -150,18 +165,13 @@ def agui_events(
             return _piece(stream, "text", text)
         case ReasoningStreamed(text=text):
             return _piece(stream, "reasoning", text)
+        case ToolCallStreaming(index=index, call_id=call_id, name=name):
+            return _call_started(stream, index, call_id, name)
+        case ToolArgumentsStreamed(index=index, fragment=fragment):
+            return _fragment(stream, index, fragment)
         case ToolCallAnnounced(call=call):
-            ends = _ends(stream)
-            stream, events = _opened(_closed(stream))
-            start = ToolCallStartEvent(
-                tool_call_id=call.id, tool_call_name=call.name, parent_message_id=stream.said
-            )
-            events += [
-                start,
-                ToolCallArgsEvent(tool_call_id=call.id, delta=call.arguments),
-                ToolCallEndEvent(tool_call_id=call.id),
-            ]
-            return attrs.evolve(stream, calls_at=now), [*ends, *events]
+            stream, events = _announced(stream, call)
+            return attrs.evolve(stream, calls_at=now), events
         case ToolResultReady(result=result):
             meta: dict[str, Any] = {"is_error": result.is_error}
             duration = elapsed_ms(stream.calls_at, now)
@@ -190,8 +200,6 @@ def agui_events(
             return stream, [_custom("spent", spent)]
         case ApprovalRequested() | MessageRecorded():
             return stream, []
-        case ToolCallStreaming() | ToolArgumentsStreamed():
-            return stream, []  # a call goes out whole (START, ARGS, END) once it is announced
         case AwaitApproval():
             return _paused(stream, item)
         case AttemptStarted(attempt=attempt):
@@ -263,16 +271,81 @@ def _piece(stream: AguiStream, kind: str, text: str) -> tuple[AguiStream, list[B
 
 
 def _step_finished(stream: AguiStream) -> tuple[AguiStream, list[BaseEvent]]:
-    """Open messages ended and the step finished, if one is open."""
+    """Open messages and calls ended and the step finished, if one is open."""
     events = _ends(stream)
+    events += [ToolCallEndEvent(tool_call_id=call_id) for _, call_id, _ in stream.live]
     if stream.step is not None:
         events.append(StepFinishedEvent(step_name=stream.step))
-    return attrs.evolve(_closed(stream), step=None, calls_at=None), events
+    return attrs.evolve(_closed(stream), step=None, calls_at=None, live=()), events
 
 
 def _custom(name: str, value: dict[str, Any]) -> CustomEvent:
     """What AG-UI has no event for, as `CUSTOM` "toolreel.NAME" (rule 7)."""
     return CustomEvent(name=f"toolreel.{name}", value=value)
+
+
+# --- tools -------------------------------------------------------------------------------
+
+
+def _call_started(
+    stream: AguiStream, index: int, call_id: str, name: str
+) -> tuple[AguiStream, list[BaseEvent]]:
+    """The model began writing a call: its `TOOL_CALL_START`, if it can stream live (rule 4)."""
+    if not call_id or call_id in stream.started or any(at == index for at, *_ in stream.live):
+        return stream, []
+    ends = _ends(stream)
+    stream, events = _opened(_closed(stream))
+    start = ToolCallStartEvent(
+        tool_call_id=call_id, tool_call_name=name, parent_message_id=stream.said
+    )
+    live = (*stream.live, (index, call_id, ""))
+    stream = attrs.evolve(stream, live=live, started=stream.started | {call_id})
+    return stream, [*ends, *events, start]
+
+
+def _fragment(stream: AguiStream, index: int, fragment: str) -> tuple[AguiStream, list[BaseEvent]]:
+    """A fragment of a call streaming live: its `TOOL_CALL_ARGS` (rule 4)."""
+    for position, (at, call_id, sent) in enumerate(stream.live):
+        if at == index and fragment:
+            live = list(stream.live)
+            live[position] = (at, call_id, sent + fragment)
+            event = ToolCallArgsEvent(tool_call_id=call_id, delta=fragment)
+            return attrs.evolve(stream, live=tuple(live)), [event]
+    return stream, []
+
+
+def _announced(stream: AguiStream, call: ToolCall) -> tuple[AguiStream, list[BaseEvent]]:
+    """A call announced: ended if it streamed live, else sent whole (rule 4)."""
+    sent = next((text for _, call_id, text in stream.live if call_id == call.id), None)
+    if sent is None and call.id in stream.started:  # a retry ended its live start
+        return stream, [_tool_input(call)]
+    if sent is None:
+        return _sent_whole(stream, call)
+    stream = attrs.evolve(stream, live=tuple(e for e in stream.live if e[1] != call.id))
+    events: list[BaseEvent] = []
+    if call.arguments.startswith(sent) and len(call.arguments) > len(sent):
+        events.append(ToolCallArgsEvent(tool_call_id=call.id, delta=call.arguments[len(sent) :]))
+    events.append(ToolCallEndEvent(tool_call_id=call.id))
+    if not call.arguments.startswith(sent):
+        events.append(_tool_input(call))
+    return stream, events
+
+
+def _sent_whole(stream: AguiStream, call: ToolCall) -> tuple[AguiStream, list[BaseEvent]]:
+    """A call that did not stream live: START, one ARGS with all its arguments, END (rule 4)."""
+    ends = _ends(stream)
+    stream, events = _opened(_closed(stream))
+    start = ToolCallStartEvent(
+        tool_call_id=call.id, tool_call_name=call.name, parent_message_id=stream.said
+    )
+    stream = attrs.evolve(stream, started=stream.started | {call.id})
+    args = ToolCallArgsEvent(tool_call_id=call.id, delta=call.arguments)
+    return stream, [*ends, *events, start, args, ToolCallEndEvent(tool_call_id=call.id)]
+
+
+def _tool_input(call: ToolCall) -> CustomEvent:
+    """The arguments a call runs with, where the ARGS sent for it do not add up to them."""
+    return _custom("tool_input", {"toolCallId": call.id, "arguments": call.arguments})
 
 
 # --- the end -----------------------------------------------------------------------------

@@ -22,7 +22,15 @@ from web_support import BLOCKED, CANCELLED, CAPPED, COMPLETED, EVERY_NOTICE, FAI
 
 from toolreel.adapters import JournalError, MemoryJournal
 from toolreel.core import AwaitApproval, ToolCall
-from toolreel.core.notices import ApprovalRequested, RoundFinished, TextStreamed, ToolCallAnnounced
+from toolreel.core.notices import (
+    ApprovalRequested,
+    RetryScheduled,
+    RoundFinished,
+    TextStreamed,
+    ToolArgumentsStreamed,
+    ToolCallAnnounced,
+    ToolCallStreaming,
+)
 from toolreel.shell import AgentOptions, scripted, tool
 from toolreel.shell.scripted import Reply, ScriptedServer
 from toolreel.testing import MakeScriptedModel, http_error
@@ -81,6 +89,7 @@ def check_run(events: list[Any]) -> None:
             case EventType.TEXT_MESSAGE_END:
                 texts.remove(event.message_id)
             case EventType.TOOL_CALL_START:
+                assert event.tool_call_id not in calls  # "already in progress"
                 calls.add(event.tool_call_id)
             case EventType.TOOL_CALL_ARGS:
                 assert event.tool_call_id in calls
@@ -191,15 +200,174 @@ def test_an_error_the_turn_raises_mid_stream_ends_the_run_with_run_error() -> No
     assert "the journal gave up" in events[-1].message and events[-1].code == "journal_error"
 
 
+def fold_agui(items: list[Any]) -> list[Any]:
+    """The events of one run telling `items` (item i at second i), parsed back."""
+    stream, events = agui_start("t", "r")
+    for now, item in enumerate(items):
+        stream, more = agui_events(stream, item, float(now))
+        events += more
+    return [EVENTS.validate_python(e.model_dump(by_alias=True)) for e in events]
+
+
+def calls_of(events: list[Any]) -> list[tuple[str, str]]:
+    """The tool-call events, as (type, what they carry), in order."""
+    told: list[tuple[str, str]] = []
+    for e in events:
+        if e.type is EventType.TOOL_CALL_START:
+            told.append(("START", e.tool_call_id))
+        elif e.type is EventType.TOOL_CALL_ARGS:
+            told.append(("ARGS", e.delta))
+        elif e.type is EventType.TOOL_CALL_END:
+            told.append(("END", e.tool_call_id))
+        elif e.type is EventType.CUSTOM and e.name == "toolreel.tool_input":
+            told.append(("tool_input", e.value["arguments"]))
+    return told
+
+
+ADD = ToolCall(id="c1", name="add", arguments='{"a": 2, "b": 3}')
+
+
+def test_a_call_is_started_as_it_is_written_its_fragments_sent_as_they_arrive() -> None:
+    events = fold_agui(
+        [
+            TextStreamed(text="Let me see. "),
+            ToolCallStreaming(index=0, call_id="c1", name="add"),
+            ToolArgumentsStreamed(index=0, fragment='{"a": 2, '),
+            ToolArgumentsStreamed(index=0, fragment='"b": 3}'),
+            ToolCallAnnounced(call=ADD, iteration=1),
+            RoundFinished(round=ROUND, iteration=1),
+            COMPLETED,
+        ]
+    )
+    check_run(events)
+    kinds = [e.type for e in events]
+    assert kinds.index(EventType.TEXT_MESSAGE_END) < kinds.index(EventType.TOOL_CALL_START)
+    [start] = of_type(events, EventType.TOOL_CALL_START)
+    assert start.parent_message_id == "r-text-1"  # the call joins the text written before it
+    assert calls_of(events) == [
+        ("START", "c1"),
+        ("ARGS", '{"a": 2, '),
+        ("ARGS", '"b": 3}'),
+        ("END", "c1"),
+    ]
+
+
+def test_announced_arguments_that_go_on_from_the_streamed_text_send_the_rest() -> None:
+    events = fold_agui(
+        [
+            ToolCallStreaming(index=0, call_id="c1", name="add"),
+            ToolArgumentsStreamed(index=0, fragment='{"a": 2, '),
+            ToolCallAnnounced(call=ADD, iteration=1),
+            COMPLETED,
+        ]
+    )
+    assert calls_of(events) == [
+        ("START", "c1"),
+        ("ARGS", '{"a": 2, '),
+        ("ARGS", '"b": 3}'),
+        ("END", "c1"),
+    ]
+
+
+def test_announced_arguments_unlike_the_streamed_text_are_told_after_the_end() -> None:
+    events = fold_agui(
+        [
+            ToolCallStreaming(index=0, call_id="c1", name="add"),
+            ToolArgumentsStreamed(index=0, fragment='{"a": 9}'),
+            ToolCallAnnounced(call=ADD, iteration=1),
+            COMPLETED,
+        ]
+    )
+    check_run(events)
+    assert calls_of(events) == [
+        ("START", "c1"),
+        ("ARGS", '{"a": 9}'),
+        ("END", "c1"),
+        ("tool_input", '{"a": 2, "b": 3}'),
+    ]
+
+
+def test_a_call_without_an_id_or_at_an_index_already_live_is_sent_whole() -> None:
+    other = ToolCall(id="c2", name="add", arguments="{}")
+    events = fold_agui(
+        [
+            ToolCallStreaming(index=0, call_id="", name="add"),
+            ToolArgumentsStreamed(index=0, fragment="{}"),
+            ToolCallStreaming(index=1, call_id="c1", name="add"),
+            ToolCallStreaming(index=1, call_id="c2", name="add"),
+            ToolArgumentsStreamed(index=1, fragment='{"a": 2, "b": 3}'),
+            ToolCallAnnounced(call=ADD, iteration=1),
+            ToolCallAnnounced(call=other, iteration=1),
+            COMPLETED,
+        ]
+    )
+    check_run(events)
+    assert calls_of(events) == [
+        ("START", "c1"),
+        ("ARGS", '{"a": 2, "b": 3}'),
+        ("END", "c1"),
+        ("START", "c2"),
+        ("ARGS", "{}"),
+        ("END", "c2"),
+    ]
+
+
+def test_a_retry_ends_a_call_being_written_and_its_id_back_is_told_as_tool_input() -> None:
+    events = fold_agui(
+        [
+            ToolCallStreaming(index=0, call_id="c1", name="add"),
+            ToolArgumentsStreamed(index=0, fragment='{"a": 2, '),
+            RetryScheduled(retry=1, seconds=0.5, message="overloaded", status=529),
+            ToolCallStreaming(index=0, call_id="c1", name="add"),
+            ToolArgumentsStreamed(index=0, fragment='{"a": 2, "b": 3}'),
+            ToolCallAnnounced(call=ADD, iteration=1),
+            COMPLETED,
+        ]
+    )
+    check_run(events)  # one START per id: the verifier refuses a second
+    assert calls_of(events) == [
+        ("START", "c1"),
+        ("ARGS", '{"a": 2, '),
+        ("END", "c1"),
+        ("tool_input", '{"a": 2, "b": 3}'),
+    ]
+    kinds = [e.type for e in events]
+    retry = next(i for i, e in enumerate(events) if getattr(e, "name", "") == "toolreel.retry")
+    assert kinds.index(EventType.TOOL_CALL_END) < retry
+
+
+def test_a_call_still_streaming_when_the_run_ends_is_ended_first() -> None:
+    events = fold_agui(
+        [
+            ToolCallStreaming(index=0, call_id="c1", name="add"),
+            ToolArgumentsStreamed(index=0, fragment='{"a"'),
+            CANCELLED,
+        ]
+    )
+    check_run(events)
+    assert calls_of(events) == [("START", "c1"), ("ARGS", '{"a"'), ("END", "c1")]
+
+
+def test_a_served_call_streams_its_arguments_fragment_by_fragment(
+    calculator: ScriptedServer,
+) -> None:
+    events = events_of(call(app(options(calculator)), "POST", "/api/agui", run_input()))
+    told = calls_of(events)
+    fragments = [what for kind, what in told if kind == "ARGS"]
+    assert len(fragments) >= 2  # one per fragment the model streamed, not one with the whole text
+    assert [kind for kind, _ in told] == ["START", *["ARGS"] * len(fragments), "END"]
+    assert json.loads("".join(fragments)) == {"a": 25, "b": 17}
+
+
 def test_a_tool_round_is_steps_calls_results_and_the_answer(calculator: ScriptedServer) -> None:
     events = events_of(call(app(options(calculator)), "POST", "/api/agui", run_input()))
     started = events[0]
     assert (started.thread_id, started.run_id) == ("thread-1", "run-1")
     assert started.protocol_version == "1.0"
     [start] = of_type(events, EventType.TOOL_CALL_START)
-    [args] = of_type(events, EventType.TOOL_CALL_ARGS)
+    written = "".join(e.delta for e in of_type(events, EventType.TOOL_CALL_ARGS))
     [result] = of_type(events, EventType.TOOL_CALL_RESULT)
-    assert start.tool_call_name == "add" and json.loads(args.delta) == {"a": 25, "b": 17}
+    assert start.tool_call_name == "add" and json.loads(written) == {"a": 25, "b": 17}
     said = of_type(events, EventType.TEXT_MESSAGE_START)[0].message_id
     assert start.parent_message_id == said == "run-1-text-1"  # the call joins the step's text
     assert result.tool_call_id == start.tool_call_id and "42" in result.content

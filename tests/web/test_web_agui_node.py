@@ -79,6 +79,10 @@ def test_a_tool_round_reaches_the_client_as_steps_calls_result_and_answer(
     roles = [m["role"] for m in run["newMessages"]]
     assert roles == ["assistant", "tool", "assistant"]  # the call joined the step's text
     assert run["newMessages"][0]["toolCalls"][0]["function"]["name"] == "add"
+    # the arguments arrive fragment by fragment and add up, in the client's message, to the call's
+    assert types(run).count("TOOL_CALL_ARGS") >= 2
+    written = run["newMessages"][0]["toolCalls"][0]["function"]["arguments"]
+    assert json.loads(written) == {"a": 25, "b": 17}
 
 
 def test_a_held_call_leaves_the_client_a_pending_interrupt(
