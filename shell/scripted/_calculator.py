@@ -110,7 +110,9 @@ def calculator(request: dict[str, object]) -> Reply:
     at `server.url`. It reads the arithmetic in the last user prompt ("What
     is 25 plus 17?", "What's 7 times 8, then add 5?") and calls the tools
     `add`, `subtract`, `multiply` and `divide` with arguments `{"a": ...,
-    "b": ...}`: independent steps in one response (parallel calls), steps
+    "b": ...}` (call ids `call_R_N`: the N-th call of the session's R-th tool
+    round, so no id repeats in a session, as a provider's would not):
+    independent steps in one response (parallel calls), steps
     after "then" in later rounds, each on the previous result. Once the
     results are in, it answers "The answer is N." with the last one (a number,
     or an object holding one number, such as `{"result": 42}`; anything else
@@ -121,6 +123,7 @@ def calculator(request: dict[str, object]) -> Reply:
     given = request.get("messages")
     messages = [m for m in given if isinstance(m, dict)] if isinstance(given, list) else []
     prompt, rounds, previous = _openai_turn(messages)
+    earlier = sum(1 for m in messages if m.get("role") == "assistant" and m.get("tool_calls"))
     steps = plan(prompt)
     if rounds < len(steps) and request.get("tool_choice") != "none":
         calls = []
@@ -128,7 +131,7 @@ def calculator(request: dict[str, object]) -> Reply:
             a = item.a if item.a is not None else (previous if previous is not None else 0)
             calls.append(
                 (
-                    f"call_{rounds + 1}_{index + 1}",
+                    f"call_{earlier + 1}_{index + 1}",
                     item.operation,
                     json.dumps({"a": a, "b": item.b}),
                 )

@@ -43,6 +43,18 @@ def test_independent_steps_are_parallel_calls_and_a_chain_uses_the_last_result()
     )
 
 
+def test_no_call_id_repeats_in_a_session_as_a_providers_would_not() -> None:
+    asked = {"role": "assistant", "tool_calls": [{"id": "call_1_1"}]}
+    earlier = [
+        {"role": "user", "content": "What is 25 plus 17?"},
+        asked,
+        {"role": "tool", "tool_call_id": "call_1_1", "content": "42"},
+        {"role": "assistant", "content": "The answer is 42."},
+    ]
+    again = calculator({"messages": [*earlier, {"role": "user", "content": "What is 2 plus 3?"}]})
+    assert again.calls == (("call_2_1", "add", '{"a": 2, "b": 3}'),)
+
+
 def test_the_demo_answers_the_three_calculator_prompts(capsys, monkeypatch, tmp_path) -> None:
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
         monkeypatch.delenv(key, raising=False)
