@@ -20,7 +20,8 @@ shell: a program should use `toolreel.shell`'s API instead.
 - Where models and journals come from: `MODEL_OVERRIDE` and `MODEL_OPENER`
   (toolreel.testing's overrides and recordings), `sources_opened` (options with
   their MCP servers opened), `open_location`, `DatabaseUrl`, `is_sqlite`.
-- `submitted`: the `PromptSubmitted` a prompt (text and images) makes.
+- `submitted`: the `PromptSubmitted` a prompt (text and images) makes; `ToolOutput`, a tool
+  result's text and images (toolreel.mcp gives an MCP tool's images to the model).
 - Hooks as toolreel runs them: `hook_points` (a caller's hooks by core point),
   `call_hook` (one hook called, sync or async) and `decide` (the core `Decision`
   a list of hooks comes to).
@@ -40,7 +41,7 @@ from ._client import loop_config, sources_opened
 from ._connection import AGENT_OUTPUT_TOOL, MODEL_OPENER, MODEL_OVERRIDE
 from ._driver import STREAM_ENDED, limiter_for, run_call, run_within
 from ._hooks import call_hook, decide, hook_points
-from ._images import submitted
+from ._images import ToolOutput, submitted
 from ._journal_files import DatabaseUrl, is_sqlite, open_location
 from ._json_depth import MAX_JSON_DEPTH, json_depth
 from ._prices import cost_of, dollars, session_price
@@ -58,6 +59,7 @@ __all__ = [
     "Observers",
     "RunMetadata",
     "Runner",
+    "ToolOutput",
     "TurnTask",
     "access_token",
     "agent_config",

@@ -31,7 +31,7 @@ from returns.result import Failure, Result
 
 from toolreel.core import ConfigError, ToolreelError
 from toolreel.shell import Tool
-from toolreel.shell.engine import describe
+from toolreel.shell.engine import ToolOutput, describe
 
 from ._results import result_text
 
@@ -292,11 +292,13 @@ class MCPConnection:
         name = self.server.prefix + listed.name
 
         async def handler(arguments: dict[str, Any]) -> str:
-            """Call the tool directly: its text, or MCPToolError with the server's message."""
+            """Call the tool directly: its text (images are the loop's, which shows them to
+            the model), or MCPToolError with the server's message."""
             outcome = await self.call(listed.name, arguments)
             if isinstance(outcome, Failure):
                 raise MCPToolError(outcome.failure())
-            return outcome.unwrap()
+            output = outcome.unwrap()
+            return output.text if isinstance(output, ToolOutput) else output
 
         return MCPTool(
             name=name,
@@ -312,8 +314,8 @@ class MCPConnection:
             call=_bind(self.call, listed.name),
         )
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> Result[str, str]:
-        """Call the server's tool `name`: its output text, or the error the model reads."""
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> Result[str | ToolOutput, str]:
+        """Call the server's tool `name`: its output (text, images), or the error to read."""
         if self.lost is not None:
             return Failure(f"MCP server {self.server.label} is gone ({self.lost})")
         try:
@@ -326,11 +328,11 @@ class MCPConnection:
 
 
 def _bind(
-    call: Callable[[str, Mapping[str, Any]], Awaitable[Result[str, str]]], name: str
-) -> Callable[[Mapping[str, Any]], Awaitable[Result[str, str]]]:
+    call: Callable[[str, Mapping[str, Any]], Awaitable[Result[str | ToolOutput, str]]], name: str
+) -> Callable[[Mapping[str, Any]], Awaitable[Result[str | ToolOutput, str]]]:
     """`call` with the server-side tool name bound."""
 
-    async def bound(arguments: Mapping[str, Any]) -> Result[str, str]:
+    async def bound(arguments: Mapping[str, Any]) -> Result[str | ToolOutput, str]:
         """Call the bound tool."""
         return await call(name, arguments)
 
@@ -345,9 +347,9 @@ class MCPTool(Tool[[dict[str, Any]], Awaitable[str]]):
     server error, or a lost connection) is the error result the model reads.
     """
 
-    call: Callable[[Mapping[str, Any]], Awaitable[Result[str, str]]]
+    call: Callable[[Mapping[str, Any]], Awaitable[Result[str | ToolOutput, str]]]
 
-    async def run(self, arguments_json: str) -> Result[str, str]:
+    async def run(self, arguments_json: str) -> Result[str | ToolOutput, str]:
         """Run one call from the model's JSON arguments (a JSON object) on the server."""
         try:
             arguments = json.loads(arguments_json or "{}")

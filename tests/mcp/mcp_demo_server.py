@@ -7,8 +7,9 @@
 
 Its tools: `echo` (text), `add` (text), `forecast` (structured content), `fail`
 (raises: an error result), `crash` (kills its own process mid-call), `wait`
-(never answers), `pid` (its process id), `header` (a request header) and `paths`
-(a schema with a nested object and an enum).
+(never answers), `pid` (its process id), `header` (a request header), `paths`
+(a schema with a nested object and an enum) and `snapshot` (a caption, a PNG image
+and a WAV sound).
 """
 
 from __future__ import annotations
@@ -21,8 +22,15 @@ from typing import Any, Literal, TypedDict
 
 import anyio
 import uvicorn
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Audio, Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+
+#: The smallest PNG (a 1x1 transparent pixel): what `snapshot` shows.
+PIXEL = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
 
 
 class Forecast(TypedDict):
@@ -75,6 +83,12 @@ def build(only: list[str] | None = None) -> MCPServer:
         """A tool whose schema has a nested object and an enum."""
         return f"{mode} {root}"
 
+    def snapshot() -> CallToolResult:
+        """A caption, a picture and a sound."""
+        picture = Image(data=PIXEL, format="png").to_image_content()
+        sound = Audio(data=b"RIFF", format="wav").to_audio_content()
+        return CallToolResult(content=[TextContent(type="text", text="the pixel"), picture, sound])
+
     tools = {
         "echo": echo,
         "add": add,
@@ -85,6 +99,7 @@ def build(only: list[str] | None = None) -> MCPServer:
         "pid": pid,
         "header": header,
         "paths": paths,
+        "snapshot": snapshot,
     }
     for name, function in tools.items():
         if only is None or name in only:

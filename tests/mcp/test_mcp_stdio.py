@@ -26,6 +26,10 @@ from toolreel.shell import AgentOptions, Client, run
 from toolreel.testing import FunctionModel, ToolCalls, call
 
 SERVER = str(Path(__file__).with_name("mcp_demo_server.py"))
+PIXEL = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
 
 
 def demo(*only: str, **options) -> MCPServer:
@@ -208,3 +212,25 @@ def test_the_web_app_connects_its_mcp_servers_once_for_every_request() -> None:
     assert len(seen) == 2 and len(pids) == 1  # one server process answered both chats
     with pytest.raises(ProcessLookupError):  # the app's lifespan ended: the server too
         os.kill(int(pids.pop()), 0)
+
+
+def test_an_image_a_tool_returns_reaches_the_model_and_what_cannot_be_shown_is_named() -> None:
+    def model(messages, info):
+        if not messages[-1].tool_rounds:
+            return ToolCalls([call("snapshot")])
+        return "seen"
+
+    model_of = FunctionModel(model)
+    seen: list[ToolResult] = []
+
+    async def main() -> None:
+        options = offline(mcp_servers=[demo("snapshot")], on_tool_result=seen.append)
+        assert (await run("look", options, model=model_of)).text == "seen"
+
+    anyio.run(main)
+    [result] = seen
+    assert result.content == "the pixel\n[audio (audio/wav) not shown]"
+    [image] = result.images
+    assert (image.media_type, image.data) == ("image/png", PIXEL)
+    [answered] = model_of.requests[1].messages[-1].tool_rounds[-1].results
+    assert answered.images == (image,)  # the model is shown it, not told of it

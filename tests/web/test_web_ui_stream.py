@@ -19,6 +19,7 @@ from web_support import (
     FAILED_DIVIDE,
     ROUND,
     check_ui,
+    finish,
     fold_ui,
     schema_errors,
 )
@@ -38,6 +39,7 @@ from toolreel.core.notices import (
     ToolResultReady,
     ValidationFailed,
 )
+from toolreel.core.outcomes import Completed
 from toolreel.web.streams import DONE, sse, ui_error, ui_parts, ui_start
 
 USAGE_PART = {"type": "data-usage", "data": {"input_tokens": 30, "output_tokens": 12}}
@@ -308,6 +310,25 @@ def test_the_finish_part_carries_the_finish_reason(end, reason, metadata) -> Non
     parts = fold_ui([TextStreamed(text="hi"), end])
     assert parts[-1] == {"type": "finish", "finishReason": reason, "messageMetadata": metadata}
     assert parts[-2] == USAGE_PART
+    check_ui(parts)
+
+
+@pytest.mark.parametrize(
+    ("model_reason", "reason"),
+    [
+        ("length", "length"),  # OpenAI
+        ("max_tokens", "length"),  # Anthropic
+        ("MAX_TOKENS", "length"),  # Gemini
+        ("content_filter", "content-filter"),  # OpenAI
+        ("SAFETY", "content-filter"),  # Gemini
+        ("stop", "stop"),
+        ("end_turn", "stop"),  # any other reason a provider gives: a plain stop
+    ],
+)
+def test_a_completed_turn_says_why_the_provider_stopped(model_reason, reason) -> None:
+    end = finish(Completed(text="hi", model_finish_reason=model_reason))
+    parts = fold_ui([TextStreamed(text="hi"), end])
+    assert parts[-1]["finishReason"] == reason
     check_ui(parts)
 
 
