@@ -215,6 +215,35 @@ def test_none_fails_a_missing_recording_with_the_command_to_make_it(
     assert not recording(pytester).exists()
 
 
+def test_none_fails_a_stale_recording_without_asking_the_provider(
+    pytester: pytest.Pytester, provider: ScriptedServer
+) -> None:
+    chat_test(pytester)
+    run(pytester).assert_outcomes(passed=1)
+    before = recording(pytester).read_bytes()
+
+    chat_test(pytester, "What is 2 + 3, please?")
+    result = run(pytester, "--toolreel-record=none")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*RequestMismatch: model call 1 differs from the recording*"])
+    assert len(provider.requests) == 2  # only the first run's: none never asks
+    assert recording(pytester).read_bytes() == before
+
+
+def test_new_episodes_is_new_it_keeps_what_matches_and_asks_only_for_the_rest(
+    pytester: pytest.Pytester, provider: ScriptedServer
+) -> None:
+    chat_test(pytester)
+    run(pytester).assert_outcomes(passed=1)
+    run(pytester, "--toolreel-record=new_episodes").assert_outcomes(passed=1)
+    assert len(provider.requests) == 2  # "all" would have asked again
+
+    chat_test(pytester, "What is 2 + 3, please?")
+    run(pytester, "--toolreel-record=new_episodes").assert_outcomes(passed=1)
+    assert len(provider.requests) == 4
+    assert "2 + 3, please?" in recording(pytester).read_text()
+
+
 def test_on_ci_the_default_mode_is_none(
     pytester: pytest.Pytester, provider: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
