@@ -9,8 +9,9 @@ on one topic, `TOPIC`. Two kinds of writer put JSON items on it:
   and, as it starts a model call's activity, the call's key (`calling`). These are
   the journal's own effects: a caller who reads them sees what a local `Client`'s
   `events()` tells (`Persist` as `MessageRecorded`).
-- The model call's activity, while the model writes: each text and reasoning delta
-  as it arrives (`live`), tagged with the call's key and the activity's attempt.
+- The model call's activity, while the model writes: each text and reasoning delta,
+  each tool call's start and each fragment of its arguments as it arrives (`live`),
+  tagged with the call's key and the activity's attempt.
   The workflow never reads these: it folds only the events the activity returns.
 
 `read(reading, item)` is a pure fold (as the core's `step`) from the items to what
@@ -20,14 +21,18 @@ the caller is told, for one turn:
    call the turn's last `calling` named (a late one from a call the turn is done
    with is dropped).
 2. Live text and reasoning are told at once (`TextStreamed`, `ReasoningStreamed`)
-   and kept as "ahead": shown, not yet folded.
+   and kept as "ahead": shown, not yet folded. So are a call's start and its
+   argument fragments (`ToolCallStreaming` with the id and name its starts so far
+   give, as the core's; `ToolArgumentsStreamed`), kept in order.
 3. A live item of a later attempt (the worker of the earlier one was lost) voids
    what the call showed: `RetryScheduled`, as a retried model call does; one of an
    earlier attempt (a worker still running after it was replaced) is dropped.
 4. Once the workflow tells the call's folded events, the call's live items are
    over. A told text that "ahead" already showed is not told twice: only what it
    adds is told. A told text that disagrees with what was shown voids the call's
-   text (`RetryScheduled`) and tells all of it again, as folded.
+   text (`RetryScheduled`) and tells all of it again, as folded. A told call start
+   or fragment equal to the first one still ahead was shown: it is not told again;
+   any other is told (a batch the stream lost).
 5. Every other told effect is told as is; the turn's reading ends with its
    `Finish`, its pause (`AwaitApproval`) or manual mode's `ResultsRequested`.
 
@@ -51,6 +56,8 @@ from toolreel.core import (
     Persist,
     ReasoningDelta,
     TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
 )
 from toolreel.core.notices import (
     MessageRecorded,
@@ -59,6 +66,8 @@ from toolreel.core.notices import (
     ResultsRequested,
     RetryScheduled,
     TextStreamed,
+    ToolArgumentsStreamed,
+    ToolCallStreaming,
 )
 
 #: The one topic of a session workflow's stream.
@@ -84,9 +93,17 @@ def live_item(call: str, attempt: int, event: dict[str, Any]) -> dict[str, Any]:
     return {"call": call, "attempt": attempt, "live": event}
 
 
+#: A call's start or argument fragment, told live and again once folded (rule 2).
+CallNotice: TypeAlias = ToolCallStreaming | ToolArgumentsStreamed
+
+
 def is_live(event: Event) -> bool:
-    """Whether an activity tells `event` while the model writes (text and reasoning)."""
-    return isinstance(event, TextDelta | ReasoningDelta) and bool(event.text)
+    """Whether an activity tells `event` while the model writes (text, reasoning, calls)."""
+    if isinstance(event, TextDelta | ReasoningDelta):
+        return bool(event.text)
+    if isinstance(event, ToolCallArgumentsDelta):
+        return bool(event.fragment)
+    return isinstance(event, ToolCallStarted)
 
 
 @attrs.frozen(kw_only=True)
@@ -116,6 +133,10 @@ class Reading:
     settled: bool = False
     text: Shown = NOTHING
     reasoning: Shown = NOTHING
+    #: The calls the model began, by index: (index, id, name) as their starts so far give.
+    starts: tuple[tuple[int, str, str], ...] = ()
+    #: Call starts and fragments told live and not yet folded, in order.
+    calls: tuple[CallNotice, ...] = ()
     over: bool = False
 
 
@@ -147,9 +168,9 @@ def _live(reading: Reading, item: dict[str, Any]) -> Step:
         return reading, ()
     said: list[Said] = []
     if attempt > reading.attempt:
-        if reading.text.ahead or reading.reasoning.ahead:
+        if reading.text.ahead or reading.reasoning.ahead or reading.calls:
             said.append(_void(attempt))
-        reading = attrs.evolve(reading, attempt=attempt, text=NOTHING, reasoning=NOTHING)
+        reading = Reading(turn=reading.turn, call=reading.call, attempt=attempt)
     event = _event(item["live"])
     if isinstance(event, TextDelta) and event.text:
         text = attrs.evolve(reading.text, ahead=reading.text.ahead + event.text)
@@ -159,7 +180,27 @@ def _live(reading: Reading, item: dict[str, Any]) -> Step:
         shown = attrs.evolve(reading.reasoning, ahead=reading.reasoning.ahead + event.text)
         reading = attrs.evolve(reading, reasoning=shown)
         said.append(ReasoningStreamed(text=event.text))
+    elif isinstance(event, ToolCallStarted | ToolCallArgumentsDelta):
+        reading, notice = _call_notice(reading, event)
+        said.append(notice)
     return reading, tuple(said)
+
+
+def _call_notice(
+    reading: Reading, event: ToolCallStarted | ToolCallArgumentsDelta
+) -> tuple[Reading, CallNotice]:
+    """A call's start (the id and name its starts so far give) or fragment, kept ahead."""
+    notice: CallNotice
+    if isinstance(event, ToolCallArgumentsDelta):
+        notice = ToolArgumentsStreamed(index=event.index, fragment=event.fragment)
+    else:
+        old = next((s for s in reading.starts if s[0] == event.index), None)
+        call_id = (old[1] if old else "") or event.call_id
+        name = (old[2] if old else "") or event.name
+        starts = (*(s for s in reading.starts if s[0] != event.index), (event.index, call_id, name))
+        reading = attrs.evolve(reading, starts=starts)
+        notice = ToolCallStreaming(index=event.index, call_id=call_id, name=name)
+    return attrs.evolve(reading, calls=(*reading.calls, notice)), notice
 
 
 def _told(reading: Reading, item: dict[str, Any]) -> Step:
@@ -174,6 +215,9 @@ def _told(reading: Reading, item: dict[str, Any]) -> Step:
                 return _reconciled(reading, text, reasoning=False)
             case Emit(notice=ReasoningStreamed(text=text)):
                 return _reconciled(reading, text, reasoning=True)
+            case Emit(notice=ToolCallStreaming() | ToolArgumentsStreamed() as notice):
+                if reading.calls[:1] == (notice,):  # shown live (rule 4)
+                    return attrs.evolve(reading, calls=reading.calls[1:]), ()
             case _:
                 pass
     said = _said(effect)

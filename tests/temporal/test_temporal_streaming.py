@@ -14,6 +14,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import attrs
 import pytest
 from temporalio.client import Client
 
@@ -25,11 +26,13 @@ from toolreel.core import (
     ModelResponded,
     ReasoningDelta,
     TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
     Usage,
 )
-from toolreel.core.notices import Notice, TextStreamed
+from toolreel.core.notices import Notice, TextStreamed, ToolArgumentsStreamed
 from toolreel.core.outcomes import FinishReason
-from toolreel.shell import AgentOptions
+from toolreel.shell import AgentOptions, tool
 from toolreel.shell import Client as LocalClient
 from toolreel.shell.errors import TurnInProgress
 from toolreel.temporal import (
@@ -120,6 +123,76 @@ def test_text_reaches_the_caller_while_the_model_call_runs(temporal_address: str
     ]
     assert told == asyncio.run(told_locally("Say hello"))  # the journal's notices, no more
     assert isinstance(told[-1], Finish) and told[-1].text == "Hello, world."
+
+
+class Calling:
+    """A model that begins a call of `add`, writes half its arguments, waits for its caller
+    to have read them, writes the rest; then, given the result, answers "5"."""
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+        self.read = asyncio.Event()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        if request.messages[-1].tool_rounds:
+            yield TextDelta(text="5")
+            yield ModelResponded(finish_reason="stop", usage=USAGE)
+            return
+        yield ToolCallStarted(index=0, call_id="c1", name="add")
+        yield ToolCallArgumentsDelta(index=0, fragment='{"a": 2, ')
+        self.log.append("model wrote half the arguments")
+        with contextlib.suppress(TimeoutError):  # a guard, not a timing
+            await asyncio.wait_for(self.read.wait(), 60)
+        self.log.append("model ends the call")
+        yield ToolCallArgumentsDelta(index=0, fragment='"b": 3}')
+        yield ModelResponded(finish_reason="tool_calls", usage=USAGE)
+
+    async def aclose(self) -> None:
+        pass
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def test_a_calls_arguments_reach_the_caller_while_the_model_writes_them(
+    temporal_address: str,
+) -> None:
+    model = Calling()
+    task_queue = queue()
+    with_add = attrs.evolve(options(), tools=[tool(add)], auto_execute_tools=True)
+
+    async def work(client: Client) -> list[Any]:
+        told: list[Any] = []
+        async with (
+            session_worker(client, with_add, task_queue=task_queue, model=model),
+            WorkflowChat(client, task_queue=task_queue) as chat,
+        ):
+            await chat.query("Add 2 and 3")
+            async for notice in chat.events():
+                told.append(notice)
+                if isinstance(notice, ToolArgumentsStreamed):
+                    model.log.append(f"caller read {notice.fragment!r}")
+                    model.read.set()
+        return told
+
+    told = on_temporal(temporal_address, work)
+    assert model.log == [
+        "model wrote half the arguments",
+        "caller read '{\"a\": 2, '",
+        "model ends the call",
+        "caller read '\"b\": 3}'",
+    ]
+
+    async def locally() -> list[Any]:
+        local = Calling()
+        local.read.set()
+        async with LocalClient(with_add, model=local) as client:
+            await client.query("Add 2 and 3")
+            return [item async for item in client.events()]
+
+    assert told == asyncio.run(locally())  # each notice once, as the journal has it
 
 
 def test_without_live_text_the_caller_reads_it_once_the_call_is_over(

@@ -19,9 +19,18 @@ from toolreel.core import (
     Persist,
     ReasoningDelta,
     TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
     Usage,
 )
-from toolreel.core.notices import MessageRecorded, ReasoningStreamed, RetryScheduled, TextStreamed
+from toolreel.core.notices import (
+    MessageRecorded,
+    ReasoningStreamed,
+    RetryScheduled,
+    TextStreamed,
+    ToolArgumentsStreamed,
+    ToolCallStreaming,
+)
 from toolreel.core.outcomes import Completed
 from toolreel.temporal._told import Reading, Said, calling_item, live_item, read, told_item
 
@@ -176,3 +185,76 @@ def test_items_that_are_no_items_are_passed_over() -> None:
         ]
     )
     assert said == [FINISH] and reading.over
+
+
+def call_told(notice: ToolCallStreaming | ToolArgumentsStreamed) -> dict[str, Any]:
+    return told(Emit(notice=notice))
+
+
+STARTED = ToolCallStreaming(index=0, call_id="c1", name="add")
+FIRST = ToolArgumentsStreamed(index=0, fragment='{"a": 2, ')
+REST = ToolArgumentsStreamed(index=0, fragment='"b": 3}')
+
+
+def test_a_call_and_its_fragments_are_told_as_written_and_not_again_when_folded() -> None:
+    said, reading = reading_of(
+        [
+            calling_item(1, CALL),
+            live(ToolCallStarted(index=0, call_id="c1", name="add")),
+            live(ToolCallArgumentsDelta(index=0, fragment='{"a": 2, ')),
+            live(ToolCallArgumentsDelta(index=0, fragment='"b": 3}')),
+            call_told(STARTED),
+            call_told(FIRST),
+            call_told(REST),
+            told(FINISH, call=None),
+        ]
+    )
+    assert said == [STARTED, FIRST, REST, FINISH]
+    assert reading.calls == ()
+
+
+def test_a_repeated_start_tells_the_id_and_name_the_first_gave_as_the_core_does() -> None:
+    said, _ = reading_of(
+        [
+            calling_item(1, CALL),
+            live(ToolCallStarted(index=0, call_id="c1", name="add")),
+            live(ToolCallStarted(index=0, call_id="", name="")),
+            live(ToolCallStarted(index=1, call_id="", name="mul")),
+            live(ToolCallStarted(index=1, call_id="c2", name="")),
+        ]
+    )
+    assert said == [
+        STARTED,
+        STARTED,
+        ToolCallStreaming(index=1, call_id="", name="mul"),
+        ToolCallStreaming(index=1, call_id="c2", name="mul"),
+    ]
+
+
+def test_folded_fragments_a_lost_batch_never_showed_are_told_in_order() -> None:
+    said, _ = reading_of(
+        [
+            calling_item(1, CALL),
+            live(ToolCallStarted(index=0, call_id="c1", name="add")),
+            live(ToolCallArgumentsDelta(index=0, fragment='"b": 3}')),  # the first was lost
+            call_told(STARTED),
+            call_told(FIRST),
+            call_told(REST),
+            told(FINISH, call=None),
+        ]
+    )
+    assert said == [STARTED, REST, FIRST, FINISH]  # each told once; the call's input says all
+
+
+def test_a_later_attempt_voids_the_calls_the_lost_worker_showed() -> None:
+    said, reading = reading_of(
+        [
+            calling_item(1, CALL),
+            live(ToolCallStarted(index=0, call_id="c1", name="add")),
+            live(ToolCallStarted(index=0, call_id="c9", name="add"), attempt=2),
+        ]
+    )
+    assert said[0] == STARTED
+    assert isinstance(said[1], RetryScheduled)
+    assert said[2:] == [ToolCallStreaming(index=0, call_id="c9", name="add")]
+    assert reading.starts == ((0, "c9", "add"),)
