@@ -89,8 +89,13 @@ class ModelFailure:
     retries: int = 0
 
     def told(self) -> str:
-        """The failure in a sentence's clause: `gpt-a: HTTP 503: busy (after 3 retries)`."""
-        status = f"HTTP {self.status}: " if self.status is not None else ""
+        """The failure in a sentence's clause: `gpt-a: HTTP 503: busy (after 3 retries)`.
+
+        The status is named unless the provider's message already does.
+        """
+        status = ""
+        if self.status is not None and str(self.status) not in self.message:
+            status = f"HTTP {self.status}: "
         after = f" (after {self.retries} retries)" if self.retries else ""
         return f"{self.model}: {status}{self.message}{after}"
 
