@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import anyio
 import pytest
+from click.testing import CliRunner
 
 from toolreel.adapters import SQLiteJournal
+from toolreel.cli import cli
 from toolreel.core import ConfigError, Finish
 from toolreel.core.notices import ModelChanged, TextStreamed
 from toolreel.core.outcomes import FailureCode, FinishReason
-from toolreel.core.policies import RetryPolicy
+from toolreel.core.policies import FallbackPolicy, RetryPolicy
 from toolreel.shell import AgentOptions, Client, Connection, Divergence, Recording, replay
-from toolreel.shell.scripted import ScriptedServer, http_error, text
+from toolreel.shell.scripted import Reply, ScriptedServer, http_error, text
 
 NO_WAIT = RetryPolicy(max_retries=1, base_delay=0.0, max_delay=0.0)
 
@@ -130,3 +132,51 @@ def test_fallback_on_takes_error_statuses_and_context_length_only() -> None:
     with pytest.raises(ConfigError, match="fallbacks"):
         AgentOptions(model="m", base_url="http://127.0.0.1:9", fallbacks=["gpt-4o"])
     AgentOptions(model="m", base_url="http://127.0.0.1:9", fallback_on=[429, "context_length"])
+
+
+def by_model(request: dict[str, object]) -> Reply:
+    """One server for two models: "main" is down, "backup" answers."""
+    if request["model"] == "main":
+        return http_error(503, "Service Unavailable")
+    return text("the backup answers")
+
+
+def test_the_cli_falls_back_records_it_and_show_says_which_model_answered(tmp_path) -> None:
+    path = tmp_path / "j.db"
+    with ScriptedServer(by_model) as server:
+        common = ["--base-url", server.url, "--api-key", "sk-test", "--journal", str(path)]
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "hi",
+                "--model",
+                "main",
+                *common,
+                "--fallback-model",
+                "backup",
+                "--fallback-on",
+                "503",
+                "--session",
+                "s1",
+            ],
+        )
+    assert result.exit_code == 0, result.output
+    assert "the backup answers" in result.stdout
+    assert "asking backup" in result.output  # the live view says the model changed
+    journal = SQLiteJournal(path)
+    config = journal.config("s1")
+    journal.close()
+    assert config.fallback == FallbackPolicy(models=("backup",), on_status={503})
+    shown = CliRunner().invoke(cli, ["show", str(path), "s1"])
+    assert shown.exit_code == 0, shown.output
+    assert "failed (HTTP 503: Service Unavailable" in shown.stdout
+    assert "asking backup" in shown.stdout
+
+
+def test_the_cli_refuses_a_fallback_status_that_is_no_status() -> None:
+    result = CliRunner().invoke(
+        cli, ["run", "hi", "--model", "m", "--base-url", "http://127.0.0.1:9", "--fallback-on", "x"]
+    )
+    assert result.exit_code == 2
+    assert "--fallback-on" in result.output
