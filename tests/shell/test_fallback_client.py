@@ -180,3 +180,13 @@ def test_the_cli_refuses_a_fallback_status_that_is_no_status() -> None:
     )
     assert result.exit_code == 2
     assert "--fallback-on" in result.output
+
+
+def test_a_request_too_long_moves_on_under_context_length() -> None:
+    too_long = "This model's maximum context length is 8192 tokens"
+    with down(400, too_long) as primary, ScriptedServer([text("ok"), text("ok")]) as backup:
+        kept = anyio.run(turn, options(primary, backup))
+        moved = anyio.run(turn, options(primary, backup, fallback_on=["context_length"]))
+        assert len(backup.requests) == 1
+    assert isinstance(kept[-1], Finish) and kept[-1].error is not None
+    assert isinstance(moved[-1], Finish) and moved[-1].text == "ok"
