@@ -14,9 +14,13 @@ from toolreel.adapters import (
     OllamaCodec,
     OpenAICodec,
     ResponsesCodec,
+    structure,
+    unstructure,
 )
 from toolreel.core import (
+    CallModel,
     ChatMessage,
+    Event,
     ModelRequest,
     Reasoning,
     ReasoningDelta,
@@ -146,3 +150,21 @@ def test_each_codec_stamps_the_reasoning_it_decodes(
     events = codec.decode_body(json.dumps(body).encode())  # type: ignore[attr-defined]
     reasoning = [event for event in events if isinstance(event, ReasoningDelta)]
     assert reasoning and {event.provider for event in reasoning} == {provider}
+
+
+def test_journals_without_provenance_read_and_new_records_write_it_only_when_known() -> None:
+    old = {"text": "hmm", "signature": "sig-1", "redacted": None}  # as journals before it held
+    assert structure(old, Reasoning) == Reasoning(text="hmm", signature="sig-1")
+    assert unstructure(Reasoning(text="hmm", signature="sig-1")) == old
+    assert unstructure(Reasoning(signature="s", provider="gemini"))["provider"] == "gemini"
+    failed = {"type": "ModelCallFailed", "retryable": True, "message": "busy"}
+    assert "context_length" not in unstructure(structure(failed, Event))  # type: ignore[arg-type]
+    call = unstructure(CallModel(request=history(old_block()), iteration=1))
+    assert "model" not in call
+    fallback_call = unstructure(CallModel(request=history(old_block()), iteration=1, model=1))
+    assert fallback_call["model"] == 1
+
+
+def old_block() -> Reasoning:
+    """A reasoning block of unknown origin."""
+    return Reasoning(text="hmm", signature="sig-1")
