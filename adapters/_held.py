@@ -34,7 +34,13 @@ __all__ = ["held_back"]
 
 _Channel = tuple[str, int]
 _TEXT: _Channel = ("text", 0)
-_REASONING: _Channel = ("reasoning", 0)
+#: A reasoning channel's kind starts so; the provider that sent it follows (kept on each piece).
+_REASONING = "reasoning:"
+
+
+def _reasoning(provider: str) -> _Channel:
+    """The channel of the reasoning text `provider` sends."""
+    return (_REASONING + provider, 0)
 
 
 def _cut(cut: int, spans: list[tuple[int, int]]) -> int:
@@ -55,7 +61,7 @@ def _piece(channel: _Channel, text: str) -> ModelEvent:
         return TextDelta(text=text)
     if kind == "arguments":
         return ToolCallArgumentsDelta(index=index, fragment=text)
-    return ReasoningDelta(text=text)
+    return ReasoningDelta(text=text, provider=kind.removeprefix(_REASONING))
 
 
 async def held_back(
@@ -107,14 +113,16 @@ def _piece_of(event: ModelEvent) -> tuple[_Channel, str] | None:
     if kind is ReasoningDelta:
         reasoning = cast(ReasoningDelta, event)
         if reasoning.signature is None and reasoning.redacted is None:
-            return _REASONING, reasoning.text
+            return _reasoning(reasoning.provider), reasoning.text
     return None
 
 
 def _closing(held: dict[_Channel, str], event: ModelEvent) -> ModelEvent:
     """A signed reasoning piece (it ends the block) with the block's held text put in front."""
-    if isinstance(event, ReasoningDelta) and event.redacted is None and _REASONING in held:
-        return attrs.evolve(event, text=held.pop(_REASONING) + event.text)
+    if isinstance(event, ReasoningDelta) and event.redacted is None:
+        before = held.pop(_reasoning(event.provider), None)
+        if before is not None:
+            return attrs.evolve(event, text=before + event.text)
     return event
 
 

@@ -20,15 +20,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
 
 from toolreel.core import (
+    CallModel,
     ChatMessage,
     Effect,
     Event,
     Finish,
     ImagePart,
     LoopConfig,
+    ModelCallFailed,
     ModelRequest,
     OutputSpec,
     PromptSubmitted,
+    Reasoning,
+    ReasoningDelta,
     State,
     TextDelta,
     ToolCallArgumentsDelta,
@@ -67,8 +71,10 @@ def _make_converter() -> cattrs.Converter:
     conv.register_unstructure_hook_func(
         _is_set, lambda value: sorted(conv.unstructure(item) for item in value)
     )
+    _configure_provenance(conv)
     _configure_images(conv)
     _configure_cache_counters(conv)
+    _configure_fallback(conv)
     _configure_stream(conv)
     for union in (Outcome, OutputSpec):  # before the records holding them are configured
         configure_tagged_union(union, conv, tag_name="type")
@@ -134,13 +140,36 @@ def _configure_cache_counters(conv: cattrs.Converter) -> None:
     conv.register_unstructure_hook(ModelRequest, request)
 
 
+def _configure_provenance(conv: cattrs.Converter) -> None:
+    """A reasoning block's (and delta's) `provider` and a failure's `context_length` left out
+    when unset: older journals, and sessions of one model, write what they wrote before.
+
+    Registered before any record holding them.
+    """
+    from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415 - when built
+
+    omit = override(omit_if_default=True)
+    for kind in (Reasoning, ReasoningDelta):
+        conv.register_unstructure_hook(kind, make_dict_unstructure_fn(kind, conv, provider=omit))
+    failed = make_dict_unstructure_fn(ModelCallFailed, conv, context_length=omit)
+    conv.register_unstructure_hook(ModelCallFailed, failed)
+
+
+def _configure_fallback(conv: cattrs.Converter) -> None:
+    """A `CallModel`'s `model` left out for the config's own (0): only a fallback's is written."""
+    from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415 - when built
+
+    omit = override(omit_if_default=True)
+    conv.register_unstructure_hook(CallModel, make_dict_unstructure_fn(CallModel, conv, model=omit))
+
+
 def _configure_defaults(conv: cattrs.Converter) -> None:
     """A config's text `output` and no `cache_key`, a `Finish`'s `attempts`, left out when
     a chat has them."""
     from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415 - when built
 
     omit = override(omit_if_default=True)
-    config = make_dict_unstructure_fn(LoopConfig, conv, output=omit, cache_key=omit)
+    config = make_dict_unstructure_fn(LoopConfig, conv, output=omit, cache_key=omit, fallback=omit)
     conv.register_unstructure_hook(LoopConfig, config)
     conv.register_unstructure_hook(Finish, make_dict_unstructure_fn(Finish, conv, attempts=omit))
 

@@ -67,10 +67,8 @@ def _retry_lines(retries: Iterable[Retry], hide: Collection[str]) -> list[str]:
         status = f"HTTP {retry.status}: " if retry.status is not None else ""
         status = "" if retry.message.startswith(status) else status  # already said
         wait = "" if "timings" in hide else f" after {retry.seconds:g} s"
-        lines.append(
-            f"↻ model call {retry.iteration} failed ({status}{retry.message}): "
-            f"retry {retry.retry}{wait}"
-        )
+        then = f"retry {retry.retry}{wait}" if retry.model is None else f"asking {retry.model}"
+        lines.append(f"↻ model call {retry.iteration} failed ({status}{retry.message}): {then}")
     return [*lines, ""] if lines else []
 
 

@@ -11,6 +11,7 @@ import attrs
 
 from ._budget import Budget
 from ._errors import ConfigError
+from ._fallback import FallbackPolicy, model_at
 from ._model import ModelSettings, tool_specs
 from ._records import ToolSpec
 from ._text import checked_text
@@ -222,6 +223,7 @@ class LoopConfig:
         output: What the answer is: text (`TextOutput`), or a validated output through an
             output tool (`PlainOutput`, `ReflectiveOutput`).
         cache_key: The key every request gives the provider's prompt cache (None: none).
+        fallback: The models a failed call falls back to, in order (rule 8; None: none).
     """
 
     model: str = ""
@@ -251,6 +253,8 @@ class LoopConfig:
     #: What the provider's prompt cache groups the session's requests by (OpenAI's
     #: `prompt_cache_key`: the shell gives the session id); None: nothing is sent.
     cache_key: str | None = None
+    #: The models a failed model call falls back to (rule 8, core/_fallback.py); None: none.
+    fallback: FallbackPolicy | None = None
 
     def __attrs_post_init__(self) -> None:
         """Check the tool names (the output's included), the tool choice and the budget."""
@@ -265,6 +269,8 @@ class LoopConfig:
             )
         if self.budget is not None:
             self.budget.check_config(self.model, self.tool_names)
+            for name in self.fallback.models if self.fallback else ():
+                self.budget.check_price(name)
         unknown = sorted(self.approval_required - self.tool_names)
         if unknown:
             raise ConfigError("approval_required", unknown[0], "names of configured tools")
@@ -273,6 +279,10 @@ class LoopConfig:
     def tool_names(self) -> frozenset[str]:
         """The names of the configured tools (asked once per call the model makes)."""
         return frozenset(spec.name for spec in self.tools)
+
+    def model_at(self, index: int) -> str:
+        """The name of model `index`: 0 `model`, then the fallback's models in order."""
+        return model_at(self.model, self.fallback, index)
 
     @functools.cached_property
     def structured(self) -> bool:

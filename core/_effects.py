@@ -53,11 +53,16 @@ from ._records import (
 
 @attrs.frozen(kw_only=True)
 class CallModel:
-    """Call the model for iteration `iteration` (`retry` > 0 when repeating a failed call)."""
+    """Call the model for iteration `iteration` (`retry` > 0 when repeating a failed call).
+
+    `model` is which model answers: 0 the config's own, then its fallbacks in order
+    (`LoopConfig.fallback`; the shell's connection at that position).
+    """
 
     request: ModelRequest
     iteration: int
     retry: int = 0
+    model: int = 0
 
 
 @attrs.frozen(kw_only=True)

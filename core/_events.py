@@ -110,11 +110,14 @@ class ReasoningDelta:
 
     Text appends to the open block; a `signature` closes it (Anthropic sends
     the signature last); `redacted` is a whole redacted block on its own.
+    `provider` names the wire format that sent it (its codec's name), so the
+    block goes back to that provider only (`Reasoning.provider`).
     """
 
     text: str = ""
     signature: str | None = None
     redacted: str | None = None
+    provider: str = ""
 
 
 @attrs.frozen(kw_only=True)
@@ -147,13 +150,16 @@ class ModelResponded:
 class ModelCallFailed:
     """The model call failed; `retryable` for 429/5xx/529/timeouts, else fatal.
 
-    `retry_after` is the wait in seconds the provider asked for, if any.
+    `retry_after` is the wait in seconds the provider asked for, if any;
+    `context_length` says the request was longer than the model's context
+    (what a `FallbackPolicy` may move on for; core/_fallback.py).
     """
 
     retryable: bool
     message: str
     status: int | None = None
     retry_after: float | None = None
+    context_length: bool = False
 
 
 @attrs.frozen(kw_only=True)

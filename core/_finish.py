@@ -43,6 +43,7 @@ from ._effects import (
     Validate,
 )
 from ._events import Cancelled, ModelCallFailed
+from ._fallback import ModelFailure, every_model_failed
 from ._history import build_request, turn_message
 from ._model import rounds_message
 from ._next import CONTINUE, Check, Continue, End, Next, Pause, budget_next
@@ -55,12 +56,13 @@ from ._state import Phase, State, Turn
 Step = tuple[State, tuple[Effect, ...]]
 
 
-def call_model(state: State, turn: Turn, *, retry: int = 0) -> Step:
-    """Issue the turn's next model call (a new iteration unless it is a retry).
+def call_model(state: State, turn: Turn, *, retry: int = 0, again: bool = False) -> Step:
+    """Issue the turn's next model call (a new iteration unless it is a retry, or `again`:
+    the same call through the model the turn fell back to).
 
     A new iteration is not begun when the budget forbids it (rule 16).
     """
-    if retry == 0:
+    if retry == 0 and not again:
         budget = state.config.budget
         over = (
             None
@@ -75,7 +77,8 @@ def call_model(state: State, turn: Turn, *, retry: int = 0) -> Step:
     request = build_request(state.config, state.history, turn)
     # the stream is empty: a response, a failure and the end of a turn each emptied it
     state = attrs.evolve(state, phase=Phase.STREAMING, turn=turn)
-    return state, (CallModel(request=request, iteration=turn.iteration, retry=retry),)
+    call = CallModel(request=request, iteration=turn.iteration, retry=retry, model=turn.model)
+    return state, (call,)
 
 
 def first_call(state: State, turn: Turn) -> Step:
@@ -147,7 +150,7 @@ def scoped(state: State, turn: Turn) -> Spending:
 def spent_on(state: State, turn: Turn, usage: Usage) -> tuple[Spending, Spending]:
     """The turn's and the session's spending after one model response with `usage`."""
     budget = state.config.budget
-    price = None if budget is None else budget.price(state.config.model)
+    price = None if budget is None else budget.price(state.config.model_at(turn.model))
     return spent_response(turn.spent, usage, price), spent_response(state.spent, usage, price)
 
 
@@ -163,10 +166,15 @@ def charge(state: State, turn: Turn) -> tuple[Turn, tuple[Effect, ...]]:
     return turn, (Emit(notice=notice),)
 
 
-def failed(event: ModelCallFailed) -> Failed:
-    """The outcome of a model failure that is not retried: fatal, or out of retries (rule 8)."""
+def failed(event: ModelCallFailed, tried: tuple[ModelFailure, ...] = ()) -> Failed:
+    """The outcome of a model failure that is not retried: fatal, or out of retries (rule 8).
+
+    After falling back (`tried`: each model the turn moved on from, then this one), the
+    message names every model and why it failed.
+    """
     code = FailureCode.RETRIES_EXHAUSTED if event.retryable else FailureCode.MODEL_ERROR
-    return Failed(code=code, message=event.message, status=event.status)
+    message = every_model_failed(tried) if tried else event.message
+    return Failed(code=code, message=message, status=event.status)
 
 
 def finish(

@@ -24,10 +24,11 @@ def build_request(config: LoopConfig, history: tuple[ChatMessage, ...], turn: Tu
     tool blocks in the history without them) and ends with the instruction to answer.
     """
     messages = so_far(history, turn.rounds)
+    model = config.model_at(turn.model) if turn.model else None  # (a fallback's: rule 8)
     if not turn.final_call:
-        return request(config.settings, messages)
+        return request(config.settings, messages, model=model)
     final = ChatMessage(role="user", content=config.final_answer_prompt)
-    return request(config.settings, (*messages, final), tool_choice="none")
+    return request(config.settings, (*messages, final), tool_choice="none", model=model)
 
 
 def unanswered_calls(messages: Iterable[ChatMessage]) -> tuple[str, ...]:

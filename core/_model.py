@@ -49,9 +49,14 @@ def so_far(
 
 
 def request(
-    settings: ModelSettings, messages: tuple[ChatMessage, ...], *, tool_choice: str | None = None
+    settings: ModelSettings,
+    messages: tuple[ChatMessage, ...],
+    *,
+    tool_choice: str | None = None,
+    model: str | None = None,
 ) -> ModelRequest:
-    """The request for one model call; `tool_choice` overrides the settings' (a final answer).
+    """The request for one model call; `tool_choice` overrides the settings' (a final answer),
+    `model` the settings' model (a fallback's).
 
     Without tools the settings' choice has nothing to choose from, so it is "auto".
     """
@@ -59,7 +64,7 @@ def request(
     if tool_choice is not None:
         choice = tool_choice
     return ModelRequest(
-        model=settings.model,
+        model=settings.model if model is None else model,
         system=settings.system_prompt,
         messages=messages,
         tools=settings.tools,

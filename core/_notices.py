@@ -19,6 +19,9 @@ Told by every turn, to the caller's stream:
 - `RoundFinished`: every call of a round has its result.
 - `RetryScheduled`: a model call failed and will be retried; text streamed
   since that call began is void.
+- `ModelChanged`: a failed model call moves on to the next model of the
+  config's fallback (core/_fallback.py); text streamed since that call began
+  is void, as after `RetryScheduled`.
 - `UsageReported`: after each model response, when the config has a
   `budget`: what the turn and the session spent so far (core/_budget.py).
 - `MessageRecorded`: a message entered the history. The core says this with
@@ -122,6 +125,18 @@ class RetryScheduled:
 
 
 @attrs.frozen(kw_only=True)
+class ModelChanged:
+    """The turn moves from model `previous` to `model` (position `index`: 0 the config's own,
+    then its fallbacks), after the failure `message` (HTTP `status`)."""
+
+    model: str
+    index: int
+    previous: str
+    message: str
+    status: int | None = None
+
+
+@attrs.frozen(kw_only=True)
 class UsageReported:
     """What the running turn and the whole session have spent, after a model response."""
 
@@ -162,6 +177,7 @@ Notice: TypeAlias = (
     | ToolResultReady
     | RoundFinished
     | RetryScheduled
+    | ModelChanged
     | UsageReported
     | MessageRecorded
     | AttemptStarted

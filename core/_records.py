@@ -163,11 +163,16 @@ class Reasoning:
     """A reasoning block to send back unchanged (Anthropic thinking + signature).
 
     `redacted` holds the opaque data of a redacted block instead of text.
+    `provider` names the wire format that produced it ("anthropic",
+    "openai-responses", ...; "" when unknown, as in journals written before it
+    was recorded): a codec sends a block back only to its own provider, since
+    another cannot read it (a session that fell back to another provider).
     """
 
     text: str = ""
     signature: str | None = None
     redacted: str | None = None
+    provider: str = ""
 
 
 @attrs.frozen(kw_only=True)

@@ -162,17 +162,25 @@ def add_text(stream: Stream, text: str) -> Stream:
     )
 
 
-def add_reasoning(stream: Stream, text: str, signature: str | None, redacted: str | None) -> Stream:
-    """Append reasoning text to the open block; a signature closes it; redacted stands alone."""
+def add_reasoning(
+    stream: Stream, text: str, signature: str | None, redacted: str | None, provider: str = ""
+) -> Stream:
+    """Append reasoning text to the open block; a signature closes it; redacted stands alone.
+
+    The block's `provider` is the one any of its pieces named (the closing one at the latest).
+    """
     blocks = stream.reasoning
     if redacted is not None:
-        blocks = (*blocks, Reasoning(redacted=redacted))
+        blocks = (*blocks, Reasoning(redacted=redacted, provider=provider))
         return _stream(stream.earlier, stream.tail, blocks, False, stream.calls, stream.written)
     if stream.reasoning_open:
-        block = Reasoning(text=blocks[-1].text + text, signature=signature)
+        last = blocks[-1]
+        block = Reasoning(
+            text=last.text + text, signature=signature, provider=provider or last.provider
+        )
         blocks = (*blocks[:-1], block)
     else:
-        blocks = (*blocks, Reasoning(text=text, signature=signature))
+        blocks = (*blocks, Reasoning(text=text, signature=signature, provider=provider))
     open_ = signature is None
     return _stream(stream.earlier, stream.tail, blocks, open_, stream.calls, stream.written)
 
@@ -243,7 +251,7 @@ def _text_delta(stream: Stream, event: TextDelta) -> Stream:
 
 def _reasoning_delta(stream: Stream, event: ReasoningDelta) -> Stream:
     """The response after a piece of a reasoning block."""
-    return add_reasoning(stream, event.text, event.signature, event.redacted)
+    return add_reasoning(stream, event.text, event.signature, event.redacted, event.provider)
 
 
 def _call_started(stream: Stream, event: ToolCallStarted) -> Stream:

@@ -26,11 +26,14 @@ class RetryTimer:
     scope: int
     iteration: int
     retry: int
+    #: The model retried (core/_fallback.py): named in the token past the first only.
+    model: int = 0
 
     @property
     def token(self) -> str:
-        """The timer's token: `retry:<scope>:<iteration>:<retry>`."""
-        return f"retry:{self.scope}:{self.iteration}:{self.retry}"
+        """The timer's token: `retry:<scope>:<iteration>:<retry>`, `:<model>` after a fallback."""
+        token = f"retry:{self.scope}:{self.iteration}:{self.retry}"
+        return f"{token}:{self.model}" if self.model else token
 
     def awaited(self) -> str:
         """The misuse message's detail when another timer fires."""

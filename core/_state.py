@@ -10,6 +10,7 @@ from ._budget import NOTHING_SPENT, OverBudget, Spending
 from ._config import LoopConfig
 from ._content import ImagePart
 from ._errors import UsageError
+from ._fallback import ModelFailure
 from ._records import AttemptErrors, ChatMessage, ToolRound, Usage
 from ._response import EMPTY_STREAM, Stream
 from ._round import PendingRound
@@ -91,6 +92,10 @@ class Turn:
     output: str | None = None
     failed: tuple[AttemptErrors, ...] = ()
     earlier: int = 0
+    #: Rule 8: the model the turn calls (0: the config's own, then its fallbacks), and how
+    #: each model it moved on from failed.
+    model: int = 0
+    tried: tuple[ModelFailure, ...] = ()
 
     @property
     def usage(self) -> Usage:

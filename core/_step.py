@@ -73,6 +73,11 @@ Rules
     `StartTimer` with capped exponential backoff (or the provider's
     `retry_after`), up to `retry.max_retries` (core/_retry.py); then, or when
     fatal, `Failed` with the provider's message. Completed rounds are kept.
+    With a `fallback` (core/_fallback.py), a failure out of retries, or one
+    with a status (or a context too long) the policy moves on for at once,
+    moves the turn to the next model instead: `ModelChanged` is told and the
+    same call is made through it (`CallModel.model`); when the last model
+    fails, `Failed` names every model tried and why.
 9.  `Cancelled` finishes `Cancelled` in any phase: completed
     rounds are kept, a round in flight is closed with "cancelled" error
     results, and late results, timers and model events are then ignored.
@@ -149,7 +154,7 @@ from typing import Any
 import attrs
 
 from ._approval import DECIDING, decide_approval, hold_running
-from ._config import EmptyPromptPolicy, HookPoint, PlainOutput, ReflectiveOutput
+from ._config import EmptyPromptPolicy, HookPoint, LoopConfig, PlainOutput, ReflectiveOutput
 from ._effects import AskHook, Effect, Emit, Failed, FailureCode, Persist, Produced
 from ._events import (
     LATE_ANSWERS,
@@ -175,6 +180,7 @@ from ._events import (
     ToolTimedOut,
     ValidationFinished,
 )
+from ._fallback import ModelFailure, next_model
 from ._finish import (
     Step,
     call_model,
@@ -189,6 +195,7 @@ from ._finish import (
 from ._loop_round import PRE_HOOK, add_result, decide_call, start_round
 from ._next import Answer, next_step
 from ._notices import (
+    ModelChanged,
     ReasoningStreamed,
     RetryScheduled,
     TextStreamed,
@@ -325,7 +332,9 @@ def _on_text(state: State, event: TextDelta) -> Step:
 
 def _on_reasoning(state: State, event: ReasoningDelta) -> Step:
     """Accumulate a reasoning block (kept to be sent back) and stream its text."""
-    stream = add_reasoning(state.stream, event.text, event.signature, event.redacted)
+    stream = add_reasoning(
+        state.stream, event.text, event.signature, event.redacted, event.provider
+    )
     effects = (Emit(notice=ReasoningStreamed(text=event.text)),) if event.text else ()
     return with_stream(state, stream), effects
 
@@ -505,21 +514,50 @@ def _on_decision(state: State, event: Approved | Denied) -> Step:
 
 def _timer(turn: Turn) -> RetryTimer:
     """The backoff timer before the next retry of the turn's current model call."""
-    return RetryTimer(scope=turn.scope, iteration=turn.iteration, retry=turn.retry + 1)
+    return RetryTimer(
+        scope=turn.scope, iteration=turn.iteration, retry=turn.retry + 1, model=turn.model
+    )
 
 
 def _on_failed(state: State, event: ModelCallFailed) -> Step:
-    """Retry a retryable failure after a backoff, else finish FAILED."""
+    """Retry a retryable failure after a backoff, or fall back to the next model, else
+    finish FAILED (naming every model tried, after a fallback)."""
     turn = _turn(state)
     state = attrs.evolve(state, stream=EMPTY_STREAM)
-    timer = backoff(state.config.retry, turn.retry, event, _timer(turn))
+    config = state.config
+    timer = backoff(config.retry, turn.retry, event, _timer(turn))
+    moved = next_model(config.fallback, turn.model, event, timer is not None)
+    if moved is not None:
+        return _fall_back(state, turn, event, moved)
     if timer is not None:
         notice = RetryScheduled(
             retry=turn.retry + 1, seconds=timer.seconds, message=event.message, status=event.status
         )
         state = attrs.evolve(state, phase=Phase.BACKING_OFF)
         return state, (Emit(notice=notice), timer)
-    return finish(state, turn, failed(event))
+    tried = (*turn.tried, _failure(config, turn, event)) if turn.tried else ()
+    return finish(state, turn, failed(event, tried))
+
+
+def _failure(config: LoopConfig, turn: Turn, event: ModelCallFailed) -> ModelFailure:
+    """How the turn's current model failed, for the record of the models tried."""
+    model = config.model_at(turn.model)
+    return ModelFailure(model=model, message=event.message, status=event.status, retries=turn.retry)
+
+
+def _fall_back(state: State, turn: Turn, event: ModelCallFailed, index: int) -> Step:
+    """Move the turn to model `index`, say so, and make the same call through it at once."""
+    failure = _failure(state.config, turn, event)
+    turn = attrs.evolve(turn, model=index, retry=0, tried=(*turn.tried, failure))
+    notice = ModelChanged(
+        model=state.config.model_at(index),
+        index=index,
+        previous=failure.model,
+        message=event.message,
+        status=event.status,
+    )
+    state, effects = call_model(state, turn, again=True)
+    return state, (Emit(notice=notice), *effects)
 
 
 def _on_timer(state: State, event: TimerFired) -> Step:

@@ -6,6 +6,7 @@
 - `AnnouncePolicy`: when the calls of a response are announced (`ToolCallAnnounced`).
 - `EmptyPromptPolicy`: what an empty prompt right after tool results means.
 - `ErrorFormat`: how the loop words the error results it makes itself (text or JSON).
+- `FallbackPolicy`: the models a failed model call falls back to (core/_fallback.py).
 
 Each default is toolreel's way; the other members are open_agent's. Every member
 says what it does; the rules that apply them are in core/_step.py.
@@ -21,12 +22,14 @@ from ._config import (
     MaxIterationsPolicy,
     RetryPolicy,
 )
+from ._fallback import FallbackPolicy
 
 __all__ = [
     "AnnouncePolicy",
     "BlockedCallPolicy",
     "EmptyPromptPolicy",
     "ErrorFormat",
+    "FallbackPolicy",
     "MaxIterationsPolicy",
     "RetryPolicy",
 ]

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -84,7 +84,7 @@ from ._hooks import hook_points
 from ._images import ImageSource, Prompt, ToolOutput, submitted, tool_output
 from ._images import images as to_images
 from ._journal_files import journal_at, open_location
-from ._options import AgentOptions
+from ._options import AgentOptions, fallback_policy
 from ._prices import priced
 from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, output_text, registry
@@ -118,6 +118,9 @@ def loop_config(
     `session_id`: the session's, the default key of the provider's prompt cache.
     """
     model = connection.model_for(port)
+    budget = priced(options.budget, model, connection.provider, connection.base_url)
+    for fallback in options.fallbacks:  # a cost limit needs each fallback's price too
+        budget = priced(budget, fallback.model_for(port), fallback.provider, fallback.base_url)
     return LoopConfig(
         model=model,
         system_prompt=options.system_prompt,
@@ -133,12 +136,21 @@ def loop_config(
         # Before its MCP servers are open the session lacks their tools, which per-tool
         # limits may name: the budget joins the config built once they are (`_open_sources`).
         # A budget with no price for the model gets genai-prices' (`_prices.py`).
-        budget=None
-        if options.mcp_servers
-        else priced(options.budget, model, connection.provider, connection.base_url),
+        budget=None if options.mcp_servers else budget,
         approval_required=frozenset(name for name, item in tools.items() if item.requires_approval),
         cache_key=connection.cache_key(session_id) if session_id else None,
+        fallback=fallback_policy(options, [item.model_for(port) for item in options.fallbacks]),
     )
+
+
+def fallback_ports(
+    fallbacks: Sequence[Connection], model: ModelPort | None
+) -> tuple[ModelPort, ...]:
+    """The model ports of the fallback connections, in order: `model` for each when the caller
+    gave one (a test model or a recording answers every call), else each connection's own."""
+    if model is not None:
+        return tuple(model for _ in fallbacks)
+    return tuple(connection.open_model() for connection in fallbacks)
 
 
 @contextlib.asynccontextmanager
@@ -192,11 +204,14 @@ class Client:
         self.journal = open_journal(options.journal)
         try:
             self._model: ModelPort = model or self.connection.open_model()
+            self._fallbacks = fallback_ports(options.fallbacks, model)
         except BaseException:
             if self._own_journal:
                 self.journal.close()
             raise
         self.redactor = self.connection.redactor(self._model)
+        for fallback, port in zip(options.fallbacks, self._fallbacks, strict=True):
+            self.redactor = self.redactor | fallback.redactor(port)
         self._resume = _resume
         self._lease: Lease | None = None  # the session, held from `begin` until `release`
         self.runner = self._new_runner()
@@ -211,6 +226,7 @@ class Client:
         runner = Runner(
             config=self.config,
             model=self._model,
+            fallbacks=self._fallbacks,
             tools=self._tools,
             hooks=hook_points(self.options.hooks),
             journal=self.journal,
@@ -336,7 +352,8 @@ class Client:
         finally:
             try:
                 if self._own_model:  # a caller's own model is the caller's to close
-                    await self._model.aclose()
+                    for port in (self._model, *self._fallbacks):
+                        await port.aclose()
             finally:
                 if self._own_journal:
                     self.journal.close()

@@ -107,8 +107,12 @@ class Driver(Generic[S, E, F]):
         abort: anyio.Event | None = None,
         redactor: Redactor | None = None,
         observe: Callable[[], Turn] | None = None,
+        fallbacks: Sequence[ModelPort] = (),
     ) -> None:
         """A driver at `state`, no run under way.
+
+        `fallbacks` answer the calls a fallback makes (`CallModel.model` 1, 2, ...:
+        core/_fallback.py); `model` answers the others.
 
         `settled(state)` says a state has no run under way, so a stop from
         outside has nothing to record (default: never). `abort`, once set,
@@ -119,6 +123,7 @@ class Driver(Generic[S, E, F]):
         run's watcher (default: none watches).
         """
         self.model = model
+        self.fallbacks = tuple(fallbacks)
         self._observe = observe
         #: How the run under way (or the last one) ended: the handler's `end(outcome)`.
         self.outcome: RunEnd = None
@@ -377,10 +382,20 @@ class Driver(Generic[S, E, F]):
 
     def _events(self, call: CallModel) -> AsyncIterator[ModelEvent]:
         """The model port's events for `call` (held back where a key could be split)."""
-        events = self.model.stream(call.request)
+        port = self.model if call.model == 0 else self._fallback(call.model)
+        events = port.stream(call.request)
         if self._redactor is not None:
             return held_back(events, self._redactor)
         return events
+
+    def _fallback(self, index: int) -> ModelPort:
+        """The port of fallback model `index` (a config and ports that disagree: misuse)."""
+        if not 0 < index <= len(self.fallbacks):
+            raise UsageError(
+                f"the loop asked fallback model {index}, but the session has "
+                f"{len(self.fallbacks)} fallback connection(s)"
+            )
+        return self.fallbacks[index - 1]
 
     async def _cut_short(self, scope: anyio.CancelScope) -> ModelCallFailed | None:
         """A stream that ended early is a retryable failure; one cut short by an abort, a

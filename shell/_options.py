@@ -30,7 +30,7 @@ from toolreel.adapters.redaction import is_dsn, redacted_dsn
 from toolreel.core import ConfigError
 from toolreel.core.budget import Budget
 from toolreel.core.hooks import HookPoint
-from toolreel.core.policies import MaxIterationsPolicy, RetryPolicy
+from toolreel.core.policies import FallbackPolicy, MaxIterationsPolicy, RetryPolicy
 
 from . import _checks as check
 from ._callbacks import OnAgentNotice, OnFinish, OnNotice, OnRound, OnToolCall, OnToolResult
@@ -133,6 +133,33 @@ def _journal(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
         )
 
 
+#: The `fallback_on` word for a request too long for the model's context.
+CONTEXT_LENGTH = "context_length"
+
+
+def _fallback_on(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """HTTP error statuses (400-599) and/or "context_length", in a list, tuple or set."""
+    allowed = 'HTTP error statuses (400-599) or "context_length"'
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence | set | frozenset):
+        check.refuse(attribute.name, value, f"a list of {allowed}, not {check.kind(value)}")
+    for item in value:
+        if item != CONTEXT_LENGTH and not (
+            isinstance(item, int) and not isinstance(item, bool) and 400 <= item <= 599
+        ):
+            check.refuse(attribute.name, item, allowed)
+
+
+def fallback_policy(options: AgentOptions, models: Sequence[str]) -> FallbackPolicy | None:
+    """The core's fallback policy: the fallback connections' models and what moves on at once."""
+    if not options.fallbacks:
+        return None
+    return FallbackPolicy(
+        models=tuple(models),
+        on_status=frozenset(item for item in options.fallback_on if isinstance(item, int)),
+        on_context_length=CONTEXT_LENGTH in options.fallback_on,
+    )
+
+
 def _policy(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     """A MaxIterationsPolicy or its value ("stop", "raise", "final_answer")."""
     values = [policy.value for policy in MaxIterationsPolicy]
@@ -190,6 +217,10 @@ class AgentOptions:
         journal: Where the session is kept: a path, a `postgresql://` URL or a `Journal`.
         session_id: The session's id in the journal (default: a new one).
         budget: Limits on tokens, tool calls, model calls and cost.
+        fallbacks: Connections tried in order when a model call fails after its retries
+            (docs/guides/fallback.md).
+        fallback_on: HTTP statuses (and "context_length") that move on to the next
+            connection at once, without retrying.
         on_tool_call: Told each tool call as it starts.
         on_tool_result: Told each tool result.
         on_round: Told each finished round.
@@ -250,6 +281,16 @@ class AgentOptions:
         default="auto",
         validator=check.instance_of(str, "'auto', 'none', 'required' or a tool name"),
     )
+    #: Connections tried in order after this one when a model call fails after its retries
+    #: (or at once, for a `fallback_on` status); each answers with its own model and key.
+    fallbacks: Sequence[Connection] = attrs.field(
+        default=(),
+        validator=check.sequence_of(lambda item: isinstance(item, Connection), "a Connection"),
+    )
+    #: HTTP statuses, and "context_length", that move on to the next connection at once.
+    fallback_on: Sequence[int | str] | frozenset[int | str] = attrs.field(
+        default=(), validator=_fallback_on
+    )
     on_tool_call: OnToolCall | None = attrs.field(default=None, validator=check.callable_or_none)
     on_tool_result: OnToolResult | None = attrs.field(
         default=None, validator=check.callable_or_none
@@ -278,6 +319,8 @@ class AgentOptions:
         self.connection  # noqa: B018 - building it checks the model for the provider
         if self.budget is not None and self.budget.max_cost is not None:  # a price, known now
             priced(self.budget, self.model_name, self.provider, self.base_url)
+            for fallback in self.fallbacks:
+                priced(self.budget, fallback.model_name, fallback.provider, fallback.base_url)
         names = [as_tool(item).name for item in self.tools]
         if self.tool_choice not in TOOL_CHOICE_MODES and self.tool_choice not in names:
             offered = ", ".join(repr(name) for name in [*TOOL_CHOICE_MODES, *names])
@@ -323,6 +366,8 @@ LOOP_ONLY = {
     "on_max_iterations": "drop it (an attempt that reaches max_iterations_per_attempt "
     "fails the run with MAX_ITERATIONS)",
     "tool_choice": "use AgentDefinition(tool_choice=...)",
+    "fallbacks": "drop it (an agent run asks its one connection)",
+    "fallback_on": "drop it (an agent run asks its one connection)",
     "on_round": "use AgentRunOptions(on_notice=...) (an agent run tells no tool-loop rounds)",
     "on_finish": "read the AgentSuccess / AgentFailure execute_agent returns, "
     "or use AgentRunOptions(on_notice=...), told the run's Finish",

@@ -89,6 +89,7 @@ from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
     MessageRecorded,
+    ModelChanged,
     Notice,
     ReasoningStreamed,
     ResultsRequested,
@@ -197,6 +198,7 @@ class Runner:
         validators: Sequence[Validator[Any]] = (),
         executions: Executions | None = None,
         abort: anyio.Event | None = None,
+        fallbacks: Sequence[ModelPort] = (),
     ) -> None:
         """A runner at the start of a new session.
 
@@ -204,7 +206,8 @@ class Runner:
         made in memory), so it runs in the event loop rather than a worker thread.
         `output` and `validators` carry out `Reflect` and `Validate` (a
         structured output); `executions` watch an agent run; `abort`, once set,
-        cuts the model call in flight and ends the turn cancelled.
+        cuts the model call in flight and ends the turn cancelled. `fallbacks` are the ports
+        of the config's fallback models, in order (`CallModel.model` 1, 2, ...).
         """
         self.config = config
         self.tools = dict(tools)
@@ -227,6 +230,7 @@ class Runner:
         self.telemetry = Telemetry.of(kind, model, config.model, session_id, self.redactor)
         self._driver = Driver[State, Event, _RunnerEffect](
             model=model,
+            fallbacks=fallbacks,
             reduce=self._reduce,
             handler=self,
             redactor=self.redactor,
@@ -478,6 +482,7 @@ class Runner:
                 | ResultsRequested()
                 | ApprovalRequested()
                 | RetryScheduled()
+                | ModelChanged()
                 | UsageReported()
                 | MessageRecorded()
             ):

@@ -62,6 +62,11 @@ from ._framing import SSEEvent
 from ._images import b64
 from ._json import as_dict
 
+#: The provider this codec speaks for: what the reasoning it decodes is stamped with
+#: (`ReasoningDelta.provider`), and the only reasoning it sends back (with unknown).
+PROVIDER = "anthropic"
+
+
 Json = dict[str, Any]
 
 #: Error types worth asking again for (https://docs.anthropic.com/en/api/errors):
@@ -89,7 +94,7 @@ class AnthropicCodec:
     model built by `http_model` is given `CACHE_POINTS`, all three).
     """
 
-    name: ClassVar[str] = "anthropic"
+    name: ClassVar[str] = PROVIDER
     default_base_url: ClassVar[str] = "https://api.anthropic.com"
     api_key_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY",)
 
@@ -219,7 +224,7 @@ def messages(request: ModelRequest) -> list[Json]:
 
 def _turn_blocks(request: ModelRequest) -> Iterator[tuple[str, list[Json]]]:
     """Each expanded turn's role and content blocks."""
-    for turn in expand(request.messages):
+    for turn in expand(request.messages, PROVIDER):
         match turn:
             case UserTurn(text=text, images=images):
                 yield "user", [*_text_blocks(text), *(image_block(image) for image in images)]
@@ -335,9 +340,11 @@ class AnthropicStreamDecoder(SSEJsonDecoder):
                 return _some(block.get("text"), lambda text: TextDelta(text=text))
             case "thinking":
                 self._unsigned[index] = str(block.get("signature") or "")
-                return _some(block.get("thinking"), lambda text: ReasoningDelta(text=text))
+                return _some(
+                    block.get("thinking"), lambda text: ReasoningDelta(provider=PROVIDER, text=text)
+                )
             case "redacted_thinking":
-                return [ReasoningDelta(redacted=str(block.get("data", "")))]
+                return [ReasoningDelta(provider=PROVIDER, redacted=str(block.get("data", "")))]
             case _:
                 return []
 
@@ -347,10 +354,14 @@ class AnthropicStreamDecoder(SSEJsonDecoder):
             case "text_delta":
                 return _some(delta.get("text"), lambda text: TextDelta(text=text))
             case "thinking_delta":
-                return _some(delta.get("thinking"), lambda text: ReasoningDelta(text=text))
+                return _some(
+                    delta.get("thinking"), lambda text: ReasoningDelta(provider=PROVIDER, text=text)
+                )
             case "signature_delta":
                 self._unsigned.pop(index, None)
-                return [ReasoningDelta(signature=str(delta.get("signature", "")))]
+                return [
+                    ReasoningDelta(provider=PROVIDER, signature=str(delta.get("signature", "")))
+                ]
             case "input_json_delta":
                 fragment = delta.get("partial_json")
                 return _some(fragment, lambda f: ToolCallArgumentsDelta(index=index, fragment=f))
@@ -364,7 +375,7 @@ class AnthropicStreamDecoder(SSEJsonDecoder):
         """
         if index not in self._unsigned:
             return []
-        return [ReasoningDelta(signature=self._unsigned.pop(index))]
+        return [ReasoningDelta(provider=PROVIDER, signature=self._unsigned.pop(index))]
 
     def _count(self, usage: Any) -> None:
         """Take the latest value of each counter (message_delta's are cumulative)."""

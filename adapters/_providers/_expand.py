@@ -6,6 +6,12 @@ results; after the rounds comes the final text. Here a round's text, reasoning
 and calls form one `ModelTurn` (one assistant message: what one response
 said), since Anthropic requires it and OpenAI and Gemini accept it; its
 results form one `ResultsTurn`. Each codec maps these turns to its own shapes.
+
+Reasoning is provider-specific (an Anthropic signature, a Responses item, a
+Gemini thought signature): `expand(messages, provider)` keeps only the blocks
+that provider produced, and those of unknown origin (journals written before
+blocks were stamped, when a session had one provider). A session that fell
+back to another provider (core/_fallback.py) thus sends none of the others'.
 """
 
 from __future__ import annotations
@@ -46,8 +52,21 @@ class ResultsTurn:
 Turn: TypeAlias = UserTurn | ModelTurn | ResultsTurn
 
 
-def expand(messages: Sequence[ChatMessage]) -> Iterator[Turn]:
-    """The turns of `messages`, in order; empty assistant text without calls is skipped."""
+def kept(blocks: tuple[Reasoning, ...], provider: str | None) -> tuple[Reasoning, ...]:
+    """The reasoning blocks `provider` may be sent: its own and those of unknown origin.
+
+    None: all of them. (Most responses carry none: nothing is rebuilt then.)
+    """
+    if not blocks or provider is None or all(block.provider in ("", provider) for block in blocks):
+        return blocks
+    return tuple(block for block in blocks if block.provider in ("", provider))
+
+
+def expand(messages: Sequence[ChatMessage], provider: str | None = None) -> Iterator[Turn]:
+    """The turns of `messages`, in order; empty assistant text without calls is skipped.
+
+    With `provider`, reasoning another provider produced is left out (see the module).
+    """
     for message in messages:
         if message.role == "user":
             yield UserTurn(text=message.content, images=message.images)
@@ -56,8 +75,9 @@ def expand(messages: Sequence[ChatMessage]) -> Iterator[Turn]:
             yield ModelTurn(
                 text=tool_round.assistant_text,
                 calls=tool_round.tool_calls,
-                reasoning=tool_round.reasoning,
+                reasoning=kept(tool_round.reasoning, provider),
             )
             yield ResultsTurn(results=tool_round.results, calls=tool_round.tool_calls)
-        if message.content or message.reasoning:
-            yield ModelTurn(text=message.content, reasoning=message.reasoning)
+        reasoning = kept(message.reasoning, provider)
+        if message.content or reasoning:
+            yield ModelTurn(text=message.content, reasoning=reasoning)

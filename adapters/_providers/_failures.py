@@ -5,6 +5,12 @@ Retryable: 408 (timeout), 409 (conflict/lock), 425, 429 (rate limit), every
 a bad key, a missing model will not get better by asking again. A provider
 body may overrule the status (OpenAI's 429 `insufficient_quota` is fatal).
 
+A request too long for the model's context is marked (`context_length`: what a
+fallback policy may move on for, core/_fallback.py) when a 400 or 413 says so
+in any provider's words: OpenAI's `context_length_exceeded` ("maximum context
+length"), Anthropic's "prompt is too long", Gemini's "exceeds the maximum
+number of tokens", vLLM's and Ollama's "context length".
+
 The wait asked for: `retry-after-ms` (OpenAI), else `Retry-After` as seconds
 or as an HTTP date (RFC 9110 §10.2.3: `delay-seconds / HTTP-date`), the date
 becoming the seconds from now (never negative: a date past means "now").
@@ -21,6 +27,19 @@ from collections.abc import Mapping
 from toolreel.core import ModelCallFailed
 
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
+#: The statuses a request too long for the context comes with.
+TOO_LONG_STATUSES = frozenset({400, 413})
+#: Each provider's words for a request too long for the model's context.
+TOO_LONG = re.compile(
+    r"context_length_exceeded|context length|context window|prompt is too long"
+    r"|exceeds the maximum number of tokens|too many tokens",
+    re.IGNORECASE,
+)
+
+
+def too_long(status: int, message: str) -> bool:
+    """Whether an error response says the request was longer than the model's context."""
+    return status in TOO_LONG_STATUSES and TOO_LONG.search(message) is not None
 
 
 def status_retryable(status: int) -> bool:
@@ -92,6 +111,7 @@ def http_failure(
         message=f"HTTP {status}: {message}",
         status=status,
         retry_after=wait if wait is not None else retry_after(headers),
+        context_length=too_long(status, message),
     )
 
 

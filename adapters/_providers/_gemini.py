@@ -67,6 +67,11 @@ from ._framing import SSEEvent, SSEParser
 from ._images import b64
 from ._json import MALFORMED, not_object
 
+#: The provider this codec speaks for: what the reasoning it decodes is stamped with
+#: (`ReasoningDelta.provider`), and the only reasoning it sends back (with unknown).
+PROVIDER = "gemini"
+
+
 Json = dict[str, Any]
 
 _MODES = {"none": "NONE", "required": "ANY"}
@@ -83,7 +88,7 @@ _RPC_HTTP = {
 class GeminiCodec:
     """Gemini API (`generativelanguage.googleapis.com`, v1beta) wire format."""
 
-    name: ClassVar[str] = "gemini"
+    name: ClassVar[str] = PROVIDER
     default_base_url: ClassVar[str] = "https://generativelanguage.googleapis.com"
     api_key_env: ClassVar[tuple[str, ...]] = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     image_urls: ClassVar[bool] = True
@@ -107,7 +112,7 @@ class GeminiCodec:
 
     def encode(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
         """The `GenerateContentRequest` body (the same streamed or not)."""
-        body: Json = {"contents": _contents(expand(request.messages))}
+        body: Json = {"contents": _contents(expand(request.messages, PROVIDER))}
         if request.system:
             body["systemInstruction"] = {"parts": [{"text": request.system}]}
         if request.tools:
@@ -506,10 +511,14 @@ class GeminiDecoder(GuardedDecoder):
         text = part.get("text")
         text = text if isinstance(text, str) else ""
         if part.get("thought"):
-            return [ReasoningDelta(text=text, signature=signature)] if text or signature else []
+            return (
+                [ReasoningDelta(provider=PROVIDER, text=text, signature=signature)]
+                if text or signature
+                else []
+            )
         events: list[ModelEvent] = [TextDelta(text=text)] if text else []
         if signature:
-            events.append(ReasoningDelta(signature=signature))
+            events.append(ReasoningDelta(provider=PROVIDER, signature=signature))
         return events
 
     def _on_call(self, call: Json, signature: str | None) -> list[ModelEvent]:

@@ -76,6 +76,10 @@ from ._json import (
 )
 from ._recovery import ToolCallRecovery
 
+#: The provider this codec speaks for: what the reasoning it decodes is stamped with
+#: (`ReasoningDelta.provider`), and the only reasoning it sends back (with unknown).
+PROVIDER = "ollama"
+
 
 @attrs.frozen(kw_only=True)
 class OllamaCodec:
@@ -86,7 +90,7 @@ class OllamaCodec:
     image URL is refused (`image_urls`): toolreel never fetches one.
     """
 
-    name: ClassVar[str] = "ollama"
+    name: ClassVar[str] = PROVIDER
     default_base_url: ClassVar[str] = "http://127.0.0.1:11434"
     api_key_env: ClassVar[tuple[str, ...]] = ()
 
@@ -138,7 +142,7 @@ def messages(request: ModelRequest) -> list[dict[str, Any]]:
     result: list[dict[str, Any]] = []
     if request.system:
         result.append({"role": "system", "content": request.system})
-    for turn in expand(request.messages):
+    for turn in expand(request.messages, PROVIDER):
         if isinstance(turn, UserTurn):
             result.append(_with_images({"role": "user", "content": turn.text}, turn.images))
         elif isinstance(turn, ModelTurn):
@@ -246,7 +250,7 @@ class OllamaStreamDecoder(GuardedDecoder):
         events: list[ModelEvent] = []
         thinking = message.get("thinking")
         if isinstance(thinking, str) and thinking:
-            events.append(ReasoningDelta(text=thinking))
+            events.append(ReasoningDelta(provider=PROVIDER, text=thinking))
         content = message.get("content")
         if isinstance(content, str) and content:
             events.append(TextDelta(text=content))

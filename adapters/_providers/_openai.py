@@ -97,6 +97,11 @@ from ._openai_errors import (
 )
 from ._recovery import ToolCallRecovery
 
+#: The provider this codec speaks for: what the reasoning it decodes is stamped with
+#: (`ReasoningDelta.provider`), and the only reasoning it sends back (with unknown).
+PROVIDER = "openai"
+
+
 #: A 200 response that carried no choice to answer with (rule 6).
 NO_CHOICE = "response has no choices"
 
@@ -124,7 +129,7 @@ class OpenAICodec:
     "": adapters/_providers/_null_content.py).
     """
 
-    name: ClassVar[str] = "openai"
+    name: ClassVar[str] = PROVIDER
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     api_key_env: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
 
@@ -176,13 +181,13 @@ class OpenAICodec:
             for tool_round in message.tool_rounds:
                 messages.extend(self._rounds.get(tool_round, self._round))
             rest = attrs.evolve(message, tool_rounds=()) if message.tool_rounds else message
-            messages.extend(self._turns(expand((rest,))))
+            messages.extend(self._turns(expand((rest,), PROVIDER)))
         return messages
 
     def _round(self, tool_round: ToolRound) -> list[dict[str, Any]]:
         """One stored round as chat messages."""
         message = ChatMessage(role="assistant", content="", tool_rounds=(tool_round,))
-        return self._turns(expand((message,)))
+        return self._turns(expand((message,), PROVIDER))
 
     def _turns(self, turns: Iterable[Turn]) -> list[dict[str, Any]]:
         """Expanded turns as chat messages."""
@@ -441,7 +446,7 @@ def _text_events(message: Mapping[str, Any]) -> list[ModelEvent]:
     events: list[ModelEvent] = []
     reasoning = reasoning_text(message)
     if reasoning:
-        events.append(ReasoningDelta(text=reasoning))
+        events.append(ReasoningDelta(provider=PROVIDER, text=reasoning))
     content = message.get("content")
     if isinstance(content, str) and content:
         events.append(TextDelta(text=content))

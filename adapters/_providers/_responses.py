@@ -95,6 +95,11 @@ from ._json import (
 from ._openai import openai_usage
 from ._openai_errors import QUOTA_KINDS, error_kinds, error_message, payload_retryable
 
+#: The provider this codec speaks for: what the reasoning it decodes is stamped with
+#: (`ReasoningDelta.provider`), and the only reasoning it sends back (with unknown).
+PROVIDER = "openai-responses"
+
+
 Json = dict[str, Any]
 
 #: Model families that reject `include: ["reasoning.encrypted_content"]` (not reasoning models).
@@ -121,7 +126,7 @@ class ResponsesCodec:
     `reasoning_summary` ("auto", "concise", "detailed") go in `reasoning`.
     """
 
-    name: ClassVar[str] = "openai-responses"
+    name: ClassVar[str] = PROVIDER
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     api_key_env: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
 
@@ -220,7 +225,7 @@ def tool_choice_json(choice: str) -> str | Json:
 def input_items(request: ModelRequest, *, store: bool = False) -> list[Json]:
     """The history as `input` items (rule 2)."""
     items: list[Json] = []
-    for turn in expand(request.messages):
+    for turn in expand(request.messages, PROVIDER):
         match turn:
             case UserTurn(text=text, images=images):
                 content = _with_images(text, images) if images else text
@@ -419,7 +424,7 @@ class ResponsesStreamDecoder(SSEJsonDecoder):
         for index, part in enumerate(parts):
             text = as_str(part.get("text"))
             events += self._reasoning(position, {"summary_index": index}, text, True)
-        return [*events, ReasoningDelta(signature=reasoning_signature(data))]
+        return [*events, ReasoningDelta(provider=PROVIDER, signature=reasoning_signature(data))]
 
     def _arguments(self, position: int, text: str, whole: bool) -> list[ModelEvent]:
         """An argument piece (or the whole text) of the call at `position`."""
@@ -444,7 +449,7 @@ class ResponsesStreamDecoder(SSEJsonDecoder):
         fresh = _fresh(item.sent, part, text, whole)
         if fresh and first:
             fresh = PART_BREAK + fresh
-        return [ReasoningDelta(text=fresh)] if fresh else []
+        return [ReasoningDelta(provider=PROVIDER, text=fresh)] if fresh else []
 
     def _finish(self, response: Json) -> ModelEvent:
         """The terminal event of a completed or incomplete response (rule 7)."""

@@ -66,6 +66,7 @@ from toolreel.shell.engine import (
 
 from . import _budget as budgets
 from . import _converse as live
+from . import _fallback as fallback
 from . import _mcp as mcp
 from . import _render as render
 from . import _serve as serving
@@ -307,6 +308,7 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="Send no prompt-cache hints (Anthropic breakpoints, OpenAI's prompt_cache_key).",
         ),
         RECOVERY,
+        *fallback.OPTIONS,
         *budgets.options(),
     ]
     return _with(options)(command)
@@ -364,6 +366,7 @@ OPTION_OF = {
     "mcp_servers": "--mcp",
     "budget": "--max-cost",
     "max_calls_per_tool": "--max-tool-calls",
+    "fallbacks": "--fallback-model",
 }
 
 
@@ -387,6 +390,8 @@ def _options(params: dict[str, Any], model: str, journal: Journal | None) -> Age
         tool_call_recovery=params.get("tool_call_recovery"),
         prompt_cache="off" if params.get("no_prompt_cache") else "auto",
         budget=params.get("budget") or budgets.budget_of(params),
+        fallbacks=fallback.fallbacks(params),
+        fallback_on=fallback.fallback_on(params),
     )
 
 
@@ -641,6 +646,7 @@ def recorded(params: dict[str, Any], config: LoopConfig) -> dict[str, Any]:
     }
     if budgets.budget_of(params) is None and config.budget is not None:
         found["budget"] = config.budget
+    found.update(fallback.recorded(config, lambda name: ctx.get_parameter_source(name) in given))
     return {**params, **found}
 
 

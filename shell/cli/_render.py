@@ -22,6 +22,7 @@ from toolreel.adapters import AgentError, AgentSession, Session
 from toolreel.core import AwaitApproval, Finish, ToolCall, ToolResult, well_formed
 from toolreel.core.notices import (
     ApprovalRequested,
+    ModelChanged,
     Notice,
     ReasoningStreamed,
     RetryScheduled,
@@ -128,6 +129,14 @@ class TurnView:
                 self._end_line()
                 self.note(f"retry {retry} in {seconds:.1f}s: {one_line(message)}{void}", "yellow")
                 self.waiting("waiting to retry…")
+            case ModelChanged(model=model, previous=previous, message=message):
+                self.quiet()
+                void = " (the text above is void)" if self._line_open else ""
+                self._end_line()
+                self.note(
+                    f"{previous} failed ({one_line(message)}): asking {model}{void}", "yellow"
+                )
+                self.waiting("thinking…")
             case ApprovalRequested(call=call, reason=reason):
                 self.quiet()
                 self._end_line()

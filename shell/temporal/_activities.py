@@ -161,7 +161,16 @@ class SessionActivities:
         model: ModelPort,
         agents: Mapping[str, AgentDefinition[Any, Any]] | None = None,
     ) -> None:
-        """Activities over `options` (MCP servers already opened), an open `model` and `agents`."""
+        """Activities over `options` (MCP servers already opened), an open `model` and `agents`.
+
+        Fallback connections are refused (`ConfigError`): a worker holds one model port.
+        """
+        if options.fallbacks:
+            raise ConfigError(
+                "fallbacks",
+                len(options.fallbacks),
+                "none: sessions on Temporal cannot fall back to other models yet",
+            )
         self.options = options
         self.tools = registry(options.tools)
         self.hooks: Mapping[HookPoint, tuple[Hook, ...]] = hook_points(options.hooks)

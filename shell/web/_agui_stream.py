@@ -87,6 +87,7 @@ from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
     MessageRecorded,
+    ModelChanged,
     Notice,
     ReasoningStreamed,
     ResultsRequested,
@@ -102,7 +103,7 @@ from toolreel.core.notices import (
 )
 from toolreel.core.outcomes import FinishReason
 
-from ._event_stream import budget_json, elapsed_ms, retry_json, spending_json
+from ._event_stream import budget_json, elapsed_ms, model_json, retry_json, spending_json
 from ._json import json_text
 
 #: The reason of an interrupt that holds a call for approval.
@@ -190,6 +191,9 @@ def agui_events(
         case RetryScheduled():
             stream, events = _step_finished(stream)
             return stream, [*events, _custom("retry", retry_json(item))]
+        case ModelChanged():
+            stream, events = _step_finished(stream)
+            return stream, [*events, _custom("model_changed", model_json(item))]
         case ResultsRequested(calls=calls):
             stream, events = _step_finished(stream)
             outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=[c.id for c in calls])

@@ -48,6 +48,7 @@ from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
     MessageRecorded,
+    ModelChanged,
     Notice,
     ReasoningStreamed,
     ResultsRequested,
@@ -119,6 +120,8 @@ def plain_events(
             return attrs.evolve(stream, calls_at=None), [("round", {"number": iteration})]
         case RetryScheduled():
             return attrs.evolve(stream, calls_at=None), [("retry", retry_json(item))]
+        case ModelChanged():
+            return attrs.evolve(stream, calls_at=None), [("model_changed", model_json(item))]
         case ResultsRequested(calls=calls):
             return stream, [("results_requested", {"calls": [call_json(call) for call in calls]})]
         case UsageReported(turn=turn, session=session):
@@ -208,6 +211,17 @@ def retry_json(retry: RetryScheduled) -> dict[str, Any]:
         "seconds": retry.seconds,
         "message": retry.message,
         "status": retry.status,
+    }
+
+
+def model_json(changed: ModelChanged) -> dict[str, Any]:
+    """A fallback as JSON: the model now asked, its position, the one before and why."""
+    return {
+        "model": changed.model,
+        "index": changed.index,
+        "previous": changed.previous,
+        "message": changed.message,
+        "status": changed.status,
     }
 
 

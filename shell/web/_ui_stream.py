@@ -36,7 +36,10 @@ the client's rules are those of its `processUIMessageStream`):
    call the step announced (the model's response ends there and the tools run).
 6. A retried model call voids what it streamed: `reset-step` (only inside an
    open step: outside one it would erase the step before), plus a transient
-   `data-retry` part saying when the retry starts.
+   `data-retry` part saying when the retry starts. A call that falls back to
+   another model (`ModelChanged`) voids it the same way, then a
+   `data-model-changed` part (kept in the message: the page can say which
+   model answered) names the model, the one before and the failure.
 7. The `Finish`: a failed turn sends `error` (the provider's message, keys
    masked), then `data-usage` (this turn's tokens), then `finish` with the
    finish reason and `messageMetadata` {reason, max_iterations_reached,
@@ -72,6 +75,7 @@ from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
     MessageRecorded,
+    ModelChanged,
     Notice,
     ReasoningStreamed,
     ResultsRequested,
@@ -87,7 +91,14 @@ from toolreel.core.notices import (
 )
 from toolreel.core.outcomes import FinishReason
 
-from ._event_stream import budget_json, elapsed_ms, retry_json, spending_json, usage_json
+from ._event_stream import (
+    budget_json,
+    elapsed_ms,
+    model_json,
+    retry_json,
+    spending_json,
+    usage_json,
+)
 from ._json import json_text
 
 #: One UI message stream part (a JSON object).
@@ -181,7 +192,9 @@ def ui_parts(
         case RoundFinished():
             return _step_finished(stream)
         case RetryScheduled():
-            return _reset(stream, item)
+            return _reset(stream, _transient("data-retry", retry_json(item)))
+        case ModelChanged():
+            return _reset(stream, {"type": "data-model-changed", "data": model_json(item)})
         case ResultsRequested():
             stream, parts = _step_finished(stream)
             finish = {"type": "finish", "finishReason": "tool-calls"}
@@ -334,12 +347,12 @@ def _step_finished(stream: UIStream) -> tuple[UIStream, list[Part]]:
     return attrs.evolve(_closed(stream), step_open=False, calls_at=None, live=()), parts
 
 
-def _reset(stream: UIStream, retry: RetryScheduled) -> tuple[UIStream, list[Part]]:
-    """A retry voids the open step's parts (rule 6)."""
+def _reset(stream: UIStream, told: Part) -> tuple[UIStream, list[Part]]:
+    """A retry (or a fallback) voids the open step's parts, then is `told` (rule 6)."""
     parts = _ends(stream)
     if stream.step_open:
         parts.append({"type": "reset-step"})
-    parts.append(_transient("data-retry", retry_json(retry)))
+    parts.append(told)
     voided = stream.started - {call_id for _, call_id in stream.live}  # (their starts too)
     return attrs.evolve(_closed(stream), calls_at=None, live=(), started=voided), parts
 

@@ -286,9 +286,9 @@ def test_text_thinking_and_tool_blocks_stream_as_core_events() -> None:
         STOP,
     )
     assert decode(body) == [
-        ReasoningDelta(text="Hmm"),
-        ReasoningDelta(signature="SIG"),
-        ReasoningDelta(redacted="OPAQUE"),
+        ReasoningDelta(provider="anthropic", text="Hmm"),
+        ReasoningDelta(provider="anthropic", signature="SIG"),
+        ReasoningDelta(provider="anthropic", redacted="OPAQUE"),
         TextDelta(text="Let me look."),
         ToolCallStarted(index=3, call_id="toolu_1", name="weather"),
         ToolCallArgumentsDelta(index=3, fragment='{"city": '),
@@ -311,10 +311,10 @@ def test_a_thinking_block_without_signature_is_closed_at_its_stop() -> None:
         STOP,
     )
     assert decode(body)[:4] == [
-        ReasoningDelta(text="a"),
-        ReasoningDelta(signature=""),
-        ReasoningDelta(text="b"),
-        ReasoningDelta(signature="S"),
+        ReasoningDelta(provider="anthropic", text="a"),
+        ReasoningDelta(provider="anthropic", signature=""),
+        ReasoningDelta(provider="anthropic", text="b"),
+        ReasoningDelta(provider="anthropic", signature="S"),
     ]
 
 
@@ -399,9 +399,9 @@ def test_a_whole_message_gives_the_events_its_stream_would_have() -> None:
         "usage": {"input_tokens": 5, "output_tokens": 9, "cache_creation_input_tokens": 3},
     }
     assert CODEC.decode_body(json.dumps(body).encode()) == [
-        ReasoningDelta(text="Hmm"),
-        ReasoningDelta(signature="SIG"),
-        ReasoningDelta(redacted="OPAQUE"),
+        ReasoningDelta(provider="anthropic", text="Hmm"),
+        ReasoningDelta(provider="anthropic", signature="SIG"),
+        ReasoningDelta(provider="anthropic", redacted="OPAQUE"),
         TextDelta(text="Looking."),
         ToolCallStarted(index=3, call_id="toolu_1", name="weather"),
         ToolCallArgumentsDelta(index=3, fragment='{"city": "Paris"}'),

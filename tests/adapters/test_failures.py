@@ -103,3 +103,24 @@ def test_the_url_in_a_connection_failure_holds_no_user_info_query_or_key() -> No
     message = _failure_from(model).message
     assert message.endswith("(http://127.0.0.1:9/v1beta/models/m:streamGenerateContent)")
     assert "hunter2" not in message and "alt=sse" not in message and "AIza" not in message
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        (
+            400,
+            "This model's maximum context length is 128000 tokens (code=context_length_exceeded)",
+        ),
+        (400, "prompt is too long: 210000 tokens > 200000 maximum"),
+        (400, "The input token count (1200000) exceeds the maximum number of tokens allowed"),
+        (413, "request exceeds the context window"),
+    ],
+)
+def test_a_request_too_long_for_the_context_is_marked(status: int, message: str) -> None:
+    assert http_failure(status, message, {}).context_length
+
+
+@pytest.mark.parametrize(("status", "message"), [(400, "bad tool schema"), (500, "context length")])
+def test_other_failures_are_not_marked_too_long(status: int, message: str) -> None:
+    assert not http_failure(status, message, {}).context_length

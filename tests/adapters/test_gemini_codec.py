@@ -245,9 +245,9 @@ def test_text_thoughts_and_signatures(sse: bool) -> None:
         sse=sse,
     )
     expected = [
-        ReasoningDelta(text="Thinking about it"),
+        ReasoningDelta(provider="gemini", text="Thinking about it"),
         TextDelta(text="Hello"),
-        ReasoningDelta(signature="S1"),
+        ReasoningDelta(provider="gemini", signature="S1"),
         ModelResponded(finish_reason="STOP", usage=Usage(input_tokens=10, output_tokens=6)),
     ]
     assert decode(body) == expected

@@ -152,7 +152,7 @@ def test_history_sends_object_arguments_thinking_and_tool_names() -> None:
 def test_text_thinking_and_done() -> None:
     events = decode(ndjson(piece(thinking="Hmm"), piece(content="Hel"), piece(content="lo"), DONE))
     assert events == [
-        ReasoningDelta(text="Hmm"),
+        ReasoningDelta(provider="ollama", text="Hmm"),
         TextDelta(text="Hel"),
         TextDelta(text="lo"),
         ModelResponded(finish_reason="stop", usage=Usage(input_tokens=12, output_tokens=7)),

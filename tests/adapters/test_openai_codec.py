@@ -332,9 +332,9 @@ def test_reasoning_fields_become_reasoning_deltas() -> None:
         )
     )
     assert events == [
-        ReasoningDelta(text="Deep"),
-        ReasoningDelta(text="Seek"),
-        ReasoningDelta(text="!"),
+        ReasoningDelta(provider="openai", text="Deep"),
+        ReasoningDelta(provider="openai", text="Seek"),
+        ReasoningDelta(provider="openai", text="!"),
         TextDelta(text="Answer"),
         ModelResponded(finish_reason="stop"),
     ]
@@ -433,7 +433,7 @@ def test_body_events_in_order_reasoning_text_calls() -> None:
         "usage": {"prompt_tokens": 3, "completion_tokens": 4},
     }
     assert CODEC.decode_body(json.dumps(body).encode()) == [
-        ReasoningDelta(text="Plan."),
+        ReasoningDelta(provider="openai", text="Plan."),
         TextDelta(text="Calling."),
         ToolCallStarted(index=0, call_id="x", name="add"),
         ToolCallArgumentsDelta(index=0, fragment='{"a":1}'),

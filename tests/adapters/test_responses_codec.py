@@ -141,10 +141,10 @@ SIGNATURE = '{"type":"reasoning","id":"rs_1","encrypted_content":"gAAAA-opaque"}
 
 def test_reasoning_summary_and_call_decode_with_reasoning_tokens() -> None:
     assert decode(reasoning_then_call_stream()) == [
-        ReasoningDelta(text="First "),
-        ReasoningDelta(text="part."),
-        ReasoningDelta(text="\n\nSecond part."),
-        ReasoningDelta(signature=SIGNATURE),
+        ReasoningDelta(provider="openai-responses", text="First "),
+        ReasoningDelta(provider="openai-responses", text="part."),
+        ReasoningDelta(provider="openai-responses", text="\n\nSecond part."),
+        ReasoningDelta(provider="openai-responses", signature=SIGNATURE),
         ToolCallStarted(index=0, call_id="call_1", name="add"),
         ToolCallArgumentsDelta(index=0, fragment='{"a":'),
         ToolCallArgumentsDelta(index=0, fragment="1}"),
@@ -172,7 +172,9 @@ def test_reasoning_item_goes_back_with_its_encrypted_content() -> None:
     # The compact record keeps the item in the reasoning block's signature.
     [tool_round] = call.request.messages[-1].tool_rounds
     assert tool_round.reasoning == (
-        Reasoning(text="First part.\n\nSecond part.", signature=SIGNATURE),
+        Reasoning(
+            text="First part.\n\nSecond part.", signature=SIGNATURE, provider="openai-responses"
+        ),
     )
     body = CODEC.encode(call.request, stream=True)
     assert body["input"] == [
@@ -433,9 +435,9 @@ def test_whole_body_with_reasoning_text_and_call() -> None:
         "usage": {"input_tokens": 5, "output_tokens": 6},
     }
     assert CODEC.decode_body(json.dumps(body).encode()) == [
-        ReasoningDelta(text="First part."),
-        ReasoningDelta(text="\n\nSecond part."),
-        ReasoningDelta(signature=SIGNATURE),
+        ReasoningDelta(provider="openai-responses", text="First part."),
+        ReasoningDelta(provider="openai-responses", text="\n\nSecond part."),
+        ReasoningDelta(provider="openai-responses", signature=SIGNATURE),
         TextDelta(text="Adding."),
         ToolCallStarted(index=0, call_id="call_1", name="add"),
         ToolCallArgumentsDelta(index=0, fragment='{"a":2}'),

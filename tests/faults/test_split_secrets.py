@@ -189,3 +189,16 @@ def test_a_session_journals_no_piece_of_a_split_key(tmp_path: Path) -> None:
     assert "".join(streamed) == "I will note ***. Done: ***"
     for path in tmp_path.iterdir():
         assert PREFIX[:6].encode() not in path.read_bytes(), path.name
+
+
+def test_reasoning_held_back_keeps_the_provider_that_sent_it() -> None:
+    """A reasoning piece held back (it may end in part of a key) goes out with its provider."""
+    events = [
+        ReasoningDelta(text="think sk-", provider="ollama"),  # "sk-" may begin a key: held
+        ReasoningDelta(text="and more", provider="ollama"),
+        ModelResponded(),
+    ]
+    out = anyio.run(through, events)
+    reasoning = [event for event in out if isinstance(event, ReasoningDelta)]
+    assert reasoning and {event.provider for event in reasoning} == {"ollama"}
+    assert "".join(event.text for event in reasoning) == "think sk-and more"

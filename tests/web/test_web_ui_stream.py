@@ -20,6 +20,7 @@ from web_support import (
     ROUND,
     check_ui,
     finish,
+    fold_plain,
     fold_ui,
     schema_errors,
 )
@@ -28,6 +29,7 @@ from toolreel.core import ChatMessage, ToolCall
 from toolreel.core.notices import (
     AttemptStarted,
     MessageRecorded,
+    ModelChanged,
     ReasoningStreamed,
     ResultsRequested,
     RetryScheduled,
@@ -377,3 +379,41 @@ def test_parts_are_sse_data_lines_and_done_closes_the_stream() -> None:
     assert line == 'data: {"type":"text-delta","id":"text-1","delta":"héllo"}\n\n'
     assert json.loads(line.removeprefix("data: "))["delta"] == "héllo"
     assert DONE == "data: [DONE]\n\n"
+
+
+CHANGED = ModelChanged(
+    model="backup", index=1, previous="main", message="HTTP 503: busy", status=503
+)
+
+
+def test_a_fallback_voids_the_step_and_says_which_model_answers_now() -> None:
+    parts = fold_ui([TextStreamed(text="It is"), CHANGED, TextStreamed(text="5"), COMPLETED])
+    assert parts[4:7] == [
+        {"type": "text-end", "id": "text-1"},
+        {"type": "reset-step"},
+        {
+            "type": "data-model-changed",
+            "data": {
+                "model": "backup",
+                "index": 1,
+                "previous": "main",
+                "message": "HTTP 503: busy",
+                "status": 503,
+            },
+        },
+    ]
+    check_ui(parts)
+
+
+def test_the_plain_stream_says_the_model_changed() -> None:
+    events = fold_plain([CHANGED])
+    assert (
+        "model_changed",
+        {
+            "model": "backup",
+            "index": 1,
+            "previous": "main",
+            "message": "HTTP 503: busy",
+            "status": 503,
+        },
+    ) in events
