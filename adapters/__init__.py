@@ -48,12 +48,14 @@ from ._providers import (
     HttpModel,
     ModelPort,
     OpenAICodec,
+    OpenAISdkModel,
     Secret,
     StreamDecoder,
     Timeouts,
     api_key,
     codec_for,
     http_model,
+    openai_sdk_model,
 )
 from ._retries import Retry
 from ._serde import event_from_json, event_to_json, get_converter, structure, unstructure
@@ -62,14 +64,7 @@ from ._sqlite import SQLiteJournal
 if TYPE_CHECKING:
     from ._jsonl import JSONLJournal
     from ._postgres import PostgresJournal
-    from ._providers import (
-        AnthropicCodec,
-        GeminiCodec,
-        OllamaCodec,
-        OpenAISdkModel,
-        ResponsesCodec,
-        openai_sdk_model,
-    )
+    from ._providers import AnthropicCodec, GeminiCodec, OllamaCodec, ResponsesCodec
     from ._request_diff import RequestChange, RequestDiff, diff_requests
     from ._session import AgentSession, Session, SessionBuilder, TurnSummary, load_session
     from ._session_diff import (
@@ -87,15 +82,7 @@ _LAZY = {
     # psycopg only when it is used
     "PostgresJournal": "._postgres",
     **dict.fromkeys(
-        (
-            "AnthropicCodec",
-            "GeminiCodec",
-            "OllamaCodec",
-            "OpenAISdkModel",
-            "ResponsesCodec",
-            "openai_sdk_model",
-        ),
-        "._providers",
+        ("AnthropicCodec", "GeminiCodec", "OllamaCodec", "ResponsesCodec"), "._providers"
     ),
     **dict.fromkeys(("RequestChange", "RequestDiff", "diff_requests"), "._request_diff"),
     **dict.fromkeys(

@@ -18,15 +18,16 @@ also need what is here:
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._providers import (
     DEFAULT_MODELS,
     RECOVERY_MODES,
     ToolCallRecovery,
+    close_stream,
     environment_keys,
     is_async_client,
+    plain,
     recovers,
     redactor_for,
     refusal,
@@ -36,10 +37,6 @@ from ._providers import (
 
 if TYPE_CHECKING:
     from ._providers import AsyncClient as AsyncClient  # noqa: PLC0414 - re-exported for typing
-    from ._providers import close_stream, plain
-
-#: The OpenAI SDK's glue, imported at first use (only toolreel.open_agent needs it).
-_LAZY = frozenset({"close_stream", "plain"})
 
 __all__ = [
     "DEFAULT_MODELS",
@@ -55,17 +52,3 @@ __all__ = [
     "require_key",
     "status_retryable",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """A `_LAZY` name, imported when first asked for (then kept as a module global)."""
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module("._providers", __package__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """Every name, the lazy ones included."""
-    return sorted({*globals(), *__all__})

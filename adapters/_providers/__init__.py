@@ -27,6 +27,7 @@ from ._http import HttpModel, Secret, Timeouts
 from ._images import refusal, text_only
 from ._null_content import NullContentFallback
 from ._openai import OpenAICodec
+from ._openai_sdk import OpenAISdkModel, close_stream, openai_sdk_model, plain
 from ._recovery import RECOVERY_MODES, ToolCallRecovery, recovers, with_recovery
 from ._registry import CodecRegistry
 
@@ -35,19 +36,15 @@ if TYPE_CHECKING:
     from ._clients import AsyncClient as AsyncClient
     from ._gemini import GeminiCodec
     from ._ollama import OllamaCodec
-    from ._openai_sdk import OpenAISdkModel, close_stream, openai_sdk_model, plain
     from ._responses import ResponsesCodec
 
-#: The names imported at first use, and their modules: a program talking to one
-#: OpenAI-compatible server loads neither the other codecs nor the OpenAI SDK's glue.
+#: The codecs imported at first use, and their modules: a program talking to one
+#: OpenAI-compatible server does not load the others.
 _LAZY = {
     "AnthropicCodec": "._anthropic",
     "GeminiCodec": "._gemini",
     "OllamaCodec": "._ollama",
     "ResponsesCodec": "._responses",
-    **dict.fromkeys(
-        ("OpenAISdkModel", "close_stream", "openai_sdk_model", "plain"), "._openai_sdk"
-    ),
 }
 
 

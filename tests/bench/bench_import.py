@@ -9,7 +9,10 @@ recompiling toolreel's sources on every start would double its import time.
 `import toolreel.shell; import httpx2` is timed too: httpx2 is imported lazily,
 by the first HTTP model, so that line is what a program that calls a provider
 pays. Goal (issues 10, 22): `import toolreel.shell` <= 1.5x `import httpx2`
-(httpx2 replaced httpx in issue 21; `import httpx` is timed beside it).
+(httpx2 replaced httpx in issue 21; `import httpx` is timed beside it). What one
+conversation does not use (other codecs and journals, agents, fork, rerun, replay, ...)
+is imported at first use; tests/test_import_cost.py pins which modules stay unloaded.
+`--python` times another checkout's interpreter (e.g. main's .venv) for a before/after.
 
     python tests/bench/bench_import.py [--reps 40] [--python PATH] [--pythonpath DIR]
 """
