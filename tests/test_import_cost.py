@@ -161,6 +161,12 @@ def test_importing_the_shell_loads_none_of_the_lazy_modules() -> None:
     assert LAZY_LIBRARIES & loaded == set()
 
 
+def test_importing_the_shell_imports_no_asyncio() -> None:
+    """The program's event loop imports it (as with httpx2 and anyio): toolreel names it only
+    in code that runs on that loop (a call's deadline timer, a tool's cancellation check)."""
+    assert "asyncio" not in loaded_after("import toolreel.shell")
+
+
 def test_a_client_for_an_openai_compatible_server_loads_no_other_codec() -> None:
     loaded = loaded_after(
         "from toolreel.shell import AgentOptions, Client\n"
