@@ -148,8 +148,8 @@ LAZY_NAMES = [
     ("toolreel.adapters", "diff_requests", "toolreel.adapters._request_diff"),
     ("toolreel.adapters", "render_transcript", "toolreel.adapters._transcript"),
 ]
-#: Libraries only those modules use.
-LAZY_LIBRARIES = {"psycopg", "openai", "difflib", "cattrs", "pydantic", "griffe"}
+#: Libraries only those modules use (and email, only a dated Retry-After header).
+LAZY_LIBRARIES = {"psycopg", "openai", "difflib", "cattrs", "pydantic", "griffe", "email"}
 #: Modules only resuming a session (folding its journal again) uses.
 RESUMING = {"toolreel.shell._restore", "toolreel.adapters.replay", "toolreel.adapters._fold"}
 
