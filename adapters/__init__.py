@@ -4,9 +4,12 @@ Besides `__all__`, public modules serve toolreel's own layers (each says what fo
 `toolreel.adapters.providers`, `.redaction`, `.records`, `.replay` and `.transcript`.
 
 `converter` is built on first use (PEP 562 `__getattr__`), not at import; so is
-`PostgresJournal`, whose module imports psycopg (the `toolreel[postgres]` extra).
+`PostgresJournal`, whose module imports psycopg (the `toolreel[postgres]` extra), and so
+are the names a program talking to one OpenAI-compatible server with a SQLite journal
+does not use (`_LAZY`: the other providers' codecs, JSON lines, sessions, diffs, transcripts).
 """
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from ._agent_outcome import (
@@ -36,21 +39,16 @@ from ._journal import (
     effect_record,
     persisted_messages,
 )
-from ._jsonl import JSONLJournal
 from ._lease import Lease
 from ._origin import SessionOrigin
 from ._providers import (
     PROVIDERS,
-    AnthropicCodec,
     Codec,
     EventModel,
-    GeminiCodec,
     HttpModel,
     ModelPort,
-    OllamaCodec,
     OpenAICodec,
     OpenAISdkModel,
-    ResponsesCodec,
     Secret,
     StreamDecoder,
     Timeouts,
@@ -59,16 +57,43 @@ from ._providers import (
     http_model,
     openai_sdk_model,
 )
-from ._request_diff import RequestChange, RequestDiff, diff_requests
 from ._retries import Retry
 from ._serde import event_from_json, event_to_json, get_converter, structure, unstructure
-from ._session import AgentSession, Session, SessionBuilder, TurnSummary, load_session
-from ._session_diff import CallChange, SessionDiff, TurnDiff, canonical_arguments, diff_sessions
 from ._sqlite import SQLiteJournal
-from ._transcript import render_agent_transcript, render_transcript
 
 if TYPE_CHECKING:
+    from ._jsonl import JSONLJournal
     from ._postgres import PostgresJournal
+    from ._providers import AnthropicCodec, GeminiCodec, OllamaCodec, ResponsesCodec
+    from ._request_diff import RequestChange, RequestDiff, diff_requests
+    from ._session import AgentSession, Session, SessionBuilder, TurnSummary, load_session
+    from ._session_diff import (
+        CallChange,
+        SessionDiff,
+        TurnDiff,
+        canonical_arguments,
+        diff_sessions,
+    )
+    from ._transcript import render_agent_transcript, render_transcript
+
+#: Each name imported at first use, and the module it comes from.
+_LAZY = {
+    "JSONLJournal": "._jsonl",
+    # psycopg only when it is used
+    "PostgresJournal": "._postgres",
+    **dict.fromkeys(
+        ("AnthropicCodec", "GeminiCodec", "OllamaCodec", "ResponsesCodec"), "._providers"
+    ),
+    **dict.fromkeys(("RequestChange", "RequestDiff", "diff_requests"), "._request_diff"),
+    **dict.fromkeys(
+        ("AgentSession", "Session", "SessionBuilder", "TurnSummary", "load_session"), "._session"
+    ),
+    **dict.fromkeys(
+        ("CallChange", "SessionDiff", "TurnDiff", "canonical_arguments", "diff_sessions"),
+        "._session_diff",
+    ),
+    **dict.fromkeys(("render_agent_transcript", "render_transcript"), "._transcript"),
+}
 
 __all__ = [
     "PROVIDERS",
@@ -140,11 +165,16 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """`converter` (the shared cattrs converter) and `PostgresJournal`, made when asked for."""
+    """`converter` (the shared cattrs converter), made when asked for; a `_LAZY` name, imported."""
     if name == "converter":
         return get_converter()
-    if name == "PostgresJournal":
-        from ._postgres import PostgresJournal  # noqa: PLC0415 - psycopg only when it is used
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
 
-        return PostgresJournal
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    """Every name, the lazy ones included."""
+    return sorted({*globals(), *__all__})

@@ -20,21 +20,44 @@ budgets from `toolreel.core.budget`, notices from `toolreel.core.notices`,
 `TurnTask`, ...) is for toolreel's own extension packages, not for users.
 """
 
-from ._agent import AgentDefinition, AgentFailure, AgentMetadata, AgentSuccess, execute_agent
-from ._agent_approval import agent_approvals, resume_agent
-from ._agent_output import OutputTool, Validator
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from ._client import Client, RunResult, open_journal, run
 from ._connection import Connection
-from ._eval import evaluate
-from ._fork import AgentFork, Edit, fork
 from ._images import ImageSource, image
 from ._options import AgentOptions, AgentRunOptions
-from ._recording import Recording
-from ._replay import Divergence, load_agent_session, replay, verify
-from ._rerun import RerunResult, ToolMode, rerun
 from ._tools import Tool, tool
-from ._transfer import export_session, import_session
-from ._verdict import Verdict
+
+if TYPE_CHECKING:
+    from ._agent import AgentDefinition, AgentFailure, AgentMetadata, AgentSuccess, execute_agent
+    from ._agent_approval import agent_approvals, resume_agent
+    from ._agent_output import OutputTool, Validator
+    from ._eval import evaluate
+    from ._fork import AgentFork, Edit, fork
+    from ._recording import Recording
+    from ._replay import Divergence, load_agent_session, replay, verify
+    from ._rerun import RerunResult, ToolMode, rerun
+    from ._transfer import export_session, import_session
+    from ._verdict import Verdict
+
+#: The names a one-conversation program does not use, and the module each comes from:
+#: imported at first use (PEP 562 `__getattr__`), so `import toolreel.shell` stays cheap.
+_LAZY = {
+    **dict.fromkeys(
+        ("AgentDefinition", "AgentFailure", "AgentMetadata", "AgentSuccess", "execute_agent"),
+        "._agent",
+    ),
+    **dict.fromkeys(("agent_approvals", "resume_agent"), "._agent_approval"),
+    **dict.fromkeys(("OutputTool", "Validator"), "._agent_output"),
+    "evaluate": "._eval",
+    **dict.fromkeys(("AgentFork", "Edit", "fork"), "._fork"),
+    "Recording": "._recording",
+    **dict.fromkeys(("Divergence", "load_agent_session", "replay", "verify"), "._replay"),
+    **dict.fromkeys(("RerunResult", "ToolMode", "rerun"), "._rerun"),
+    **dict.fromkeys(("export_session", "import_session"), "._transfer"),
+    "Verdict": "._verdict",
+}
 
 __all__ = [
     "AgentDefinition",
@@ -73,3 +96,17 @@ __all__ = [
     "tool",
     "verify",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A name of `_LAZY`, imported when first asked for (then kept as a module global)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """Every name, the lazy ones included."""
+    return sorted({*globals(), *__all__})

@@ -30,7 +30,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -43,9 +43,7 @@ from toolreel.adapters import (
     Lease,
     MemoryJournal,
     ModelPort,
-    Session,
     SessionNotFound,
-    load_session,
 )
 from toolreel.adapters.providers import refusal
 from toolreel.core import (
@@ -89,6 +87,9 @@ from ._prices import priced
 from ._runner import Observers, RunMetadata, Runner
 from ._tools import Tool, output_text, registry
 from ._turn_task import TurnTask
+
+if TYPE_CHECKING:
+    from toolreel.adapters import Session
 
 
 def open_journal(journal: str | Path | Journal | None) -> Journal:
@@ -375,6 +376,8 @@ class Client:
         Its transcript is `render_transcript(client.session())`.
         """
         with journal_at(self._kept_in(closing=self._tasks is None)) as journal:
+            from toolreel.adapters import load_session  # noqa: PLC0415 - sessions load at first use
+
             return load_session(journal, self.session_id)
 
     def _require_open(self) -> anyio.abc.TaskGroup:
@@ -652,6 +655,8 @@ class RunResult:
         if self.journal is None:
             raise UsageError("this RunResult was not made by run(): it has no journal to read")
         with journal_at(self.journal) as journal:
+            from toolreel.adapters import load_session  # noqa: PLC0415 - sessions load at first use
+
             return load_session(journal, self.session_id)
 
 

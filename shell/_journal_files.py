@@ -19,7 +19,7 @@ from pathlib import Path
 
 import attrs
 
-from toolreel.adapters import Journal, JournalUnavailable, JSONLJournal, SQLiteJournal
+from toolreel.adapters import Journal, JournalUnavailable, SQLiteJournal
 from toolreel.adapters.redaction import is_dsn, redacted_dsn
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -41,7 +41,12 @@ def open_path(path: Path, *, jsonl: bool | None = None) -> Journal:
     so a damaged file fails here rather than in the middle of a turn.
     """
     jsonl = path.suffix == ".jsonl" if jsonl is None else jsonl
-    journal: Journal = JSONLJournal(path) if jsonl else SQLiteJournal(path)
+    if jsonl:
+        from toolreel.adapters import JSONLJournal  # noqa: PLC0415 - loaded when a file asks for it
+
+        journal: Journal = JSONLJournal(path)
+    else:
+        journal = SQLiteJournal(path)
     try:
         journal.sessions()
     except BaseException:

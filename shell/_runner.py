@@ -41,7 +41,7 @@ journal (an agent run given none) nothing is kept.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import Any, Protocol, assert_never
+from typing import TYPE_CHECKING, Any, Protocol, assert_never
 
 import anyio
 import attrs
@@ -104,7 +104,6 @@ from toolreel.core.notices import (
     ValidationFailed,
 )
 
-from ._agent_output import OutputTool, Validator, check_output
 from ._callbacks import OnFinish, OnNotice, OnRound, OnToolCall, OnToolResult
 from ._driver import Driver, RunEnd, guarded, limiter_for, run_within
 from ._errors import ApprovalPending
@@ -116,10 +115,12 @@ from ._hooks import (
     decide,
 )
 from ._images import ToolOutput
-from ._restore import lost_outcome, rebuild
 from ._steplog import FLUSH, Flush, StepLog
 from ._telemetry import Telemetry, watched_tool
 from ._tools import Tool, call_arguments
+
+if TYPE_CHECKING:
+    from ._agent_output import OutputTool, Validator
 
 Sink = Callable[[Notice | Finish], None]
 
@@ -416,6 +417,8 @@ class Runner:
     async def _validate(self, effect: Validate) -> None:
         """Check an output; keep the typed value of one that passes."""
         assert self.output is not None, "a structured output's runner has its OutputTool"
+        from ._agent_output import check_output  # noqa: PLC0415 - only agents with an output
+
         match await check_output(self.output, self.validators, effect.output):
             case Success(value):
                 self.accepted = value
@@ -509,6 +512,8 @@ class Runner:
     def restore(self) -> list[Effect]:
         """Rebuild the state from the journal (going on under today's config); what is owed."""
         assert self.journal is not None, "only a journaled session is restored"
+        from ._restore import rebuild  # noqa: PLC0415 - a new session folds no journal
+
         restored = rebuild(self.journal, self.session_id)
         if restored.seq is not None:
             self._log.seq = restored.seq
@@ -541,6 +546,8 @@ class Runner:
 
     async def _redo(self, effect: Effect) -> None:
         """Carry out an owed effect; a started tool may not rerun (`lost_outcome`)."""
+        from ._restore import lost_outcome  # noqa: PLC0415 - only a resumed session owes effects
+
         if isinstance(effect, RunTool) and (lost := lost_outcome(effect.call, self.tools)):
             self._driver.post(lost)
             return

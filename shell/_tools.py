@@ -25,7 +25,6 @@ dataclass and Pydantic instances included); a returned `str` is sent as it is.
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import decimal
 import importlib
@@ -200,6 +199,8 @@ def cancel_pending() -> bool:
     if anyio.current_effective_deadline() == -math.inf:
         return True
     if sniffio.current_async_library() == "asyncio":
+        import asyncio  # noqa: PLC0415 - running, so imported: toolreel's import does not
+
         task = asyncio.current_task()
         return task is not None and task.cancelling() > 0
     return False

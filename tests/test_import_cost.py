@@ -3,7 +3,10 @@ httpx2 (whose own import loads click and rich when they are installed), nor Pyda
 the first HTTP model loads httpx2 (never httpx, which is not toolreel's), and the cattrs
 converter is built the first time something is (de)serialised — never for a tool of scalar
 parameters (PERF.md: that import, and the full garbage collection it set off, cost ~22 ms
-inside a process's first conversation).
+inside a process's first conversation). What a program talking to one OpenAI-compatible
+server with a SQLite journal does not use (the other codecs, JSON lines and PostgreSQL
+journals, sessions and diffs, agents, fork, rerun, replay, evaluations) is imported when
+its name is first asked for (issue 22: `import toolreel.shell` <= 1.5x `import httpx2`).
 Each check runs in a fresh interpreter; none times anything (tests/bench/bench_import.py
 measures the cold start)."""
 
@@ -116,6 +119,94 @@ def test_the_converter_is_built_on_first_use_and_is_the_one_exported() -> None:
         '\'{"text":"x","type":"TextDelta"}\''
     )
     assert "cattrs.strategies" in loaded
+
+
+#: Each lazily imported public name: (package, name, the module that defines it).
+LAZY_NAMES = [
+    *[
+        ("toolreel.shell", name, "toolreel.shell._agent")
+        for name in ("AgentDefinition", "AgentFailure", "AgentMetadata", "AgentSuccess")
+    ],
+    ("toolreel.shell", "execute_agent", "toolreel.shell._agent"),
+    ("toolreel.shell", "resume_agent", "toolreel.shell._agent_approval"),
+    ("toolreel.shell", "OutputTool", "toolreel.shell._agent_output"),
+    ("toolreel.shell", "evaluate", "toolreel.shell._eval"),
+    ("toolreel.shell", "fork", "toolreel.shell._fork"),
+    ("toolreel.shell", "Recording", "toolreel.shell._recording"),
+    ("toolreel.shell", "replay", "toolreel.shell._replay"),
+    ("toolreel.shell", "rerun", "toolreel.shell._rerun"),
+    ("toolreel.shell", "export_session", "toolreel.shell._transfer"),
+    ("toolreel.shell", "Verdict", "toolreel.shell._verdict"),
+    ("toolreel.adapters", "AnthropicCodec", "toolreel.adapters._providers._anthropic"),
+    ("toolreel.adapters", "GeminiCodec", "toolreel.adapters._providers._gemini"),
+    ("toolreel.adapters", "OllamaCodec", "toolreel.adapters._providers._ollama"),
+    ("toolreel.adapters", "ResponsesCodec", "toolreel.adapters._providers._responses"),
+    ("toolreel.adapters", "JSONLJournal", "toolreel.adapters._jsonl"),
+    ("toolreel.adapters", "PostgresJournal", "toolreel.adapters._postgres"),
+    ("toolreel.adapters", "load_session", "toolreel.adapters._session"),
+    ("toolreel.adapters", "diff_sessions", "toolreel.adapters._session_diff"),
+    ("toolreel.adapters", "diff_requests", "toolreel.adapters._request_diff"),
+    ("toolreel.adapters", "render_transcript", "toolreel.adapters._transcript"),
+]
+#: Libraries only those modules use (and email, only a dated Retry-After header).
+LAZY_LIBRARIES = {"psycopg", "openai", "difflib", "cattrs", "pydantic", "griffe", "email"}
+#: Modules only resuming a session (folding its journal again) uses.
+RESUMING = {"toolreel.shell._restore", "toolreel.adapters.replay", "toolreel.adapters._fold"}
+
+
+def test_importing_the_shell_loads_none_of_the_lazy_modules() -> None:
+    loaded = loaded_after("import toolreel.shell")
+    assert {module for _, _, module in LAZY_NAMES} & loaded == set()
+    assert RESUMING & loaded == set()
+    assert LAZY_LIBRARIES & loaded == set()
+
+
+def test_importing_the_shell_imports_no_asyncio() -> None:
+    """The program's event loop imports it (as with httpx2 and anyio): toolreel names it only
+    in code that runs on that loop (a call's deadline timer, a tool's cancellation check)."""
+    assert "asyncio" not in loaded_after("import toolreel.shell")
+
+
+def test_a_client_for_an_openai_compatible_server_loads_no_other_codec() -> None:
+    loaded = loaded_after(
+        "from toolreel.shell import AgentOptions, Client\n"
+        "Client(AgentOptions(model='m', base_url='http://127.0.0.1:9/v1', api_key='x'))"
+    )
+    codecs = {module for package, _, module in LAZY_NAMES if "_providers." in module}
+    assert codecs & loaded == set()
+    assert "toolreel.adapters._providers._openai" in loaded
+
+
+LOAD_EACH = """
+import importlib, sys
+for package, name, module in {names!r}:
+    assert module not in sys.modules, (name, module)
+    value = getattr(importlib.import_module(package), name)
+    assert module in sys.modules, (name, module)
+    assert value is getattr(sys.modules[module], name), name
+"""
+
+
+def test_each_lazy_name_is_its_modules_object_imported_when_first_asked_for() -> None:
+    for entry in LAZY_NAMES:  # a fresh interpreter each: one name's module loads others
+        loaded_after(LOAD_EACH.format(names=[entry]))
+
+
+def test_every_public_name_of_a_lazy_package_resolves_and_is_listed_by_dir() -> None:
+    loaded_after(
+        "import importlib\n"
+        "for package in ('toolreel.shell', 'toolreel.adapters'):\n"
+        "    module = importlib.import_module(package)\n"
+        "    assert set(module.__all__) <= set(dir(module)), package\n"
+        "    missing = [n for n in module.__all__ if not hasattr(module, n)]\n"
+        "    assert missing == [], (package, missing)\n"
+        "    try:\n"
+        "        module.no_such_name\n"
+        "    except AttributeError:\n"
+        "        pass\n"
+        "    else:\n"
+        "        raise AssertionError(package)\n"
+    )
 
 
 def test_the_cli_loads_click_and_rich() -> None:

@@ -12,29 +12,40 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Protocol
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from toolreel.core import ConfigError, ModelEvent, ModelRequest
 
 from .._redact import LOG_FILTER, Redactor, clean_key
-from ._anthropic import CACHE_POINTS, AnthropicCodec
 from ._clients import is_async_client
-from ._codec import Codec, StreamDecoder
+from ._codec import CACHE_POINTS, Codec, StreamDecoder
 from ._failures import status_retryable
-from ._gemini import GeminiCodec
 from ._http import HttpModel, Secret, Timeouts
 from ._images import refusal, text_only
 from ._null_content import NullContentFallback
-from ._ollama import OllamaCodec
 from ._openai import OpenAICodec
 from ._openai_sdk import OpenAISdkModel, close_stream, openai_sdk_model, plain
 from ._recovery import RECOVERY_MODES, ToolCallRecovery, recovers, with_recovery
-from ._responses import ResponsesCodec
+from ._registry import CodecRegistry
 
 if TYPE_CHECKING:
+    from ._anthropic import AnthropicCodec
     from ._clients import AsyncClient as AsyncClient
+    from ._gemini import GeminiCodec
+    from ._ollama import OllamaCodec
+    from ._responses import ResponsesCodec
+
+#: The codecs imported at first use, and their modules: a program talking to one
+#: OpenAI-compatible server does not load the others.
+_LAZY = {
+    "AnthropicCodec": "._anthropic",
+    "GeminiCodec": "._gemini",
+    "OllamaCodec": "._ollama",
+    "ResponsesCodec": "._responses",
+}
 
 
 class ModelPort(Protocol):
@@ -71,13 +82,16 @@ class EventModel:
         """Nothing to release: a function holds no connection."""
 
 
-PROVIDERS: dict[str, type[Codec]] = {
-    "openai": OpenAICodec,
-    "anthropic": AnthropicCodec,
-    "gemini": GeminiCodec,
-    "ollama": OllamaCodec,
-    "openai-responses": ResponsesCodec,
-}
+#: Each provider's codec class by name; the others than "openai" are imported when looked up.
+PROVIDERS = CodecRegistry(
+    {
+        "openai": OpenAICodec,
+        "anthropic": "._anthropic:AnthropicCodec",
+        "gemini": "._gemini:GeminiCodec",
+        "ollama": "._ollama:OllamaCodec",
+        "openai-responses": "._responses:ResponsesCodec",
+    }
+)
 
 
 #: A sensible model per hosted provider, when the caller names none.
@@ -157,6 +171,15 @@ def require_key(codec: Codec, secret: Secret | None, base_url: str | None) -> No
         raise ConfigError("api_key", None, detail)
 
 
+def _with_cache_points(codec: Codec, points: frozenset[str]) -> Codec:
+    """`codec` placing prompt-cache breakpoints at `points`, if it places any (Anthropic's)."""
+    kind = type(codec)
+    if attrs.has(kind) and "cache_points" in attrs.fields_dict(kind):
+        placed: Codec = attrs.evolve(codec, cache_points=points)  # type: ignore[misc]
+        return placed
+    return codec
+
+
 def http_model(
     provider: str,
     *,
@@ -184,9 +207,7 @@ def http_model(
     `cache_points` says where Anthropic's prompt-cache breakpoints go (its codec's rule 6;
     empty: none); other providers cache by themselves.
     """
-    codec = codec_for(provider)
-    if isinstance(codec, AnthropicCodec):
-        codec = attrs.evolve(codec, cache_points=frozenset(cache_points))
+    codec = _with_cache_points(codec_for(provider), frozenset(cache_points))
     if not images:
         codec = text_only(codec)
     if tool_call_recovery is not None:
@@ -205,6 +226,15 @@ def http_model(
     )
     LOG_FILTER.add(model.redactor)
     return model
+
+
+def __getattr__(name: str) -> Any:
+    """A `_LAZY` name, imported when first asked for (then kept as a module global)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [

@@ -73,8 +73,6 @@ Json = dict[str, Any]
 #: 429 rate_limit_error, 500 api_error, 504 timeout_error, 529 overloaded_error.
 RETRYABLE_ERRORS = frozenset({"rate_limit_error", "api_error", "timeout_error", "overloaded_error"})
 
-#: Every place a breakpoint may go (rule 6).
-CACHE_POINTS = frozenset({"tools", "system", "messages"})
 #: Breakpoints on the conversation: the last two user messages.
 _MARKED_MESSAGES = 2
 

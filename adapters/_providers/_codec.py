@@ -24,6 +24,9 @@ from toolreel.core import ModelCallFailed, ModelEvent, ModelRequest, ModelRespon
 from ._framing import SSEEvent, SSEParser
 
 TRUNCATED = "stream ended before the response was complete"
+#: Every place a prompt-cache breakpoint may go (the Anthropic codec's rule 6; others cache
+#: by themselves). Here, not in _anthropic.py, so that `http_model` names it without that codec.
+CACHE_POINTS = frozenset({"tools", "system", "messages"})
 
 
 class StreamDecoder(Protocol):

@@ -19,7 +19,6 @@ becoming the seconds from now (never negative: a date past means "now").
 from __future__ import annotations
 
 import datetime
-import email.utils
 import re
 import time
 from collections.abc import Mapping
@@ -72,6 +71,10 @@ def retry_after(headers: Mapping[str, str], now: float | None = None) -> float |
 
 def _until(date: str, now: float | None) -> float | None:
     """Seconds from `now` until an HTTP date (0 if it is past), or None if it is not one."""
+    if not date.strip():
+        return None  # no header: nothing to parse
+    import email.utils  # noqa: PLC0415 - only a dated Retry-After needs the parser
+
     try:
         when = email.utils.parsedate_to_datetime(date.strip())
     except (TypeError, ValueError, IndexError):

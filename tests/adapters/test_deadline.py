@@ -13,12 +13,8 @@ from typing import Any
 import anyio
 import pytest
 
-from toolreel.adapters._providers._deadline import (
-    Expired,
-    LoopDeadline,
-    ScopedDeadline,
-    call_deadline,
-)
+from toolreel.adapters._providers._deadline import Expired, ScopedDeadline, call_deadline
+from toolreel.adapters._providers._loop_deadline import LoopDeadline
 
 KINDS = pytest.mark.parametrize("kind", [LoopDeadline, ScopedDeadline])
 IDLE = "no content from the model for 0.05 s (idle_timeout); keep-alive comments do not count"

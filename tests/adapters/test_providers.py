@@ -7,7 +7,10 @@ import pytest
 
 from toolreel.adapters import (
     PROVIDERS,
+    AnthropicCodec,
     EventModel,
+    GeminiCodec,
+    OpenAICodec,
     Secret,
     api_key,
     codec_for,
@@ -23,6 +26,33 @@ def test_every_provider_name_has_a_codec_and_an_unknown_one_is_refused() -> None
         assert codec_for(name).name == name
     with pytest.raises(ValueError, match="unknown provider 'mistral'; known: anthropic, gemini"):
         codec_for("mistral")
+
+
+def test_the_registry_is_a_mapping_a_provider_can_be_added_to_and_removed_from() -> None:
+    """It was a dict: a codec registered under a new name is what `codec_for` makes."""
+
+    class EchoCodec(OpenAICodec):
+        name = "echo"
+
+    PROVIDERS["echo"] = EchoCodec
+    try:
+        assert "echo" in PROVIDERS
+        assert isinstance(codec_for("echo"), EchoCodec)
+        assert dict(PROVIDERS)["echo"] is EchoCodec
+        assert PROVIDERS["anthropic"] is AnthropicCodec  # a lazy entry reads as its class
+    finally:
+        del PROVIDERS["echo"]
+    assert "echo" not in PROVIDERS
+    assert len(PROVIDERS) == 5
+
+
+def test_an_anthropic_http_model_gets_the_cache_points_and_others_are_left_alone() -> None:
+    anthropic = http_model("anthropic", base_url="http://127.0.0.1:9", cache_points=frozenset())
+    assert anthropic.codec == AnthropicCodec(cache_points=frozenset())
+    assert http_model("anthropic", base_url="http://127.0.0.1:9").codec == AnthropicCodec(
+        cache_points=frozenset({"tools", "system", "messages"})
+    )
+    assert type(http_model("gemini", base_url="http://127.0.0.1:9").codec) is GeminiCodec
 
 
 @pytest.mark.parametrize(

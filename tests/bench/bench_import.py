@@ -6,10 +6,14 @@ machine slows them alike, and times each with `time.perf_counter` around
 Bytecode is cached as an installed package has it (pip compiles on install),
 in a temporary PYTHONPYCACHEPREFIX, whatever PYTHONDONTWRITEBYTECODE says:
 recompiling toolreel's sources on every start would double its import time.
-`import toolreel.shell; import httpx2` is timed too: httpx2 is imported lazily,
-by the first HTTP model, so that line is what a program that calls a provider
-pays. Goal (issues 10, 22): `import toolreel.shell` <= 1.5x `import httpx2`
-(httpx2 replaced httpx in issue 21; `import httpx` is timed beside it).
+`import toolreel.shell; import httpx2; import asyncio` is timed too: httpx2 is
+imported lazily, by the first HTTP model, and asyncio by the program's event loop
+(toolreel names it only in code that runs on one), so that line is what a program
+that calls a provider pays. Goal (issues 10, 22): `import toolreel.shell` <= 1.5x `import httpx2`
+(httpx2 replaced httpx in issue 21; `import httpx` is timed beside it). What one
+conversation does not use (other codecs and journals, agents, fork, rerun, replay, ...)
+is imported at first use; tests/test_import_cost.py pins which modules stay unloaded.
+`--python` times another checkout's interpreter (e.g. main's .venv) for a before/after.
 
     python tests/bench/bench_import.py [--reps 40] [--python PATH] [--pythonpath DIR]
 """
@@ -29,7 +33,7 @@ STATEMENTS = {
     "httpx2": "import httpx2",
     "httpx": "import httpx",
     "toolreel.shell": "import toolreel.shell",
-    "toolreel.shell + httpx2": "import toolreel.shell; import httpx2",
+    "toolreel.shell + httpx2 + asyncio": "import toolreel.shell; import httpx2; import asyncio",
 }
 
 
@@ -67,7 +71,7 @@ def main() -> None:
         medians = measure(args.python, args.reps, env)
     base = medians["httpx2"]
     for name, seconds in medians.items():
-        print(f"{name:24} {seconds * 1000:7.1f} ms  {seconds / base:5.2f}x import httpx2")
+        print(f"{name:34} {seconds * 1000:7.1f} ms  {seconds / base:5.2f}x import httpx2")
 
 
 if __name__ == "__main__":
