@@ -20,12 +20,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
 
 from toolreel.core import (
+    CallModel,
     ChatMessage,
     Effect,
     Event,
     Finish,
     ImagePart,
     LoopConfig,
+    ModelCallFailed,
     ModelRequest,
     OutputSpec,
     PromptSubmitted,
@@ -38,6 +40,7 @@ from toolreel.core import (
     Usage,
 )
 from toolreel.core.budget import Price
+from toolreel.core.compaction import Compaction, KeepTokens, KeepTurns
 from toolreel.core.hooks import Decision
 from toolreel.core.notices import Notice
 from toolreel.core.outcomes import Outcome
@@ -70,8 +73,9 @@ def _make_converter() -> cattrs.Converter:
     _configure_images(conv)
     _configure_cache_counters(conv)
     _configure_stream(conv)
-    for union in (Outcome, OutputSpec):  # before the records holding them are configured
+    for union in (Outcome, OutputSpec, KeepTurns | KeepTokens, Compaction):  # before their holders
         configure_tagged_union(union, conv, tag_name="type")
+    _configure_optional(conv, Compaction)
     _configure_defaults(conv)
     for union in (Decision, Notice, Event, Effect, AgentOutcome):
         configure_tagged_union(union, conv, tag_name="type")
@@ -134,15 +138,32 @@ def _configure_cache_counters(conv: cattrs.Converter) -> None:
     conv.register_unstructure_hook(ModelRequest, request)
 
 
+def _configure_optional(conv: cattrs.Converter, union: Any) -> None:
+    """`union | None` as the tagged `union`, or None (cattrs tags the union alone)."""
+    conv.register_unstructure_hook(
+        union | None, lambda value: None if value is None else conv.unstructure(value, union)
+    )
+    conv.register_structure_hook(
+        union | None, lambda data, _: None if data is None else conv.structure(data, union)
+    )
+
+
 def _configure_defaults(conv: cattrs.Converter) -> None:
-    """A config's text `output` and no `cache_key`, a `Finish`'s `attempts`, left out when
-    a chat has them."""
+    """A config's text `output`, no `cache_key` and no `compaction`, a `Finish`'s `attempts`,
+    a failure's `context_too_long` and a call's `summary` left out when a chat has them."""
     from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415 - when built
 
     omit = override(omit_if_default=True)
-    config = make_dict_unstructure_fn(LoopConfig, conv, output=omit, cache_key=omit)
+    config = make_dict_unstructure_fn(
+        LoopConfig, conv, output=omit, cache_key=omit, compaction=omit
+    )
     conv.register_unstructure_hook(LoopConfig, config)
     conv.register_unstructure_hook(Finish, make_dict_unstructure_fn(Finish, conv, attempts=omit))
+    failed = make_dict_unstructure_fn(ModelCallFailed, conv, context_too_long=omit)
+    conv.register_unstructure_hook(ModelCallFailed, failed)
+    conv.register_unstructure_hook(
+        CallModel, make_dict_unstructure_fn(CallModel, conv, summary=omit)
+    )
 
 
 def _configure_stream(conv: cattrs.Converter) -> None:

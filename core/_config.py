@@ -10,6 +10,7 @@ from typing import Any, ClassVar, TypeAlias
 import attrs
 
 from ._budget import Budget
+from ._compaction import Compaction
 from ._errors import ConfigError
 from ._model import ModelSettings, tool_specs
 from ._records import ToolSpec
@@ -222,6 +223,7 @@ class LoopConfig:
         output: What the answer is: text (`TextOutput`), or a validated output through an
             output tool (`PlainOutput`, `ReflectiveOutput`).
         cache_key: The key every request gives the provider's prompt cache (None: none).
+        compaction: How much of a long history each request carries (None: all of it).
     """
 
     model: str = ""
@@ -251,6 +253,9 @@ class LoopConfig:
     #: What the provider's prompt cache groups the session's requests by (OpenAI's
     #: `prompt_cache_key`: the shell gives the session id); None: nothing is sent.
     cache_key: str | None = None
+    #: Which turns each request carries, the others left out or summarised (rule 18 of
+    #: core/_step.py; core/_compaction.py); None: the whole history.
+    compaction: Compaction | None = None
 
     def __attrs_post_init__(self) -> None:
         """Check the tool names (the output's included), the tool choice and the budget."""

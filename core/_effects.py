@@ -53,11 +53,15 @@ from ._records import (
 
 @attrs.frozen(kw_only=True)
 class CallModel:
-    """Call the model for iteration `iteration` (`retry` > 0 when repeating a failed call)."""
+    """Call the model for iteration `iteration` (`retry` > 0 when repeating a failed call).
+
+    `summary`: the compaction policy's call that summarises the turns left out (rule 18).
+    """
 
     request: ModelRequest
     iteration: int
     retry: int = 0
+    summary: bool = False
 
 
 @attrs.frozen(kw_only=True)

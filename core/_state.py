@@ -7,6 +7,7 @@ import enum
 import attrs
 
 from ._budget import NOTHING_SPENT, OverBudget, Spending
+from ._compaction import WHOLE, Window
 from ._config import LoopConfig
 from ._content import ImagePart
 from ._errors import UsageError
@@ -25,6 +26,9 @@ class Phase(enum.Enum):
     PROMPT_HOOK = "prompt_hook"
     #: A model call is under way; model events arrive.
     STREAMING = "streaming"
+    #: The compaction policy's summary call is under way; its model events arrive
+    #: (core/_context.py).
+    SUMMARISING = "summarising"
     #: A model call failed and will be retried; waiting for `TimerFired`.
     BACKING_OFF = "backing_off"
     #: Waiting for the PreToolUse hook's decision on each call of the round.
@@ -91,6 +95,10 @@ class Turn:
     output: str | None = None
     failed: tuple[AttemptErrors, ...] = ()
     earlier: int = 0
+    #: Where the turn's messages begin in the history: compaction never leaves them out.
+    start: int = 0
+    #: The provider said the context was too long and the call was made again, compacted.
+    squeezed: bool = False
 
     @property
     def usage(self) -> Usage:
@@ -128,6 +136,8 @@ class State:
     ignored_calls: frozenset[str] = frozenset()
     after_cancel: bool = False
     spent: Spending = NOTHING_SPENT
+    #: The part of the history requests carry (core/_compaction.py): all of it by default.
+    context: Window = WHOLE
 
     @property
     def usage(self) -> Usage:
@@ -145,6 +155,7 @@ class State:
     _ignored,
     _after_cancel,
     _spent,
+    _context,
 ) = setters(State)
 
 
@@ -160,6 +171,7 @@ def with_stream(state: State, stream: Stream) -> State:
     _ignored(new, state.ignored_calls)
     _after_cancel(new, state.after_cancel)
     _spent(new, state.spent)
+    _context(new, state.context)
     return new
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ._notices import (
     ApprovalRequested,
     AttemptStarted,
+    ContextCompacted,
     MessageRecorded,
     Notice,
     ReasoningStreamed,
@@ -28,6 +29,7 @@ from ._notices import (
 __all__ = [
     "ApprovalRequested",
     "AttemptStarted",
+    "ContextCompacted",
     "MessageRecorded",
     "Notice",
     "ReasoningStreamed",
