@@ -138,6 +138,7 @@ def loop_config(
         else priced(options.budget, model, connection.provider, connection.base_url),
         approval_required=frozenset(name for name, item in tools.items() if item.requires_approval),
         cache_key=connection.cache_key(session_id) if session_id else None,
+        compaction=options.compaction,
     )
 
 

@@ -29,6 +29,7 @@ from toolreel.adapters.providers import ToolCallRecovery
 from toolreel.adapters.redaction import is_dsn, redacted_dsn
 from toolreel.core import ConfigError
 from toolreel.core.budget import Budget
+from toolreel.core.compaction import Compaction, KeepTokens, KeepTurns, Summarise
 from toolreel.core.hooks import HookPoint
 from toolreel.core.policies import MaxIterationsPolicy, RetryPolicy
 
@@ -190,6 +191,8 @@ class AgentOptions:
         journal: Where the session is kept: a path, a `postgresql://` URL or a `Journal`.
         session_id: The session's id in the journal (default: a new one).
         budget: Limits on tokens, tool calls, model calls and cost.
+        compaction: How much of a long conversation each request carries
+            (`toolreel.core.compaction`: `KeepTurns`, `KeepTokens`, `Summarise`).
         on_tool_call: Told each tool call as it starts.
         on_tool_result: Told each tool result.
         on_round: Told each finished round.
@@ -249,6 +252,13 @@ class AgentOptions:
     tool_choice: str = attrs.field(
         default="auto",
         validator=check.instance_of(str, "'auto', 'none', 'required' or a tool name"),
+    )
+    #: Which turns each request carries, the older left out or summarised (None: all).
+    compaction: Compaction | None = attrs.field(
+        default=None,
+        validator=check.instance_of(
+            (KeepTurns, KeepTokens, Summarise), "KeepTurns, KeepTokens or Summarise", optional=True
+        ),
     )
     on_tool_call: OnToolCall | None = attrs.field(default=None, validator=check.callable_or_none)
     on_tool_result: OnToolResult | None = attrs.field(
@@ -323,6 +333,7 @@ LOOP_ONLY = {
     "on_max_iterations": "drop it (an attempt that reaches max_iterations_per_attempt "
     "fails the run with MAX_ITERATIONS)",
     "tool_choice": "use AgentDefinition(tool_choice=...)",
+    "compaction": "drop it (an agent run is one turn)",
     "on_round": "use AgentRunOptions(on_notice=...) (an agent run tells no tool-loop rounds)",
     "on_finish": "read the AgentSuccess / AgentFailure execute_agent returns, "
     "or use AgentRunOptions(on_notice=...), told the run's Finish",

@@ -88,6 +88,7 @@ from toolreel.core.hooks import HookPoint
 from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
+    ContextCompacted,
     MessageRecorded,
     Notice,
     ReasoningStreamed,
@@ -479,6 +480,7 @@ class Runner:
                 | ApprovalRequested()
                 | RetryScheduled()
                 | UsageReported()
+                | ContextCompacted()
                 | MessageRecorded()
             ):
                 pass  # told to the sink and `on_notice` alone

@@ -75,6 +75,7 @@ from toolreel.core import AwaitApproval, Finish, Usage
 from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
+    ContextCompacted,
     MessageRecorded,
     Notice,
     ReasoningStreamed,
@@ -194,6 +195,8 @@ def agui_events(
             return stream, []  # a call goes out whole (START, ARGS, END) once it is announced
         case AwaitApproval():
             return _paused(stream, item)
+        case ContextCompacted():
+            return stream, [_custom("compacted", attrs.asdict(item))]
         case AttemptStarted(attempt=attempt):
             return stream, [_custom("attempt", {"attempt": attempt})]
         case ValidationFailed(attempt=attempt, problems=problems):

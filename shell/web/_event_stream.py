@@ -47,6 +47,7 @@ from toolreel.core.budget import Spending
 from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
+    ContextCompacted,
     MessageRecorded,
     Notice,
     ReasoningStreamed,
@@ -137,6 +138,8 @@ def plain_events(
             return stream, [("done", done)]
         case MessageRecorded():
             return stream, []
+        case ContextCompacted():
+            return stream, [("compacted", attrs.asdict(item))]
         case AttemptStarted(attempt=attempt):
             return stream, [("attempt", {"attempt": attempt})]
         case ValidationFailed(attempt=attempt, problems=problems):

@@ -71,6 +71,7 @@ from toolreel.core import AwaitApproval, Finish, ToolCall, ToolResult, arguments
 from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
+    ContextCompacted,
     MessageRecorded,
     Notice,
     ReasoningStreamed,
@@ -197,6 +198,8 @@ def ui_parts(
             return _paused(stream, item)
         case MessageRecorded():
             return stream, []
+        case ContextCompacted():
+            return stream, [_transient("data-compacted", attrs.asdict(item))]
         case AttemptStarted(attempt=attempt):
             return stream, [_transient("data-attempt", {"attempt": attempt})]
         case ValidationFailed(attempt=attempt, problems=problems):
