@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 from loop import ADD, WEATHER
-from test_properties import SETTINGS, World, model_events, next_event
+from test_properties import SETTINGS, World, next_event
 
 from toolreel.core import (
     CallModel,
@@ -77,9 +77,11 @@ def test_every_request_is_a_valid_history_of_whole_messages(config, data) -> Non
             assert all(from_history(message, state.history) for message in carried)
             if not effect.summary and state.turn is not None:  # the running turn, whole
                 running = state.history[state.turn.start :]
-                assert any(
-                    messages[i : i + len(running)] == running for i in range(len(messages))
-                ) or not running
+                assert (
+                    any(messages[i : i + len(running)] == running for i in range(len(messages)))
+                    or not running
+                )
+
 
 @SETTINGS
 @given(config=configs, data=st.data())
