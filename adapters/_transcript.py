@@ -34,7 +34,7 @@ from toolreel.core import (
     well_formed,
 )
 from toolreel.core.budget import Price
-from toolreel.core.notices import ApprovalRequested
+from toolreel.core.notices import ApprovalRequested, ContextCompacted
 
 from ._agent_outcome import AgentOutput
 from ._retries import Retry
@@ -196,6 +196,7 @@ def _turn_lines(
 ) -> list[str]:
     """One turn: prompt, rounds, answer, calls it holds, summary (retries where they happened)."""
     lines = [f"## Turn {number}", "", f"**User:** {_with_images(turn.prompt, turn.images)}", ""]
+    lines += _compaction_lines(turn.compactions)
     answer = turn.answer
     rounds = answer.tool_rounds if answer else ()
     if rounds and expand:
@@ -212,6 +213,24 @@ def _turn_lines(
         lines += [f"**Assistant:** {answer.content}", ""]
     lines += _approval_lines(held, ids)
     return [*lines, _summary_line(turn, hide, len(held), price), ""]
+
+
+def _compaction_lines(compactions: Iterable[ContextCompacted]) -> list[str]:
+    """Where the turn's requests were compacted: the messages left out, the summary."""
+    lines = []
+    for told in compactions:
+        why = " (the provider said the context was too long)" if told.too_long else ""
+        count = "" if told.tokens is None else f", ~{told.tokens} tokens carried"
+        left = (
+            f"messages {told.first + 1} to {told.start}"
+            if told.start > told.first + 1
+            else f"message {told.start}"
+        )
+        lines.append(f"✂ context compacted: {left} of the history left out{why}{count}")
+        if told.summary is not None:
+            lines.append(f"  summary: {told.summary}")
+        lines.append("")
+    return lines
 
 
 def _origin_lines(session: Session | AgentSession) -> list[str]:

@@ -65,6 +65,7 @@ from toolreel.shell.engine import (
 )
 
 from . import _budget as budgets
+from . import _context as context
 from . import _converse as live
 from . import _mcp as mcp
 from . import _render as render
@@ -308,6 +309,7 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
         RECOVERY,
         *budgets.options(),
+        *context.options(),
     ]
     return _with(options)(command)
 
@@ -387,6 +389,7 @@ def _options(params: dict[str, Any], model: str, journal: Journal | None) -> Age
         tool_call_recovery=params.get("tool_call_recovery"),
         prompt_cache="off" if params.get("no_prompt_cache") else "auto",
         budget=params.get("budget") or budgets.budget_of(params),
+        compaction=params.get("compaction") or context.compaction_of(params),
     )
 
 
@@ -542,6 +545,10 @@ def refuse_on_temporal(params: dict[str, Any]) -> None:
     """Refuse the flags a session workflow cannot take: its worker builds the loop's config."""
     if budgets.budget_of(params) is not None:
         raise click.UsageError("budget flags are not supported with --temporal yet")
+    if context.compaction_of(params) is not None:
+        raise click.UsageError(
+            "--keep-turns and --context-tokens are not supported with --temporal yet"
+        )
     for name in ("temperature", "max_tokens"):
         if params.get(name) is not None:
             hint = f"'--{name.replace('_', '-')}'"
@@ -641,6 +648,8 @@ def recorded(params: dict[str, Any], config: LoopConfig) -> dict[str, Any]:
     }
     if budgets.budget_of(params) is None and config.budget is not None:
         found["budget"] = config.budget
+    if context.compaction_of(params) is None and config.compaction is not None:
+        found["compaction"] = config.compaction
     return {**params, **found}
 
 
