@@ -17,7 +17,7 @@ import attrs
 from toolreel.adapters import OpenAICodec, Session, SQLiteJournal
 from toolreel.adapters.replay import fold_journal
 from toolreel.core import CallModel, Emit
-from toolreel.core.compaction import KeepTokens, KeepTurns
+from toolreel.core.compaction import KeepTokens, KeepTurns, Summarise
 from toolreel.core.notices import ContextCompacted
 from toolreel.core.outcomes import Completed, Failed
 from toolreel.shell import AgentOptions, Client, replay, tool
@@ -153,3 +153,31 @@ def test_without_a_policy_context_too_long_fails_the_turn(tmp_path: Path) -> Non
     failed = finishes[-1].outcome
     assert isinstance(failed, Failed)
     assert "maximum context length" in failed.message
+
+
+def summarising(body: dict[str, Any]) -> Reply:
+    """The summary call's answer (asked with the core's own system prompt), else "ok"."""
+    if body["messages"][0]["role"] == "system" and "summarise" in body["messages"][0]["content"]:
+        return text("The user asked two questions.")
+    return text("ok")
+
+
+def test_summarise_asks_the_model_for_a_summary_and_sends_it_instead(tmp_path: Path) -> None:
+    prompts = [f"Question {n}: hello" for n in range(1, 4)]
+    policy = Summarise(within=KeepTurns(turns=1), model="cheap")
+    with ScriptedServer(summarising) as server:
+        opts = options(server, tmp_path / "s.db", compaction=policy, system_prompt="Be brief.")
+        finishes = anyio.run(converse, opts, prompts)
+        sent = list(server.requests)
+    assert [type(finish.outcome) for finish in finishes] == [Completed] * 3
+    models = [body["model"] for body in sent]
+    assert models == ["scripted", "cheap", "scripted", "cheap", "scripted"]
+    last = sent[-1]["messages"]
+    assert last[0] == {"role": "system", "content": "Be brief."}
+    assert last[1]["content"].endswith("The user asked two questions.")
+    assert [m["content"] for m in last[2:]] == ["Question 3: hello"]
+    journal = SQLiteJournal(tmp_path / "s.db")
+    try:
+        assert isinstance(replay(journal, "long"), Session)
+    finally:
+        journal.close()
