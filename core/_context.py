@@ -126,9 +126,9 @@ def _kept_turns(starts: list[int], turns: int) -> int | None:
 
 def _kept_tokens(
     state: State, turn: Turn, policy: KeepTokens, first: int, starts: list[int]
-) -> tuple[int | None, int]:
+) -> tuple[int | None, int, int]:
     """KeepTokens: where the carried history starts to fit `tokens` (None: it fits), and
-    the count of the request it makes."""
+    the count and the characters of the request it makes."""
     history = state.history
     window = state.context
     pinned = _pinned(policy, history)
@@ -143,23 +143,27 @@ def _kept_tokens(
         size += message_chars(history[index])
         if index in wanted:
             after[index] = size
-    whole = tokens_of(window, fixed + after.get(first, 0))
-    if whole <= policy.tokens or not starts:
-        return None, whole
+    whole = fixed + after.get(first, 0)
+    if tokens_of(window, whole) <= policy.tokens or not starts:
+        return None, tokens_of(window, whole), whole
     for start in starts:
-        tokens = tokens_of(window, fixed + after[start])
-        if start > first and tokens <= policy.tokens:
-            return start, tokens
+        chars = fixed + after[start]
+        if start > first and tokens_of(window, chars) <= policy.tokens:
+            return start, tokens_of(window, chars), chars
     last = starts[-1]
-    return (last if last > first else None), tokens_of(window, fixed + after[last])
+    chars = fixed + after[last]
+    return (last if last > first else None), tokens_of(window, chars), chars
 
 
-def _cut(state: State, turn: Turn, policy: KeepTurns | KeepTokens) -> tuple[int | None, int | None]:
-    """Where the policy starts the carried history now (None: where it was), and the count."""
+def _cut(
+    state: State, turn: Turn, policy: KeepTurns | KeepTokens
+) -> tuple[int | None, int | None, int]:
+    """Where the policy starts the carried history now (None: where it was), the count, and
+    the characters of the request that makes (under a token budget; else 0)."""
     first = _first(state, policy)
     starts = _turn_starts(state.history, first, turn)
     if isinstance(policy, KeepTurns):
-        return _kept_turns(starts, policy.turns), None
+        return _kept_turns(starts, policy.turns), None, 0
     return _kept_tokens(state, turn, policy, first, starts)
 
 
@@ -169,12 +173,20 @@ def compacted(state: State, turn: Turn) -> tuple[State, tuple[Emit | CallModel, 
     policy = state.config.compaction
     assert policy is not None
     within = policy.within if isinstance(policy, Summarise) else policy
-    cut, tokens = _cut(state, turn, within)
+    cut, tokens, chars = _cut(state, turn, within)
     if cut is None:
-        return state, ()
+        return _measured(state, chars), ()
     if isinstance(policy, Summarise):
         return summary_call(state, turn, policy, cut)
-    return moved(state, cut, tokens=tokens)
+    state, told = moved(state, cut, tokens=tokens)
+    return _measured(state, chars), told
+
+
+def _measured(state: State, chars: int) -> State:
+    """The request about to be sent has `chars` characters (0: not counted)."""
+    if chars == state.context.sent:
+        return state
+    return attrs.evolve(state, context=attrs.evolve(state.context, sent=chars))
 
 
 def moved(
@@ -191,7 +203,7 @@ def moved(
     first = _first(state, policy)
     window = state.context
     kept = window.summary if summary is None else summary
-    context = attrs.evolve(window, start=cut, summary=kept, summarising=None)
+    context = attrs.evolve(window, start=cut, summary=kept, summarising=None, sent=0)
     notice = ContextCompacted(
         first=first, start=cut, summary=summary, too_long=too_long, tokens=tokens
     )
@@ -230,10 +242,11 @@ def squeezed(state: State, turn: Turn) -> tuple[State, tuple[Emit]] | None:
 
 
 def sent(state: State, asked: ModelRequest) -> State:
-    """Note the size of the request in flight, under a token budget (to learn the rate)."""
+    """Note the size of the request in flight, under a token budget (to learn the rate),
+    unless `compacted` counted it already."""
     policy = state.config.compaction
     within = policy.within if isinstance(policy, Summarise) else policy
-    if not isinstance(within, KeepTokens):
+    if not isinstance(within, KeepTokens) or state.context.sent > 0:
         return state
     size = request_chars(state.config, asked.messages)
     return attrs.evolve(state, context=attrs.evolve(state.context, sent=size))
