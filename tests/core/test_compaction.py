@@ -387,3 +387,65 @@ def test_a_config_with_a_policy_is_saved_and_read_back(policy: Any) -> None:
     data = config_data(cfg)
     assert config_of(data) == cfg
     assert ("compaction" in data) == (policy is not None)  # older configs read unchanged
+
+
+# --- what each branch is for ----------------------------------------------------------------
+
+
+def test_a_summary_call_without_tools_leaves_the_tool_choice_alone() -> None:
+    policy = Summarise(within=KeepTurns(turns=1))
+    state = initial_state(config(tools=(), compaction=policy))
+    answer: list[Event] = [*text("a"), done()]
+    _, effects = feed(state, [PromptSubmitted(text="q1"), *answer, PromptSubmitted(text="q2")])
+    summary = of_type(effects, CallModel)[-1]
+    assert summary.summary
+    assert (summary.request.tools, summary.request.tool_choice) == ((), "auto")
+
+
+def test_an_empty_text_delta_of_a_summary_changes_nothing() -> None:
+    state, _ = summarised_session()
+    after, effects = feed(state, text(""))
+    assert (after, effects) == (state, [])
+
+
+def test_a_summary_calls_tokens_count_for_the_session_too() -> None:
+    state, _ = summarised_session()
+    before = state.usage.input_tokens
+    state, _ = feed(state, [*text("S"), done(input_tokens=7, output_tokens=3)])
+    assert state.usage.input_tokens == before + 7
+    assert state.usage.output_tokens >= 3
+
+
+def test_replacing_the_history_drops_the_summary() -> None:
+    state, _ = summarised_session()
+    state, _ = feed(state, [*text("S1"), done(), *text("a3"), done()])
+    assert state.context.summary == "S1"
+    state, effects = feed(state, [HistoryReplaced(history=()), PromptSubmitted(text="fresh")])
+    (request,) = requests(effects)
+    assert prompts(request.messages) == ["fresh"]
+
+
+def test_the_rate_is_learnt_from_the_request_a_summary_shortened() -> None:
+    policy = Summarise(within=KeepTokens(tokens=30))
+    state = initial_state(config(tools=(), compaction=policy))
+    turn: list[Event] = [PromptSubmitted(text="x" * 40), *text("y" * 40), ModelResponded()]
+    state, effects = feed(state, [*turn, *turn, PromptSubmitted(text="x" * 40)])
+    assert of_type(effects, CallModel)[-1].summary  # 200 characters: 50 tokens
+    state, effects = feed(state, [*text("S"), done(input_tokens=5)])
+    (request,) = requests(effects)
+    chars = sum(len(m.content) for m in request.messages)
+    state, _ = feed(state, [*text("z"), done(input_tokens=chars // 2)])
+    assert state.context.counted == (chars // 2, chars)
+
+
+def test_without_a_reported_count_the_rate_stays_as_it_was() -> None:
+    state = initial_state(config(tools=(), compaction=KeepTokens(tokens=1000)))
+    state, _ = feed(state, [PromptSubmitted(text="x" * 40), *text("y"), ModelResponded()])
+    assert state.context.counted is None
+    state, _ = feed(state, [PromptSubmitted(text="x" * 40), *text("y"), done(input_tokens=9)])
+    assert state.context.counted == (9, 81)
+
+
+def test_keep_turns_counts_no_characters() -> None:
+    state, _ = session(KeepTurns(turns=1), 2)
+    assert (state.context.sent, state.context.counted) == (0, None)
