@@ -34,6 +34,7 @@ from toolreel.core import (
     well_formed,
 )
 from toolreel.core.budget import Price
+from toolreel.core.compaction import Compaction, KeepTokens, KeepTurns, Summarise
 from toolreel.core.notices import ApprovalRequested, ContextCompacted
 
 from ._agent_outcome import AgentOutput
@@ -215,6 +216,19 @@ def _turn_lines(
     return [*lines, _summary_line(turn, hide, len(held), price), ""]
 
 
+def _policy(policy: Compaction) -> str:
+    """A compaction policy in a few words."""
+    match policy:
+        case KeepTurns(turns=turns):
+            said = f"the last {counted(turns, 'turn')}"
+        case KeepTokens(tokens=tokens):
+            said = f"the latest turns within {tokens:,} tokens"
+        case Summarise(within=within, model=model):
+            said = f"{_policy(within)}, older turns summarised" + (f" by {model}" if model else "")
+    pinned = f", the first {counted(policy.pinned, 'message')} pinned" if policy.pinned else ""
+    return said + (pinned if not isinstance(policy, Summarise) else "")
+
+
 def _compaction_lines(compactions: Iterable[ContextCompacted]) -> list[str]:
     """Where the turn's requests were compacted: the messages left out, the summary."""
     lines = []
@@ -271,6 +285,8 @@ def render_transcript(
         lines += [f"system: {config.system_prompt}"]
     if config.tools:
         lines += ["tools: " + ", ".join(spec.name for spec in config.tools)]
+    if config.compaction is not None:
+        lines += [f"compaction: {_policy(config.compaction)}"]
     lines.append("")
     last = len(session.turns)
     for number, turn in enumerate(session.turns, start=1):

@@ -1,6 +1,7 @@
 """Going on and stopping: model calls, attempts, the budget's counts, and the end of a turn.
 
-`call_model` is the only maker of `CallModel`, `finish` the only maker of
+`call_model` (through `issue`) is the only maker of a turn's `CallModel` (the
+compaction policy's summary call is core/_context.py's), `finish` the only maker of
 `Finish`, and `go_on` carries out what `next_step` (core/_next.py) decided once
 nothing runs: pause, call again, validate, or end. Each transition that may
 end a turn (core/_step.py: `_on_prompt_hook`, `_on_responded`, `_on_failed`,

@@ -124,7 +124,8 @@ class State:
     `spent` is all the session spent (rule 16); `usage`, its tokens, sums every
     model call of the session (one field, not two: the state is rebuilt slot by
     slot on every delta). `ignored_calls` are calls abandoned by a cancel, whose
-    late results are dropped.
+    late results are dropped; `context` is the part of the history requests carry
+    under a compaction policy (rule 18).
     """
 
     config: LoopConfig

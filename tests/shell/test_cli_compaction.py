@@ -41,6 +41,7 @@ def test_keep_turns_sends_the_last_turns_and_show_marks_the_compaction(tmp_path:
     assert config.compaction == KeepTurns(turns=2)
     shown = CliRunner().invoke(cli, ["show", str(journal), "calc"])
     assert shown.exit_code == 0, shown.output
+    assert "compaction: the last 2 turns\n" in shown.stdout
     assert "✂ context compacted: messages 1 to 2 of the history left out" in shown.stdout
 
 
