@@ -48,7 +48,8 @@ the client's rules are those of its `processUIMessageStream`):
 8. `MessageRecorded` sends nothing (the history is the server's); the agent's
    `AttemptStarted`/`ValidationFailed` become transient `data-attempt` /
    `data-validation` parts; with a budget, `UsageReported` after each model
-   response is a transient `data-spent` part (the turn's and session's spending).
+   response is a transient `data-spent` part (the turn's and session's spending);
+   a compaction (`ContextCompacted`) a transient `data-compacted` part.
 9. A call held for approval (`ApprovalRequested`) is a `tool-approval-request`
    part (`approvalId` is the call's id; its `reason`, if any); the pause
    (`AwaitApproval`) ends the message with `finish`, reason `tool-calls`,
