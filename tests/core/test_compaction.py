@@ -251,9 +251,12 @@ def test_the_summary_replaces_the_turns_it_covers() -> None:
         role="user", content=SUMMARY_HEADER + "They added 1 and 2."
     )
     assert prompts(request.messages)[1:] == ["question 2", "question 3"]
+    assert request is of_type(effects, CallModel)[0].request
+    assert of_type(effects, CallModel)[0].iteration == 1
     state, effects = feed(state, [*text("ok"), done()])
     (finish,) = of_type(effects, Finish)
     assert finish.usage.input_tokens == 17  # the summary call's tokens are the turn's too
+    assert finish.outcome == Completed(text="ok")  # the summary is no part of the answer
 
 
 def test_the_next_summary_includes_the_last_one() -> None:
@@ -447,5 +450,70 @@ def test_without_a_reported_count_the_rate_stays_as_it_was() -> None:
 
 
 def test_keep_turns_counts_no_characters() -> None:
-    state, _ = session(KeepTurns(turns=1), 2)
+    state = initial_state(config(compaction=KeepTurns(turns=1)))
+    state, _ = feed(state, [PromptSubmitted(text="q"), *text("a"), done(input_tokens=9)])
     assert (state.context.sent, state.context.counted) == (0, None)
+
+
+def test_characters_are_counted_in_texts_calls_results_reasoning_and_images() -> None:
+    from toolreel.core import ImagePart, Reasoning, ToolCall, ToolResult, ToolRound  # noqa: PLC0415
+    from toolreel.core._compaction import IMAGE_CHARS  # noqa: PLC0415
+    from toolreel.core._context import message_chars, request_chars, tokens_of  # noqa: PLC0415
+
+    image = ImagePart(media_type="image/png", data=b"x")
+    tool_round = ToolRound(
+        assistant_text="ab",
+        tool_calls=(ToolCall(id="c", name="add", arguments="{}"),),
+        results=(ToolResult(call_id="c", name="add", content="3", images=(image,)),),
+        reasoning=(Reasoning(text="hmm"),),
+    )
+    message = ChatMessage(
+        role="assistant",
+        content="done",
+        tool_rounds=(tool_round, tool_round),
+        reasoning=(Reasoning(text="so"),),
+    )
+    per_round = 2 + 3 + 2 + 1 + IMAGE_CHARS + 3
+    assert message_chars(message) == 4 + 2 * per_round + 2
+    asked = ChatMessage(role="user", content="look", images=(image, image))
+    assert message_chars(asked) == 4 + 2 * IMAGE_CHARS
+    cfg = config(tools=(ADD,), system_prompt="sys")
+    spec = len(ADD.name) + len(ADD.description) + len(ADD.parameters)
+    assert (
+        request_chars(cfg, (asked, message))
+        == 3 + spec + message_chars(asked) + 4 + 2 * per_round + 2
+    )
+    window = initial_state(cfg).context
+    assert [tokens_of(window, n) for n in (0, 1, 4, 5)] == [0, 1, 1, 2]
+    counted = attrs.evolve(window, counted=(3, 8))
+    assert [tokens_of(counted, n) for n in (8, 9, 16)] == [3, 4, 6]
+
+
+def test_keep_tokens_leaves_out_as_few_turns_as_fit() -> None:
+    state = initial_state(config(tools=(), compaction=KeepTokens(tokens=25)))
+    turn: list[Event] = [PromptSubmitted(text="x" * 20), *text("y" * 20), ModelResponded()]
+    state, _ = feed(state, [*turn, *turn, *turn])  # 6 messages of 5 tokens, all carried
+    _, effects = feed(state, [PromptSubmitted(text="x" * 60)])  # 15 tokens: two turns go
+    assert notices(effects, ContextCompacted) == [ContextCompacted(first=0, start=4, tokens=25)]
+
+
+def test_keep_tokens_counts_the_pinned_messages() -> None:
+    state = initial_state(config(tools=(), compaction=KeepTokens(tokens=25, pinned=2)))
+    turn: list[Event] = [PromptSubmitted(text="x" * 20), *text("y" * 20), ModelResponded()]
+    _, effects = feed(state, [*turn, *turn, *turn, *turn, PromptSubmitted(text="x" * 20)])
+    assert notices(effects, ContextCompacted)[-1] == ContextCompacted(first=4, start=6, tokens=25)
+
+
+def test_too_long_with_two_turns_carried_leaves_the_older_out() -> None:
+    state, _ = session(KeepTurns(turns=10), 1)
+    _, effects = feed(state, [PromptSubmitted(text="question 2"), TOO_LONG])
+    assert notices(effects, ContextCompacted) == [ContextCompacted(first=0, start=2, too_long=True)]
+
+
+def test_a_summary_outlives_a_later_compaction_without_one() -> None:
+    state, _ = summarised_session()
+    state, _ = feed(state, [*text("S1"), done(), *text("a3"), done()])
+    state, _ = feed(state, [PromptSubmitted(text="question 4")])  # the next summary call
+    state, effects = feed(state, [ModelCallFailed(retryable=False, message="no")])
+    (request,) = requests(effects)
+    assert request.messages[0].content == SUMMARY_HEADER + "S1"
