@@ -919,6 +919,7 @@ def _text(value: Any) -> str:
     help="Largest request body accepted (413 beyond) [default: 10485760, 10 MiB].",
 )
 @_with(budgets.options())
+@_with(context.options())
 @click.option(
     "--temporal",
     "address",
@@ -944,7 +945,7 @@ def serve(
     (point useChat() at it), POST /api/events a plain JSON event stream, GET
     /api/sessions lists the journal's sessions. With no API key and no
     --base-url, the offline scripted calculator model answers. The budget
-    flags (as for `run`) hold for every chat served. Only this server's page
+    and compaction flags (as for `run`) hold for every chat served. Only this server's page
     and --cors-origin pages may post to it, under the names it is served by;
     off loopback (--host 0.0.0.0), every request must carry the access token.
     With --temporal each chat is a session workflow on that server, run by
