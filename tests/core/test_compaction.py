@@ -517,3 +517,27 @@ def test_a_summary_outlives_a_later_compaction_without_one() -> None:
     state, effects = feed(state, [ModelCallFailed(retryable=False, message="no")])
     (request,) = requests(effects)
     assert request.messages[0].content == SUMMARY_HEADER + "S1"
+
+
+def test_keep_tokens_counts_the_running_turns_rounds() -> None:
+    state = initial_state(config(tools=(ADD,), compaction=KeepTokens(tokens=100)))
+    turn: list[Event] = [PromptSubmitted(text="x" * 40), *text("y" * 40), ModelResponded()]
+    state, effects = feed(state, [*turn, PromptSubmitted(text="x" * 40)])
+    assert notices(effects, ContextCompacted) == []
+    called = [*call(0, "c1", "add", ARGS), done("tool_calls", input_tokens=0)]
+    _, effects = feed(state, [*called, ToolFinished(call_id="c1", output="r" * 200)])
+    # the result's 200 characters take the second call past 100 tokens
+    assert notices(effects, ContextCompacted) == [ContextCompacted(first=0, start=2, tokens=94)]
+
+
+def test_keep_tokens_counts_the_summary_it_carries() -> None:
+    state = initial_state(config(tools=(), compaction=Summarise(within=KeepTokens(tokens=60))))
+    turn: list[Event] = [PromptSubmitted(text="x" * 80), *text("y" * 80), ModelResponded()]
+    state, effects = feed(state, [*turn, *turn, PromptSubmitted(text="x" * 80)])
+    (first,) = [e for e in of_type(effects, CallModel) if e.summary]
+    assert first.iteration == 1
+    state, _ = feed(state, [*text("S" * 200), ModelResponded(), *text("y" * 80), ModelResponded()])
+    _, effects = feed(state, [PromptSubmitted(text="x" * 80)])
+    (second,) = of_type(effects, CallModel)
+    # the summary's 67 tokens leave room for the running turn alone: two turns summarised
+    assert prompts(second.request.messages)[1:] == ["x" * 80, "x" * 80, DEFAULT_SUMMARY_PROMPT]
