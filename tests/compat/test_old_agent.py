@@ -78,6 +78,8 @@ def old(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
 UNSET_LATER = {
     "Usage": {"cache_read_tokens": 0, "cache_write_tokens": 0},
     "ModelRequest": {"cache_key": None},
+    "CallModel": {"summary": False},
+    "ModelCallFailed": {"context_too_long": False},
 }
 
 
