@@ -42,6 +42,7 @@ from toolreel.core import (
     Usage,
 )
 from toolreel.core.budget import Price
+from toolreel.core.compaction import Compaction, KeepTokens, KeepTurns
 from toolreel.core.hooks import Decision
 from toolreel.core.notices import Notice
 from toolreel.core.outcomes import Outcome
@@ -74,10 +75,10 @@ def _make_converter() -> cattrs.Converter:
     _configure_provenance(conv)
     _configure_images(conv)
     _configure_cache_counters(conv)
-    _configure_fallback(conv)
     _configure_stream(conv)
-    for union in (Outcome, OutputSpec):  # before the records holding them are configured
+    for union in (Outcome, OutputSpec, KeepTurns | KeepTokens, Compaction):  # before their holders
         configure_tagged_union(union, conv, tag_name="type")
+    _configure_optional(conv, Compaction)
     _configure_defaults(conv)
     for union in (Decision, Notice, Event, Effect, AgentOutcome):
         configure_tagged_union(union, conv, tag_name="type")
@@ -141,8 +142,8 @@ def _configure_cache_counters(conv: cattrs.Converter) -> None:
 
 
 def _configure_provenance(conv: cattrs.Converter) -> None:
-    """A reasoning block's (and delta's) `provider` and a failure's `context_length` left out
-    when unset: older journals, and sessions of one model, write what they wrote before.
+    """A reasoning block's (and delta's) `provider` left out when unset: older journals, and
+    sessions of one model, write what they wrote before.
 
     Registered before any record holding them.
     """
@@ -151,27 +152,35 @@ def _configure_provenance(conv: cattrs.Converter) -> None:
     omit = override(omit_if_default=True)
     for kind in (Reasoning, ReasoningDelta):
         conv.register_unstructure_hook(kind, make_dict_unstructure_fn(kind, conv, provider=omit))
-    failed = make_dict_unstructure_fn(ModelCallFailed, conv, context_length=omit)
-    conv.register_unstructure_hook(ModelCallFailed, failed)
 
 
-def _configure_fallback(conv: cattrs.Converter) -> None:
-    """A `CallModel`'s `model` left out for the config's own (0): only a fallback's is written."""
-    from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415 - when built
-
-    omit = override(omit_if_default=True)
-    conv.register_unstructure_hook(CallModel, make_dict_unstructure_fn(CallModel, conv, model=omit))
+def _configure_optional(conv: cattrs.Converter, union: Any) -> None:
+    """`union | None` as the tagged `union`, or None (cattrs tags the union alone)."""
+    conv.register_unstructure_hook(
+        union | None, lambda value: None if value is None else conv.unstructure(value, union)
+    )
+    conv.register_structure_hook(
+        union | None, lambda data, _: None if data is None else conv.structure(data, union)
+    )
 
 
 def _configure_defaults(conv: cattrs.Converter) -> None:
-    """A config's text `output` and no `cache_key`, a `Finish`'s `attempts`, left out when
-    a chat has them."""
+    """A config's text `output`, no `cache_key`, `fallback` or `compaction`, a `Finish`'s
+    `attempts`, a failure's `context_too_long` and a call's `summary` and `model` (the
+    config's own, 0) left out when a chat has them: journals of one model and no policy
+    write what they wrote before."""
     from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415 - when built
 
     omit = override(omit_if_default=True)
-    config = make_dict_unstructure_fn(LoopConfig, conv, output=omit, cache_key=omit, fallback=omit)
+    config = make_dict_unstructure_fn(
+        LoopConfig, conv, output=omit, cache_key=omit, fallback=omit, compaction=omit
+    )
     conv.register_unstructure_hook(LoopConfig, config)
     conv.register_unstructure_hook(Finish, make_dict_unstructure_fn(Finish, conv, attempts=omit))
+    failed = make_dict_unstructure_fn(ModelCallFailed, conv, context_too_long=omit)
+    conv.register_unstructure_hook(ModelCallFailed, failed)
+    call = make_dict_unstructure_fn(CallModel, conv, model=omit, summary=omit)
+    conv.register_unstructure_hook(CallModel, call)
 
 
 def _configure_stream(conv: cattrs.Converter) -> None:

@@ -18,6 +18,7 @@ import attrs
 from toolreel.core import (
     ChatMessage,
     Effect,
+    Emit,
     Finish,
     ImagePart,
     LoopConfig,
@@ -30,7 +31,7 @@ from toolreel.core import (
     Usage,
     awaiting_approval,
 )
-from toolreel.core.notices import ApprovalRequested
+from toolreel.core.notices import ApprovalRequested, ContextCompacted
 from toolreel.core.outcomes import AttemptErrors, Failed, FinishReason
 
 from ._agent_outcome import AgentOutcome, agent_outcome
@@ -58,6 +59,8 @@ class TurnSummary:
     retries: tuple[Retry, ...] = ()
     #: The images sent with the prompt (transcripts show a placeholder for each).
     images: tuple[ImagePart, ...] = ()
+    #: Where the turn's requests were compacted (rule 18 of core/_step.py), in order.
+    compactions: tuple[ContextCompacted, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -177,6 +180,7 @@ class SessionBuilder:
         self._prompt: str | None = None
         self._images: tuple[ImagePart, ...] = ()
         self._retries: list[Retry] = []
+        self._compactions: list[ContextCompacted] = []
 
     def see(self, event: StepEvent | Run, effects: tuple[Effect, ...]) -> None:
         """Note a step (a run as its steps): a prompt opens a turn, a retry joins, a Finish ends."""
@@ -188,6 +192,9 @@ class SessionBuilder:
             self._prompt, self._images = event.text, event.images
         elif type(event) is ModelCallFailed:
             self._retries += retries_of(event, effects)
+        for effect in effects:
+            if isinstance(effect, Emit) and isinstance(effect.notice, ContextCompacted):
+                self._compactions.append(effect.notice)
         if effects and isinstance(effects[-1], Finish):  # a Finish is always a step's last effect
             answers = [
                 e.message
@@ -196,16 +203,26 @@ class SessionBuilder:
             ]
             summary = summarize(effects[-1], self._prompt or "", answers[-1] if answers else None)
             self.turns.append(
-                attrs.evolve(summary, retries=tuple(self._retries), images=self._images)
+                attrs.evolve(
+                    summary,
+                    retries=tuple(self._retries),
+                    images=self._images,
+                    compactions=tuple(self._compactions),
+                )
             )
-            self._prompt, self._retries = None, []
+            self._prompt, self._retries, self._compactions = None, [], []
 
     def session(self, state: State, warnings: tuple[str, ...] = ()) -> Session:
         """The session at `state` (an unfinished turn shows with reason None)."""
         turns = list(self.turns)
         if self._prompt is not None:
             turns.append(
-                TurnSummary(prompt=self._prompt, retries=tuple(self._retries), images=self._images)
+                TurnSummary(
+                    prompt=self._prompt,
+                    retries=tuple(self._retries),
+                    images=self._images,
+                    compactions=tuple(self._compactions),
+                )
             )
         return Session(
             session_id=self.session_id,

@@ -34,7 +34,8 @@ from toolreel.core import (
     well_formed,
 )
 from toolreel.core.budget import Price
-from toolreel.core.notices import ApprovalRequested
+from toolreel.core.compaction import Compaction, KeepTokens, KeepTurns, Summarise
+from toolreel.core.notices import ApprovalRequested, ContextCompacted
 
 from ._agent_outcome import AgentOutput
 from ._retries import Retry
@@ -194,6 +195,7 @@ def _turn_lines(
 ) -> list[str]:
     """One turn: prompt, rounds, answer, calls it holds, summary (retries where they happened)."""
     lines = [f"## Turn {number}", "", f"**User:** {_with_images(turn.prompt, turn.images)}", ""]
+    lines += _compaction_lines(turn.compactions)
     answer = turn.answer
     rounds = answer.tool_rounds if answer else ()
     if rounds and expand:
@@ -210,6 +212,37 @@ def _turn_lines(
         lines += [f"**Assistant:** {answer.content}", ""]
     lines += _approval_lines(held, ids)
     return [*lines, _summary_line(turn, hide, len(held), price), ""]
+
+
+def _policy(policy: Compaction) -> str:
+    """A compaction policy in a few words."""
+    match policy:
+        case KeepTurns(turns=turns):
+            said = f"the last {counted(turns, 'turn')}"
+        case KeepTokens(tokens=tokens):
+            said = f"the latest turns within {tokens:,} tokens"
+        case Summarise(within=within, model=model):
+            said = f"{_policy(within)}, older turns summarised" + (f" by {model}" if model else "")
+    pinned = f", the first {counted(policy.pinned, 'message')} pinned" if policy.pinned else ""
+    return said + (pinned if not isinstance(policy, Summarise) else "")
+
+
+def _compaction_lines(compactions: Iterable[ContextCompacted]) -> list[str]:
+    """Where the turn's requests were compacted: the messages left out, the summary."""
+    lines = []
+    for told in compactions:
+        why = " (the provider said the context was too long)" if told.too_long else ""
+        count = "" if told.tokens is None else f", ~{told.tokens} tokens carried"
+        left = (
+            f"messages {told.first + 1} to {told.start}"
+            if told.start > told.first + 1
+            else f"message {told.start}"
+        )
+        lines.append(f"✂ context compacted: {left} of the history left out{why}{count}")
+        if told.summary is not None:
+            lines.append(f"  summary: {told.summary}")
+        lines.append("")
+    return lines
 
 
 def _origin_lines(session: Session | AgentSession) -> list[str]:
@@ -250,6 +283,8 @@ def render_transcript(
         lines += [f"system: {config.system_prompt}"]
     if config.tools:
         lines += ["tools: " + ", ".join(spec.name for spec in config.tools)]
+    if config.compaction is not None:
+        lines += [f"compaction: {_policy(config.compaction)}"]
     lines.append("")
     last = len(session.turns)
     for number, turn in enumerate(session.turns, start=1):

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, TypeAlias
 import attrs
 
 from ._budget import Budget
+from ._compaction import Compaction
 from ._errors import ConfigError
 from ._fallback import FallbackPolicy, model_at
 from ._model import ModelSettings, tool_specs
@@ -224,6 +225,7 @@ class LoopConfig:
             output tool (`PlainOutput`, `ReflectiveOutput`).
         cache_key: The key every request gives the provider's prompt cache (None: none).
         fallback: The models a failed call falls back to, in order (rule 8; None: none).
+        compaction: How much of a long history each request carries (None: all of it).
     """
 
     model: str = ""
@@ -255,6 +257,9 @@ class LoopConfig:
     cache_key: str | None = None
     #: The models a failed model call falls back to (rule 8, core/_fallback.py); None: none.
     fallback: FallbackPolicy | None = None
+    #: Which turns each request carries, the others left out or summarised (rule 18 of
+    #: core/_step.py; core/_compaction.py); None: the whole history.
+    compaction: Compaction | None = None
 
     def __attrs_post_init__(self) -> None:
         """Check the tool names (the output's included), the tool choice and the budget."""

@@ -57,12 +57,14 @@ class CallModel:
 
     `model` is which model answers: 0 the config's own, then its fallbacks in order
     (`LoopConfig.fallback`; the shell's connection at that position).
+    `summary`: the compaction policy's call that summarises the turns left out (rule 18).
     """
 
     request: ModelRequest
     iteration: int
     retry: int = 0
     model: int = 0
+    summary: bool = False
 
 
 @attrs.frozen(kw_only=True)

@@ -151,15 +151,16 @@ class ModelCallFailed:
     """The model call failed; `retryable` for 429/5xx/529/timeouts, else fatal.
 
     `retry_after` is the wait in seconds the provider asked for, if any;
-    `context_length` says the request was longer than the model's context
-    (what a `FallbackPolicy` may move on for; core/_fallback.py).
+    `context_too_long`: the provider refused the request as longer than the model's
+    context (a compaction policy may shorten it and call once more: rule 18; a
+    `FallbackPolicy` may move on to another model: core/_fallback.py).
     """
 
     retryable: bool
     message: str
     status: int | None = None
     retry_after: float | None = None
-    context_length: bool = False
+    context_too_long: bool = False
 
 
 @attrs.frozen(kw_only=True)

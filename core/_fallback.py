@@ -76,7 +76,7 @@ class FallbackPolicy:
         """Whether `failure` moves on without retrying (a chosen status, a context too long)."""
         if failure.status is not None and failure.status in self.on_status:
             return True
-        return self.on_context_length and failure.context_length
+        return self.on_context_length and failure.context_too_long
 
 
 @attrs.frozen(kw_only=True)

@@ -1,6 +1,7 @@
 """Going on and stopping: model calls, attempts, the budget's counts, and the end of a turn.
 
-`call_model` is the only maker of `CallModel`, `finish` the only maker of
+`call_model` (through `issue`) is the only maker of a turn's `CallModel` (the
+compaction policy's summary call is core/_context.py's), `finish` the only maker of
 `Finish`, and `go_on` carries out what `next_step` (core/_next.py) decided once
 nothing runs: pause, call again, validate, or end. Each transition that may
 end a turn (core/_step.py: `_on_prompt_hook`, `_on_responded`, `_on_failed`,
@@ -27,6 +28,7 @@ from ._budget import (
     spent_response,
 )
 from ._config import PlainOutput, ReflectiveOutput
+from ._context import carried, compacted, sent
 from ._effects import (
     Attempts,
     AwaitApproval,
@@ -72,11 +74,24 @@ def call_model(state: State, turn: Turn, *, retry: int = 0, again: bool = False)
         if over is not None:
             return go_on(state, turn, budget_next(state.config, turn, over))
         turn = attrs.evolve(turn, iteration=turn.iteration + 1)  # (a response reset `retry`)
+        if state.config.compaction is not None:  # rule 18: compact first, maybe summarise
+            state, told = compacted(state, turn)
+            if state.phase is Phase.SUMMARISING:
+                return state, told
+            state, effects = issue(state, turn)
+            return state, (*told, *effects)
     else:
         turn = attrs.evolve(turn, retry=retry)
-    request = build_request(state.config, state.history, turn)
+    return issue(state, turn, retry=retry)
+
+
+def issue(state: State, turn: Turn, *, retry: int = 0) -> Step:
+    """Make the model call with the history the context carries (core/_context.py)."""
+    request = build_request(state.config, carried(state), turn)
     # the stream is empty: a response, a failure and the end of a turn each emptied it
     state = attrs.evolve(state, phase=Phase.STREAMING, turn=turn)
+    if state.config.compaction is not None:
+        state = sent(state, request)
     call = CallModel(request=request, iteration=turn.iteration, retry=retry, model=turn.model)
     return state, (call,)
 

@@ -24,6 +24,9 @@ Told by every turn, to the caller's stream:
   is void, as after `RetryScheduled`.
 - `UsageReported`: after each model response, when the config has a
   `budget`: what the turn and the session spent so far (core/_budget.py).
+- `ContextCompacted`: before a model call, the compaction policy left older
+  turns out of the requests (and said what a summary of them holds), or the
+  provider answered that the context was too long (core/_compaction.py).
 - `MessageRecorded`: a message entered the history. The core says this with
   `Persist` alone; the shell tells this notice when it carries that out.
 
@@ -145,6 +148,23 @@ class UsageReported:
 
 
 @attrs.frozen(kw_only=True)
+class ContextCompacted:
+    """Requests now carry the history from message `start` on (after the pinned ones).
+
+    Messages `first` to `start - 1` were left out by this compaction; `summary` is
+    what replaces them (None: they were dropped); `too_long`: the provider had
+    answered that the context was too long; `tokens`: the next request's count, as
+    a token budget counts it (None: the policy counts turns).
+    """
+
+    first: int
+    start: int
+    summary: str | None = None
+    too_long: bool = False
+    tokens: int | None = None
+
+
+@attrs.frozen(kw_only=True)
 class MessageRecorded:
     """`message` entered the history."""
 
@@ -179,6 +199,7 @@ Notice: TypeAlias = (
     | RetryScheduled
     | ModelChanged
     | UsageReported
+    | ContextCompacted
     | MessageRecorded
     | AttemptStarted
     | ValidationFailed

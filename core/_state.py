@@ -7,6 +7,7 @@ import enum
 import attrs
 
 from ._budget import NOTHING_SPENT, OverBudget, Spending
+from ._compaction import WHOLE, Window
 from ._config import LoopConfig
 from ._content import ImagePart
 from ._errors import UsageError
@@ -26,6 +27,9 @@ class Phase(enum.Enum):
     PROMPT_HOOK = "prompt_hook"
     #: A model call is under way; model events arrive.
     STREAMING = "streaming"
+    #: The compaction policy's summary call is under way; its model events arrive
+    #: (core/_context.py).
+    SUMMARISING = "summarising"
     #: A model call failed and will be retried; waiting for `TimerFired`.
     BACKING_OFF = "backing_off"
     #: Waiting for the PreToolUse hook's decision on each call of the round.
@@ -96,6 +100,10 @@ class Turn:
     #: each model it moved on from failed.
     model: int = 0
     tried: tuple[ModelFailure, ...] = ()
+    #: Where the turn's messages begin in the history: compaction never leaves them out.
+    start: int = 0
+    #: The provider said the context was too long and the call was made again, compacted.
+    squeezed: bool = False
 
     @property
     def usage(self) -> Usage:
@@ -121,7 +129,8 @@ class State:
     `spent` is all the session spent (rule 16); `usage`, its tokens, sums every
     model call of the session (one field, not two: the state is rebuilt slot by
     slot on every delta). `ignored_calls` are calls abandoned by a cancel, whose
-    late results are dropped.
+    late results are dropped; `context` is the part of the history requests carry
+    under a compaction policy (rule 18).
     """
 
     config: LoopConfig
@@ -133,6 +142,8 @@ class State:
     ignored_calls: frozenset[str] = frozenset()
     after_cancel: bool = False
     spent: Spending = NOTHING_SPENT
+    #: The part of the history requests carry (core/_compaction.py): all of it by default.
+    context: Window = WHOLE
 
     @property
     def usage(self) -> Usage:
@@ -150,6 +161,7 @@ class State:
     _ignored,
     _after_cancel,
     _spent,
+    _context,
 ) = setters(State)
 
 
@@ -165,6 +177,7 @@ def with_stream(state: State, stream: Stream) -> State:
     _ignored(new, state.ignored_calls)
     _after_cancel(new, state.after_cancel)
     _spent(new, state.spent)
+    _context(new, state.context)
     return new
 
 

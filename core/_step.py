@@ -143,6 +143,19 @@ Rules
     (VALIDATION_FAILED). `Finish.attempts` says where the attempts stood.
     Journals of bfd8293's agent runs hold one more fact: a PreToolUse `Ask`
     fed for a call already issued to run, which holds it (`hold_running`).
+18. Compaction (`LoopConfig.compaction`, core/_compaction.py): before each
+    new model call (not a retry), the policy may leave the oldest turns out of
+    the request — keep the last N turns, or as many as fit a token budget —
+    told as `ContextCompacted` (where the carried history now starts); the
+    history itself keeps every message. The running turn, the pinned first
+    messages and the system prompt are always carried; a turn is left out
+    whole, so no tool call goes without its result. Under `Summarise` a
+    summary call (`CallModel(summary=True)`, phase SUMMARISING) comes first:
+    its text replaces the turns left out (a user message before the rest); if
+    it fails they are dropped. A failure with `context_too_long` leaves out the
+    older half of the carried turns and makes the call once more, once a turn
+    (`on_too_long`); otherwise rule 8 applies. `HistoryReplaced` carries the
+    whole new history again (core/_context.py, core/_compacting.py).
 """
 
 from __future__ import annotations
@@ -154,7 +167,10 @@ from typing import Any
 import attrs
 
 from ._approval import DECIDING, decide_approval, hold_running
+from ._compacting import SUMMARY_ROWS, retry_squeezed
+from ._compaction import WHOLE
 from ._config import EmptyPromptPolicy, HookPoint, LoopConfig, PlainOutput, ReflectiveOutput
+from ._context import counted
 from ._effects import AskHook, Effect, Emit, Failed, FailureCode, Persist, Produced
 from ._events import (
     LATE_ANSWERS,
@@ -261,8 +277,8 @@ def _on_prompt(state: State, event: PromptSubmitted) -> Step:
     state = attrs.evolve(state, turns=turn.number, turn=turn, after_cancel=False)
     resumed = None if event.images else _continued(state, event.text)
     if resumed is not None:
-        turn = attrs.evolve(turn, rounds=resumed.tool_rounds)
         state = attrs.evolve(state, history=state.history[:-1])
+        turn = attrs.evolve(turn, rounds=resumed.tool_rounds, start=len(state.history))
         return first_call(state, turn)
     if HookPoint.USER_PROMPT_SUBMIT in state.config.hooks:
         ask = AskHook(
@@ -281,8 +297,8 @@ def _continued(state: State, text: str) -> ChatMessage | None:
 
 
 def _on_history(state: State, event: HistoryReplaced) -> Step:
-    """Rule 14: the caller set the conversation between turns."""
-    return attrs.evolve(state, history=event.history), ()
+    """Rule 14: the caller set the conversation between turns (carried whole: rule 18)."""
+    return attrs.evolve(state, history=event.history, context=WHOLE), ()
 
 
 def _on_prompt_hook(state: State, event: HookDecided) -> Step:
@@ -301,6 +317,7 @@ def _on_prompt_hook(state: State, event: HookDecided) -> Step:
 def _begin(state: State, turn: Turn) -> Step:
     """Put the user message in the history and make the first model call."""
     message = ChatMessage(role="user", content=turn.prompt, images=turn.images)
+    turn = attrs.evolve(turn, start=len(state.history))
     state = attrs.evolve(state, history=(*state.history, message))
     state, effects = first_call(state, turn)
     return state, (Persist(message=message), *effects)
@@ -413,6 +430,8 @@ def _on_responded(state: State, event: ModelResponded) -> Step:
     spent, session = spent_on(state, turn, event.usage)  # tokens, model calls, cost
     turn = attrs.evolve(turn, retry=0, spent=spent)
     state = attrs.evolve(state, stream=EMPTY_STREAM, spent=session)
+    if state.config.compaction is not None:  # rule 18: the provider's count sets the rate
+        state = counted(state, event.usage)
     turn, told = charge(state, turn)
     calls = finished_calls(stream, turn.scope, turn.iteration)
     dropped = turn.final_call or (state.config.structured and turn.over_budget is not None)
@@ -521,9 +540,12 @@ def _timer(turn: Turn) -> RetryTimer:
 
 def _on_failed(state: State, event: ModelCallFailed) -> Step:
     """Retry a retryable failure after a backoff, or fall back to the next model, else
-    finish FAILED (naming every model tried, after a fallback)."""
+    finish FAILED (naming every model tried, after a fallback); a context too long is
+    compacted and the call made once more first (rule 18)."""
     turn = _turn(state)
     state = attrs.evolve(state, stream=EMPTY_STREAM)
+    if event.context_too_long and (squeezed := retry_squeezed(state, turn)) is not None:
+        return squeezed
     config = state.config
     timer = backoff(config.retry, turn.retry, event, _timer(turn))
     moved = next_model(config.fallback, turn.model, event, timer is not None)
@@ -654,6 +676,13 @@ _DECISION_ROWS: dict[tuple[Phase, type], Handler] = {
 
 #: The loop's transitions, read-only: (phase, event type) -> handler.
 RULES: Mapping[tuple[Phase, type], Handler] = MappingProxyType(
-    {**_RULE_ROWS, **_CANCEL_ROWS, **_IGNORED_WHEN_IDLE, **_ABANDONED_RESULTS, **_DECISION_ROWS}
+    {
+        **_RULE_ROWS,
+        **SUMMARY_ROWS,
+        **_CANCEL_ROWS,
+        **_IGNORED_WHEN_IDLE,
+        **_ABANDONED_RESULTS,
+        **_DECISION_ROWS,
+    }
 )
 _handler = RULES.get

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ._notices import (
     ApprovalRequested,
     AttemptStarted,
+    ContextCompacted,
     MessageRecorded,
     ModelChanged,
     Notice,
@@ -29,6 +30,7 @@ from ._notices import (
 __all__ = [
     "ApprovalRequested",
     "AttemptStarted",
+    "ContextCompacted",
     "MessageRecorded",
     "ModelChanged",
     "Notice",

@@ -141,6 +141,7 @@ def loop_config(
         approval_required=frozenset(name for name, item in tools.items() if item.requires_approval),
         cache_key=connection.cache_key(session_id) if session_id else None,
         fallback=fallback_policy(options, [item.model_for(port) for item in options.fallbacks]),
+        compaction=options.compaction,
     )
 
 

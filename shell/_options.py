@@ -29,6 +29,7 @@ from toolreel.adapters.providers import ToolCallRecovery
 from toolreel.adapters.redaction import is_dsn, redacted_dsn
 from toolreel.core import ConfigError
 from toolreel.core.budget import Budget
+from toolreel.core.compaction import Compaction, KeepTokens, KeepTurns, Summarise
 from toolreel.core.hooks import HookPoint
 from toolreel.core.policies import FallbackPolicy, MaxIterationsPolicy, RetryPolicy
 
@@ -221,6 +222,8 @@ class AgentOptions:
             (docs/guides/fallback.md).
         fallback_on: HTTP statuses (and "context_length") that move on to the next
             connection at once, without retrying.
+        compaction: How much of a long conversation each request carries
+            (`toolreel.core.compaction`: `KeepTurns`, `KeepTokens`, `Summarise`).
         on_tool_call: Told each tool call as it starts.
         on_tool_result: Told each tool result.
         on_round: Told each finished round.
@@ -290,6 +293,13 @@ class AgentOptions:
     #: HTTP statuses, and "context_length", that move on to the next connection at once.
     fallback_on: Sequence[int | str] | frozenset[int | str] = attrs.field(
         default=(), validator=_fallback_on
+    )
+    #: Which turns each request carries, the older left out or summarised (None: all).
+    compaction: Compaction | None = attrs.field(
+        default=None,
+        validator=check.instance_of(
+            (KeepTurns, KeepTokens, Summarise), "KeepTurns, KeepTokens or Summarise", optional=True
+        ),
     )
     on_tool_call: OnToolCall | None = attrs.field(default=None, validator=check.callable_or_none)
     on_tool_result: OnToolResult | None = attrs.field(
@@ -368,6 +378,7 @@ LOOP_ONLY = {
     "tool_choice": "use AgentDefinition(tool_choice=...)",
     "fallbacks": "drop it (an agent run asks its one connection)",
     "fallback_on": "drop it (an agent run asks its one connection)",
+    "compaction": "drop it (an agent run is one turn)",
     "on_round": "use AgentRunOptions(on_notice=...) (an agent run tells no tool-loop rounds)",
     "on_finish": "read the AgentSuccess / AgentFailure execute_agent returns, "
     "or use AgentRunOptions(on_notice=...), told the run's Finish",

@@ -88,6 +88,7 @@ from toolreel.core.hooks import HookPoint
 from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
+    ContextCompacted,
     MessageRecorded,
     ModelChanged,
     Notice,
@@ -487,6 +488,7 @@ class Runner:
                 | RetryScheduled()
                 | ModelChanged()
                 | UsageReported()
+                | ContextCompacted()
                 | MessageRecorded()
             ):
                 pass  # told to the sink and `on_notice` alone

@@ -21,6 +21,7 @@ from returns.result import Failure, Result, Success
 
 from toolreel.core import ModelCallFailed, ModelEvent, ModelRequest, ModelResponded, Usage
 
+from ._failures import too_long
 from ._framing import SSEEvent, SSEParser
 
 TRUNCATED = "stream ended before the response was complete"
@@ -163,7 +164,11 @@ class GuardedDecoder:
         """The terminal failure event."""
         self.done = True
         return ModelCallFailed(
-            retryable=retryable, message=message, status=status, retry_after=retry_after
+            retryable=retryable,
+            message=message,
+            status=status,
+            retry_after=retry_after,
+            context_too_long=not retryable and too_long(message),
         )
 
     def _frames(self, chunk: bytes) -> list[Any]:

@@ -5,11 +5,10 @@ Retryable: 408 (timeout), 409 (conflict/lock), 425, 429 (rate limit), every
 a bad key, a missing model will not get better by asking again. A provider
 body may overrule the status (OpenAI's 429 `insufficient_quota` is fatal).
 
-A request too long for the model's context is marked (`context_length`: what a
-fallback policy may move on for, core/_fallback.py) when a 400 or 413 says so
-in any provider's words: OpenAI's `context_length_exceeded` ("maximum context
-length"), Anthropic's "prompt is too long", Gemini's "exceeds the maximum
-number of tokens", vLLM's and Ollama's "context length".
+A refusal of a request longer than the model's context is marked
+`context_too_long`, whichever provider's words say it (`too_long`): a compaction
+policy may shorten the request and call once more (rule 18 of core/_step.py), a
+fallback policy may move on to another model (rule 8, core/_fallback.py).
 
 The wait asked for: `retry-after-ms` (OpenAI), else `Retry-After` as seconds
 or as an HTTP date (RFC 9110 §10.2.3: `delay-seconds / HTTP-date`), the date
@@ -26,19 +25,26 @@ from collections.abc import Mapping
 from toolreel.core import ModelCallFailed
 
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
-#: The statuses a request too long for the context comes with.
-TOO_LONG_STATUSES = frozenset({400, 413})
-#: Each provider's words for a request too long for the model's context.
+#: How providers say a request is longer than the model's context: OpenAI's code
+#: `context_length_exceeded` ("This model's maximum context length is N tokens"; the
+#: Responses API: "Your input exceeds the context window of this model"), Anthropic's
+#: "prompt is too long: N tokens > M maximum" and "input length and `max_tokens` exceed
+#: context limit", Gemini's "The input token count (N) exceeds the maximum number of
+#: tokens allowed (M)", and the OpenAI-compatible servers' (vLLM, Ollama, llama.cpp)
+#: wordings of these ("... exceeds the context length", "requested more tokens than the
+#: context length", "too many tokens").
 TOO_LONG = re.compile(
-    r"context_length_exceeded|context length|context window|prompt is too long"
-    r"|exceeds the maximum number of tokens|too many tokens",
+    r"context_length_exceeded|maximum context length|prompt is too long"
+    r"|exceeds? (?:the )?context (?:window|limit|length)"
+    r"|input token count.{0,40}exceeds the maximum number of tokens"
+    r"|context length|too many tokens",
     re.IGNORECASE,
 )
 
 
-def too_long(status: int, message: str) -> bool:
-    """Whether an error response says the request was longer than the model's context."""
-    return status in TOO_LONG_STATUSES and TOO_LONG.search(message) is not None
+def too_long(message: str) -> bool:
+    """Whether a provider's message says the request is longer than the model's context."""
+    return TOO_LONG.search(message) is not None
 
 
 def status_retryable(status: int) -> bool:
@@ -109,12 +115,13 @@ def http_failure(
     wait: float | None = None,
 ) -> ModelCallFailed:
     """The failure of an HTTP error response: the provider's message, `HTTP <status>: ` first."""
+    retrying = status_retryable(status) if retryable is None else retryable
     return ModelCallFailed(
-        retryable=status_retryable(status) if retryable is None else retryable,
+        retryable=retrying,
         message=f"HTTP {status}: {message}",
         status=status,
         retry_after=wait if wait is not None else retry_after(headers),
-        context_length=too_long(status, message),
+        context_too_long=not retrying and too_long(message),
     )
 
 

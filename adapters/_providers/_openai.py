@@ -69,7 +69,7 @@ from toolreel.core import (
 from .._memo import IdentityMemo
 from ._codec import GuardedDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, Turn, UserTurn, expand
-from ._failures import body_text, http_failure, status_retryable
+from ._failures import body_text, http_failure, status_retryable, too_long
 from ._framing import SSEEvent, SSEParser
 from ._images import data_url, result_note
 from ._json import (
@@ -400,7 +400,11 @@ def _completion_events(data: Any) -> list[ModelEvent]:
     error = data.get("error")
     if error:
         error = error if isinstance(error, dict) else {"message": str(error)}
-        return [ModelCallFailed(retryable=payload_retryable(error), message=error_message(error))]
+        retryable, said = payload_retryable(error), error_message(error)
+        failed = ModelCallFailed(
+            retryable=retryable, message=said, context_too_long=not retryable and too_long(said)
+        )
+        return [failed]
     choices = dicts(data.get("choices"))
     if not choices:
         return [ModelCallFailed(retryable=True, message=NO_CHOICE)]

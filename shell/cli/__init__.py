@@ -65,6 +65,7 @@ from toolreel.shell.engine import (
 )
 
 from . import _budget as budgets
+from . import _context as context
 from . import _converse as live
 from . import _fallback as fallback
 from . import _mcp as mcp
@@ -310,6 +311,7 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         RECOVERY,
         *fallback.OPTIONS,
         *budgets.options(),
+        *context.options(),
     ]
     return _with(options)(command)
 
@@ -392,6 +394,7 @@ def _options(params: dict[str, Any], model: str, journal: Journal | None) -> Age
         budget=params.get("budget") or budgets.budget_of(params),
         fallbacks=fallback.fallbacks(params),
         fallback_on=fallback.fallback_on(params),
+        compaction=params.get("compaction") or context.compaction_of(params),
     )
 
 
@@ -547,6 +550,10 @@ def refuse_on_temporal(params: dict[str, Any]) -> None:
     """Refuse the flags a session workflow cannot take: its worker builds the loop's config."""
     if budgets.budget_of(params) is not None:
         raise click.UsageError("budget flags are not supported with --temporal yet")
+    if context.compaction_of(params) is not None:
+        raise click.UsageError(
+            "--keep-turns and --context-tokens are not supported with --temporal yet"
+        )
     for name in ("temperature", "max_tokens"):
         if params.get(name) is not None:
             hint = f"'--{name.replace('_', '-')}'"
@@ -647,6 +654,8 @@ def recorded(params: dict[str, Any], config: LoopConfig) -> dict[str, Any]:
     if budgets.budget_of(params) is None and config.budget is not None:
         found["budget"] = config.budget
     found.update(fallback.recorded(config, lambda name: ctx.get_parameter_source(name) in given))
+    if context.compaction_of(params) is None and config.compaction is not None:
+        found["compaction"] = config.compaction
     return {**params, **found}
 
 
@@ -916,6 +925,7 @@ def _text(value: Any) -> str:
     help="Largest request body accepted (413 beyond) [default: 10485760, 10 MiB].",
 )
 @_with(budgets.options())
+@_with(context.options())
 @click.option(
     "--temporal",
     "address",
@@ -941,7 +951,7 @@ def serve(
     (point useChat() at it), POST /api/events a plain JSON event stream, GET
     /api/sessions lists the journal's sessions. With no API key and no
     --base-url, the offline scripted calculator model answers. The budget
-    flags (as for `run`) hold for every chat served. Only this server's page
+    and compaction flags (as for `run`) hold for every chat served. Only this server's page
     and --cors-origin pages may post to it, under the names it is served by;
     off loopback (--host 0.0.0.0), every request must carry the access token.
     With --temporal each chat is a session workflow on that server, run by

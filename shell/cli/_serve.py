@@ -33,6 +33,7 @@ from toolreel.shell.engine import sources_opened
 from toolreel.shell.scripted import ScriptedServer, calculator
 
 from ._budget import budget_of
+from ._context import compaction_of
 from ._mcp import mcp_servers
 from ._temporal import Chats
 
@@ -69,6 +70,7 @@ def scripted_options(params: dict[str, Any]) -> Iterator[AgentOptions]:
             auto_execute_tools=True,
             max_tool_iterations=params["max_iterations"],
             budget=budget_of(params),
+            compaction=compaction_of(params),
         )
 
 

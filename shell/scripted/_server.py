@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -39,7 +39,9 @@ class Reply:
     """One scripted answer: text and/or tool calls, or an HTTP error, or a stream cut short.
 
     Made by `text`, `tool_calls`, `http_error` and `cut_off`; `usage` is the
-    (input, output) tokens reported, `delay` seconds waited before answering.
+    (input, output) tokens reported, `delay` seconds waited before answering;
+    `body` an error's JSON body as a provider words it (empty: an OpenAI-style one
+    holding `error` as its message).
     """
 
     text: str = ""
@@ -51,6 +53,7 @@ class Reply:
     chunk_size: int = 4
     usage: tuple[int, int] = (10, 5)
     delay: float = 0.0
+    body: str = ""
 
 
 def text(content: str, *, chunk_size: int = 4) -> Reply:
@@ -67,10 +70,18 @@ def tool_calls(*calls: tuple[str, str, Any], text: str = "") -> Reply:
     return Reply(text=text, calls=encoded)
 
 
-def http_error(status: int, message: str, *, retry_after: float | None = None) -> Reply:
-    """An HTTP error with an OpenAI-style body."""
+def http_error(
+    status: int,
+    message: str,
+    *,
+    retry_after: float | None = None,
+    body: Mapping[str, Any] | None = None,
+) -> Reply:
+    """An HTTP error with an OpenAI-style body holding `message`, or with `body` as it is
+    (a provider's own error, `{"error": {"message": ..., "code": ...}}`)."""
     headers = (("retry-after", f"{retry_after:g}"),) if retry_after is not None else ()
-    return Reply(status=status, error=message, headers=headers)
+    said = "" if body is None else json.dumps(body)
+    return Reply(status=status, error=message, headers=headers, body=said)
 
 
 def cut_off(reply: Reply, after_chunks: int) -> Reply:
@@ -204,7 +215,9 @@ class ScriptedServer:
             await asyncio.sleep(reply.delay)
         extra = "".join(f"{k}: {v}\r\n" for k, v in reply.headers)
         if reply.status >= 400:
-            body = json.dumps({"error": {"message": reply.error, "type": "scripted_error"}})
+            body = reply.body or json.dumps(
+                {"error": {"message": reply.error, "type": "scripted_error"}}
+            )
             writer.write(_head(reply.status, "application/json", extra, len(body)) + body.encode())
             await writer.drain()
             return True

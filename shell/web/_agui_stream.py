@@ -86,6 +86,7 @@ from toolreel.core import AwaitApproval, Finish, ToolCall, Usage
 from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
+    ContextCompacted,
     MessageRecorded,
     ModelChanged,
     Notice,
@@ -206,6 +207,8 @@ def agui_events(
             return stream, []
         case AwaitApproval():
             return _paused(stream, item)
+        case ContextCompacted():
+            return stream, [_custom("compacted", attrs.asdict(item))]
         case AttemptStarted(attempt=attempt):
             return stream, [_custom("attempt", {"attempt": attempt})]
         case ValidationFailed(attempt=attempt, problems=problems):

@@ -25,6 +25,8 @@ the `(type, data)` pairs one notice (or the turn's `Finish`) stands for.
   attempt starts / fails validation.
 - `spent` `{turn, session}`: with a budget, after each model response: what
   the turn and the session spent so far (`spending_json`).
+- `compacted` `{first, start, summary, too_long, tokens}`: the compaction policy
+  left messages `first` to `start - 1` out of the requests (`ContextCompacted`).
 - `usage` `{input_tokens, output_tokens}`: the turn's tokens, at its end (with
   `cache_read_tokens` / `cache_write_tokens`, of the input, when the prompt cache was used).
 - `error` `{message, code}`: the turn failed (`code`: `model_error`,
@@ -47,6 +49,7 @@ from toolreel.core.budget import Spending
 from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
+    ContextCompacted,
     MessageRecorded,
     ModelChanged,
     Notice,
@@ -140,6 +143,8 @@ def plain_events(
             return stream, [("done", done)]
         case MessageRecorded():
             return stream, []
+        case ContextCompacted():
+            return stream, [("compacted", attrs.asdict(item))]
         case AttemptStarted(attempt=attempt):
             return stream, [("attempt", {"attempt": attempt})]
         case ValidationFailed(attempt=attempt, problems=problems):

@@ -51,7 +51,8 @@ the client's rules are those of its `processUIMessageStream`):
 8. `MessageRecorded` sends nothing (the history is the server's); the agent's
    `AttemptStarted`/`ValidationFailed` become transient `data-attempt` /
    `data-validation` parts; with a budget, `UsageReported` after each model
-   response is a transient `data-spent` part (the turn's and session's spending).
+   response is a transient `data-spent` part (the turn's and session's spending);
+   a compaction (`ContextCompacted`) a transient `data-compacted` part.
 9. A call held for approval (`ApprovalRequested`) is a `tool-approval-request`
    part (`approvalId` is the call's id; its `reason`, if any); the pause
    (`AwaitApproval`) ends the message with `finish`, reason `tool-calls`,
@@ -74,6 +75,7 @@ from toolreel.core import AwaitApproval, Finish, ToolCall, ToolResult, arguments
 from toolreel.core.notices import (
     ApprovalRequested,
     AttemptStarted,
+    ContextCompacted,
     MessageRecorded,
     ModelChanged,
     Notice,
@@ -210,6 +212,8 @@ def ui_parts(
             return _paused(stream, item)
         case MessageRecorded():
             return stream, []
+        case ContextCompacted():
+            return stream, [_transient("data-compacted", attrs.asdict(item))]
         case AttemptStarted(attempt=attempt):
             return stream, [_transient("data-attempt", {"attempt": attempt})]
         case ValidationFailed(attempt=attempt, problems=problems):

@@ -118,9 +118,9 @@ def test_the_url_in_a_connection_failure_holds_no_user_info_query_or_key() -> No
     ],
 )
 def test_a_request_too_long_for_the_context_is_marked(status: int, message: str) -> None:
-    assert http_failure(status, message, {}).context_length
+    assert http_failure(status, message, {}).context_too_long
 
 
 @pytest.mark.parametrize(("status", "message"), [(400, "bad tool schema"), (500, "context length")])
 def test_other_failures_are_not_marked_too_long(status: int, message: str) -> None:
-    assert not http_failure(status, message, {}).context_length
+    assert not http_failure(status, message, {}).context_too_long

@@ -78,10 +78,10 @@ def old(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
 UNSET_LATER = {
     "Usage": {"cache_read_tokens": 0, "cache_write_tokens": 0},
     "ModelRequest": {"cache_key": None},
-    "CallModel": {"model": 0},
+    "CallModel": {"model": 0, "summary": False},
     "Reasoning": {"provider": ""},
     "ReasoningDelta": {"provider": ""},
-    "ModelCallFailed": {"context_length": False},
+    "ModelCallFailed": {"context_too_long": False},
 }
 
 

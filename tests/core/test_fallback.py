@@ -26,7 +26,7 @@ from toolreel.core.policies import FallbackPolicy, RetryPolicy
 BUSY = ModelCallFailed(retryable=True, message="busy", status=503)
 BAD_REQUEST = ModelCallFailed(retryable=False, message="bad request", status=400)
 TOO_LONG = ModelCallFailed(
-    retryable=False, message="prompt is too long", status=400, context_length=True
+    retryable=False, message="prompt is too long", status=400, context_too_long=True
 )
 
 
