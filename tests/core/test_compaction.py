@@ -39,8 +39,9 @@ from toolreel.core._compaction import (
 )
 from toolreel.core._history import unanswered_calls
 from toolreel.core.compaction import KeepTokens, KeepTurns, Summarise
-from toolreel.core.notices import ContextCompacted, TextStreamed
+from toolreel.core.notices import ContextCompacted, ModelChanged, TextStreamed
 from toolreel.core.outcomes import Completed, Failed, FailureCode
+from toolreel.core.policies import FallbackPolicy
 
 ARGS = '{"a": 1, "b": 2}'
 
@@ -541,3 +542,17 @@ def test_keep_tokens_counts_the_summary_it_carries() -> None:
     (second,) = of_type(effects, CallModel)
     # the summary's 67 tokens leave room for the running turn alone: two turns summarised
     assert prompts(second.request.messages)[1:] == ["x" * 80, "x" * 80, DEFAULT_SUMMARY_PROMPT]
+
+
+def test_too_long_is_compacted_on_the_same_model_first_then_falls_back() -> None:
+    fallback = FallbackPolicy(models=("bigger",), on_context_length=True)
+    state, _ = session(KeepTurns(turns=10), 4, model="small", fallback=fallback)
+    state, effects = feed(state, [PromptSubmitted(text="question 5"), TOO_LONG])
+    squeezed = of_type(effects, CallModel)[-1]
+    assert (squeezed.model, notices(effects, ModelChanged)) == (0, [])  # rule 18 first
+    state, effects = feed(state, [TOO_LONG])
+    (changed,) = notices(effects, ModelChanged)
+    assert (changed.previous, changed.model) == ("small", "bigger")  # then rule 8
+    moved = of_type(effects, CallModel)[-1]
+    assert moved.model == 1 and moved.request.model == "bigger"
+    assert prompts(moved.request.messages) == ["question 3", "question 4", "question 5"]
