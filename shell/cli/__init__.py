@@ -554,6 +554,11 @@ def refuse_on_temporal(params: dict[str, Any]) -> None:
         raise click.UsageError(
             "--keep-turns and --context-tokens are not supported with --temporal yet"
         )
+    if params.get("fallback_models") or params.get("fallback_on"):
+        raise click.UsageError(
+            "--fallback-model and --fallback-on are not supported with --temporal: "
+            "a worker holds one model"
+        )
     for name in ("temperature", "max_tokens"):
         if params.get(name) is not None:
             hint = f"'--{name.replace('_', '-')}'"
@@ -926,6 +931,7 @@ def _text(value: Any) -> str:
 )
 @_with(budgets.options())
 @_with(context.options())
+@_with(fallback.OPTIONS)
 @click.option(
     "--temporal",
     "address",
@@ -950,8 +956,8 @@ def serve(
     GET / is the page; POST /api/chat speaks the AI SDK UI message stream
     (point useChat() at it), POST /api/events a plain JSON event stream, GET
     /api/sessions lists the journal's sessions. With no API key and no
-    --base-url, the offline scripted calculator model answers. The budget
-    and compaction flags (as for `run`) hold for every chat served. Only this server's page
+    --base-url, the offline scripted calculator model answers. The budget,
+    compaction and fallback flags (as for `run`) hold for every chat served. Only this server's page
     and --cors-origin pages may post to it, under the names it is served by;
     off loopback (--host 0.0.0.0), every request must carry the access token.
     With --temporal each chat is a session workflow on that server, run by
