@@ -38,7 +38,7 @@ from ._effects import CallModel, Emit
 from ._model import request
 from ._notices import ContextCompacted
 from ._records import ChatMessage, ModelRequest, ToolRound, Usage
-from ._state import Phase, State, Turn
+from ._state import Phase, State, Turn, with_context
 
 
 def message_chars(message: ChatMessage) -> int:
@@ -186,7 +186,7 @@ def _measured(state: State, chars: int) -> State:
     """The request about to be sent has `chars` characters (0: not counted)."""
     if chars == state.context.sent:
         return state
-    return attrs.evolve(state, context=attrs.evolve(state.context, sent=chars))
+    return with_context(state, attrs.evolve(state.context, sent=chars))
 
 
 def moved(
@@ -207,7 +207,7 @@ def moved(
     notice = ContextCompacted(
         first=first, start=cut, summary=summary, too_long=too_long, tokens=tokens
     )
-    return attrs.evolve(state, context=context), (Emit(notice=notice),)
+    return with_context(state, context), (Emit(notice=notice),)
 
 
 def summary_call(
@@ -225,7 +225,7 @@ def summary_call(
     )
     asked = request(settings, messages, tool_choice="none" if settings.tools else None)
     context = attrs.evolve(state.context, summarising=cut)
-    state = attrs.evolve(state, phase=Phase.SUMMARISING, turn=turn, context=context)
+    state = attrs.evolve(with_context(state, context), phase=Phase.SUMMARISING, turn=turn)
     return state, (CallModel(request=asked, iteration=turn.iteration, summary=True),)
 
 
@@ -249,7 +249,7 @@ def sent(state: State, asked: ModelRequest) -> State:
     if not isinstance(within, KeepTokens) or state.context.sent > 0:
         return state
     size = request_chars(state.config, asked.messages)
-    return attrs.evolve(state, context=attrs.evolve(state.context, sent=size))
+    return with_context(state, attrs.evolve(state.context, sent=size))
 
 
 def counted(state: State, usage: Usage) -> State:
@@ -258,4 +258,4 @@ def counted(state: State, usage: Usage) -> State:
     if window.sent <= 0 or usage.input_tokens <= 0:
         return state
     context = attrs.evolve(window, counted=(usage.input_tokens, window.sent), sent=0)
-    return attrs.evolve(state, context=context)
+    return with_context(state, context)

@@ -236,6 +236,6 @@ def finish(
         history=history,
         turn=None,
         stream=EMPTY_STREAM,
-        after_cancel=isinstance(outcome, Cancelled),
+        aside=attrs.evolve(state.aside, after_cancel=isinstance(outcome, Cancelled)),
     )
     return state, tuple(effects)

@@ -123,14 +123,28 @@ class Turn:
 
 
 @attrs.frozen(kw_only=True)
+class Aside:
+    """What the session keeps beside its history and spending, changed between deltas only:
+    the calls a cancel abandoned, whose late results are dropped, whether the last turn
+    was cancelled (rules 9 and 10), and the part of the history requests carry under a
+    compaction policy (rule 18, core/_compaction.py)."""
+
+    ignored_calls: frozenset[str] = frozenset()
+    after_cancel: bool = False
+    context: Window = WHOLE
+
+
+#: No call abandoned, the last turn not cancelled, the whole history carried.
+NOTHING_ASIDE = Aside()
+
+
+@attrs.frozen(kw_only=True)
 class State:
     """The whole loop: config, phase, history, the running turn and its stream.
 
     `spent` is all the session spent (rule 16); `usage`, its tokens, sums every
     model call of the session (one field, not two: the state is rebuilt slot by
-    slot on every delta). `ignored_calls` are calls abandoned by a cancel, whose
-    late results are dropped; `context` is the part of the history requests carry
-    under a compaction policy (rule 18).
+    slot on every delta, so what changes less often shares one field: `aside`).
     """
 
     config: LoopConfig
@@ -139,16 +153,28 @@ class State:
     turn: Turn | None = None
     stream: Stream = EMPTY_STREAM
     turns: int = 0
-    ignored_calls: frozenset[str] = frozenset()
-    after_cancel: bool = False
     spent: Spending = NOTHING_SPENT
-    #: The part of the history requests carry (core/_compaction.py): all of it by default.
-    context: Window = WHOLE
+    aside: Aside = NOTHING_ASIDE
 
     @property
     def usage(self) -> Usage:
         """The tokens of every model call of the session."""
         return self.spent.usage
+
+    @property
+    def ignored_calls(self) -> frozenset[str]:
+        """The calls a cancel abandoned: their late results are dropped."""
+        return self.aside.ignored_calls
+
+    @property
+    def after_cancel(self) -> bool:
+        """Whether the last turn was cancelled (its late answers are dropped)."""
+        return self.aside.after_cancel
+
+    @property
+    def context(self) -> Window:
+        """The part of the history requests carry (core/_compaction.py): all of it by default."""
+        return self.aside.context
 
 
 (
@@ -158,10 +184,8 @@ class State:
     _turn,
     _stream,
     _turns,
-    _ignored,
-    _after_cancel,
     _spent,
-    _context,
+    _aside,
 ) = setters(State)
 
 
@@ -174,11 +198,14 @@ def with_stream(state: State, stream: Stream) -> State:
     _turn(new, state.turn)
     _stream(new, stream)
     _turns(new, state.turns)
-    _ignored(new, state.ignored_calls)
-    _after_cancel(new, state.after_cancel)
     _spent(new, state.spent)
-    _context(new, state.context)
+    _aside(new, state.aside)
     return new
+
+
+def with_context(state: State, context: Window) -> State:
+    """`state` whose requests carry the part of the history `context` says (rule 18)."""
+    return attrs.evolve(state, aside=attrs.evolve(state.aside, context=context))
 
 
 def initial_state(config: LoopConfig, history: tuple[ChatMessage, ...] = ()) -> State:

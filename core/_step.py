@@ -234,7 +234,7 @@ from ._response import (
 from ._retry import RetryTimer, backoff
 from ._round import INTERRUPTED, awaited_position, cancel, decision_refused, not_awaited
 from ._slots import blank, setters
-from ._state import Phase, State, StepError, Turn, with_stream
+from ._state import Phase, State, StepError, Turn, with_context, with_stream
 
 Handler = Callable[[State, Any], Step]
 
@@ -274,7 +274,8 @@ def _turn(state: State) -> Turn:
 def _on_prompt(state: State, event: PromptSubmitted) -> Step:
     """Start a turn, asking UserPromptSubmit first when it is enabled."""
     turn = Turn(number=state.turns + 1, prompt=event.text, images=event.images)
-    state = attrs.evolve(state, turns=turn.number, turn=turn, after_cancel=False)
+    aside = attrs.evolve(state.aside, after_cancel=False)
+    state = attrs.evolve(state, turns=turn.number, turn=turn, aside=aside)
     resumed = None if event.images else _continued(state, event.text)
     if resumed is not None:
         state = attrs.evolve(state, history=state.history[:-1])
@@ -298,7 +299,7 @@ def _continued(state: State, text: str) -> ChatMessage | None:
 
 def _on_history(state: State, event: HistoryReplaced) -> Step:
     """Rule 14: the caller set the conversation between turns (carried whole: rule 18)."""
-    return attrs.evolve(state, history=event.history, context=WHOLE), ()
+    return with_context(attrs.evolve(state, history=event.history), WHOLE), ()
 
 
 def _on_prompt_hook(state: State, event: HookDecided) -> Step:
@@ -603,7 +604,8 @@ def _on_cancel(state: State, event: Cancelled) -> Step:
         turn = attrs.evolve(turn, rounds=(*turn.rounds, closed))  # (`finish` drops the turn)
         notices = tuple(Emit(notice=ToolResultReady(result=result)) for result in made)
         abandoned = frozenset(result.call_id for result in made)
-        state = attrs.evolve(state, ignored_calls=state.ignored_calls | abandoned)
+        aside = attrs.evolve(state.aside, ignored_calls=state.ignored_calls | abandoned)
+        state = attrs.evolve(state, aside=aside)
     state, effects = finish(state, turn, event)
     return state, (*notices, *effects)
 

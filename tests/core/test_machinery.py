@@ -44,7 +44,7 @@ from toolreel.core._response import (
 )
 from toolreel.core._retry import RetryTimer
 from toolreel.core._round import CANCELLED_RESULT, cancel, not_awaited, open_round, place
-from toolreel.core._state import Turn, with_stream
+from toolreel.core._state import Aside, Turn, with_stream
 from toolreel.core._step import RULES
 from toolreel.core.budget import Spending
 from toolreel.core.hooks import HookPoint
@@ -177,7 +177,8 @@ def test_a_new_partial_response_keeps_every_other_field_of_the_loop_state() -> N
     config = LoopConfig(tools=(ADD, WEATHER), hooks={HookPoint.POST_TOOL_USE})
     state, _ = fold(initial_state(config), [PromptSubmitted(text="hi"), *text("a", "b")])
     spent = Spending(usage=Usage(input_tokens=1), model_calls=1)
-    state = attrs.evolve(state, spent=spent, ignored_calls=frozenset({"x"}), after_cancel=True)
+    aside = Aside(ignored_calls=frozenset({"x"}), after_cancel=True)
+    state = attrs.evolve(state, spent=spent, aside=aside)
     stream = add_text(Stream(), "new")
     assert with_stream(state, stream) == attrs.evolve(state, stream=stream)
     assert with_stream(state, stream).usage == Usage(input_tokens=1)  # the spending's tokens
