@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -64,6 +65,8 @@ if MISSING is not None:
 
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
+from toolreel.shell.scripted import Reply, ScriptedServer, calculator, http_error  # noqa: E402
+
 
 def _environment() -> dict[str, str]:
     """This environment without provider keys or toolreel defaults: the scripted model serves."""
@@ -90,10 +93,9 @@ def _wait_until_serving(process: subprocess.Popen[bytes], log: Path) -> str:
     pytest.fail(f"toolreel serve did not start within 30 s:\n{log.read_text()}")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real `toolreel serve` on 127.0.0.1 (scripted model, temp journal); its base URL."""
-    folder = tmp_path_factory.mktemp("serve")
+def _serve(folder: Path, *flags: str, scripted: bool = True) -> Iterator[str]:
+    """A real `toolreel serve` on 127.0.0.1 (journal in `folder`; the offline scripted model
+    unless `flags` name a server); its URL."""
     log = folder / "serve.log"
     command = [
         sys.executable,
@@ -106,8 +108,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "0",
         "--journal",
         str(folder / "web.db"),
-        "--tools",
-        "browser_tools:TOOLS",
+        *flags,
     ]
     with log.open("wb") as output:
         process = subprocess.Popen(
@@ -115,7 +116,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         )
     try:
         url = _wait_until_serving(process, log)
-        assert httpx2.get(url + "api/info", timeout=5).json()["scripted"] is True
+        assert httpx2.get(url + "api/info", timeout=5).json()["scripted"] is scripted
         yield url
     finally:
         process.terminate()
@@ -124,6 +125,35 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`toolreel serve` with `browser_tools` (its `divide` waits until stopped)."""
+    yield from _serve(tmp_path_factory.mktemp("serve"), "--tools", "browser_tools:TOOLS")
+
+
+@pytest.fixture(scope="module")
+def compacting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`toolreel serve --keep-turns 1`: each request carries the running turn only."""
+    yield from _serve(tmp_path_factory.mktemp("compacting"), "--keep-turns", "1")
+
+
+def _busy_main(body: dict[str, Any]) -> Reply:
+    """The calculator, but model "main" is busy (503) and any other answers."""
+    return http_error(503, "main is busy") if body.get("model") == "main" else calculator(body)
+
+
+@pytest.fixture(scope="module")
+def falling_back(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`toolreel serve` of model "main" on a server where it is busy, falling back to "backup"."""
+    with ScriptedServer(_busy_main) as provider:
+        flags = ["--base-url", provider.url, "--api-key", "sk-test", "--model", "main"]
+        fallback = ["--fallback-model", "backup", "--fallback-on", "503"]
+        folder = tmp_path_factory.mktemp("fallback")
+        yield from _serve(
+            folder, *flags, *fallback, "--tools", "browser_tools:TOOLS", scripted=False
+        )
 
 
 @pytest.fixture(scope="module")
@@ -259,6 +289,50 @@ def test_chat_streams_tool_cards_stops_and_replays_round_by_round(page: Page, se
     expect(position).to_have_text("Step 6 of 6 · turn 3, answer (cancelled)")
     expect(page.get_by_role("button", name="Next round")).to_be_disabled()
     _screenshot(page, "viewer.png")
+
+
+def test_a_compacted_context_is_told_in_the_turn_it_happened(
+    browser: Browser, compacting: str
+) -> None:
+    errors: list[str] = []
+    page = browser.new_page(viewport={"width": 1180, "height": 860})
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(compacting)
+        _ask(page, "What is 25 plus 17?")
+        first = page.locator(".turn.live").nth(0)
+        expect(first.locator(".outcome")).to_have_text("completed")
+        expect(first.locator(".note")).to_have_count(0)
+        _ask(page, "What is 2 plus 3?")
+        second = page.locator(".turn.live").nth(1)
+        expect(second.locator(".outcome")).to_have_text("completed")
+        expect(second.locator(".note")).to_have_text(
+            "Context compacted: messages 1 to 2 of the chat left out"
+        )
+        expect(second.locator(".assistant .text").last).to_contain_text("5")
+    finally:
+        page.close()
+    assert errors == [], f"the page raised: {errors}"
+
+
+def test_a_fallback_to_another_model_is_told_and_the_turn_goes_on(
+    browser: Browser, falling_back: str
+) -> None:
+    errors: list[str] = []
+    page = browser.new_page(viewport={"width": 1180, "height": 860})
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(falling_back)
+        _ask(page, "What is 25 plus 17?")
+        turn = page.locator(".turn.live").nth(0)
+        expect(turn.locator(".outcome")).to_have_text("completed")
+        expect(turn.locator(".note")).to_have_text(
+            re.compile(r"^main failed \(HTTP 503: main is busy.*\): asking backup$")
+        )
+        expect(turn.locator(".assistant .text").last).to_contain_text("42")
+    finally:
+        page.close()
+    assert errors == [], f"the page raised: {errors}"
 
 
 def test_narrow_screens_fold_the_sidebar_behind_a_button(page: Page) -> None:
