@@ -7,7 +7,9 @@ core does no I/O; `toolreel.shell` is one interpreter of its effects. A turn
 whose answer is a validated structured output (an agent run) is the same
 reducer with `LoopConfig(output=PlainOutput(...) or ReflectiveOutput(...))`.
 An event made of what a model, a tool or a hook sent goes through `well_formed`
-first, so that a journal can hold exactly what `step` saw (core/_wellformed.py).
+first, so that a journal can hold exactly what `step` saw (core/_wellformed.py);
+text a caller gives is refused instead where it holds a lone surrogate
+(`checked_text`, the validator the core's own records use).
 
 The vocabulary is one module per direction: events in core/_events.py,
 effects (and outcomes) in core/_effects.py, notices in core/_notices.py, each
@@ -75,6 +77,7 @@ from ._records import (
 )
 from ._state import Phase, State, StepError, initial_state
 from ._step import step
+from ._text import checked_text
 from ._wellformed import well_formed
 
 __all__ = [
@@ -133,6 +136,7 @@ __all__ = [
     "arguments_object",
     "awaiting_approval",
     "awaiting_results",
+    "checked_text",
     "initial_state",
     "misuse",
     "step",

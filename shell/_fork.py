@@ -66,6 +66,7 @@ from toolreel.core import (
     ToolFinished,
     ToolInterrupted,
     ToolTimedOut,
+    checked_text,
     step,
     well_formed,
 )
@@ -89,6 +90,7 @@ def _results(value: Mapping[str, str] | Iterable[tuple[str, str]]) -> tuple[tupl
     for pair in pairs:
         if len(pair) != 2 or not all(isinstance(item, str) for item in pair):
             raise ConfigError("results", pair, "call ids mapped to result texts (str: str)")
+        checked_text(f"results[{pair[0]!r}]")(None, None, pair[1])  # the caller's text
     return pairs
 
 
@@ -105,8 +107,8 @@ class Edit:
     """
 
     results: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_results)
-    prompt: str | None = None
-    system: str | None = None
+    prompt: str | None = attrs.field(default=None, validator=checked_text("prompt", optional=True))
+    system: str | None = attrs.field(default=None, validator=checked_text("system", optional=True))
 
     def describe(self) -> str:
         """What the edit changes, in a phrase (the fork's origin note)."""

@@ -111,3 +111,24 @@ def test_a_model_sending_half_a_pair_is_streamed_shown_and_journaled_replaced(
         assert isinstance(replay(journal, "s1"), Session)
     finally:
         journal.close()
+
+
+def test_a_fork_whose_edit_holds_half_a_pair_is_a_400_and_writes_no_fork(tmp_path: Path) -> None:
+    """A replaced result, prompt or system prompt is the caller's text: refused, not replaced."""
+    path = tmp_path / "j.db"
+    done = requests(path, ("POST", "/api/chat", chat("hi", "chat-1")))
+    assert done[0].status_code == 200
+    forks = [
+        {"at_turn": 1, "at_round": 1, "results": {"c1": f"ok {LONE}"}},
+        {"at_turn": 1, "prompt": f"hi {LONE}"},
+        {"at_turn": 1, "system": f"be {LONE}"},
+    ]
+    *refused, listed = requests(
+        path,
+        *(("POST", "/api/sessions/chat-1/fork", body) for body in forks),
+        ("GET", "/api/sessions", None),
+    )
+    for response, field in zip(refused, ("results['c1']", "prompt", "system"), strict=True):
+        assert response.status_code == 400
+        assert response.json()["error"].startswith(f"{field}=")
+    assert [item["id"] for item in listed.json()["sessions"]] == ["chat-1"]
