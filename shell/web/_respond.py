@@ -18,7 +18,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import anyio
 import attrs
@@ -43,18 +43,20 @@ from ._conversations import Conversation, Conversations, LocalConversations
 from ._ending import Ending, after_ending
 from ._event_stream import (
     EVENT_STREAM_HEADERS,
-    PlainEvent,
     plain_error,
     plain_events,
     plain_start,
     sse_event,
 )
-from ._ui_stream import DONE, UI_STREAM_HEADERS, Part, sse, ui_error, ui_parts, ui_start
+from ._ui_stream import DONE, UI_STREAM_HEADERS, sse, ui_error, ui_parts, ui_start
 from ._whatif import SessionConflict
 
 #: Which stream a response speaks: the AI SDK's UI message stream, the plain events, or AG-UI's.
 Protocol = Literal["ui", "events", "agui"]
 Clock = Callable[[], float]
+#: A stream protocol's fold state and one output of it (a part, an event).
+State = TypeVar("State")
+Out = TypeVar("Out")
 
 
 def new_message_id() -> str:
@@ -81,25 +83,14 @@ async def ui_message_stream(
     recorded), and an error raised then ends it instead.
     """
     stream, parts = ui_start(message_id or new_message_id(), denied=denied)
-    for part in parts:
-        yield sse(part)
-    ending: list[Part] | None = None  # the parts that end the message, once `items` ends
-    try:
-        async with _closing(items) as notices:
-            async for item in notices:
-                if ending is not None:
-                    continue  # nothing is sent after the message's end
-                after, parts = ui_parts(stream, item, clock())
-                if after.finished:
-                    ending = parts
-                    continue
-                stream = after
-                for part in parts:
-                    yield sse(part)
-    except ToolreelError as exc:
-        _, ending = ui_error(stream, redact(str(exc)))
-    for part in ending or ():
-        yield sse(part)
+    encoding = Encoding(
+        fold=ui_parts,
+        ended=lambda after, _: after.finished,
+        error=lambda before, message, _: ui_error(before, message)[1],
+        write=sse,
+    )
+    async for text in _encoded(items, stream, parts, encoding, clock=clock, redact=redact):
+        yield text
     yield DONE
 
 
@@ -117,24 +108,14 @@ async def event_stream(
     replaces them.
     """
     stream, events = plain_start(session_id)
-    for kind, data in events:
-        yield sse_event(kind, data)
-    ending: list[PlainEvent] = []  # the events that end the turn, once `items` ends
-    try:
-        async with _closing(items) as notices:
-            async for item in notices:
-                if ending:
-                    continue  # nothing is sent after `done`
-                stream, events = plain_events(stream, item, clock())
-                if any(kind == "done" for kind, _ in events):
-                    ending = events
-                    continue
-                for kind, data in events:
-                    yield sse_event(kind, data)
-    except ToolreelError as exc:
-        ending = plain_error(redact(str(exc)), _code(exc))
-    for kind, data in ending:
-        yield sse_event(kind, data)
+    encoding = Encoding(
+        fold=plain_events,
+        ended=lambda _, events: any(kind == "done" for kind, _ in events),
+        error=lambda _, message, code: plain_error(message, code),
+        write=lambda event: sse_event(*event),
+    )
+    async for text in _encoded(items, stream, events, encoding, clock=clock, redact=redact):
+        yield text
 
 
 async def agui_stream(
@@ -151,25 +132,59 @@ async def agui_stream(
     from ._agui_stream import agui_error, agui_events, agui_sse, agui_start  # noqa: PLC0415
 
     stream, events = agui_start(thread_id, run_id)
-    for event in events:
-        yield agui_sse(event)
-    ending: list[Any] | None = None  # the events that end the run, once `items` ends
+    encoding = Encoding(
+        fold=agui_events,
+        ended=lambda after, _: after.finished,
+        error=lambda before, message, code: agui_error(before, message, code)[1],
+        write=agui_sse,
+    )
+    async for text in _encoded(items, stream, events, encoding, clock=clock, redact=redact):
+        yield text
+
+
+@attrs.frozen(kw_only=True)
+class Encoding(Generic[State, Out]):
+    """One stream protocol's pure fold (shell/web/_ui_stream.py, _event_stream.py,
+    _agui_stream.py) as `_encoded` drives it: fold an item, whether what it made ends the
+    stream, what a toolreel error raised by the items makes, and how one output is written."""
+
+    fold: Callable[[State, Notice | Finish | AwaitApproval, float], tuple[State, Sequence[Out]]]
+    ended: Callable[[State, Sequence[Out]], bool]
+    error: Callable[[State, str, str], Sequence[Out]]
+    write: Callable[[Out], str]
+
+
+async def _encoded(
+    items: AsyncIterable[Notice | Finish | AwaitApproval],
+    stream: State,
+    first: Sequence[Out],
+    encoding: Encoding[State, Out],
+    *,
+    clock: Clock,
+    redact: Callable[[str], str],
+) -> AsyncIterator[str]:
+    """`first`, then each item folded and written, as SSE text. What ends the stream waits
+    until `items` has ended (the turn is then recorded); an error `items` raises (a journal
+    that gave up, ...) replaces it; anything else is a bug and propagates."""
+    for out in first:
+        yield encoding.write(out)
+    ending: Sequence[Out] | None = None  # what ends the stream, once `items` ends
     try:
         async with _closing(items) as notices:
             async for item in notices:
                 if ending is not None:
-                    continue  # nothing is sent after the run's end
-                after, events = agui_events(stream, item, clock())
-                if after.finished:
-                    ending = events
+                    continue  # nothing is sent after the stream's end
+                after, outs = encoding.fold(stream, item, clock())
+                if encoding.ended(after, outs):
+                    ending = outs
                     continue
                 stream = after
-                for event in events:
-                    yield agui_sse(event)
+                for out in outs:
+                    yield encoding.write(out)
     except ToolreelError as exc:
-        _, ending = agui_error(stream, redact(str(exc)), _code(exc))
-    for event in ending or ():
-        yield agui_sse(event)
+        ending = encoding.error(stream, redact(str(exc)), _code(exc))
+    for out in ending or ():
+        yield encoding.write(out)
 
 
 def _code(exc: ToolreelError) -> str:
