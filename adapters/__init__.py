@@ -9,7 +9,6 @@ are the names a program talking to one OpenAI-compatible server with a SQLite jo
 does not use (`_LAZY`: the other providers' codecs, JSON lines, sessions, diffs, transcripts).
 """
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from ._agent_outcome import (
@@ -39,6 +38,7 @@ from ._journal import (
     effect_record,
     persisted_messages,
 )
+from ._lazy import lazy_names
 from ._lease import Lease
 from ._origin import SessionOrigin
 from ._providers import (
@@ -164,15 +164,14 @@ __all__ = [
 ]
 
 
+_lazy = lazy_names(globals(), _LAZY)
+
+
 def __getattr__(name: str) -> Any:
     """`converter` (the shared cattrs converter), made when asked for; a `_LAZY` name, imported."""
     if name == "converter":
         return get_converter()
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(_LAZY[name], __name__), name)
-    globals()[name] = value
-    return value
+    return _lazy(name)
 
 
 def __dir__() -> list[str]:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from importlib import import_module
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
 from toolreel.core import ConfigError, ModelEvent, ModelRequest
 
+from .._lazy import lazy_names
 from .._redact import LOG_FILTER, Redactor, clean_key
 from ._clients import is_async_client
 from ._codec import CACHE_POINTS, Codec, StreamDecoder
@@ -40,12 +40,13 @@ if TYPE_CHECKING:
 
 #: The codecs imported at first use, and their modules: a program talking to one
 #: OpenAI-compatible server does not load the others.
-_LAZY = {
-    "AnthropicCodec": "._anthropic",
-    "GeminiCodec": "._gemini",
-    "OllamaCodec": "._ollama",
-    "ResponsesCodec": "._responses",
+_CODECS = {
+    "anthropic": ("._anthropic", "AnthropicCodec"),
+    "gemini": ("._gemini", "GeminiCodec"),
+    "ollama": ("._ollama", "OllamaCodec"),
+    "openai-responses": ("._responses", "ResponsesCodec"),
 }
+_LAZY = {codec: module for module, codec in _CODECS.values()}
 
 
 class ModelPort(Protocol):
@@ -84,13 +85,7 @@ class EventModel:
 
 #: Each provider's codec class by name; the others than "openai" are imported when looked up.
 PROVIDERS = CodecRegistry(
-    {
-        "openai": OpenAICodec,
-        "anthropic": "._anthropic:AnthropicCodec",
-        "gemini": "._gemini:GeminiCodec",
-        "ollama": "._ollama:OllamaCodec",
-        "openai-responses": "._responses:ResponsesCodec",
-    }
+    {"openai": OpenAICodec, **{name: f"{at}:{codec}" for name, (at, codec) in _CODECS.items()}}
 )
 
 
@@ -228,13 +223,7 @@ def http_model(
     return model
 
 
-def __getattr__(name: str) -> Any:
-    """A `_LAZY` name, imported when first asked for (then kept as a module global)."""
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(_LAZY[name], __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(globals(), _LAZY)
 
 
 __all__ = [

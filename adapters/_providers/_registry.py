@@ -9,8 +9,9 @@ as the dict it replaces: names can be added, replaced or removed.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, MutableMapping
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from .._lazy import imported
 
 if TYPE_CHECKING:
     from ._codec import Codec
@@ -29,8 +30,7 @@ class CodecRegistry(MutableMapping[str, "type[Codec]"]):
         """The codec class of a provider, imported if this is its first look-up."""
         entry = self._entries[name]
         if isinstance(entry, str):
-            module, _, attribute = entry.partition(":")
-            loaded: type[Codec] = getattr(import_module(module, __package__), attribute)
+            loaded: type[Codec] = imported(__package__, entry)
             self._entries[name] = entry = loaded
         return entry
 
