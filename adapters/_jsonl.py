@@ -24,7 +24,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-import attrs
 import orjson
 
 from ._errors import JournalCorrupt, JournalUnavailable, SessionNotFound
@@ -40,7 +39,7 @@ from ._journal import (
     effect_record,
 )
 from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, check_current, check_free, now
-from ._origin import SessionOrigin, origin_of
+from ._origin import SessionOrigin, origin_data, stored_origin
 from ._serde import event_data
 
 if sys.platform != "win32":  # Windows has no flock: one writing process per file there
@@ -308,8 +307,8 @@ class JSONLJournal:
 
     def set_origin(self, session_id: str, origin: SessionOrigin) -> None:
         """Record where the session came from (an `origin` line; older readers skip it)."""
-        data = {key: value for key, value in attrs.asdict(origin).items() if value is not None}
-        self._write(session_id, [{"session": session_id, "kind": "origin", "origin": data}])
+        line = {"session": session_id, "kind": "origin", "origin": origin_data(origin)}
+        self._write(session_id, [line])
 
     def origin(self, session_id: str) -> SessionOrigin | None:
         """Where the session came from (its last `origin` line), if it was forked or rerun."""
@@ -319,12 +318,7 @@ class JSONLJournal:
                 found = line.get("origin")
         if found is None:
             return None
-        try:
-            return origin_of(found)
-        except (ValueError, TypeError) as exc:
-            raise JournalCorrupt(
-                str(self.path), f"undecodable origin ({exc})", session_id=session_id
-            ) from exc
+        return stored_origin(str(self.path), session_id, found)
 
     def flush(self) -> None:
         """Nothing is kept back: each append is written (or fails) at once."""

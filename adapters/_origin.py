@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 import attrs
 
+from ._errors import JournalCorrupt
+
 #: A session forked from another at a step, or the same prompts rerun under other options.
 OriginKind = Literal["fork", "rerun"]
 
@@ -53,10 +55,14 @@ class SessionOrigin:
         return f"{head}: {self.note}" if self.note else head
 
 
+def origin_data(origin: SessionOrigin) -> dict[str, Any]:
+    """The origin as JSON data (its fields, None left out)."""
+    return {key: value for key, value in attrs.asdict(origin).items() if value is not None}
+
+
 def origin_text(origin: SessionOrigin) -> str:
     """The origin as the JSON text a journal stores (its fields, sorted, None left out)."""
-    data = {key: value for key, value in attrs.asdict(origin).items() if value is not None}
-    return json.dumps(data, sort_keys=True, ensure_ascii=False)
+    return json.dumps(origin_data(origin), sort_keys=True, ensure_ascii=False)
 
 
 def origin_of(text: str | bytes | dict[str, Any]) -> SessionOrigin:
@@ -66,3 +72,13 @@ def origin_of(text: str | bytes | dict[str, Any]) -> SessionOrigin:
         raise ValueError(f"not a session origin: {data!r}")
     known = {field.name for field in attrs.fields(SessionOrigin)}
     return SessionOrigin(**{key: value for key, value in data.items() if key in known})
+
+
+def stored_origin(
+    journal: str, session_id: str, stored: str | bytes | dict[str, Any]
+) -> SessionOrigin:
+    """The origin a journal stored for a session; `JournalCorrupt` naming both if it is none."""
+    try:
+        return origin_of(stored)
+    except (ValueError, TypeError) as exc:
+        raise JournalCorrupt(journal, f"undecodable origin ({exc})", session_id=session_id) from exc

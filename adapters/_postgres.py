@@ -59,7 +59,7 @@ from ._journal import (
     effect_record,
 )
 from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, check_current
-from ._origin import SessionOrigin, origin_of, origin_text
+from ._origin import SessionOrigin, origin_text, stored_origin
 from ._redact import MASK
 from ._rows import Item, StepData, decode_items, decode_row, encode_row
 from ._serde import event_data
@@ -535,12 +535,7 @@ class PostgresJournal:
         rows = self._run(read, "read")
         if not rows:
             return None
-        try:
-            return origin_of(rows[0][0])
-        except (ValueError, TypeError) as exc:
-            raise JournalCorrupt(
-                self.name, f"undecodable origin ({exc})", session_id=session_id
-            ) from exc
+        return stored_origin(self.name, session_id, rows[0][0])
 
     def close(self) -> None:
         """Write what is pending, give up the leases, close the connection."""

@@ -53,7 +53,7 @@ from ._journal import (
     effect_record,
 )
 from ._lease import LEASE_SECONDS, Heartbeat, Holds, Lease, Owner, check_current, check_free, now
-from ._origin import SessionOrigin, origin_of, origin_text
+from ._origin import SessionOrigin, origin_text, stored_origin
 from ._rows import Item, StepData, decode_items, decode_row, encode_row
 from ._serde import event_data
 
@@ -461,12 +461,7 @@ class SQLiteJournal:
         rows = self._read("SELECT origin FROM origins WHERE session_id = ?", (session_id,))
         if not rows:
             return None
-        try:
-            return origin_of(rows[0][0])
-        except (ValueError, TypeError) as exc:
-            raise JournalCorrupt(
-                str(self.path), f"undecodable origin ({exc})", session_id=session_id
-            ) from exc
+        return stored_origin(str(self.path), session_id, rows[0][0])
 
     def close(self) -> None:
         """Write what is pending, give up the leases, checkpoint the WAL, close the connection."""
