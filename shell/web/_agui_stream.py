@@ -104,7 +104,14 @@ from toolreel.core.notices import (
 )
 from toolreel.core.outcomes import FinishReason
 
-from ._event_stream import budget_json, elapsed_ms, model_json, retry_json, spending_json
+from ._event_stream import (
+    budget_json,
+    elapsed_ms,
+    model_json,
+    retry_json,
+    spending_json,
+    streams_live,
+)
 from ._json import json_text
 
 #: The reason of an interrupt that holds a call for approval.
@@ -298,7 +305,7 @@ def _call_started(
     stream: AguiStream, index: int, call_id: str, name: str
 ) -> tuple[AguiStream, list[BaseEvent]]:
     """The model began writing a call: its `TOOL_CALL_START`, if it can stream live (rule 4)."""
-    if not call_id or call_id in stream.started or any(at == index for at, *_ in stream.live):
+    if not streams_live(call_id, index, stream.started, (at for at, *_ in stream.live)):
         return stream, []
     ends = _ends(stream)
     stream, events = _opened(_closed(stream))

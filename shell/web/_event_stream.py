@@ -40,6 +40,7 @@ the `(type, data)` pairs one notice (or the turn's `Finish`) stands for.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, TypeAlias, assert_never
 
 import attrs
@@ -173,6 +174,13 @@ def elapsed_ms(since: float | None, now: float) -> int | None:
     if since is None:
         return None
     return max(0, round((now - since) * 1000))
+
+
+def streams_live(call_id: str, index: int, started: frozenset[str], live: Iterable[int]) -> bool:
+    """Whether a call the model began can be told live as it is written (the UI and AG-UI
+    streams' rule 4): it has an id, one the message has not used, at an index not already
+    streaming. Else it is told whole once announced (the loop makes its id unique then)."""
+    return bool(call_id) and call_id not in started and index not in live
 
 
 def usage_json(usage: Usage) -> dict[str, int]:

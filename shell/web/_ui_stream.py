@@ -99,6 +99,7 @@ from ._event_stream import (
     model_json,
     retry_json,
     spending_json,
+    streams_live,
     usage_json,
 )
 from ._json import json_text
@@ -282,7 +283,7 @@ def _call_started(
     stream: UIStream, index: int, call_id: str, name: str
 ) -> tuple[UIStream, list[Part]]:
     """The model began writing a call: its `tool-input-start`, if it can stream live (rule 4)."""
-    if not call_id or call_id in stream.started or any(at == index for at, _ in stream.live):
+    if not streams_live(call_id, index, stream.started, (at for at, _ in stream.live)):
         return stream, []
     ends = _ends(stream)
     stream, parts = _opened(_closed(stream))
