@@ -5,8 +5,9 @@ Besides `__all__`, public modules serve toolreel's own layers (each says what fo
 
 `converter` is built on first use (PEP 562 `__getattr__`), not at import; so is
 `PostgresJournal`, whose module imports psycopg (the `toolreel[postgres]` extra), and so
-are the names a program talking to one OpenAI-compatible server with a SQLite journal
-does not use (`_LAZY`: the other providers' codecs, JSON lines, sessions, diffs, transcripts).
+are the names a program talking to one OpenAI-compatible server does not use (`_LAZY`:
+the other providers' codecs, the SQLite and JSON lines journals, sessions, diffs,
+transcripts).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -59,7 +60,6 @@ from ._providers import (
 )
 from ._retries import Retry
 from ._serde import event_from_json, event_to_json, get_converter, structure, unstructure
-from ._sqlite import SQLiteJournal
 
 if TYPE_CHECKING:
     from ._jsonl import JSONLJournal
@@ -74,11 +74,13 @@ if TYPE_CHECKING:
         canonical_arguments,
         diff_sessions,
     )
+    from ._sqlite import SQLiteJournal
     from ._transcript import render_agent_transcript, render_transcript
 
 #: Each name imported at first use, and the module it comes from.
 _LAZY = {
     "JSONLJournal": "._jsonl",
+    "SQLiteJournal": "._sqlite",
     # psycopg only when it is used
     "PostgresJournal": "._postgres",
     **dict.fromkeys(

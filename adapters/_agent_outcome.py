@@ -31,6 +31,7 @@ from toolreel.core import Cancelled, Finish, LoopConfig, PlainOutput, Reflective
 from toolreel.core.budget import OverBudget
 from toolreel.core.hooks import Blocked
 from toolreel.core.outcomes import AttemptErrors, Capped, Completed, Failed, FailureCode, Produced
+from toolreel.core.record import Value
 
 
 class ErrorCode(enum.StrEnum):
@@ -63,8 +64,8 @@ class ErrorPhase(enum.StrEnum):
     VALIDATION = "validation"
 
 
-@attrs.frozen(kw_only=True)
-class ErrorContext:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ErrorContext(Value):
     """Where the run stopped: phase, attempt, iteration, the limit hit, and every attempt's errors.
 
     `limit` is `max_iterations_per_attempt` for MAX_ITERATIONS and `max_attempts`
@@ -81,8 +82,8 @@ class ErrorContext:
     budget: OverBudget | None = None
 
 
-@attrs.frozen(kw_only=True)
-class AgentError:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AgentError(Value):
     """A failed run: its code, a message for people, and the context."""
 
     code: ErrorCode
@@ -90,8 +91,8 @@ class AgentError:
     context: ErrorContext
 
 
-@attrs.frozen(kw_only=True)
-class AgentOutput:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AgentOutput(Value):
     """An accepted run: the validated output as the JSON text the model sent."""
 
     output: str

@@ -52,7 +52,7 @@ from ._legacy import LegacyAgentConfig, legacy_differs, unreasoned
 from ._rows import TEXT, Item, Run
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class FoldedRun(JournalEntry):
     """A run of deltas folded at once (a replay's fold only): `seq` is its first step.
 

@@ -68,6 +68,7 @@ from toolreel.core.notices import (
 )
 from toolreel.core.outcomes import Capped, Completed, Failed, FailureCode, Outcome
 from toolreel.core.policies import MaxIterationsPolicy
+from toolreel.core.record import Value
 
 from ._errors import JournalCorrupt, SessionBusy, SessionNotFound
 from ._lease import Holds, Lease, Owner, check_current
@@ -87,8 +88,8 @@ StepEffect: TypeAlias = Effect
 LONG = 1024
 
 
-@attrs.frozen(kw_only=True)
-class Step:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Step(Value):
     """One step as the runner hands it over: `seq`, the event, the effects it produced."""
 
     seq: int
@@ -96,8 +97,8 @@ class Step:
     effects: tuple[StepEffect, ...]
 
 
-@attrs.frozen(kw_only=True)
-class JournalEntry:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class JournalEntry(Value):
     """One step as read back: `seq`, the event, and the effects' recorded form."""
 
     seq: int

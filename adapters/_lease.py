@@ -43,13 +43,15 @@ from typing import Any
 
 import attrs
 
+from toolreel.core.record import Record, Value
+
 from ._errors import SessionBusy
 
 LEASE_SECONDS = 30.0
 
 
-@attrs.frozen(kw_only=True)
-class Owner:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Owner(Value):
     """Who holds a lease: a journal object (`token`) in process `pid` on `host`."""
 
     host: str
@@ -97,8 +99,8 @@ def check_free(
     raise SessionBusy(session_id, str(holder), max(expires - now, 0.0))
 
 
-@attrs.frozen(kw_only=True, eq=False)
-class Lease:
+@attrs.frozen(kw_only=True, eq=False, repr=False)
+class Lease(Record):
     """A session held by one holder (a Client, a run) of a journal: what `begin` returns and
     `release` takes. Compared by identity: only the one `begin` gave it to can give it back."""
 

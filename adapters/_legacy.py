@@ -49,7 +49,7 @@ _SHARED = frozenset({"CallModel", "RunTool", "Reflect", "Validate", "StartTimer"
 _NOTICES = frozenset({"AttemptStarted", "ValidationFailed"})
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class LegacyAgentConfig(LoopConfig):
     """A `LoopConfig` read from a bfd8293 agent run's `AgentConfig` (module docstring)."""
 

@@ -15,14 +15,16 @@ from typing import Any, Literal
 
 import attrs
 
+from toolreel.core.record import Value
+
 from ._errors import JournalCorrupt
 
 #: A session forked from another at a step, or the same prompts rerun under other options.
 OriginKind = Literal["fork", "rerun"]
 
 
-@attrs.frozen(kw_only=True)
-class SessionOrigin:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SessionOrigin(Value):
     """Where a session came from.
 
     Attributes:

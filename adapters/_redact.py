@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 import attrs
 
 from toolreel.core import ConfigError
+from toolreel.core.record import Value
 
 __all__ = [
     "HTTP_LOGGERS",
@@ -112,8 +113,8 @@ def _public(secret: str) -> int:
     return 0
 
 
-@attrs.frozen
-class _Anchor:
+@attrs.frozen(repr=False, eq=False)
+class _Anchor(Value):
     """A piece of a secret whose presence in a text may mean an echo around it."""
 
     text: str
@@ -196,8 +197,8 @@ def _text_fields(cls: type) -> tuple[tuple[str, str], ...]:
     return fields
 
 
-@attrs.frozen
-class Redactor:
+@attrs.frozen(repr=False, eq=False)
+class Redactor(Value):
     """Replaces the secrets it was given, and every echo of one, with `***` (module docstring)."""
 
     secrets: tuple[str, ...] = ()

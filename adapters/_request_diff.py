@@ -23,6 +23,7 @@ from typing import Any, Literal
 import attrs
 
 from toolreel.core import CallModel, ChatMessage, ModelRequest
+from toolreel.core.record import Value
 
 from ._journal import effect_record, messages_digest
 from ._serde import unstructure
@@ -36,8 +37,8 @@ SETTINGS = ("model", "tool_choice", "max_tokens", "temperature")
 TEXTS = frozenset({"prompt", "content", "text", "arguments", "description", "parameters"})
 
 
-@attrs.frozen(kw_only=True)
-class RequestChange:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RequestChange(Value):
     """One difference between the requests; `recorded`/`replayed` None where absent.
 
     `message` is the message's 1-based position (the replayed one's, or the
@@ -78,8 +79,8 @@ class RequestChange:
         return [f"{self.where}:", *(f"  {line}" for line in diff)]
 
 
-@attrs.frozen(kw_only=True)
-class RequestDiff:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RequestDiff(Value):
     """Every difference between a recorded request and a replayed one; its `str` is the text."""
 
     changes: tuple[RequestChange, ...]
@@ -105,8 +106,8 @@ class RequestDiff:
         return bool(self.changes)
 
 
-@attrs.frozen(kw_only=True)
-class _Side:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class _Side(Value):
     """One request taken apart: settings, system prompt, tools, messages (or their digest)."""
 
     settings: dict[str, Any]

@@ -16,10 +16,11 @@ import attrs
 
 from toolreel.core import CallModel, Emit, ModelCallFailed, StartTimer
 from toolreel.core.notices import ModelChanged
+from toolreel.core.record import Value
 
 
-@attrs.frozen(kw_only=True)
-class Retry:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Retry(Value):
     """Model call `iteration` of turn (or attempt) `scope` failed; retry `retry` after `seconds`."""
 
     scope: int

@@ -36,6 +36,7 @@ import attrs
 import orjson
 
 from toolreel.core import TextDelta, ToolCallArgumentsDelta
+from toolreel.core.record import Value
 
 from ._errors import JournalCorrupt
 from ._journal import JournalEntry, decoded_step, seq_of, slim
@@ -96,8 +97,8 @@ def encode_row(steps: Sequence[StepData]) -> str:
     return orjson.dumps(items).decode()
 
 
-@attrs.frozen(kw_only=True)
-class Run:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Run(Value):
     """Consecutive steps stored as one run: `seq` the first, one of `values` each.
 
     `kind` is `TEXT` (each a `TextDelta` of its text with the `Emit(TextStreamed)`

@@ -33,6 +33,7 @@ from toolreel.core import (
 )
 from toolreel.core.notices import ApprovalRequested, ContextCompacted
 from toolreel.core.outcomes import AttemptErrors, Failed, FinishReason
+from toolreel.core.record import Value
 
 from ._agent_outcome import AgentOutcome, agent_outcome
 from ._errors import JournalCorrupt, SessionError
@@ -43,8 +44,8 @@ from ._retries import Retry, retries_of
 from ._rows import Run
 
 
-@attrs.frozen(kw_only=True)
-class TurnSummary:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TurnSummary(Value):
     """One user prompt and how its turn ended (`reason` None: it never finished)."""
 
     prompt: str
@@ -63,8 +64,8 @@ class TurnSummary:
     compactions: tuple[ContextCompacted, ...] = ()
 
 
-@attrs.frozen(kw_only=True)
-class Session:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Session(Value):
     """A session as its events made it.
 
     `approvals` are the calls its last turn holds for a human's decision: the
@@ -91,8 +92,8 @@ class Session:
         return total
 
 
-@attrs.frozen(kw_only=True)
-class AgentSession:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AgentSession(Value):
     """An agent run rebuilt from its journal.
 
     `state` is the reducer's final `State`; `finish` the run's `Finish` (its

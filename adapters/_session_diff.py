@@ -24,6 +24,7 @@ import attrs
 
 from toolreel.core import ChatMessage, ToolCall, ToolResult, Usage
 from toolreel.core.outcomes import FinishReason
+from toolreel.core.record import Value
 
 from ._fold import fold_journal
 from ._journal import Journal, JournalEntry
@@ -47,8 +48,8 @@ def canonical_arguments(arguments: str) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-@attrs.frozen(kw_only=True)
-class CallChange:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CallChange(Value):
     """A tool call one session made and the other did not, or made otherwise.
 
     `a`/`b` are the arguments (for "changed": `field` says whether the arguments
@@ -75,8 +76,8 @@ class CallChange:
         return attrs.asdict(self)
 
 
-@attrs.frozen(kw_only=True)
-class TurnDiff:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TurnDiff(Value):
     """Turn `turn` (1-based) of both sessions; a side's prompt None: it has no such turn."""
 
     turn: int
@@ -142,8 +143,8 @@ class TurnDiff:
         }
 
 
-@attrs.frozen(kw_only=True)
-class SessionDiff:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SessionDiff(Value):
     """Two sessions compared: where they part, each turn, the totals; its `str` is the text.
 
     `parted_at` is the first step (seq) whose event or effects differ (None:

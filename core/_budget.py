@@ -47,6 +47,7 @@ from typing import Any
 import attrs
 
 from ._errors import ConfigError
+from ._record import Value
 from ._records import NO_USAGE, ToolCall, Usage
 
 #: The limits a `Budget` may set, by the name an `OverBudget` reports.
@@ -92,8 +93,8 @@ def _amount_or_none(instance: object, attribute: attrs.Attribute[Any], value: An
         _amount(instance, attribute, value)
 
 
-@attrs.frozen(kw_only=True)
-class Price:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Price(Value):
     """What a model costs, in USD per million tokens: input, output, and cached input.
 
     `cache_read_per_million` prices the input tokens read from the prompt cache,
@@ -146,8 +147,8 @@ def prices(
     return tuple(sorted(pairs, key=lambda pair: pair[0]))
 
 
-@attrs.frozen(kw_only=True)
-class Budget:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Budget(Value):
     """Limits on one turn's (or, `scope=SESSION`, the session's) spending; None: no limit.
 
     `max_calls_per_tool` maps tool names to their own limit (each must be a
@@ -202,8 +203,8 @@ class Budget:
         return attrs.evolve(self, prices=(*self.prices, (model, price)))
 
 
-@attrs.frozen(kw_only=True)
-class Spending:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Spending(Value):
     """What was spent: token usage, model calls, tool calls by tool name, cost (USD)."""
 
     usage: Usage = NO_USAGE
@@ -224,13 +225,19 @@ class Spending:
 NOTHING_SPENT = Spending()
 
 
+def _as_float(value: float) -> float:
+    """A count or an amount as a float (a function, not `float`: attrs reads a
+    converter's signature, and a builtin's costs a tokenizer at import)."""
+    return float(value)
+
+
 def _number(value: float) -> str:
     """A count or an amount as text: 3, not 3.0; costs to 6 places."""
     return f"{value:g}" if float(value).is_integer() else f"{value:.6f}".rstrip("0")
 
 
-@attrs.frozen(kw_only=True)
-class OverBudget:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class OverBudget(Value):
     """The budget ran out: the limit (`limit_name`, its value) and what was `used` of it.
 
     For tool calls `used` counts the calls the model asked for (run and
@@ -239,8 +246,8 @@ class OverBudget:
     """
 
     limit_name: str
-    limit: float = attrs.field(converter=float)
-    used: float = attrs.field(converter=float)
+    limit: float = attrs.field(converter=_as_float)
+    used: float = attrs.field(converter=_as_float)
     scope: BudgetScope = BudgetScope.TURN
     text: str | None = None
     model_finish_reason: str | None = None

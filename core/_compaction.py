@@ -30,6 +30,7 @@ from typing import Any, TypeAlias
 import attrs
 
 from ._errors import ConfigError
+from ._record import Value
 from ._text import checked_text
 
 #: One token per this many characters, until the provider has counted a request.
@@ -65,8 +66,8 @@ def _count(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
         raise ConfigError(attribute.name, value, "an int >= 0")
 
 
-@attrs.frozen(kw_only=True)
-class KeepTurns:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class KeepTurns(Value):
     """Carry the last `turns` turns (the running one counted) and the `pinned` first messages."""
 
     turns: int = attrs.field(validator=_positive)
@@ -74,8 +75,8 @@ class KeepTurns:
     on_too_long: bool = True
 
 
-@attrs.frozen(kw_only=True)
-class KeepTokens:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class KeepTokens(Value):
     """Carry the latest turns that fit in `tokens` (the running turn always), and the
     `pinned` first messages."""
 
@@ -90,8 +91,8 @@ def _within(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
         raise ConfigError(attribute.name, value, "KeepTurns or KeepTokens")
 
 
-@attrs.frozen(kw_only=True)
-class Summarise:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Summarise(Value):
     """Where `within` would leave turns out, summarise them with a model call first.
 
     `model` names a cheaper model for the summary call (None: the session's);
@@ -117,8 +118,8 @@ class Summarise:
 Compaction: TypeAlias = KeepTurns | KeepTokens | Summarise
 
 
-@attrs.frozen(kw_only=True)
-class Window:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Window(Value):
     """Which part of the history the requests carry, and how tokens are counted.
 
     `start`: the first history message carried after the pinned ones; `summary`:

@@ -14,6 +14,7 @@ from ._compaction import Compaction
 from ._errors import ConfigError
 from ._fallback import FallbackPolicy, model_at
 from ._model import ModelSettings, tool_specs
+from ._record import Value
 from ._records import ToolSpec
 from ._text import checked_text
 
@@ -102,8 +103,8 @@ class HookPoint(enum.Enum):
     POST_TOOL_USE = "PostToolUse"
 
 
-@attrs.frozen(kw_only=True)
-class RetryPolicy:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RetryPolicy(Value):
     """Capped exponential backoff for retryable model-call failures.
 
     The n-th retry (n = 0, 1, ...) waits `min(max_delay, base_delay * multiplier**n)`
@@ -138,13 +139,13 @@ SUBMIT_TOOL = ToolSpec(
 STRUCTURED_TOOL_CHOICES = frozenset({"auto", "required"})
 
 
-@attrs.frozen(kw_only=True)
-class TextOutput:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TextOutput(Value):
     """The turn's answer is the text of a response without tool calls (a chat; rule 4)."""
 
 
-@attrs.frozen(kw_only=True)
-class PlainOutput:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PlainOutput(Value):
     """The answer is the arguments of a call of `tool`, validated; the call ends the attempt.
 
     A failed validation starts a new attempt, up to `max_attempts` (rule 17).
@@ -154,8 +155,8 @@ class PlainOutput:
     max_attempts: int = attrs.field(default=3, validator=at_least(1))
 
 
-@attrs.frozen(kw_only=True)
-class ReflectiveOutput:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ReflectiveOutput(Value):
     """As `PlainOutput`, but each call of `tool` is reflected (`Reflect`: its result is what
     the reflection handler says) and only the offered `submit` ends the attempt.
 
@@ -195,8 +196,8 @@ def _unique_tool_names(tools: tuple[ToolSpec, ...]) -> None:
         seen.add(spec.name)
 
 
-@attrs.frozen(kw_only=True)
-class LoopConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class LoopConfig(Value):
     """How one session's loop runs: model, tools, limits, policies and hooks.
 
     `auto_execute=False` is manual mode: the caller runs the tools and hands the

@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from ._errors import ConfigError
+from ._record import Value
 from ._text import surrogate_at
 
 #: The media types an `ImagePart` may have.
@@ -75,8 +76,8 @@ def _data_repr(value: bytes | None) -> str:
     return "None" if value is None else describe(value)
 
 
-@attrs.frozen(kw_only=True)
-class ImagePart:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ImagePart(Value):
     """An image: exactly one of `data` (its bytes) or `url` (http/https), with its media type."""
 
     media_type: str = attrs.field(validator=_media_type)

@@ -40,6 +40,7 @@ from ._budget import OverBudget
 from ._config import HookPoint, MaxIterationsPolicy
 from ._events import Blocked, Cancelled
 from ._notices import ApprovalRequested, Notice
+from ._record import Value
 from ._records import (
     AttemptErrors,
     ChatMessage,
@@ -51,8 +52,8 @@ from ._records import (
 )
 
 
-@attrs.frozen(kw_only=True)
-class CallModel:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CallModel(Value):
     """Call the model for iteration `iteration` (`retry` > 0 when repeating a failed call).
 
     `model` is which model answers: 0 the config's own, then its fallbacks in order
@@ -67,22 +68,22 @@ class CallModel:
     summary: bool = False
 
 
-@attrs.frozen(kw_only=True)
-class RunTool:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RunTool(Value):
     """Run `call` (its arguments as hooks left them); answer with `ToolFinished`."""
 
     call: ToolCall
 
 
-@attrs.frozen(kw_only=True)
-class Reflect:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Reflect(Value):
     """Run the reflection handler on `call`'s arguments; answer with `ToolFinished`."""
 
     call: ToolCall
 
 
-@attrs.frozen(kw_only=True)
-class AskHook:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AskHook(Value):
     """Ask the `point` hook (PreToolUse: `call`; UserPromptSubmit: `prompt`).
 
     Answer with `HookDecided(hook_id=...)`.
@@ -94,8 +95,8 @@ class AskHook:
     call: ToolCall | None = None
 
 
-@attrs.frozen(kw_only=True)
-class TellHook:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TellHook(Value):
     """Tell the PostToolUse hooks that `call` got `result`; nothing answers.
 
     Older journals recorded this as `AskHook(point=PostToolUse)`; they read
@@ -106,38 +107,38 @@ class TellHook:
     result: ToolResult
 
 
-@attrs.frozen(kw_only=True)
-class StartTimer:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class StartTimer(Value):
     """Wait `seconds`, then feed `TimerFired(token=...)`."""
 
     token: str
     seconds: float
 
 
-@attrs.frozen(kw_only=True)
-class Persist:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Persist(Value):
     """Store `message`, which just entered the history (the shell tells `MessageRecorded`)."""
 
     message: ChatMessage
 
 
-@attrs.frozen(kw_only=True)
-class Emit:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Emit(Value):
     """Tell the caller's stream `notice`."""
 
     notice: Notice
 
 
-@attrs.frozen(kw_only=True)
-class Validate:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Validate(Value):
     """Validate `output` (JSON text) of attempt `attempt`; answer with `ValidationFinished`."""
 
     output: str
     attempt: int
 
 
-@attrs.frozen(kw_only=True)
-class AwaitApproval:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AwaitApproval(Value):
     """Pause the turn until each of `requests` is decided (`Approved` / `Denied`).
 
     Not a `Finish`: the turn goes on once the last call is decided.
@@ -181,16 +182,16 @@ class FailureCode(enum.StrEnum):
     VALIDATION_FAILED = "validation_failed"
 
 
-@attrs.frozen(kw_only=True)
-class Completed:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Completed(Value):
     """The model answered without calling tools: its `text` and the provider's finish reason."""
 
     text: str
     model_finish_reason: str = "stop"
 
 
-@attrs.frozen(kw_only=True)
-class Capped:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Capped(Value):
     """`max_iterations` was reached and `policy` (STOP, FINAL_ANSWER, ONE_MORE_CALL) ended the turn.
 
     Under FINAL_ANSWER `text` is the last call's answer; else it is empty.
@@ -201,8 +202,8 @@ class Capped:
     model_finish_reason: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class Failed:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Failed(Value):
     """The turn failed: its `code`, the provider's (or the policy's) message and HTTP status."""
 
     code: FailureCode
@@ -215,8 +216,8 @@ class Failed:
         return self.code.value
 
 
-@attrs.frozen(kw_only=True)
-class Produced:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Produced(Value):
     """A structured output passed validation: `output`, the JSON text the model sent."""
 
     output: str
@@ -234,8 +235,8 @@ _REASONS: dict[type, FinishReason] = {
 }
 
 
-@attrs.frozen(kw_only=True)
-class Attempts:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Attempts(Value):
     """Where a turn with a structured output stood when it ended (rule 17).
 
     `number` is the attempt it ended in, `iteration` that attempt's model calls,
@@ -249,8 +250,8 @@ class Attempts:
     validating: bool = False
 
 
-@attrs.frozen(kw_only=True)
-class Finish:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Finish(Value):
     """The turn ended: its outcome, its (last attempt's) rounds, its model calls and usage.
 
     `iterations` counts the turn's model calls (retries aside) over every

@@ -41,12 +41,13 @@ from typing import TypeAlias, get_args
 import attrs
 
 from ._content import ImagePart, images_of
+from ._record import Value
 from ._records import NO_USAGE, ChatMessage, Usage
 from ._text import checked_text
 
 
-@attrs.frozen(kw_only=True)
-class PromptSubmitted:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PromptSubmitted(Value):
     """The user sent `text` (and `images`, which follow it); a new turn starts.
 
     The history carries over. `text` is valid Unicode text (core/_text.py).
@@ -56,27 +57,27 @@ class PromptSubmitted:
     images: tuple[ImagePart, ...] = attrs.field(default=(), converter=images_of)
 
 
-@attrs.frozen(kw_only=True)
-class Allowed:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Allowed(Value):
     """A hook lets the prompt or the call go ahead unchanged."""
 
 
-@attrs.frozen(kw_only=True)
-class Blocked:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Blocked(Value):
     """A hook stops the prompt or the call; the model sees `reason` for a call."""
 
     reason: str
 
 
-@attrs.frozen(kw_only=True)
-class Replaced:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Replaced(Value):
     """A hook goes ahead with a new prompt text, or new JSON arguments for a call."""
 
     value: str
 
 
-@attrs.frozen(kw_only=True)
-class Ask:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Ask(Value):
     """A hook holds the call for a human's approval (`reason` tells the human why).
 
     `value`, if given, is new JSON arguments the call runs with once approved.
@@ -89,23 +90,23 @@ class Ask:
 Decision: TypeAlias = Allowed | Blocked | Replaced | Ask
 
 
-@attrs.frozen(kw_only=True)
-class HookDecided:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class HookDecided(Value):
     """The hook asked as `hook_id` decided."""
 
     hook_id: str
     decision: Decision
 
 
-@attrs.frozen(kw_only=True)
-class TextDelta:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TextDelta(Value):
     """A piece of the model's text, in stream order."""
 
     text: str
 
 
-@attrs.frozen(kw_only=True)
-class ReasoningDelta:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ReasoningDelta(Value):
     """A piece of a reasoning block.
 
     Text appends to the open block; a `signature` closes it (Anthropic sends
@@ -120,8 +121,8 @@ class ReasoningDelta:
     provider: str = ""
 
 
-@attrs.frozen(kw_only=True)
-class ToolCallStarted:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolCallStarted(Value):
     """The call at `index` began; id and name arrive only here (OpenAI streams)."""
 
     index: int
@@ -130,24 +131,24 @@ class ToolCallStarted:
     signature: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ToolCallArgumentsDelta:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolCallArgumentsDelta(Value):
     """A fragment of the JSON arguments of the call at `index`, split anywhere."""
 
     index: int
     fragment: str
 
 
-@attrs.frozen(kw_only=True)
-class ModelResponded:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModelResponded(Value):
     """The response is complete: the provider's finish reason and this call's usage."""
 
     finish_reason: str = "stop"
     usage: Usage = NO_USAGE
 
 
-@attrs.frozen(kw_only=True)
-class ModelCallFailed:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModelCallFailed(Value):
     """The model call failed; `retryable` for 429/5xx/529/timeouts, else fatal.
 
     `retry_after` is the wait in seconds the provider asked for, if any;
@@ -163,8 +164,8 @@ class ModelCallFailed:
     context_too_long: bool = False
 
 
-@attrs.frozen(kw_only=True)
-class ToolFinished:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolFinished(Value):
     """The result for `call_id`: a tool run's output or error, or the caller's (manual mode).
 
     `images` are images the tool returned beside `output`.
@@ -178,16 +179,16 @@ class ToolFinished:
     images: tuple[ImagePart, ...] = attrs.field(default=(), converter=images_of)
 
 
-@attrs.frozen(kw_only=True)
-class ToolTimedOut:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolTimedOut(Value):
     """The run of `call_id` outlasted `seconds` and was abandoned."""
 
     call_id: str
     seconds: float
 
 
-@attrs.frozen(kw_only=True)
-class ToolInterrupted:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolInterrupted(Value):
     """The run of `call_id` started before a crash; its outcome is unknown."""
 
     call_id: str
@@ -197,8 +198,8 @@ class ToolInterrupted:
 TOOL_OUTCOMES: tuple[type, ...] = (ToolFinished, ToolTimedOut, ToolInterrupted)
 
 
-@attrs.frozen(kw_only=True)
-class TimerFired:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TimerFired(Value):
     """The timer started as `token` elapsed."""
 
     token: str
@@ -209,30 +210,30 @@ def _messages(messages: Iterable[ChatMessage]) -> tuple[ChatMessage, ...]:
     return tuple(messages)
 
 
-@attrs.frozen(kw_only=True)
-class HistoryReplaced:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class HistoryReplaced(Value):
     """Between turns, the caller replaced the conversation with `history`."""
 
     history: tuple[ChatMessage, ...] = attrs.field(converter=_messages)
 
 
-@attrs.frozen(kw_only=True)
-class Approved:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Approved(Value):
     """A human approved the call `call_id`, held for approval: it will run."""
 
     call_id: str
 
 
-@attrs.frozen(kw_only=True)
-class Denied:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Denied(Value):
     """A human denied the call `call_id`: the model reads `reason` as its error result."""
 
     call_id: str
     reason: str = attrs.field(default="", validator=checked_text("reason"))
 
 
-@attrs.frozen(kw_only=True)
-class Cancelled:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Cancelled(Value):
     """The caller cancelled the run."""
 
 
@@ -241,8 +242,8 @@ def _problems(problems: Iterable[str]) -> tuple[str, ...]:
     return tuple(problems)
 
 
-@attrs.frozen(kw_only=True)
-class ValidationFinished:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ValidationFinished(Value):
     """The output of attempt `attempt` was checked: `problems` lists what is wrong (none: valid).
 
     Schema problems come first, by field (`$.total: expected a number, got "12"`),

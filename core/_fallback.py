@@ -26,6 +26,7 @@ import attrs
 
 from ._errors import ConfigError
 from ._events import ModelCallFailed
+from ._record import Value
 
 
 def _names(models: Iterable[str]) -> tuple[str, ...]:
@@ -56,8 +57,8 @@ def _check_statuses(_: object, __: object, value: frozenset[int]) -> None:
             raise ConfigError("on_status", status, "an HTTP error status (400-599)")
 
 
-@attrs.frozen(kw_only=True)
-class FallbackPolicy:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class FallbackPolicy(Value):
     """The models a failed model call falls back to, in order, and what else moves on.
 
     A retryable failure moves on once its retries are spent; `on_status` lists
@@ -79,8 +80,8 @@ class FallbackPolicy:
         return self.on_context_length and failure.context_too_long
 
 
-@attrs.frozen(kw_only=True)
-class ModelFailure:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModelFailure(Value):
     """How one model of a turn failed, before the turn moved on (or gave up)."""
 
     model: str

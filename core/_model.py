@@ -11,11 +11,12 @@ from collections.abc import Iterable
 
 import attrs
 
+from ._record import Value
 from ._records import ChatMessage, ModelRequest, Reasoning, ToolRound, ToolSpec
 
 
-@attrs.frozen(kw_only=True)
-class ModelSettings:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModelSettings(Value):
     """The model, its instructions, the tools it is offered, and the sampling limits."""
 
     model: str = ""

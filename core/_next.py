@@ -35,12 +35,13 @@ from ._config import LoopConfig, MaxIterationsPolicy, PlainOutput
 from ._effects import Capped, Completed, Failed, FailureCode, Outcome
 from ._events import Blocked
 from ._output import capped, invalid_response, outputs, submit_before_output, submitted
+from ._record import Value
 from ._records import Reasoning
 from ._state import Turn
 
 
-@attrs.frozen(kw_only=True)
-class Answer:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Answer(Value):
     """A response that ends without calls to run: its text, reasoning and finish reason."""
 
     text: str
@@ -48,13 +49,13 @@ class Answer:
     finish_reason: str = "stop"
 
 
-@attrs.frozen(kw_only=True)
-class Pause:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Pause(Value):
     """Only calls held for approval are left: the turn pauses (rule 15)."""
 
 
-@attrs.frozen(kw_only=True)
-class Continue:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Continue(Value):
     """Call the model again: `final` offers no tools and asks for an answer; `past_cap`
     makes the ONE_MORE_CALL call; `over_budget` is what ran out, for a final answer."""
 
@@ -63,15 +64,15 @@ class Continue:
     over_budget: OverBudget | None = None
 
 
-@attrs.frozen(kw_only=True)
-class Check:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Check(Value):
     """Validate the attempt's structured output."""
 
     output: str
 
 
-@attrs.frozen(kw_only=True)
-class End:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class End(Value):
     """The turn is over with `outcome`; `text` and `reasoning` join its assistant message."""
 
     outcome: Outcome

@@ -45,25 +45,26 @@ from typing import TypeAlias
 import attrs
 
 from ._budget import Spending
+from ._record import Value
 from ._records import ChatMessage, ToolCall, ToolResult, ToolRound
 
 
-@attrs.frozen(kw_only=True)
-class TextStreamed:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TextStreamed(Value):
     """A piece of the model's text."""
 
     text: str
 
 
-@attrs.frozen(kw_only=True)
-class ReasoningStreamed:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ReasoningStreamed(Value):
     """A piece of the model's reasoning."""
 
     text: str
 
 
-@attrs.frozen(kw_only=True)
-class ToolCallStreaming:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolCallStreaming(Value):
     """The model began the call `call_id` to `name`, at `index` of its response."""
 
     index: int
@@ -71,54 +72,54 @@ class ToolCallStreaming:
     name: str
 
 
-@attrs.frozen(kw_only=True)
-class ToolArgumentsStreamed:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolArgumentsStreamed(Value):
     """`fragment` of the JSON arguments of the call at `index` (see `ToolCallStreaming`)."""
 
     index: int
     fragment: str
 
 
-@attrs.frozen(kw_only=True)
-class ToolCallAnnounced:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolCallAnnounced(Value):
     """The model issued `call` in iteration `iteration`."""
 
     call: ToolCall
     iteration: int
 
 
-@attrs.frozen(kw_only=True)
-class ResultsRequested:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ResultsRequested(Value):
     """Manual mode: add one result for each of `calls` (arguments as hooks left them)."""
 
     calls: tuple[ToolCall, ...]
 
 
-@attrs.frozen(kw_only=True)
-class ApprovalRequested:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ApprovalRequested(Value):
     """`call` (arguments as it would run) waits for `Approved` or `Denied`; `reason` from a hook."""
 
     call: ToolCall
     reason: str = ""
 
 
-@attrs.frozen(kw_only=True)
-class ToolResultReady:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolResultReady(Value):
     """`result` answers the call; `is_error` results were failures or refusals."""
 
     result: ToolResult
 
 
-@attrs.frozen(kw_only=True)
-class RoundFinished:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RoundFinished(Value):
     """Round `iteration` is complete."""
 
     round: ToolRound
     iteration: int
 
 
-@attrs.frozen(kw_only=True)
-class RetryScheduled:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RetryScheduled(Value):
     """Retry number `retry` of the model call starts in `seconds`."""
 
     retry: int
@@ -127,8 +128,8 @@ class RetryScheduled:
     status: int | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ModelChanged:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModelChanged(Value):
     """The turn moves from model `previous` to `model` (position `index`: 0 the config's own,
     then its fallbacks), after the failure `message` (HTTP `status`)."""
 
@@ -139,16 +140,16 @@ class ModelChanged:
     status: int | None = None
 
 
-@attrs.frozen(kw_only=True)
-class UsageReported:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class UsageReported(Value):
     """What the running turn and the whole session have spent, after a model response."""
 
     turn: Spending
     session: Spending
 
 
-@attrs.frozen(kw_only=True)
-class ContextCompacted:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ContextCompacted(Value):
     """Requests now carry the history from message `start` on (after the pinned ones).
 
     Messages `first` to `start - 1` were left out by this compaction; `summary` is
@@ -164,22 +165,22 @@ class ContextCompacted:
     tokens: int | None = None
 
 
-@attrs.frozen(kw_only=True)
-class MessageRecorded:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class MessageRecorded(Value):
     """`message` entered the history."""
 
     message: ChatMessage
 
 
-@attrs.frozen(kw_only=True)
-class AttemptStarted:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AttemptStarted(Value):
     """Attempt `attempt` (1-based) begins."""
 
     attempt: int
 
 
-@attrs.frozen(kw_only=True)
-class ValidationFailed:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ValidationFailed(Value):
     """The output of attempt `attempt` failed validation with `problems`."""
 
     attempt: int

@@ -30,6 +30,7 @@ import attrs
 
 from ._content import ImagePart
 from ._errors import ConfigError
+from ._record import Value
 from ._text import checked_text, surrogate_at
 
 Role = Literal["user", "assistant"]
@@ -42,8 +43,8 @@ def _json_text(value: str | Mapping[str, Any]) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-@attrs.frozen(kw_only=True)
-class Usage:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Usage(Value):
     """Token counters; `extra` holds any other counter a provider reports, sorted by name.
 
     `input_tokens` counts every token the model read, cached or not (as OpenAI and
@@ -90,8 +91,8 @@ def _tool_name(_: object, __: object, value: Any) -> None:
         raise ConfigError("name", value, "a tool name (a non-empty str of valid Unicode text)")
 
 
-@attrs.frozen(kw_only=True)
-class ToolSpec:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolSpec(Value):
     """A tool as offered to the model; `parameters` is a JSON Schema (dict or JSON text)."""
 
     name: str = attrs.field(validator=_tool_name)
@@ -99,8 +100,8 @@ class ToolSpec:
     parameters: str = attrs.field(default='{"properties":{},"type":"object"}', converter=_json_text)
 
 
-@attrs.frozen(kw_only=True)
-class ToolCall:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolCall(Value):
     """A call the model issued: `arguments` is the JSON text it sent (`{}` when empty).
 
     `signature` is opaque provider data that must go back with the call
@@ -142,8 +143,8 @@ class ResultReason(enum.StrEnum):
     OUTPUT = "output"
 
 
-@attrs.frozen(kw_only=True)
-class ToolResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolResult(Value):
     """The one result a call gets: the tool's output, or an error the model can read.
 
     `images` are images the tool returned beside its text (a screenshot, a chart);
@@ -158,8 +159,8 @@ class ToolResult:
     reason: ResultReason | None = None
 
 
-@attrs.frozen(kw_only=True)
-class Reasoning:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Reasoning(Value):
     """A reasoning block to send back unchanged (Anthropic thinking + signature).
 
     `redacted` holds the opaque data of a redacted block instead of text.
@@ -175,8 +176,8 @@ class Reasoning:
     provider: str = ""
 
 
-@attrs.frozen(kw_only=True)
-class ToolRound:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolRound(Value):
     """One round: text before the calls, the calls, and their results in call order."""
 
     assistant_text: str
@@ -185,8 +186,8 @@ class ToolRound:
     reasoning: tuple[Reasoning, ...] = ()
 
 
-@attrs.frozen(kw_only=True)
-class ChatMessage:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ChatMessage(Value):
     """A history message; an assistant turn is its final text plus its tool rounds.
 
     A user message's `images` follow its text (core/_content.py).
@@ -199,8 +200,8 @@ class ChatMessage:
     images: tuple[ImagePart, ...] = ()
 
 
-@attrs.frozen(kw_only=True)
-class ModelRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModelRequest(Value):
     """What to ask the model, independent of any provider's wire format.
 
     `tool_choice` is "auto", "none", "required", or the name of the one tool
@@ -220,8 +221,8 @@ class ModelRequest:
     cache_key: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class AttemptErrors:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AttemptErrors(Value):
     """The validation problems of one attempt's output (a structured output, rule 17)."""
 
     attempt: int

@@ -24,6 +24,7 @@ from typing import Any, TypeAlias
 import attrs
 
 from ._events import ReasoningDelta, TextDelta, ToolCallArgumentsDelta, ToolCallStarted
+from ._record import Record, Value
 from ._records import Reasoning, ToolCall
 from ._slots import blank, setters
 
@@ -45,8 +46,8 @@ def joined(pieces: Pieces) -> str:
     return "".join(found)
 
 
-@attrs.frozen(kw_only=True)
-class PartialCall:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PartialCall(Value):
     """A tool call still streaming in: id and name from its start, argument text so far."""
 
     index: int
@@ -56,8 +57,8 @@ class PartialCall:
     signature: str | None = None
 
 
-@attrs.frozen(kw_only=True, eq=False)
-class Stream:
+@attrs.frozen(kw_only=True, eq=False, repr=False)
+class Stream(Record):
     """The partial response: what the current model call has streamed so far.
 
     Two streams are equal when they hold the same text (however it was cut into

@@ -12,10 +12,11 @@ import attrs
 from ._config import RetryPolicy
 from ._effects import StartTimer
 from ._events import ModelCallFailed
+from ._record import Value
 
 
-@attrs.frozen(kw_only=True)
-class RetryTimer:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RetryTimer(Value):
     """The backoff timer before retry `retry` (1-based) of model call `iteration`.
 
     `scope` is the turn's (`Turn.scope`: its number, advanced by each further

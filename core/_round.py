@@ -17,6 +17,7 @@ import attrs
 
 from ._content import ImagePart
 from ._notices import ApprovalRequested
+from ._record import Value
 from ._records import Reasoning, ResultReason, ToolCall, ToolResult, ToolRound
 
 #: The result a call gets when a cancel closes its round before it finished.
@@ -27,8 +28,8 @@ INTERRUPTED = "interrupted; outcome unknown"
 T = TypeVar("T")
 
 
-@attrs.frozen(kw_only=True)
-class PendingRound:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PendingRound(Value):
     """A round whose calls are being checked, run, or answered.
 
     `runs[i]` is the call to run for `calls[i]` (arguments as hooks left them),

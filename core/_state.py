@@ -12,6 +12,7 @@ from ._config import LoopConfig
 from ._content import ImagePart
 from ._errors import UsageError
 from ._fallback import ModelFailure
+from ._record import Value
 from ._records import AttemptErrors, ChatMessage, ToolRound, Usage
 from ._response import EMPTY_STREAM, Stream
 from ._round import PendingRound
@@ -63,8 +64,8 @@ class StepError(UsageError):
         self.event = event
 
 
-@attrs.frozen(kw_only=True)
-class Turn:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Turn(Value):
     """One user prompt and everything the loop did for it so far.
 
     A turn whose answer is a structured output makes attempts (rule 17): each
@@ -122,8 +123,8 @@ class Turn:
         return self.number + self.attempt - 1
 
 
-@attrs.frozen(kw_only=True)
-class Aside:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Aside(Value):
     """What the session keeps beside its history and spending, changed between deltas only:
     the calls a cancel abandoned, whose late results are dropped, whether the last turn
     was cancelled (rules 9 and 10), and the part of the history requests carry under a
@@ -138,8 +139,8 @@ class Aside:
 NOTHING_ASIDE = Aside()
 
 
-@attrs.frozen(kw_only=True)
-class State:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class State(Value):
     """The whole loop: config, phase, history, the running turn and its stream.
 
     `spent` is all the session spent (rule 16); `usage`, its tokens, sums every

@@ -77,6 +77,7 @@ from toolreel.core import (
 from toolreel.core.hooks import HookPoint
 from toolreel.core.notices import AttemptStarted, ValidationFailed
 from toolreel.core.outcomes import AttemptErrors
+from toolreel.core.record import Value
 
 from . import _checks as check
 from ._agent_output import OutputTool, Validator
@@ -111,8 +112,8 @@ I = TypeVar("I")  # noqa: E741 - the input type, as in the issue's signature
 T = TypeVar("T")
 
 
-@attrs.frozen(kw_only=True)
-class AgentDefinition(Generic[I, T]):
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AgentDefinition(Value, Generic[I, T]):
     """An agent: how to prompt it, its tools, its output, how it is validated, who watches.
 
     `build_prompt(input)` makes the prompt: a str, or a list of texts and
@@ -162,8 +163,8 @@ class AgentDefinition(Generic[I, T]):
     )
 
 
-@attrs.frozen(kw_only=True)
-class AgentMetadata:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AgentMetadata(Value):
     """What a run cost and went through, success or failure alike.
 
     `usage` sums every model call of every attempt; `latency` is the wall time
@@ -199,16 +200,16 @@ class AgentMetadata:
             return load_agent_session(journal, self.session_id)
 
 
-@attrs.frozen(kw_only=True)
-class AgentSuccess(Generic[T]):
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AgentSuccess(Value, Generic[T]):
     """The validated, typed output."""
 
     output: T
     metadata: AgentMetadata
 
 
-@attrs.frozen(kw_only=True)
-class AgentFailure:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AgentFailure(Value):
     """Why the run failed (`error.code`, `error.message`, `error.context`)."""
 
     error: AgentError
@@ -246,8 +247,8 @@ def agent_config(
     )
 
 
-@attrs.frozen(kw_only=True)
-class AgentCallbacks:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AgentCallbacks(Value):
     """The agent API's watcher of a run (the runner's `Executions`).
 
     The `on_*` (the definition's) get the reducer's `State` first; `observe_call`
@@ -410,8 +411,8 @@ def run_config(
     return attrs.evolve(config, budget=budget, cache_key=cache_key)
 
 
-@attrs.frozen(kw_only=True)
-class Given:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Given(Value):
     """What a run is given besides its input: the model port, the prompt's images, `abort`."""
 
     model: ModelPort

@@ -32,6 +32,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from toolreel.core import ConfigError, OutputSpec, PlainOutput, ReflectiveOutput, ToolSpec
+from toolreel.core.record import Value
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -194,8 +195,8 @@ def _output_schema(output_type: Any) -> dict[str, Any]:
     return schema
 
 
-@attrs.frozen(kw_only=True)
-class OutputTool(Generic[T]):
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class OutputTool(Value, Generic[T]):
     """The tool whose arguments are the agent's output; build it with `of` or `from_schema`."""
 
     name: str = attrs.field(validator=check.name)

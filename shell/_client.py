@@ -68,6 +68,7 @@ from toolreel.core.budget import OverBudget, Spending
 from toolreel.core.notices import ApprovalRequested, Notice, ResultsRequested
 from toolreel.core.outcomes import FinishReason
 from toolreel.core.policies import MaxIterationsPolicy
+from toolreel.core.record import Value
 
 from ._connection import Connection
 from ._errors import (
@@ -627,8 +628,8 @@ class Client:
         return self.runner.metadata
 
 
-@attrs.frozen(kw_only=True)
-class RunResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RunResult(Value):
     """What one `run()` gave: the answer, its rounds, usage, and why it ended."""
 
     text: str

@@ -33,6 +33,7 @@ from toolreel.adapters.providers import (
 from toolreel.adapters.redaction import MASK, Redactor, clean_key
 from toolreel.core import ConfigError
 from toolreel.core.policies import RetryPolicy
+from toolreel.core.record import Value
 
 from . import _checks as check
 
@@ -109,8 +110,8 @@ def _http_client(_: object, attribute: attrs.Attribute[Any], value: Any) -> None
         check.refuse(attribute.name, value, what)
 
 
-@attrs.frozen(kw_only=True)
-class Connection:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Connection(Value):
     """Where the model is, which one, and how each call to it goes.
 
     `provider` is "openai" (any OpenAI-compatible server: OpenAI, Ollama's /v1,

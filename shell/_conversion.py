@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import _pydantic, _strict
+from ._named_types import Name, name_of
 from ._problems import Mismatch, Problem, at, join, under
 
 if TYPE_CHECKING:
@@ -79,6 +80,8 @@ def strict_converter() -> cattrs.Converter:
     for kind, check in _strict.SCALARS.items():
         if kind is not object:  # a class hook for `object` would catch every class
             converter.register_structure_hook(kind, hook(check))
+    for name, check in _strict.NAMED_SCALARS.items():
+        converter.register_structure_hook_func(_named(name), hook(check))
     anything = hook(_strict.SCALARS[object])
     converter.register_structure_hook_func(lambda kind: kind is object, anything)
     factories: list[tuple[Callable[[Any], bool], Callable[[Any], Convert]]] = [
@@ -151,3 +154,8 @@ class _NotPlain(Exception):
 def _not_plain(value: Any) -> Any:
     """`json.dumps`'s fallback for what it cannot write: signal it, to unstructure first."""
     raise _NotPlain
+
+
+def _named(name: Name) -> Callable[[Any], bool]:
+    """Whether a type is the class of that name (shell/_named_types.py)."""
+    return lambda kind: name_of(kind) == name

@@ -29,6 +29,8 @@ from typing import Literal, TypeAlias
 
 import attrs
 
+from toolreel.core.record import Value
+
 Style: TypeAlias = Literal["google", "numpy", "sphinx"]
 
 #: A Google section header naming parameters, alone on its line (`Args:`).
@@ -42,8 +44,8 @@ _DASHES = re.compile(r"-{3,}")
 _SPHINX = re.compile(r":(param|parameter|arg|argument|key|keyword|type)\b[^:]*:")
 
 
-@attrs.frozen(kw_only=True)
-class ToolDoc:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolDoc(Value):
     """What a docstring tells the model: the tool's description, and each parameter's."""
 
     description: str

@@ -39,6 +39,7 @@ import attrs
 from toolreel.adapters import AgentSession, Journal, load_session
 from toolreel.core import ConfigError, LoopConfig, Phase
 from toolreel.core.outcomes import FinishReason
+from toolreel.core.record import Value
 
 from ._agent import AgentDefinition
 from ._client import open_journal
@@ -60,8 +61,8 @@ from ._verdict import (
 OptionsFor = AgentOptions | Callable[[LoopConfig], AgentOptions]
 
 
-@attrs.frozen(kw_only=True)
-class CaseResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CaseResult(Value):
     """One session evaluated: its candidate, each check's verdict, or why it could not be.
 
     Attributes:
@@ -119,8 +120,8 @@ class CaseResult:
         ]
 
 
-@attrs.frozen(kw_only=True)
-class EvalReport:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class EvalReport(Value):
     """An evaluation: a `CaseResult` per session, in the order the sessions were given.
 
     Attributes:

@@ -70,6 +70,7 @@ from toolreel.core import (
     step,
     well_formed,
 )
+from toolreel.core.record import Value
 
 from ._agent import AgentDefinition, AgentFailure, AgentSuccess, execute_agent, run_config
 from ._client import Client, loop_config, open_journal
@@ -94,8 +95,8 @@ def _results(value: Mapping[str, str] | Iterable[tuple[str, str]]) -> tuple[tupl
     return pairs
 
 
-@attrs.frozen(kw_only=True)
-class Edit:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Edit(Value):
     """What a fork changes at its fork point (nothing: the same point, gone on from live).
 
     Attributes:
@@ -118,8 +119,8 @@ class Edit:
         return ", ".join(parts)
 
 
-@attrs.frozen(kw_only=True)
-class ForkPoint:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ForkPoint(Value):
     """Where a fork parts from its original, as steps of the original.
 
     Steps before `first` are copied; `first`..`last` are folded again with the
@@ -140,8 +141,8 @@ class ForkPoint:
         return self.last - 1
 
 
-@attrs.frozen(kw_only=True)
-class AgentFork(Generic[T]):
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AgentFork(Value, Generic[T]):
     """A fork of an agent run, written to the journal, not yet gone on: `await fork.run()`.
 
     Attributes:
@@ -271,8 +272,8 @@ def fork(
     return Client.resume(into, attrs.evolve(options, journal=journal), model=model)
 
 
-@attrs.frozen
-class _Where:
+@attrs.frozen(repr=False, eq=False)
+class _Where(Value):
     """Which session forks where, into which new one."""
 
     journal: str | Path | Journal

@@ -32,6 +32,7 @@ import attrs
 
 from toolreel.core import ChatMessage
 from toolreel.core.hooks import Allowed, Ask, Blocked, Decision, HookPoint, Replaced
+from toolreel.core.record import Record, Value
 
 HOOK_PRE_TOOL_USE = "pre_tool_use"
 HOOK_POST_TOOL_USE = "post_tool_use"
@@ -44,8 +45,8 @@ _POINTS = {
 }
 
 
-@attrs.define(kw_only=True)
-class HookDecision:
+@attrs.define(kw_only=True, repr=False)
+class HookDecision(Record):
     """What a hook decided: go on (maybe with a changed input or prompt), or stop, and why."""
 
     continue_: bool = True
@@ -56,8 +57,8 @@ class HookDecision:
     ask: bool = False
 
 
-@attrs.frozen(kw_only=True)
-class PreToolUseEvent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PreToolUseEvent(Value):
     """Before a tool call runs."""
 
     tool_name: str
@@ -66,8 +67,8 @@ class PreToolUseEvent:
     history: tuple[ChatMessage, ...] = ()
 
 
-@attrs.frozen(kw_only=True)
-class PostToolUseEvent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PostToolUseEvent(Value):
     """After a tool call produced its result (`is_error` when it failed)."""
 
     tool_name: str
@@ -78,8 +79,8 @@ class PostToolUseEvent:
     history: tuple[ChatMessage, ...] = ()
 
 
-@attrs.frozen(kw_only=True)
-class UserPromptSubmitEvent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class UserPromptSubmitEvent(Value):
     """A user prompt, before the model sees it (once per prompt, never on continuations)."""
 
     prompt: str

@@ -25,6 +25,7 @@ import attrs
 
 from toolreel.core import ConfigError, ImagePart, PromptSubmitted
 from toolreel.core.images import MEDIA_TYPES
+from toolreel.core.record import Value
 
 #: What `image()` takes: an `ImagePart`, image bytes, an http(s) or data: URL, or a file path.
 ImageSource: TypeAlias = ImagePart | bytes | str | os.PathLike[str]
@@ -119,8 +120,8 @@ def _described(prompt: object) -> object:
     return prompt
 
 
-@attrs.frozen(kw_only=True)
-class ToolOutput:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolOutput(Value):
     """A tool's result that carries images: its text and the images that follow it."""
 
     text: str

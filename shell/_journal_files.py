@@ -19,8 +19,9 @@ from pathlib import Path
 
 import attrs
 
-from toolreel.adapters import Journal, JournalUnavailable, SQLiteJournal
+from toolreel.adapters import Journal, JournalUnavailable
 from toolreel.adapters.redaction import is_dsn, redacted_dsn
+from toolreel.core.record import Value
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -46,6 +47,8 @@ def open_path(path: Path, *, jsonl: bool | None = None) -> Journal:
 
         journal: Journal = JSONLJournal(path)
     else:
+        from toolreel.adapters import SQLiteJournal  # noqa: PLC0415 - with sqlite3, when asked for
+
         journal = SQLiteJournal(path)
     try:
         journal.sessions()
@@ -64,8 +67,8 @@ def journal_name(journal: object) -> str:
     return name if isinstance(name, str) else type(journal).__name__
 
 
-@attrs.frozen
-class DatabaseUrl:
+@attrs.frozen(repr=False, eq=False)
+class DatabaseUrl(Value):
     """A journal's database URL as the command line took it; as text, its password masked."""
 
     url: str = attrs.field(repr=False)

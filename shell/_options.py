@@ -32,6 +32,7 @@ from toolreel.core.budget import Budget
 from toolreel.core.compaction import Compaction, KeepTokens, KeepTurns, Summarise
 from toolreel.core.hooks import HookPoint
 from toolreel.core.policies import FallbackPolicy, MaxIterationsPolicy, RetryPolicy
+from toolreel.core.record import Record, Value
 
 from . import _checks as check
 from ._callbacks import OnAgentNotice, OnFinish, OnNotice, OnRound, OnToolCall, OnToolResult
@@ -180,8 +181,8 @@ def _agent_hooks(instance: object, attribute: attrs.Attribute[Any], value: Any) 
         )
 
 
-@attrs.define(kw_only=True)
-class AgentOptions:
+@attrs.define(kw_only=True, repr=False)
+class AgentOptions(Record):
     """How a Client talks to its model, which tools it offers, and how the loop runs.
 
     The connection fields (provider, base_url, api_key, model, stream, the
@@ -398,8 +399,8 @@ def _is_default(field: attrs.Attribute[Any], value: object) -> bool:
     return bool(value == default)
 
 
-@attrs.frozen(kw_only=True)
-class AgentRunOptions:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AgentRunOptions(Value):
     """How an agent run reaches its model (`connection`) and what the run itself uses.
 
     Helper tools get what the loop's tools get: `tool_timeout` (unless the

@@ -32,6 +32,7 @@ from toolreel.core import (
     ToolCall,
     ToolFinished,
 )
+from toolreel.core.record import Value
 
 from ._errors import ReplayError
 from ._images import ToolOutput
@@ -59,8 +60,8 @@ class RequestMismatch(ReplayError):
         self.request_diff = request_diff
 
 
-@attrs.frozen(kw_only=True)
-class RecordedCall:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RecordedCall(Value):
     """One recorded model call: its request (journal form) and the events it streamed.
 
     `full` is the whole request, rebuilt by folding the journal (its digest
@@ -140,7 +141,7 @@ class Playback:
         return [RecordedTool.of(as_tool(item), self) for item in tools]
 
 
-@attrs.frozen(kw_only=True, eq=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class RecordedTool(Tool):
     """A tool whose calls return what the recording says they returned (errors included)."""
 

@@ -16,7 +16,6 @@ provider charges past a context size (Anthropic, Gemini past 200k tokens) is not
 from __future__ import annotations
 
 import functools
-from decimal import Decimal
 from typing import Any
 
 from toolreel.core import ConfigError, LoopConfig, Usage
@@ -87,7 +86,7 @@ def _read(table: Any, model: str, where: dict[str, str]) -> Price | None:
     def rate(**counts: int) -> float:
         """USD per million tokens of the kind `counts` probes (the input it holds included)."""
         found = table.calc_price(table.Usage(**counts), model_ref=model, **where)
-        return float(found.total_price * Decimal(1_000_000 // _PROBE))
+        return float(found.total_price * (1_000_000 // _PROBE))
 
     try:
         return Price(

@@ -30,6 +30,8 @@ from typing import Any
 
 import attrs
 
+from toolreel.core.record import Record
+
 from ._problems import join, shown
 
 #: Keywords whose value is one schema, a map of schemas, or a list of schemas.
@@ -195,8 +197,8 @@ def inline_refs(root: Mapping[str, Any]) -> dict[str, Any]:
     return body
 
 
-@attrs.define
-class _Inliner:
+@attrs.define(repr=False)
+class _Inliner(Record):
     """One walk over a schema: refs replaced by their definitions, but for recursive ones."""
 
     defs: Mapping[str, Any]

@@ -38,13 +38,14 @@ from toolreel.adapters import (
 )
 from toolreel.adapters.replay import AgentSessionBuilder, JournalFold, fold_journal, request_form
 from toolreel.core import CallModel, Effect, Event, ModelRequest, State, StepError
+from toolreel.core.record import Value
 
 from ._errors import ReplayError
 from ._journal_files import journal_name
 
 
-@attrs.frozen(kw_only=True)
-class Divergence:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Divergence(Value):
     """Where a replay first produced different effects from the recorded ones.
 
     `request_diff` is the structured difference of the first model request

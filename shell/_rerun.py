@@ -64,6 +64,7 @@ from toolreel.core import (
     ToolSpec,
 )
 from toolreel.core.budget import Spending
+from toolreel.core.record import Value
 
 from ._agent import AgentDefinition, execute_agent
 from ._client import Client, open_journal
@@ -79,8 +80,8 @@ ToolMode = Literal["recorded", "live", "strict"]
 MODES: tuple[ToolMode, ...] = ("recorded", "live", "strict")
 
 
-@attrs.frozen(kw_only=True)
-class Outcome:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Outcome(Value):
     """A recorded tool run's outcome: its output (or error text) and images."""
 
     output: str
@@ -110,8 +111,8 @@ class ToolRecording:
         return left.popleft()
 
 
-@attrs.frozen(kw_only=True)
-class Original:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Original(Value):
     """What a rerun asks again: the prompts, the decisions, the tool runs, in order."""
 
     prompts: tuple[PromptSubmitted, ...]
@@ -149,7 +150,7 @@ def read_original(entries: Iterable[JournalEntry]) -> Original:
     return Original(prompts=tuple(prompts), decisions=tuple(decisions), runs=tuple(runs))
 
 
-@attrs.frozen(kw_only=True, eq=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ServedTool(Tool[..., Any]):
     """A tool whose calls the recording answers first; an unmatched one as `mode` says."""
 
@@ -232,8 +233,8 @@ def served_tools(
     ]
 
 
-@attrs.frozen(kw_only=True)
-class RerunResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RerunResult(Value):
     """What a rerun made: the new session, what it spent, how long it took, how tools were served.
 
     Attributes:

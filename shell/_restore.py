@@ -56,12 +56,13 @@ from toolreel.core import (
     Validate,
     ValidationFinished,
 )
+from toolreel.core.record import Value
 
 from ._tools import Tool
 
 
-@attrs.frozen(kw_only=True)
-class Restored:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Restored(Value):
     """Where a journaled session stopped."""
 
     #: The state after its last step (under the config it was recorded with).

@@ -104,6 +104,7 @@ from toolreel.core.notices import (
     UsageReported,
     ValidationFailed,
 )
+from toolreel.core.record import Record
 
 from ._callbacks import OnFinish, OnNotice, OnRound, OnToolCall, OnToolResult
 from ._driver import Driver, RunEnd, guarded, limiter_for, run_within
@@ -129,8 +130,8 @@ Sink = Callable[[Notice | Finish], None]
 Work = Callable[[str], Awaitable[Result[str | ToolOutput, str]]]
 
 
-@attrs.define
-class Observers:
+@attrs.define(repr=False)
+class Observers(Record):
     """Callbacks that watch a run (shell/_callbacks.py); one that raises is recorded."""
 
     on_tool_call: OnToolCall | None = None
@@ -157,8 +158,8 @@ class Executions(Protocol):
         """An attempt started, or an attempt's output failed validation."""
 
 
-@attrs.define
-class RunMetadata:
+@attrs.define(repr=False)
+class RunMetadata(Record):
     """What went wrong around a run without stopping it (callbacks, PostToolUse hooks)."""
 
     callback_errors: list[str] = attrs.Factory(list)

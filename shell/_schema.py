@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import decimal
 import enum
 import inspect
 import types
 import typing
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from . import _pydantic
+from ._named_types import DECIMAL, UUID, Name, name_of
 
 _SCALARS: dict[Any, dict[str, Any]] = {
     str: {"type": "string"},
@@ -37,8 +36,11 @@ _SCALARS: dict[Any, dict[str, Any]] = {
     datetime.datetime: {"type": "string", "format": "date-time"},
     datetime.date: {"type": "string", "format": "date"},
     datetime.time: {"type": "string", "format": "time"},
-    uuid.UUID: {"type": "string", "format": "uuid"},
-    decimal.Decimal: {"anyOf": [{"type": "number"}, {"type": "string"}]},
+}
+#: The standard classes whose modules toolreel does not import (shell/_named_types.py).
+_NAMED_SCALARS: dict[Name, dict[str, Any]] = {
+    UUID: {"type": "string", "format": "uuid"},
+    DECIMAL: {"anyOf": [{"type": "number"}, {"type": "string"}]},
 }
 #: What a tool's parameter may be, as a ConfigError says it.
 DESCRIBABLE = (
@@ -75,6 +77,8 @@ def _schema(annotation: Any, within: tuple[Any, ...]) -> dict[str, Any]:
     """`type_schema` of a type inside the records in `within` (a record in it recurses)."""
     if _hashable(annotation) and annotation in _SCALARS:
         return dict(_SCALARS[annotation])
+    if name_of(annotation) in _NAMED_SCALARS:
+        return dict(_NAMED_SCALARS[name_of(annotation)])
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin is typing.Annotated:

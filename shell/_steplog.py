@@ -13,10 +13,11 @@ import attrs
 
 from toolreel.adapters import Journal, Step
 from toolreel.core import Effect, Event
+from toolreel.core.record import Value
 
 
-@attrs.frozen
-class Flush:
+@attrs.frozen(repr=False, eq=False)
+class Flush(Value):
     """The runner's own effect, last in a step that must be durable: save, then start tools."""
 
 

@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import collections.abc
 import datetime
-import decimal
 import enum
 import math
 import types
 import typing
-import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    import decimal
+    import uuid
+
+from ._named_types import DECIMAL, UUID, Name, name_of
 from ._problems import Mismatch, Problem, join, shown, under, wrong
 
 Convert = Callable[[Any], Any]
@@ -76,6 +79,8 @@ def _iso(kind: Any, label: str) -> Convert:
 
 def _uuid(value: Any) -> uuid.UUID:
     """A UUID from its text."""
+    import uuid  # noqa: PLC0415 - loaded: the tool's annotation names it (_named_types.py)
+
     if isinstance(value, str):
         try:
             return uuid.UUID(value)
@@ -86,6 +91,8 @@ def _uuid(value: Any) -> uuid.UUID:
 
 def _decimal(value: Any) -> decimal.Decimal:
     """A Decimal from a JSON number or a numeric string."""
+    import decimal  # noqa: PLC0415 - loaded: the tool's annotation names it
+
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise wrong("a decimal number", value)
     try:
@@ -109,10 +116,10 @@ SCALARS: dict[Any, Convert] = {
     datetime.datetime: _iso(datetime.datetime, "date-time"),
     datetime.date: _iso(datetime.date, "date"),
     datetime.time: _iso(datetime.time, "time"),
-    uuid.UUID: _uuid,
-    decimal.Decimal: _decimal,
     object: _anything,
 }
+#: The checks of the standard classes toolreel does not import, by name (shell/_named_types.py).
+NAMED_SCALARS: dict[Name, Convert] = {UUID: _uuid, DECIMAL: _decimal}
 
 
 def _same(value: Any, option: Any) -> bool:
@@ -285,6 +292,8 @@ def direct(kind: Any, problems: Callable[[Exception], list[Problem]]) -> Convert
         return _anything
     if isinstance(kind, type) and kind in SCALARS:
         return SCALARS[kind]
+    if name_of(kind) in NAMED_SCALARS:
+        return NAMED_SCALARS[name_of(kind)]
     if typing.get_origin(kind) is typing.Annotated:
         return direct(typing.get_args(kind)[0], problems)
     if is_literal(kind):

@@ -33,6 +33,7 @@ from toolreel.core import (
     ToolFinished,
     ToolTimedOut,
 )
+from toolreel.core.record import Value
 
 from ._telemetry_log import LogTurn
 
@@ -60,8 +61,8 @@ ToolOutcome: TypeAlias = ToolFinished | ToolTimedOut | BaseException
 TurnEnd: TypeAlias = Finish | None
 
 
-@attrs.frozen(kw_only=True)
-class TurnInfo:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TurnInfo(Value):
     """What is known of a turn before it starts (the same for every turn of a runner).
 
     `kind` is "loop" (a Client turn) or "agent" (an `execute_agent` run);

@@ -26,14 +26,12 @@ dataclass and Pydantic instances included); a returned `str` is sent as it is.
 from __future__ import annotations
 
 import datetime
-import decimal
 import importlib
 import inspect
 import json
 import math
 import os
 import sys
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any, Generic, overload
@@ -46,10 +44,12 @@ from returns.result import Failure, Result, Success
 from typing_extensions import ParamSpec, TypeVar
 
 from toolreel.core import ConfigError, ToolCall, ToolSpec, arguments_object
+from toolreel.core.record import Record
 
 from ._conversion import Convert, argument_problem, converter_for, json_text, strict_converter
 from ._docstring import read_docstring
 from ._images import ToolOutput, tool_output
+from ._named_types import DECIMAL, UUID, instance_of
 from ._schema import (
     DESCRIBABLE,
     Undescribable,
@@ -64,8 +64,8 @@ P = ParamSpec("P", default=...)
 R = TypeVar("R", default=Any)
 
 
-@attrs.frozen(kw_only=True, eq=False)
-class Tool(Generic[P, R]):
+@attrs.frozen(kw_only=True, eq=False, repr=False)
+class Tool(Record, Generic[P, R]):
     """A callable the model may use: its spec, its handler and how to call it.
 
     Calling the tool calls its function as it is (`add(2, 3) == 5`; an async
@@ -257,7 +257,7 @@ def _scalar(value: Any) -> Any:
     """JSON for the few standard types that have an obvious text form; TypeError otherwise."""
     if isinstance(value, datetime.date | datetime.time):
         return value.isoformat()
-    if isinstance(value, decimal.Decimal | uuid.UUID | PurePath):
+    if isinstance(value, PurePath) or instance_of(value, DECIMAL, UUID):
         return str(value)
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 

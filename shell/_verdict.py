@@ -21,13 +21,14 @@ import attrs
 from toolreel.adapters import AgentError, AgentOutput, AgentSession, Session, canonical_arguments
 from toolreel.core import ToolCall
 from toolreel.core.budget import Budget
+from toolreel.core.record import Value
 
 #: The mark a float score passes at.
 PASS_MARK = 0.5
 
 
-@attrs.frozen(kw_only=True)
-class Verdict:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Verdict(Value):
     """What a check found: whether the candidate passed, a score if it has one, and why.
 
     Attributes:
@@ -146,8 +147,8 @@ def _reason(reason: object) -> str:
     return getattr(reason, "value", None) or "unfinished"
 
 
-@attrs.frozen
-class SameOutcome:
+@attrs.frozen(repr=False, eq=False)
+class SameOutcome(Value):
     """Every turn ended as the original's did (an agent run: an output, or the same error)."""
 
     name: str = "same outcome"

@@ -41,6 +41,7 @@ import attrs
 
 from toolreel.adapters import canonical_arguments
 from toolreel.core import ConfigError
+from toolreel.core.record import Value
 
 from ._eval import CaseResult, EvalReport
 from ._verdict import (
@@ -56,8 +57,8 @@ from ._verdict import (
 )
 
 
-@attrs.frozen
-class _SameTools:
+@attrs.frozen(repr=False, eq=False)
+class _SameTools(Value):
     """The same tools called as many times each (with `arguments`: the same calls)."""
 
     arguments: bool = False
@@ -95,8 +96,8 @@ def _short(text: str, limit: int = 60) -> str:
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
-@attrs.frozen
-class _Answer:
+@attrs.frozen(repr=False, eq=False)
+class _Answer(Value):
     """The final answer tested by `test` (the expected text or pattern, for the name)."""
 
     name: str
@@ -150,8 +151,8 @@ def matches(pattern: str) -> Check:
     )
 
 
-@attrs.frozen
-class _Delta:
+@attrs.frozen(repr=False, eq=False)
+class _Delta(Value):
     """Whether the candidate's `measure` stays within a bound of the original's."""
 
     name: str

@@ -4,9 +4,9 @@ the first HTTP model loads httpx2 (never httpx, which is not toolreel's), and th
 converter is built the first time something is (de)serialised — never for a tool of scalar
 parameters (PERF.md: that import, and the full garbage collection it set off, cost ~22 ms
 inside a process's first conversation). What a program talking to one OpenAI-compatible
-server with a SQLite journal does not use (the other codecs, JSON lines and PostgreSQL
-journals, sessions and diffs, agents, fork, rerun, replay, evaluations) is imported when
-its name is first asked for (issue 22: `import toolreel.shell` <= 1.5x `import httpx2`).
+server does not use (the other codecs, the SQLite, JSON lines and PostgreSQL journals,
+sessions and diffs, agents, fork, rerun, replay, evaluations) is imported when its name
+is first asked for (issue 22: `import toolreel.shell` <= 1.5x `import httpx2`).
 Each check runs in a fresh interpreter; none times anything (tests/bench/bench_import.py
 measures the cold start)."""
 
@@ -142,14 +142,19 @@ LAZY_NAMES = [
     ("toolreel.adapters", "OllamaCodec", "toolreel.adapters._providers._ollama"),
     ("toolreel.adapters", "ResponsesCodec", "toolreel.adapters._providers._responses"),
     ("toolreel.adapters", "JSONLJournal", "toolreel.adapters._jsonl"),
+    ("toolreel.adapters", "SQLiteJournal", "toolreel.adapters._sqlite"),
     ("toolreel.adapters", "PostgresJournal", "toolreel.adapters._postgres"),
     ("toolreel.adapters", "load_session", "toolreel.adapters._session"),
     ("toolreel.adapters", "diff_sessions", "toolreel.adapters._session_diff"),
     ("toolreel.adapters", "diff_requests", "toolreel.adapters._request_diff"),
     ("toolreel.adapters", "render_transcript", "toolreel.adapters._transcript"),
 ]
-#: Libraries only those modules use (and email, only a dated Retry-After header).
-LAZY_LIBRARIES = {"psycopg", "openai", "difflib", "cattrs", "pydantic", "griffe", "email"}
+#: Libraries only those modules use (and email, only a dated Retry-After header; sqlite3,
+#: only a SQLite journal; decimal, only a tool's Decimal, shell/_named_types.py).
+LAZY_LIBRARIES = {
+    *("psycopg", "openai", "difflib", "cattrs", "pydantic", "griffe", "email"),
+    *("sqlite3", "decimal"),
+}
 #: Modules only resuming a session (folding its journal again) uses.
 RESUMING = {"toolreel.shell._restore", "toolreel.adapters.replay", "toolreel.adapters._fold"}
 

@@ -54,6 +54,7 @@ from toolreel.core import (
     Usage,
     arguments_object,
 )
+from toolreel.core.record import Value
 
 from ._codec import SSEJsonDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
@@ -83,8 +84,8 @@ _TOOL_CHOICES: dict[str, Json] = {
 }
 
 
-@attrs.frozen(kw_only=True)
-class AnthropicCodec:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AnthropicCodec(Value):
     """Anthropic's wire format; `thinking_budget` turns extended thinking on.
 
     `images` False says the model is text-only: a request with images is refused.

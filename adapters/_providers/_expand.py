@@ -22,18 +22,19 @@ from typing import TypeAlias
 import attrs
 
 from toolreel.core import ChatMessage, ImagePart, Reasoning, ToolCall, ToolResult
+from toolreel.core.record import Value
 
 
-@attrs.frozen(kw_only=True)
-class UserTurn:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class UserTurn(Value):
     """A user's text, and the images that follow it."""
 
     text: str
     images: tuple[ImagePart, ...] = ()
 
 
-@attrs.frozen(kw_only=True)
-class ModelTurn:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModelTurn(Value):
     """One model response: reasoning blocks, text, then tool calls (any may be empty)."""
 
     text: str
@@ -41,8 +42,8 @@ class ModelTurn:
     reasoning: tuple[Reasoning, ...] = ()
 
 
-@attrs.frozen(kw_only=True)
-class ResultsTurn:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ResultsTurn(Value):
     """The results of one response's calls, in call order."""
 
     results: tuple[ToolResult, ...]

@@ -14,9 +14,11 @@ import codecs
 
 import attrs
 
+from toolreel.core.record import Value
 
-@attrs.frozen(kw_only=True)
-class SSEEvent:
+
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SSEEvent(Value):
     """One dispatched server-sent event (`event` is "message" when unnamed)."""
 
     data: str

@@ -49,6 +49,7 @@ from toolreel.core import (
     ModelResponded,
     UsageError,
 )
+from toolreel.core.record import Value
 
 from .._redact import Redactor, clean_key, logger
 from ._clients import library_of
@@ -136,8 +137,8 @@ def _positive(instance: object, attribute: attrs.Attribute[float], value: float)
         raise ConfigError(attribute.name, value, "a positive number of seconds (math.inf: none)")
 
 
-@attrs.frozen(kw_only=True)
-class Timeouts:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Timeouts(Value):
     """Seconds: to connect, per read, per whole call, without content, to drain a finished body."""
 
     connect: float = attrs.field(default=10.0, validator=_positive)

@@ -53,6 +53,7 @@ from toolreel.core import (
     Usage,
     arguments_object,
 )
+from toolreel.core.record import Value
 
 from .._errors import ContentRefused
 from ._codec import GuardedDecoder, parse_json
@@ -81,8 +82,8 @@ from ._recovery import ToolCallRecovery
 PROVIDER = "ollama"
 
 
-@attrs.frozen(kw_only=True)
-class OllamaCodec:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class OllamaCodec(Value):
     """Ollama's /api/chat; `think` sets the request's `think` (True, False, or "low"/"high").
 
     `tool_call_recovery` turns calls a model wrote as text into calls (_recovery.py).

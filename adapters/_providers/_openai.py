@@ -65,6 +65,7 @@ from toolreel.core import (
     ToolRound,
     Usage,
 )
+from toolreel.core.record import Value
 
 from .._memo import IdentityMemo
 from ._codec import GuardedDecoder, parse_json
@@ -110,8 +111,8 @@ NullContent = Literal["auto", "null", "empty"]
 NULL_CONTENT: tuple[NullContent, ...] = ("auto", "null", "empty")
 
 
-@attrs.frozen(kw_only=True)
-class OpenAICodec:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class OpenAICodec(Value):
     """chat.completions; `base_url` is the `.../v1` the official SDK uses.
 
     `reasoning_field` names the assistant-message field that carries reasoning

@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING
 import attrs
 from anyio.lowlevel import RunVar
 
+from toolreel.core.record import Record, Value
+
 from ._clients import library_of
 
 if TYPE_CHECKING:
@@ -55,8 +57,8 @@ KEEPALIVE = 100
 SHARD_LEASES = 16
 
 
-@attrs.frozen(kw_only=True)
-class PoolKey:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PoolKey(Value):
     """What models must agree on to share a pool (a transport: the same object)."""
 
     provider: str
@@ -64,8 +66,8 @@ class PoolKey:
     transport: AsyncTransport | None = None
 
 
-@attrs.define(eq=False)
-class _Shared:
+@attrs.define(eq=False, repr=False)
+class _Shared(Record):
     """One shard of a pool: a client and how many leases hold it."""
 
     client: httpx2.AsyncClient  # or httpx's, over an httpx transport: the same API

@@ -71,6 +71,7 @@ from toolreel.core import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
 )
+from toolreel.core.record import Value
 
 #: The formats `tool_call_recovery` accepts.
 ToolCallRecovery: TypeAlias = Literal["auto", "hermes", "llama3", "mistral"]
@@ -99,8 +100,8 @@ _NAME_ARGS = re.compile(r"\s*([^\s\[\]{}\"]+)\[ARGS\]")
 C = TypeVar("C")
 
 
-@attrs.frozen(kw_only=True)
-class Found:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Found(Value):
     """A call read from text: its name and its arguments as JSON text (maybe broken)."""
 
     name: str

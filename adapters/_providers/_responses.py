@@ -75,6 +75,7 @@ from toolreel.core import (
     ToolResult,
     ToolSpec,
 )
+from toolreel.core.record import Record, Value
 
 from ._codec import SSEJsonDecoder, parse_json
 from ._expand import ModelTurn, ResultsTurn, UserTurn, expand
@@ -115,8 +116,8 @@ BAD_INPUT_PREFIXES = ("invalid_", "unsupported_", "empty_")
 PART_BREAK = "\n\n"
 
 
-@attrs.frozen(kw_only=True)
-class ResponsesCodec:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ResponsesCodec(Value):
     """The Responses API wire format; `base_url` is the `.../v1` the official SDK uses.
 
     `store` keeps responses on OpenAI's side (off: toolreel sends the whole
@@ -299,8 +300,8 @@ def reasoning_item(block: Reasoning, *, store: bool = False) -> Json | None:
 # Decoding ------------------------------------------------------------------
 
 
-@attrs.define
-class _Item:
+@attrs.define(repr=False)
+class _Item(Record):
     """What the decoder knows of one output item: its kind, and what it already sent."""
 
     kind: str

@@ -32,6 +32,7 @@ from toolreel.adapters import Journal, ModelPort
 from toolreel.core import AwaitApproval, ConfigError, Phase
 from toolreel.core.notices import ApprovalRequested, TextStreamed
 from toolreel.core.outcomes import FinishReason
+from toolreel.core.record import Value
 from toolreel.shell import AgentOptions, Client
 
 from ._tasks import ANSWER
@@ -40,8 +41,8 @@ YES = {"yes", "y", "approve", "approved", "ok"}
 NO = {"no", "n", "deny", "denied"}
 
 
-@attrs.frozen
-class Decision:
+@attrs.frozen(repr=False, eq=False)
+class Decision(Value):
     """What a message decides about held calls: ids approved, ids denied with a reason."""
 
     approve: tuple[str, ...] = ()

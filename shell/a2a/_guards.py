@@ -21,6 +21,7 @@ import attrs
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from toolreel.core.record import Value
 from toolreel.shell.engine import MAX_JSON_DEPTH, json_depth
 
 #: The names a local server is always reachable by.
@@ -32,8 +33,8 @@ def _name(authority: str) -> str:
     return (urlsplit(f"//{authority}").hostname or "").lower()
 
 
-@attrs.frozen
-class Guard:
+@attrs.frozen(repr=False, eq=False)
+class Guard(Value):
     """ASGI middleware applying the module's rules before the A2A routes see a request."""
 
     app: ASGIApp

@@ -24,6 +24,7 @@ from rich.text import Text
 
 from toolreel.core import AwaitApproval, ConfigError, Finish, ImagePart, LoopConfig, Phase
 from toolreel.core.outcomes import FinishReason
+from toolreel.core.record import Record, Value
 from toolreel.shell import AgentOptions, Client, image
 
 from ._render import TurnView, call_text
@@ -34,8 +35,8 @@ EXIT_PAUSED = 3
 EXIT_REFUSED = 2
 
 
-@attrs.frozen
-class Decision:
+@attrs.frozen(repr=False, eq=False)
+class Decision(Value):
     """A decision given on the command line: approve `call_id`, or deny it with `reason`."""
 
     call_id: str
@@ -59,8 +60,8 @@ def is_command(line: str) -> bool:
     return len(word) > 1 and word[0] == "/" and word[1:].replace("_", "").isalpha()
 
 
-@attrs.define
-class Prompts:
+@attrs.define(repr=False)
+class Prompts(Record):
     """Where prompts come from: the ones given, or stdin lines until EOF or `/exit`.
 
     In `chat`, a line `/image PATH` (a file or an http(s) URL) attaches an

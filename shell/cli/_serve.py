@@ -28,6 +28,7 @@ import attrs
 import click
 
 from toolreel.adapters import Journal, api_key, codec_for
+from toolreel.core.record import Value
 from toolreel.shell import AgentOptions
 from toolreel.shell.engine import sources_opened
 from toolreel.shell.scripted import ScriptedServer, calculator
@@ -84,8 +85,8 @@ def listening(host: str, port: int) -> socket.socket:
         raise click.ClickException(f"cannot listen on {host}:{port}: {reason}") from exc
 
 
-@attrs.frozen(kw_only=True)
-class Access:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Access(Value):
     """Who may call the server and with what: the flags `serve` passes on to `toolreel.web.app`."""
 
     cors_origins: Sequence[str] = ()

@@ -16,6 +16,7 @@ import click
 
 from toolreel.adapters import Journal
 from toolreel.core.outcomes import FinishReason
+from toolreel.core.record import Value
 from toolreel.shell import AgentDefinition, AgentOptions
 
 from ._specs import imported
@@ -184,8 +185,8 @@ def chat(
     return code
 
 
-@attrs.frozen(kw_only=True)
-class Chats:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Chats(Value):
     """`serve --temporal`: the chat session workflows the page and the API serve."""
 
     address: str

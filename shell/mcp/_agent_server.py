@@ -55,6 +55,7 @@ from returns.result import Failure
 from toolreel.adapters import Journal, ModelPort
 from toolreel.core import AwaitApproval, ConfigError, Finish, ToolreelError
 from toolreel.core.notices import AttemptStarted, RoundFinished, ToolResultReady, ValidationFailed
+from toolreel.core.record import Record, Value
 from toolreel.shell import (
     AgentDefinition,
     AgentFailure,
@@ -78,8 +79,8 @@ from ._tool_results import SESSION_META, error_result, finished, held, text_resu
 Context = ServerRequestContext["Served", Any]
 
 
-@attrs.define(kw_only=True, eq=False)
-class Served:
+@attrs.define(kw_only=True, eq=False, repr=False)
+class Served(Record):
     """What a running server holds: the options (their MCP servers' tools added), the journal."""
 
     options: AgentOptions
@@ -88,8 +89,8 @@ class Served:
     model: ModelPort | None
 
 
-@attrs.frozen(kw_only=True)
-class _Offer:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class _Offer(Value):
     """One MCP tool: how it is listed, and how a call to it is answered."""
 
     listed: types.Tool

@@ -19,6 +19,7 @@ from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from toolreel.core.notices import ApprovalRequested
+from toolreel.core.record import Value
 
 #: What an elicited approval asks for.
 APPROVAL_FORM: dict[str, Any] = {
@@ -35,8 +36,8 @@ APPROVAL_FORM: dict[str, Any] = {
 }
 
 
-@attrs.frozen(kw_only=True)
-class Decisions:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Decisions(Value):
     """The client's answers: the call ids approved, and those denied with their reasons."""
 
     approve: tuple[str, ...] = ()

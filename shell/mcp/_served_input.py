@@ -20,6 +20,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from toolreel.core import ConfigError
+from toolreel.core.record import Value
 from toolreel.shell import AgentDefinition, tool
 
 #: The chat tool's input schema.
@@ -33,8 +34,8 @@ CHAT_SCHEMA: dict[str, Any] = {
 }
 
 
-@attrs.frozen(kw_only=True)
-class Input:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Input(Value):
     """An MCP tool's input schema, and how its arguments become the run's input."""
 
     schema: dict[str, Any]

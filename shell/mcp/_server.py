@@ -30,6 +30,7 @@ from mcp.shared.exceptions import MCPError
 from returns.result import Failure, Result
 
 from toolreel.core import ConfigError, ToolreelError
+from toolreel.core.record import Record, Value
 from toolreel.shell import Tool
 from toolreel.shell.engine import ToolOutput, describe
 
@@ -61,8 +62,8 @@ def _text(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
         raise ConfigError(attribute.name, value, "a str")
 
 
-@attrs.frozen(kw_only=True)
-class MCPServer:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class MCPServer(Value):
     """An MCP server whose tools a Client offers: `MCPServer.stdio(...)` or `MCPServer.http(...)`.
 
     `prefix` goes before each tool's name (`prefix="fs_"`: `fs_read_file`);
@@ -268,8 +269,8 @@ def _first(exc: BaseException) -> BaseException:
     return exc
 
 
-@attrs.define(kw_only=True, eq=False)
-class MCPConnection:
+@attrs.define(kw_only=True, eq=False, repr=False)
+class MCPConnection(Record):
     """One open connection to an MCP server: its tools, and calls to them.
 
     `lost` says why the connection ended early (the server died, its HTTP
@@ -339,7 +340,7 @@ def _bind(
     return bound
 
 
-@attrs.frozen(kw_only=True, eq=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class MCPTool(Tool[[dict[str, Any]], Awaitable[str]]):
     """A tool of an MCP server: the model's arguments go to the server as they are.
 

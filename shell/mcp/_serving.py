@@ -34,6 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolreel.core import ConfigError
+from toolreel.core.record import Value
 from toolreel.shell.engine import access_token, checked_token
 
 #: The names a local server is always reachable by.
@@ -44,8 +45,8 @@ MCP_PATH = "/mcp"
 Transport = Literal["stdio", "http"]
 
 
-@attrs.frozen
-class BearerToken:
+@attrs.frozen(repr=False, eq=False)
+class BearerToken(Value):
     """ASGI middleware: 401 for an HTTP request without `Authorization: Bearer <token>`."""
 
     app: ASGIApp

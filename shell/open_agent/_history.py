@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from toolreel.core import ChatMessage, State, ToolCall, ToolResult, ToolRound
+from toolreel.core.record import Record
 from toolreel.shell.engine import in_progress
 
 
@@ -36,8 +37,8 @@ def dicts_of(state: State) -> list[dict[str, Any]]:
 NO_RESULT = '{"error": "no result was given for this call"}'
 
 
-@attrs.define
-class Conversation:
+@attrs.define(repr=False)
+class Conversation(Record):
     """toolreel's records, plus the last response's calls while they wait for results."""
 
     records: list[ChatMessage] = attrs.field(factory=list)

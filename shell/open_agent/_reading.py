@@ -23,6 +23,7 @@ from toolreel.adapters.providers import close_stream, plain
 from toolreel.core import AwaitApproval, Finish, ResultReason, ToolCall, arguments_object
 from toolreel.core.hooks import HookPoint
 from toolreel.core.notices import Notice, TextStreamed, ToolCallAnnounced, ToolResultReady
+from toolreel.core.record import Record
 from toolreel.shell import Tool as RunnerTool
 from toolreel.shell import hooks as shell_hooks
 
@@ -55,8 +56,8 @@ def _key(name: str, arguments: str | Mapping[str, Any]) -> str:
     return json.dumps([name, given or {}], sort_keys=True, default=str)
 
 
-@attrs.define
-class Values:
+@attrs.define(repr=False)
+class Values(Record):
     """The tools' own values (or the caller's results), until PostToolUse is told them."""
 
     kept: dict[str, list[Any]] = attrs.field(factory=dict)
@@ -71,7 +72,7 @@ class Values:
         return values.pop(0) if values else text
 
 
-@attrs.frozen(kw_only=True, eq=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class _Runs(RunnerTool):
     """An open_agent tool as the Runner runs it."""
 
@@ -206,8 +207,8 @@ def _up_to(history: list[dict[str, Any]], call_id: str) -> list[dict[str, Any]]:
     return history
 
 
-@attrs.define
-class Blocks:
+@attrs.define(repr=False)
+class Blocks(Record):
     """The Runner's notices of one response (or turn) as open_agent's blocks."""
 
     inputs: dict[str, str] = attrs.field(factory=dict)

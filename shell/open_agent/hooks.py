@@ -22,13 +22,15 @@ from typing import Any, TypeAlias
 
 import attrs
 
+from toolreel.core.record import Record
+
 HOOK_PRE_TOOL_USE = "pre_tool_use"
 HOOK_POST_TOOL_USE = "post_tool_use"
 HOOK_USER_PROMPT_SUBMIT = "user_prompt_submit"
 
 
-@attrs.define
-class PreToolUseEvent:
+@attrs.define(repr=False)
+class PreToolUseEvent(Record):
     """A tool call, before it is shown (and, in auto mode, run)."""
 
     tool_name: str
@@ -37,8 +39,8 @@ class PreToolUseEvent:
     history: list[dict[str, Any]] = attrs.field(factory=list)
 
 
-@attrs.define
-class PostToolUseEvent:
+@attrs.define(repr=False)
+class PostToolUseEvent(Record):
     """A tool result, once it is in the history (`tool_result` as the tool returned it)."""
 
     tool_name: str
@@ -48,16 +50,16 @@ class PostToolUseEvent:
     history: list[dict[str, Any]] = attrs.field(factory=list)
 
 
-@attrs.define
-class UserPromptSubmitEvent:
+@attrs.define(repr=False)
+class UserPromptSubmitEvent(Record):
     """A user prompt, before it is sent."""
 
     prompt: str
     history: list[dict[str, Any]] = attrs.field(factory=list)
 
 
-@attrs.define
-class HookDecision:
+@attrs.define(repr=False)
+class HookDecision(Record):
     """Go on (perhaps with a changed input or prompt), or stop, and why."""
 
     continue_: bool = True

@@ -14,6 +14,7 @@ from typing import Any, TypeAlias
 import attrs
 
 from toolreel.core import ConfigError
+from toolreel.core.record import Record
 
 
 def _not_empty(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -29,8 +30,8 @@ def _http_url(instance: object, attribute: attrs.Attribute[str], value: str) -> 
         raise ConfigError("base_url", value, "base_url must start with http:// or https://")
 
 
-@attrs.define
-class AgentOptions:
+@attrs.define(repr=False)
+class AgentOptions(Record):
     """How to reach the model and run the conversation (open_agent's fields and defaults)."""
 
     system_prompt: str
@@ -47,16 +48,16 @@ class AgentOptions:
     api_key: str = "not-needed"
 
 
-@attrs.define
-class TextBlock:
+@attrs.define(repr=False)
+class TextBlock(Record):
     """Text from the model (each streamed piece is a block of its own)."""
 
     text: str
     type: str = "text"
 
 
-@attrs.define
-class ToolUseBlock:
+@attrs.define(repr=False)
+class ToolUseBlock(Record):
     """A tool call from the model: `input` is what the tool runs with (after PreToolUse)."""
 
     id: str
@@ -65,8 +66,8 @@ class ToolUseBlock:
     type: str = "tool_use"
 
 
-@attrs.define
-class ToolResultBlock:
+@attrs.define(repr=False)
+class ToolResultBlock(Record):
     """A tool's result, to send back to the model."""
 
     tool_use_id: str
@@ -75,8 +76,8 @@ class ToolResultBlock:
     type: str = "tool_result"
 
 
-@attrs.define
-class ToolUseError:
+@attrs.define(repr=False)
+class ToolUseError(Record):
     """A tool call that could not be used: unparsable, unknown, failed, or blocked by a hook."""
 
     error: str
@@ -87,8 +88,8 @@ class ToolUseError:
 Block: TypeAlias = TextBlock | ToolUseBlock | ToolUseError
 
 
-@attrs.define
-class AssistantMessage:
+@attrs.define(repr=False)
+class AssistantMessage(Record):
     """What `query()` yields: the blocks one piece of the response brought."""
 
     content: list[Block] = attrs.field(factory=list)

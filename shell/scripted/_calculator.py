@@ -16,6 +16,8 @@ import re
 
 import attrs
 
+from toolreel.core.record import Value
+
 from ._server import Reply
 
 OPERATIONS = {
@@ -40,8 +42,8 @@ OPERATIONS = {
 _TOKEN = re.compile(r"-?\d+(?:\.\d+)?|[a-z]+|[+*/x-]")
 
 
-@attrs.frozen
-class Step:
+@attrs.frozen(repr=False, eq=False)
+class Step(Value):
     """One tool call to make: `operation(a, b)`; `b` None means "apply to the previous result"."""
 
     operation: str

@@ -13,11 +13,13 @@ from collections.abc import Awaitable, Callable
 
 import attrs
 
+from toolreel.core.record import Value
+
 __all__ = ["Answer", "LocalServer", "Request"]
 
 
-@attrs.frozen(kw_only=True)
-class Request:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Request(Value):
     """One request as read: its path, its headers (names lowercased) and its body."""
 
     path: str

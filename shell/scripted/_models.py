@@ -51,6 +51,7 @@ from toolreel.core import (
     Usage,
     UsageError,
 )
+from toolreel.core.record import Value
 
 from .._connection import AGENT_OUTPUT_TOOL
 from ._generate import Unsatisfiable, valid_value
@@ -61,8 +62,8 @@ def _arguments_text(value: Mapping[str, Any] | str) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-@attrs.frozen(kw_only=True)
-class Call:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Call(Value):
     """One tool call a function model makes; `arguments` is JSON text (a dict is dumped)."""
 
     name: str
@@ -80,8 +81,8 @@ def _calls(value: Iterable[Call]) -> tuple[Call, ...]:
     return tuple(value)
 
 
-@attrs.frozen
-class ToolCalls:
+@attrs.frozen(repr=False, eq=False)
+class ToolCalls(Value):
     """A response of tool calls (one round, run in parallel), with text before them if any."""
 
     calls: tuple[Call, ...] = attrs.field(converter=_calls)
@@ -93,8 +94,8 @@ Piece: TypeAlias = str | Call | ToolCalls
 Answer: TypeAlias = Piece | Sequence[Piece]
 
 
-@attrs.frozen(kw_only=True)
-class ModelInfo:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModelInfo(Value):
     """What a function model is told beside the messages.
 
     `tools` are the tools it may call (an agent's helpers); `output_tools` the

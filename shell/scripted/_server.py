@@ -28,14 +28,15 @@ from toolreel.core import (
     ToolCallStarted,
     Usage,
 )
+from toolreel.core.record import Value
 
 from ._local import LocalServer, Request
 
 Script = Sequence["Reply"] | Callable[[dict[str, Any]], "Reply"]
 
 
-@attrs.frozen(kw_only=True)
-class Reply:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Reply(Value):
     """One scripted answer: text and/or tool calls, or an HTTP error, or a stream cut short.
 
     Made by `text`, `tool_calls`, `http_error` and `cut_off`; `usage` is the

@@ -69,6 +69,7 @@ from toolreel.core.notices import (
     ToolArgumentsStreamed,
     ToolCallStreaming,
 )
+from toolreel.core.record import Value
 
 #: The one topic of a session workflow's stream.
 TOPIC = "toolreel"
@@ -106,8 +107,8 @@ def is_live(event: Event) -> bool:
     return isinstance(event, ToolCallStarted)
 
 
-@attrs.frozen(kw_only=True)
-class Shown:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Shown(Value):
     """What a model call showed of one kind of text: live, not yet folded (`ahead`), and
     folded (`told`)."""
 
@@ -119,8 +120,8 @@ class Shown:
 NOTHING = Shown()
 
 
-@attrs.frozen(kw_only=True)
-class Reading:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Reading(Value):
     """Where a caller's reading of turn `turn` stands (rule 1-5 of the module docstring).
 
     `call`: the model call under way (its key), `attempt` the attempt it shows,

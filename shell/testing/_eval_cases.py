@@ -23,6 +23,7 @@ import attrs
 
 from toolreel.adapters import Journal, JournalUnavailable, MemoryJournal
 from toolreel.core import LoopConfig
+from toolreel.core.record import Value
 from toolreel.shell import (
     AgentOptions,
     evaluate,
@@ -33,8 +34,8 @@ from toolreel.shell import (
 from toolreel.shell.checks import CaseResult, Check
 
 
-@attrs.frozen(kw_only=True)
-class EvalCase:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class EvalCase(Value):
     """One recorded session of a journal, to rerun and check in a test.
 
     Attributes:

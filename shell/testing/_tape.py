@@ -29,6 +29,7 @@ import attrs
 from toolreel.adapters import effect_record, event_from_json, event_to_json, structure, unstructure
 from toolreel.adapters.redaction import Redactor
 from toolreel.core import CallModel, ModelEvent, ModelRequest, ToolreelError
+from toolreel.core.record import Value
 from toolreel.shell import Recording
 
 #: A recording file's first line.
@@ -41,8 +42,8 @@ class TapeError(ToolreelError, ValueError):
     """A recording file that cannot be read (its line and why)."""
 
 
-@attrs.frozen(kw_only=True)
-class TapeCall:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TapeCall(Value):
     """One recorded model call: the request's compared form, what came back, where it went.
 
     `full` is the whole request when the file holds it (and it still matches

@@ -25,12 +25,13 @@ from ag_ui.core import ResumeEntry, RunAgentInput, TextPart, UserMessage
 from pydantic import ValidationError
 
 from toolreel.core import UsageError
+from toolreel.core.record import Value
 
 from ._approvals import ApprovalDecision
 
 
-@attrs.frozen(kw_only=True)
-class AguiRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AguiRequest(Value):
     """One run asked for: in session `thread_id`, a prompt or decisions."""
 
     thread_id: str

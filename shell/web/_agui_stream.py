@@ -103,6 +103,7 @@ from toolreel.core.notices import (
     ValidationFailed,
 )
 from toolreel.core.outcomes import FinishReason
+from toolreel.core.record import Value
 
 from ._event_stream import (
     budget_json,
@@ -125,8 +126,8 @@ APPROVAL_SCHEMA: dict[str, Any] = {
 }
 
 
-@attrs.frozen(kw_only=True)
-class AguiStream:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AguiStream(Value):
     """Where the AG-UI encoding of one run stands."""
 
     thread_id: str

@@ -55,6 +55,7 @@ from starlette.routing import Route
 
 from toolreel.adapters import Journal, ModelPort
 from toolreel.core import ConfigError, ToolreelError, UsageError
+from toolreel.core.record import Record
 from toolreel.shell import AgentOptions, open_journal
 from toolreel.shell.engine import MAX_JSON_DEPTH, json_depth, sources_opened
 
@@ -89,8 +90,8 @@ NO_PAGE = (
 )
 
 
-@attrs.define(kw_only=True)
-class Served:
+@attrs.define(kw_only=True, repr=False)
+class Served(Record):
     """What every route of one app shares (`options` gains the MCP tools once connected)."""
 
     options: AgentOptions

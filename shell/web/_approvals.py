@@ -29,6 +29,7 @@ import attrs
 from starlette.responses import JSONResponse
 
 from toolreel.core import Approved, Denied, UsageError, misuse
+from toolreel.core.record import Value
 
 from ._conversations import Conversation
 
@@ -36,8 +37,8 @@ from ._conversations import Conversation
 RESPONDED = "approval-responded"
 
 
-@attrs.frozen(kw_only=True)
-class ApprovalDecision:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ApprovalDecision(Value):
     """A human's decision on a call a paused turn holds: approve it, or deny it with `reason`."""
 
     call_id: str
@@ -51,8 +52,8 @@ class ApprovalDecision:
         return Denied(call_id=self.call_id, reason=self.reason)
 
 
-@attrs.frozen(kw_only=True)
-class ApprovalResponses:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ApprovalResponses(Value):
     """The decisions a request's closing assistant message carries, and that message's id."""
 
     message_id: str | None

@@ -22,6 +22,7 @@ import attrs
 from toolreel.adapters import Journal, ModelPort
 from toolreel.core import AwaitApproval, Finish, Phase, UsageError
 from toolreel.core.notices import ApprovalRequested, Notice
+from toolreel.core.record import Value
 from toolreel.shell import AgentOptions, Client
 
 
@@ -93,8 +94,8 @@ class Conversations(Protocol):
         ...
 
 
-@attrs.frozen(kw_only=True)
-class LocalConversations:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class LocalConversations(Value):
     """The sessions of `options.journal`, each opened in a `Client` of its own (with `model`)."""
 
     options: AgentOptions
@@ -122,8 +123,8 @@ class LocalConversations:
         return given
 
 
-@attrs.frozen
-class LocalConversation:
+@attrs.frozen(repr=False, eq=False)
+class LocalConversation(Value):
     """A `Client`, as a `Conversation`."""
 
     client: Client

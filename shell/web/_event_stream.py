@@ -66,6 +66,7 @@ from toolreel.core.notices import (
     UsageReported,
     ValidationFailed,
 )
+from toolreel.core.record import Value
 
 from ._json import json_text
 
@@ -76,8 +77,8 @@ PlainEvent: TypeAlias = tuple[str, dict[str, Any]]
 EVENT_STREAM_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
-@attrs.frozen(kw_only=True)
-class PlainStream:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PlainStream(Value):
     """Where the plain encoding of one turn stands."""
 
     session_id: str

@@ -25,6 +25,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from toolreel.core.record import Value
+
 #: A check: the response that ends the request here, or None to pass it on.
 Check = Callable[[Request], Response | None]
 
@@ -34,8 +36,8 @@ def refusal(status: int, message: str, headers: Mapping[str, str] | None = None)
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
-@attrs.frozen
-class Guard:
+@attrs.frozen(repr=False, eq=False)
+class Guard(Value):
     """ASGI middleware running `checks` in order on each HTTP request; the first answer wins."""
 
     app: ASGIApp

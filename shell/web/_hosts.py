@@ -26,6 +26,8 @@ import attrs
 from starlette.requests import Request
 from starlette.responses import Response
 
+from toolreel.core.record import Value
+
 from ._guard import refusal
 
 #: The names a local server is always reachable by.
@@ -52,8 +54,8 @@ def host_name(header: str | None) -> str | None:
     return match["host"].lower() if match else None
 
 
-@attrs.frozen
-class AllowedHosts:
+@attrs.frozen(repr=False, eq=False)
+class AllowedHosts(Value):
     """The hosts a server answers to (see the module docstring for the forms)."""
 
     names: frozenset[str]
@@ -81,8 +83,8 @@ class AllowedHosts:
         return address is not None and (self.any_address or address in self.addresses)
 
 
-@attrs.frozen
-class HostCheck:
+@attrs.frozen(repr=False, eq=False)
+class HostCheck(Value):
     """400 for a request whose Host header is missing or names another server."""
 
     hosts: AllowedHosts

@@ -24,6 +24,8 @@ import attrs
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from toolreel.core.record import Record, Value
+
 from ._guard import refusal
 
 #: The default body limit: 10 MiB.
@@ -53,8 +55,8 @@ def _too_large(max_bytes: int) -> BodyRefused:
     return BodyRefused(413, f"the request body is larger than the limit of {max_bytes} bytes")
 
 
-@attrs.define
-class _Reading:
+@attrs.define(repr=False)
+class _Reading(Record):
     """One request's body as it streams in: how much came, whether it is complete."""
 
     receive: Receive
@@ -86,8 +88,8 @@ class _Reading:
         return message
 
 
-@attrs.frozen
-class BodyLimit:
+@attrs.frozen(repr=False, eq=False)
+class BodyLimit(Value):
     """ASGI middleware: 413 for a body over `max_bytes`, 408 for one slower than `timeout`."""
 
     app: ASGIApp

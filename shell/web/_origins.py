@@ -29,6 +29,8 @@ import attrs
 from starlette.requests import Request
 from starlette.responses import Response
 
+from toolreel.core.record import Value
+
 from ._guard import refusal
 
 #: Methods that change nothing, so any origin may send them (their answers stay unreadable
@@ -56,8 +58,8 @@ def _shown(header: str | None) -> str:
     return "none" if header is None else repr(header[:100])
 
 
-@attrs.frozen
-class OriginCheck:
+@attrs.frozen(repr=False, eq=False)
+class OriginCheck(Value):
     """403 for a request that changes something from another origin, or without a JSON body."""
 
     trusted: frozenset[str]

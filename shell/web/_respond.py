@@ -36,6 +36,7 @@ from toolreel.core import (
     UsageError,
 )
 from toolreel.core.notices import Notice, ToolCallAnnounced
+from toolreel.core.record import Value
 from toolreel.shell import AgentOptions
 
 from ._approvals import ApprovalDecision, refusal, waiting_response
@@ -142,8 +143,8 @@ async def agui_stream(
         yield text
 
 
-@attrs.frozen(kw_only=True)
-class Encoding(Generic[State, Out]):
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Encoding(Value, Generic[State, Out]):
     """One stream protocol's pure fold (shell/web/_ui_stream.py, _event_stream.py,
     _agui_stream.py) as `_encoded` drives it: fold an item, whether what it made ends the
     stream, what a toolreel error raised by the items makes, and how one output is written."""
@@ -221,8 +222,8 @@ def error_response(exc: BaseException) -> JSONResponse:
     return JSONResponse({"error": " ".join(str(exc).split())}, status_code=status)
 
 
-@attrs.frozen(kw_only=True)
-class TurnRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TurnRequest(Value):
     """What one response runs: a prompt in a session (or decisions on its paused turn),
     with these options and model, or in `sessions` (default: the options' journal, a
     `Client` in this process)."""

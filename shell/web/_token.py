@@ -22,6 +22,7 @@ import attrs
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from toolreel.core.record import Value
 from toolreel.shell.engine import checked_token
 
 from ._guard import refusal
@@ -44,8 +45,8 @@ def _matches(given: str | None, token: str) -> bool:
     )
 
 
-@attrs.frozen
-class TokenCheck:
+@attrs.frozen(repr=False, eq=False)
+class TokenCheck(Value):
     """401 for a request without the access token; the token link's redirect sets the cookie."""
 
     token: str = attrs.field(converter=checked_token, repr=False)

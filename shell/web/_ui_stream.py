@@ -92,6 +92,7 @@ from toolreel.core.notices import (
     ValidationFailed,
 )
 from toolreel.core.outcomes import FinishReason
+from toolreel.core.record import Value
 
 from ._event_stream import (
     budget_json,
@@ -130,8 +131,8 @@ MODEL_FINISH_REASONS = {
 }
 
 
-@attrs.frozen(kw_only=True)
-class UIStream:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class UIStream(Value):
     """Where the encoding of one assistant message stands."""
 
     message_id: str

@@ -21,6 +21,7 @@ import attrs
 
 from toolreel.adapters import Journal, ModelPort, SessionError, SessionNotFound, diff_sessions
 from toolreel.core import UsageError
+from toolreel.core.record import Value
 from toolreel.shell import AgentOptions, Edit, fork
 from toolreel.shell.errors import ReplayDiverged
 
@@ -35,8 +36,8 @@ class SessionConflict(SessionError):
     that does not replay, a continue of a session that owes no turn."""
 
 
-@attrs.frozen(kw_only=True)
-class ForkRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ForkRequest(Value):
     """A fork as the page asks for it: the fork point, the edit, the new id (None: made up)."""
 
     at_round: int | None
