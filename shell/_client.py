@@ -33,7 +33,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.abc
 import attrs
 
 from toolreel.adapters import (
@@ -90,6 +89,8 @@ from ._tools import Tool, output_text, registry
 from ._turn_task import TurnTask
 
 if TYPE_CHECKING:
+    import anyio.abc
+
     from toolreel.adapters import Session
 
 

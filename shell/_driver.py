@@ -33,10 +33,9 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
-from typing import Any, Generic, Protocol, TypeAlias, TypeVar, TypeVarTuple
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeAlias, TypeVar, TypeVarTuple
 
 import anyio
-import anyio.abc
 from returns.result import Failure, Result, Success
 
 from toolreel.adapters import ModelPort
@@ -60,6 +59,9 @@ from toolreel.core import (
 from ._errors import ReplayError
 from ._images import ToolOutput
 from ._telemetry import NO_TURN, Turn
+
+if TYPE_CHECKING:
+    import anyio.abc
 
 S = TypeVar("S")
 E = TypeVar("E")

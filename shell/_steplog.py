@@ -7,13 +7,17 @@ durable; the `StepLog` saves the steps kept.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import anyio
-import anyio.to_thread
 import attrs
 
 from toolreel.adapters import Journal, Step
 from toolreel.core import Effect, Event
 from toolreel.core.record import Value
+
+if TYPE_CHECKING:
+    import anyio.to_thread
 
 
 @attrs.frozen(repr=False, eq=False)

@@ -34,10 +34,9 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePath
-from typing import Any, Generic, overload
+from typing import TYPE_CHECKING, Any, Generic, overload
 
 import anyio
-import anyio.to_thread
 import attrs
 import sniffio
 from returns.result import Failure, Result, Success
@@ -58,6 +57,9 @@ from ._schema import (
     signature_types,
     type_schema,
 )
+
+if TYPE_CHECKING:
+    import anyio.to_thread
 
 #: A tool's parameters and return type: its function's, for callers (a bare `Tool` is any).
 P = ParamSpec("P", default=...)

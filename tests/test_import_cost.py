@@ -166,6 +166,14 @@ def test_importing_the_shell_loads_none_of_the_lazy_modules() -> None:
     assert LAZY_LIBRARIES & loaded == set()
 
 
+def test_importing_the_shell_leaves_anyios_modules_to_the_first_request() -> None:
+    """httpx2's transport loads anyio's at a program's first request; toolreel names them
+    only in code that runs then (its HTTP pools' loop variable, tool threads, task groups)."""
+    with_anyio = loaded_after("import anyio")
+    loaded = loaded_after("import toolreel.shell")
+    assert {name for name in loaded if name.startswith("anyio.")} <= with_anyio
+
+
 def test_importing_the_shell_imports_no_asyncio() -> None:
     """The program's event loop imports it (as with httpx2 and anyio): toolreel names it only
     in code that runs on that loop (a call's deadline timer, a tool's cancellation check)."""

@@ -37,8 +37,8 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
+import anyio
 import attrs
-from anyio.lowlevel import RunVar
 
 from toolreel.core.record import Record, Value
 
@@ -47,7 +47,9 @@ from ._clients import library_of
 if TYPE_CHECKING:
     import ssl
 
+    import anyio.lowlevel
     import httpx2
+    from anyio.lowlevel import RunVar
 
     from ._clients import AsyncTransport
 
@@ -76,15 +78,21 @@ class _Shared(Record):
 
 #: Each key's shards, in the order they were made.
 _Pools = dict[PoolKey, list[_Shared]]
-_POOLS: RunVar[_Pools] = RunVar("toolreel_http_pools")
+
+
+@functools.cache
+def _pools_var() -> RunVar[_Pools]:
+    """The loop-local variable holding the pools: made at the first request, with
+    anyio.lowlevel (which `import toolreel.shell` so leaves unloaded, as httpx2 does)."""
+    return anyio.lowlevel.RunVar("toolreel_http_pools")
 
 
 def _loop_pools() -> _Pools:
     """The running loop's pools (an empty table the first time)."""
-    pools = _POOLS.get(None)
+    pools = _pools_var().get(None)
     if pools is None:
         pools = {}
-        _POOLS.set(pools)
+        _pools_var().set(pools)
     return pools
 
 
@@ -100,7 +108,7 @@ class Lease:
 
     def here(self) -> bool:
         """Whether the lease belongs to the running event loop."""
-        return self._shared is not None and _POOLS.get(None) is self._pools
+        return self._shared is not None and _pools_var().get(None) is self._pools
 
     def _drop(self) -> _Shared | None:
         """Count this lease out; its shard if it was the last one (the shard leaves the table)."""
