@@ -232,8 +232,8 @@ def _as_float(value: float) -> float:
 
 
 def _number(value: float) -> str:
-    """A count or an amount as text: 3, not 3.0; costs to 6 places."""
-    return f"{value:g}" if float(value).is_integer() else f"{value:.6f}".rstrip("0")
+    """A count or an amount as text: 3, not 3.0; 1000000, not 1e+06; costs to 6 places."""
+    return str(int(value)) if float(value).is_integer() else f"{value:.6f}".rstrip("0")
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)

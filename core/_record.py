@@ -24,15 +24,11 @@ compare as attrs' generated methods do.
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 __all__ = ["Record", "Value"]
-
-#: A field that takes part in equality: its name and its key (None: the value itself).
-_Compared = tuple[tuple[str, Callable[[Any], Any] | None], ...]
 
 
 class Record:
@@ -43,14 +39,12 @@ class Record:
     @reprlib.recursive_repr()
     def __repr__(self) -> str:
         """`Name(field=value, ...)`, as attrs' generated `__repr__` prints it."""
-        cls = type(self)
-        fields: tuple[Any, ...] = getattr(cls, "__attrs_attrs__", ())
         shown = ", ".join(
             f"{a.name}={_shown(a.repr, getattr(self, a.name, attrs.NOTHING))}"
-            for a in fields
+            for a in _fields(self)
             if a.repr is not False
         )
-        return f"{cls.__qualname__.rsplit('>.', 1)[-1]}({shown})"
+        return f"{type(self).__qualname__.rsplit('>.', 1)[-1]}({shown})"
 
 
 class Value(Record):
@@ -62,52 +56,31 @@ class Value(Record):
         """Field by field, as attrs' generated `__eq__` compares."""
         if other.__class__ is not self.__class__:
             return NotImplemented
-        for name, key in _compared(self.__class__):
-            mine, theirs = getattr(self, name), getattr(other, name)
-            if key is not None:
-                mine, theirs = key(mine), key(theirs)
-            if not mine == theirs:
+        for field in _fields(self):
+            if field.eq and not _value(self, field) == _value(other, field):
                 return False
         return True
 
     def __hash__(self) -> int:
-        """The hash of the class and the hashed fields."""
-        cls = self.__class__
-        return hash((cls, *[_value(self, name, key) for name, key in _hashed(cls)]))
+        """The hash of the class and the hashed fields (the compared ones, unless told)."""
+        hashed = [
+            _value(self, field)
+            for field in _fields(self)
+            if (field.eq if field.hash is None else field.hash)
+        ]
+        return hash((self.__class__, *hashed))
 
 
-def _value(record: object, name: str, key: Callable[[Any], Any] | None) -> Any:
-    """A field's value, or its key when it has one."""
-    value = getattr(record, name)
-    return value if key is None else key(value)
+def _value(record: object, field: Any) -> Any:
+    """A field's value, or its key when it declares one (`eq=key`)."""
+    value = getattr(record, field.name)
+    return value if field.eq_key is None else field.eq_key(value)
 
 
-#: Each class's compared and hashed fields, read from its attrs fields once.
-_COMPARED: dict[type, _Compared] = {}
-_HASHED: dict[type, _Compared] = {}
-
-
-def _compared(cls: type) -> _Compared:
-    """The fields of `cls` that take part in equality, with their keys."""
-    found = _COMPARED.get(cls)
-    if found is None:
-        found = _COMPARED[cls] = tuple((a.name, a.eq_key) for a in _fields(cls) if a.eq)
-    return found
-
-
-def _hashed(cls: type) -> _Compared:
-    """The fields of `cls` its hash is made of: the compared ones, unless told otherwise."""
-    found = _HASHED.get(cls)
-    if found is None:
-        found = _HASHED[cls] = tuple(
-            (a.name, a.eq_key) for a in _fields(cls) if (a.eq if a.hash is None else a.hash)
-        )
-    return found
-
-
-def _fields(cls: type) -> tuple[Any, ...]:
-    """The attrs fields of `cls`."""
-    fields: tuple[Any, ...] = getattr(cls, "__attrs_attrs__", ())
+def _fields(record: object) -> tuple[Any, ...]:
+    """The attrs fields of the record's class."""
+    cls: Any = record.__class__
+    fields: tuple[Any, ...] = cls.__attrs_attrs__
     return fields
 
 

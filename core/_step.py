@@ -571,7 +571,7 @@ def _failure(config: LoopConfig, turn: Turn, event: ModelCallFailed) -> ModelFai
 def _fall_back(state: State, turn: Turn, event: ModelCallFailed, index: int) -> Step:
     """Move the turn to model `index`, say so, and make the same call through it at once."""
     failure = _failure(state.config, turn, event)
-    turn = attrs.evolve(turn, model=index, retry=0, tried=(*turn.tried, failure))
+    turn = attrs.evolve(turn, model=index, tried=(*turn.tried, failure))  # call_model: retry 0
     notice = ModelChanged(
         model=state.config.model_at(index),
         index=index,

@@ -82,6 +82,24 @@ def test_compares_and_hashes_as_attrs_does(a: Any, b: Any, ignored: Any, fa: str
         assert hash(ours[0]) == hash(ours[1])
 
 
+def test_records_that_differ_hash_apart() -> None:
+    """Equal records hash alike (above); unequal ones spread, as attrs' hash did."""
+    assert len({hash(OURS(plain=n)) for n in range(200)}) == 200
+    _, twin = _twins(**FIELDS)
+    assert hash(OURS(plain=1)) != hash(twin(plain=1))  # the class is hashed too, as in attrs
+
+
+def test_a_field_left_out_of_the_hash_still_compares() -> None:
+    @attrs.frozen(repr=False, eq=False)
+    class Counted(Value):
+        name: str
+        seen: int = attrs.field(hash=False)
+
+    assert Counted("a", 1) != Counted("a", 2)
+    assert hash(Counted("a", 1)) == hash(Counted("a", 2))
+    assert hash(Counted("a", 1)) != hash(Counted("b", 1))
+
+
 def test_equality_is_within_one_class() -> None:
     _, other = _twins(**FIELDS)
     assert OURS(plain=1) != other(plain=1)

@@ -171,3 +171,49 @@ def test_a_fallback_names_at_least_one_model_and_real_statuses() -> None:
         FallbackPolicy(models="b")
     with pytest.raises(ConfigError):
         FallbackPolicy(models=("b",), on_status={200})
+
+
+def test_a_model_moved_to_at_once_still_has_all_its_retries() -> None:
+    """The retries the first model spent before a chosen status moved it on are not the next's."""
+    cfg = fallback_config(on_status={503})
+    overloaded = ModelCallFailed(retryable=True, message="overloaded", status=529)
+    _, per_step = fold(
+        initial_state(cfg),
+        [PromptSubmitted(text="hi"), overloaded, TimerFired(token="retry:1:1:1"), BUSY, overloaded],
+    )
+    assert calls(list(per_step[3]))[0].model == 1  # a's 503: on to b at once
+    assert per_step[4] == (
+        Emit(notice=RetryScheduled(retry=1, seconds=1.0, message="overloaded", status=529)),
+        StartTimer(token="retry:1:1:1:1", seconds=1.0),
+    )
+
+
+def test_the_failures_named_say_the_status_once_and_only_when_there_is_one() -> None:
+    cfg = fallback_config(on_status={503, 502})
+    _, effects = run(
+        cfg,
+        [
+            PromptSubmitted(text="hi"),
+            ModelCallFailed(retryable=True, message="HTTP 503 busy", status=503),  # a: named
+            ModelCallFailed(retryable=True, message="bad gateway", status=502),  # b: prefixed
+            ModelCallFailed(retryable=False, message="connection reset"),  # c: no status
+        ],
+    )
+    finish = effects[-1]
+    assert isinstance(finish, Finish) and isinstance(finish.outcome, Failed)
+    assert finish.outcome.message == (
+        "every model failed: a: HTTP 503 busy; b: HTTP 502: bad gateway; c: connection reset"
+    )
+
+
+def test_the_last_model_failing_with_a_chosen_status_retries_then_ends_the_turn() -> None:
+    """A chosen status moves on at once while there is a next model; the last one retries."""
+    events = [PromptSubmitted(text="hi"), BUSY, BUSY, BUSY, TimerFired(token="retry:1:1:1:2"), BUSY]
+    _, effects = run(fallback_config(on_status={503}), events)
+    finish = effects[-1]
+    assert isinstance(finish, Finish) and isinstance(finish.outcome, Failed)
+    assert finish.outcome.message == (
+        "every model failed: a: HTTP 503: busy; b: HTTP 503: busy; "
+        "c: HTTP 503: busy (after 1 retries)"
+    )
+    assert [call.model for call in calls(effects)] == [0, 1, 2, 2]
