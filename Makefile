@@ -77,9 +77,9 @@ compat:
 	VENV=$(COMPAT_VENV) tests/compat/open_agent_suite.sh
 
 # Mutation testing with mutmut, on demand only: never part of `make test` or CI. It is
-# slow (core's seven rule modules, 1647 mutants, took ~12 min on 2 busy cores against
+# slow (the core's thirteen rule modules, ~3,000 mutants, took ~15 min on 2 cores against
 # tests/core alone; adapters/ and their tests add more); narrow it with MUTANTS (globs
-# over mutant names) and MUTATE_TESTS (test folders), e.g.
+# over mutant names) and MUTATE_TESTS (test folders or files), e.g.
 #   make mutate MUTANTS='toolreel.core._step.*' MUTATE_TESTS=tests/core
 # mutmut mutates copies, never core/ or adapters/ themselves. It runs in build/mutation/,
 # where src/toolreel/{core,adapters} link to the sources so that its copies are what
