@@ -1,7 +1,8 @@
 """toolreel.adapters: provider wire formats and stores, around the pure core.
 
 Besides `__all__`, public modules serve toolreel's own layers (each says what for):
-`toolreel.adapters.providers`, `.redaction`, `.records`, `.replay` and `.transcript`.
+`toolreel.adapters.providers`, `.redaction`, `.records`, `.replay`, `.transcript` and
+`.lazy`.
 
 `converter` is built on first use (PEP 562 `__getattr__`), not at import; so is
 `PostgresJournal`, whose module imports psycopg (the `toolreel[postgres]` extra), and so

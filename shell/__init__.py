@@ -20,8 +20,9 @@ budgets from `toolreel.core.budget`, notices from `toolreel.core.notices`,
 `TurnTask`, ...) is for toolreel's own extension packages, not for users.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from toolreel.adapters.lazy import lazy_names
 
 from ._client import Client, RunResult, open_journal, run
 from ._connection import Connection
@@ -98,13 +99,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """A name of `_LAZY`, imported when first asked for (then kept as a module global)."""
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(_LAZY[name], __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(globals(), _LAZY)
 
 
 def __dir__() -> list[str]:
