@@ -11,8 +11,6 @@ from typing import Any
 
 import click
 
-from toolreel.shell.engine import DatabaseUrl
-
 from . import (
     CONNECTION,
     JOURNAL_HELP,
@@ -66,14 +64,13 @@ def a2a_serve(
     message decides it ("yes"/"no", or a data part {"approve": [ids], "deny":
     [ids]}). tasks/cancel interrupts the turn. Runs until Ctrl-C (exit 130).
     """
-    options, path, testing = served(params)
+    options, journal, testing = served(params)
     try:
         from toolreel.a2a import serve  # noqa: PLC0415 - the a2a extra
     except ImportError as exc:
         raise click.UsageError(
             f"a2a-serve needs the A2A SDK: pip install 'toolreel[a2a]' ({exc})"
         ) from exc
-    journal = None if path is None else path.url if isinstance(path, DatabaseUrl) else path
     run = functools.partial(
         serve,
         options,

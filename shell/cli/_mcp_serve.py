@@ -13,8 +13,6 @@ from typing import Any
 import attrs
 import click
 
-from toolreel.shell.engine import DatabaseUrl
-
 from . import (
     CONNECTION,
     JOURNAL_HELP,
@@ -92,9 +90,9 @@ def mcp_serve(
     how to decide it. `toolreel run --mcp "toolreel mcp-serve ..."` uses it.
     Runs until stdin ends (stdio) or Ctrl-C (exit 130).
     """
-    options, path, testing = served(params)
-    if path is not None:  # opened by the server, named in its held-call messages
-        options = attrs.evolve(options, journal=path.url if isinstance(path, DatabaseUrl) else path)
+    options, journal, testing = served(params)
+    if journal is not None:  # opened by the server, named in its held-call messages
+        options = attrs.evolve(options, journal=journal)
     try:
         from toolreel.mcp import agent_server, serve  # noqa: PLC0415 - the mcp extra
     except ImportError as exc:

@@ -84,10 +84,10 @@ def ready(
     return told
 
 
-def served(params: dict[str, Any]) -> tuple[AgentOptions, Path | DatabaseUrl | None, bool]:
+def served(params: dict[str, Any]) -> tuple[AgentOptions, str | Path | None, bool]:
     """The options the flags describe for a server (no session of its own, streamed), the
-    journal given (checked), and whether the model is the stand-in `test` (else the key is
-    checked)."""
+    journal given (checked; a database by its URL, unmasked, as a server opens it), and
+    whether the model is the stand-in `test` (else the key is checked)."""
     params.update(session=None, no_stream=False)
     path: Path | DatabaseUrl | None = params["journal"]
     if path is not None:
@@ -96,7 +96,8 @@ def served(params: dict[str, Any]) -> tuple[AgentOptions, Path | DatabaseUrl | N
     options = agent_options(params, None)
     if not testing:
         check_key(options)
-    return options, path, testing
+    journal = path.url if isinstance(path, DatabaseUrl) else path
+    return options, journal, testing
 
 
 def serving(run: Callable[[], Awaitable[object]], testing: bool) -> int:
